@@ -1,0 +1,76 @@
+// USDT probes of provider "jitprov" (SPEC.md "USDT probes").
+//
+// Each probe has its own semaphore: a 16-bit counter in the .probes section that a
+// tracer (bpftrace, libbpf's USDT support) increments while it is attached. The
+// JITPROV_PROBE_* macros test it first, so an unattached probe costs one load and a
+// predicted branch; arguments are not even computed. The semaphores are defined once,
+// in jitprov_usdt.cc.
+//
+// Argument types are part of the probe ABI: site and tier are u8-valued ints, ids and
+// addresses 64-bit.
+#pragma once
+
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+#define JITPROV_USDT_SEMAPHORE(name) jitprov_##name##_semaphore
+
+#define JITPROV_USDT_DECLARE(name) \
+  extern "C" volatile unsigned short JITPROV_USDT_SEMAPHORE(name)
+
+JITPROV_USDT_DECLARE(lock_wait_begin);
+JITPROV_USDT_DECLARE(lock_acquired);
+JITPROV_USDT_DECLARE(lock_released);
+JITPROV_USDT_DECLARE(jit_begin);
+JITPROV_USDT_DECLARE(jit_end);
+JITPROV_USDT_DECLARE(rundown_begin);
+JITPROV_USDT_DECLARE(rundown_end);
+
+#define JITPROV_USDT_ENABLED(name) __builtin_expect(JITPROV_USDT_SEMAPHORE(name) != 0, 0)
+
+// lock_wait_begin(site, method_id): about to acquire the code-version-manager lock.
+#define JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method_id) \
+  do {                                                 \
+    if (JITPROV_USDT_ENABLED(lock_wait_begin))         \
+      STAP_PROBE2(jitprov, lock_wait_begin, (int)(site), (unsigned long long)(method_id)); \
+  } while (0)
+// lock_acquired(site, method_id): now holds it.
+#define JITPROV_PROBE_LOCK_ACQUIRED(site, method_id) \
+  do {                                               \
+    if (JITPROV_USDT_ENABLED(lock_acquired))         \
+      STAP_PROBE2(jitprov, lock_acquired, (int)(site), (unsigned long long)(method_id)); \
+  } while (0)
+// lock_released(site, method_id): released it.
+#define JITPROV_PROBE_LOCK_RELEASED(site, method_id) \
+  do {                                               \
+    if (JITPROV_USDT_ENABLED(lock_released))         \
+      STAP_PROBE2(jitprov, lock_released, (int)(site), (unsigned long long)(method_id)); \
+  } while (0)
+// jit_begin(method_id, tier): a JIT path starts.
+#define JITPROV_PROBE_JIT_BEGIN(method_id, tier) \
+  do {                                           \
+    if (JITPROV_USDT_ENABLED(jit_begin))         \
+      STAP_PROBE2(jitprov, jit_begin, (unsigned long long)(method_id), (int)(tier)); \
+  } while (0)
+// jit_end(method_id, tier, code_start, code_size): its code is published.
+#define JITPROV_PROBE_JIT_END(method_id, tier, code_start, code_size)                     \
+  do {                                                                                    \
+    if (JITPROV_USDT_ENABLED(jit_end))                                                    \
+      STAP_PROBE4(jitprov, jit_end, (unsigned long long)(method_id), (int)(tier),         \
+                  (unsigned long long)(code_start), (unsigned long long)(code_size));     \
+  } while (0)
+// rundown_begin(rundown_id, mode, trigger)
+#define JITPROV_PROBE_RUNDOWN_BEGIN(rundown_id, mode, trigger)                             \
+  do {                                                                                     \
+    if (JITPROV_USDT_ENABLED(rundown_begin))                                               \
+      STAP_PROBE3(jitprov, rundown_begin, (unsigned long long)(rundown_id), (int)(mode),   \
+                  (int)(trigger));                                                         \
+  } while (0)
+// rundown_end(rundown_id, methods, versions, skipped)
+#define JITPROV_PROBE_RUNDOWN_END(rundown_id, methods, versions, skipped)                  \
+  do {                                                                                     \
+    if (JITPROV_USDT_ENABLED(rundown_end))                                                 \
+      STAP_PROBE4(jitprov, rundown_end, (unsigned long long)(rundown_id),                  \
+                  (unsigned long long)(methods), (unsigned long long)(versions),           \
+                  (unsigned long long)(skipped));                                          \
+  } while (0)

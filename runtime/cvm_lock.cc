@@ -1,0 +1,98 @@
+#include "cvm_lock.h"
+
+#include "jitprov_usdt.h"
+
+#include <unistd.h>
+#include <sys/syscall.h>
+
+namespace jitprov {
+
+namespace {
+uint64_t threadTag() noexcept {
+  static thread_local uint64_t tag = uint64_t(syscall(SYS_gettid));
+  return tag;
+}
+
+void storeMax(std::atomic<uint64_t>& m, uint64_t v) noexcept {
+  // relaxed: statistics only (see AtomicHist).
+  uint64_t cur = m.load(std::memory_order_relaxed);
+  while (v > cur && !m.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+int log2Bucket(uint64_t ns) noexcept {
+  int b = ns == 0 ? 0 : 64 - __builtin_clzll(ns);
+  return b < kHistBuckets ? b : kHistBuckets - 1;
+}
+
+uint64_t HistSnapshot::quantileUpperBound(double q) const noexcept {
+  if (count == 0) return 0;
+  const double target = q * double(count);
+  uint64_t seen = 0;
+  for (int i = 0; i < kHistBuckets; ++i) {
+    seen += buckets[i];
+    if (double(seen) >= target) {
+      const uint64_t upper = i == 0 ? 0 : (uint64_t{1} << i) - 1;
+      return upper < max_ns ? upper : max_ns;
+    }
+  }
+  return max_ns;
+}
+
+void AtomicHist::record(uint64_t ns) noexcept {
+  count_.fetch_add(1, std::memory_order_relaxed);
+  total_.fetch_add(ns, std::memory_order_relaxed);
+  storeMax(max_, ns);
+  buckets_[log2Bucket(ns)].fetch_add(1, std::memory_order_relaxed);
+}
+
+HistSnapshot AtomicHist::snapshot() const noexcept {
+  HistSnapshot s;
+  s.count = count_.load(std::memory_order_relaxed);
+  s.total_ns = total_.load(std::memory_order_relaxed);
+  s.max_ns = max_.load(std::memory_order_relaxed);
+  for (int i = 0; i < kHistBuckets; ++i) s.buckets[i] = buckets_[i].load(std::memory_order_relaxed);
+  return s;
+}
+
+CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
+    : lock_(lock), method_id_(method_id), site_(site) {
+  in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
+  if (lock_.stats_) wait_start_ = monotonicNs();
+  JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
+  lock_.mu_.lock();
+  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_);
+  if (lock_.stats_) acquired_ = monotonicNs();
+  lock_.owner_.store(threadTag(), std::memory_order_relaxed);
+}
+
+CvmLock::Guard::~Guard() {
+  const uint64_t released = lock_.stats_ ? monotonicNs() : 0;
+  lock_.owner_.store(0, std::memory_order_relaxed);
+  lock_.mu_.unlock();
+  JITPROV_PROBE_LOCK_RELEASED(static_cast<int>(site_), method_id_);
+  if (lock_.stats_) {
+    const int r = in_rundown_ ? 1 : 0;
+    const int s = static_cast<int>(site_);
+    lock_.wait_[r][s].record(acquired_ - wait_start_);
+    lock_.hold_[r][s].record(released - acquired_);
+  }
+}
+
+bool CvmLock::heldByThisThread() const noexcept {
+  return owner_.load(std::memory_order_relaxed) == threadTag();
+}
+
+LockStatsSnapshot CvmLock::snapshot() const noexcept {
+  LockStatsSnapshot s;
+  for (int r = 0; r < 2; ++r) {
+    for (int site = 1; site <= kLockSiteMax; ++site) {
+      s.sites[r][site].wait = wait_[r][site].snapshot();
+      s.sites[r][site].hold = hold_[r][site].snapshot();
+    }
+  }
+  return s;
+}
+
+}  // namespace jitprov

@@ -1,0 +1,85 @@
+// CvmLock: the one process-wide code-version-manager lock, instrumented.
+//
+// Every acquisition names its LockSite and the method it is for, and
+//  - fires the USDT probes jitprov:lock_wait_begin / lock_acquired / lock_released
+//    (each behind its own semaphore, so they cost a load when nobody is attached);
+//  - when stats are on, records the wait and hold time in per-site log2 histograms,
+//    split by whether a rundown was running when the wait began.
+// Update-side code asserts the lock is held with JITPROV_ASSERT_HELD (debug builds).
+#pragma once
+
+#include <jitprov/lock_stats.h>
+#include <jitprov/types.h>
+
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+#include <ctime>
+#include <mutex>
+
+namespace jitprov {
+
+inline uint64_t monotonicNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
+// A log2 histogram updated with relaxed atomics: each counter is independent, a
+// snapshot taken while writers run may be off by the few in-flight updates, which
+// is fine for statistics (no decision is taken on them inside the runtime).
+class AtomicHist {
+ public:
+  void record(uint64_t ns) noexcept;
+  HistSnapshot snapshot() const noexcept;
+
+ private:
+  std::atomic<uint64_t> count_{0}, total_{0}, max_{0};
+  std::atomic<uint64_t> buckets_[kHistBuckets] = {};
+};
+
+class CvmLock {
+ public:
+  explicit CvmLock(bool stats) : stats_(stats) {}
+
+  class Guard {
+   public:
+    Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept;
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    CvmLock& lock_;
+    uint64_t method_id_;
+    uint64_t wait_start_ = 0;
+    uint64_t acquired_ = 0;
+    LockSite site_;
+    bool in_rundown_;
+  };
+
+  bool heldByThisThread() const noexcept;
+  LockStatsSnapshot snapshot() const noexcept;
+  // relaxed: a plain counter consulted only to label statistics.
+  void rundownActive(bool active) noexcept {
+    rundowns_.fetch_add(active ? 1 : -1, std::memory_order_relaxed);
+  }
+
+ private:
+  std::mutex mu_;
+  const bool stats_;
+  // Written by the holder after lock / before unlock; read by the same thread's
+  // assertions. relaxed: a thread only ever compares it against itself.
+  std::atomic<uint64_t> owner_{0};
+  std::atomic<int> rundowns_{0};
+  AtomicHist wait_[2][kLockSiteMax + 1];
+  AtomicHist hold_[2][kLockSiteMax + 1];
+};
+
+#ifndef NDEBUG
+#define JITPROV_ASSERT_HELD(lock) assert((lock).heldByThisThread())
+#else
+#define JITPROV_ASSERT_HELD(lock) ((void)0)
+#endif
+
+}  // namespace jitprov

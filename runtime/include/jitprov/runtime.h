@@ -1,0 +1,126 @@
+// libjitprov: the in-process model of a JIT runtime's code-version registry.
+//
+// Concurrency contract (runtime/registry.h owns the structures and
+// documents their ordering):
+//  - Every mutation of code-version state (adding an IL version, adding a native
+//    version, publishing code, activating, unloading) takes the one code-version-manager
+//    lock (CvmLock), naming its LockSite, and fires the jitprov:lock_* USDT probes.
+//  - Module and method registration take the loader mutex, not the CVM lock (as in
+//    CoreCLR, creating a method descriptor is not a code-version operation).
+//  - entryPoint() and walk(kNone) never take a lock and may run concurrently with every
+//    other call, on any thread. They follow the publication protocol of SPEC.md.
+//  - Memory a lock-free reader can reach is reclaimed only after an RCU grace period.
+#pragma once
+
+#include <jitprov/function_ref.h>
+#include <jitprov/lock_stats.h>
+#include <jitprov/result.h>
+#include <jitprov/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+namespace jitprov {
+
+struct RuntimeConfig {
+  // Calls before a tier-0 method is promoted (CoreCLR's TC_CallCountThreshold).
+  uint32_t tier_up_threshold = 30;
+  // Keep in-process wait/hold histograms for every lock acquisition.
+  bool lock_stats = true;
+};
+
+// How a walk synchronises with writers.
+enum class WalkLocking : uint8_t {
+  kNone,       // lock-free: never touches the CVM lock (rundown mode lockfree)
+  kWholeWalk,  // holds the CVM lock (site rundown) across the whole walk (mode locked)
+  kPerMethod,  // takes the CVM lock (site rundown) around each method (mode per-method)
+};
+
+struct WalkStats {
+  uint64_t methods = 0;   // live methods visited
+  uint64_t versions = 0;  // published native versions passed to the visitor
+  uint64_t skipped = 0;   // native versions seen whose code was not published yet
+};
+
+struct MemoryStats {
+  uint64_t live_modules = 0;
+  uint64_t live_methods = 0;
+  uint64_t il_versions = 0;      // ReJIT IL versions (the original is inside its method)
+  uint64_t native_versions = 0;
+  uint64_t method_bytes = 0;     // method records including their names
+  uint64_t version_bytes = 0;    // IL and native version nodes
+  uint64_t table_bytes = 0;      // id -> record tables
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeConfig config = {});
+  ~Runtime();  // waits for every pending reclamation of this runtime
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // --- loader -------------------------------------------------------------------
+  Result<ModuleId> registerModule(std::string_view path, bool collectible);
+  Result<MethodId> registerMethod(ModuleId module, const MethodDesc& desc);
+  // Unloads a collectible module and all its methods (site unload). Their memory and
+  // code ranges are reclaimed after a grace period.
+  Result<void> unloadModule(ModuleId module);
+
+  // --- JIT paths ----------------------------------------------------------------
+  // Starts a JIT path: adds a native version of `tier` to the method's active IL
+  // version (code not yet published) and fires jit_begin. The caller compiles
+  // outside the lock, then calls publishCode.
+  Result<VersionId> beginJit(MethodId method, Tier tier, uint32_t osr_il_offset = 0);
+  // Allocates the code range and publishes it (release store of code_start); fires
+  // jit_end and the method_load event.
+  Result<CodeRange> publishCode(VersionId version, uint32_t code_size);
+  // Makes a published version the active one of its IL version; when that IL version is
+  // the method's active one, backpatches the entry point (site activate).
+  Result<void> activate(VersionId version);
+  // Adds an IL version (rejit_id = previous + 1) and makes it the method's active IL
+  // version; the entry point goes back to "not compiled" until its code is activated.
+  Result<RejitId> requestRejit(MethodId method);
+  // Lock-free call counting: true for exactly one call, the one that reaches the
+  // tier-up threshold. Unknown methods return false.
+  bool recordCall(MethodId method) noexcept;
+
+  // --- reads --------------------------------------------------------------------
+  // Lock-free: the code callers of `method` run, 0 when none is active or the method
+  // is unknown or unloaded.
+  uint64_t entryPoint(MethodId method) const noexcept;
+  // The same lookup under the CVM lock (site lookup): the behaviour lock-free reads
+  // replace, kept for comparison.
+  Result<uint64_t> entryPointLocked(MethodId method);
+
+  // Calls `visit` once for every published native version of every live method.
+  // With WalkLocking::kNone it is lock-free and gives SPEC.md's G2-G4 for the walk.
+  // A method registered after the walk started may be missed; one registered before
+  // may not. `visit` must not call back into this runtime's mutating API.
+  WalkStats walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
+  // Lock-free walk over live modules.
+  uint64_t walkModules(FunctionRef<void(const ModuleView&)> visit) const;
+
+  // Upper bound of method ids handed out so far (lock-free; acquire).
+  uint64_t registeredMethods() const noexcept;
+  MemoryStats memoryStats() const;
+
+  // --- instrumentation ------------------------------------------------------------
+  LockStatsSnapshot lockStats() const;
+  // Marks lock acquisitions as "during a rundown" in the stats while > 0.
+  void rundownActive(bool active) noexcept;
+  // Waits until every reclamation queued so far has run (tests, shutdown).
+  void drainReclamation();
+
+  const RuntimeConfig& config() const noexcept { return config_; }
+
+  struct State;  // runtime/registry.h
+
+ private:
+  RuntimeConfig config_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace jitprov

@@ -1,0 +1,97 @@
+// Identifiers and enumerations shared by the runtime, the tracepoint provider and the
+// tools. The numeric values of Tier and LockSite are trace ABI (they appear in CTF
+// traces and USDT probe arguments): never renumber them, only append.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace jitprov {
+
+using ModuleId = uint32_t;   // > 0, never reused
+using MethodId = uint64_t;   // > 0, never reused
+using VersionId = uint64_t;  // > 0, unique in the process, never reused
+using RejitId = uint32_t;    // 0 = the original IL
+
+enum class Tier : uint8_t {
+  kTier0 = 0,
+  kTier1 = 1,
+  kTier1Osr = 2,
+  kInstrumented = 3,
+  kOptimized = 4,
+};
+inline constexpr int kTierCount = 5;
+std::string_view tierName(Tier t) noexcept;  // "tier0", "tier1", "tier1_osr", ...
+bool parseTier(std::string_view s, Tier* out) noexcept;
+
+// Where the code-version-manager lock is taken (SPEC.md "USDT probes").
+enum class LockSite : uint8_t {
+  kTier0Publish = 1,
+  kTier1Publish = 2,
+  kOsrPublish = 3,
+  kRejit = 4,
+  kActivate = 5,
+  kUnload = 6,
+  kRundown = 7,
+  kLookup = 8,
+};
+inline constexpr int kLockSiteMax = 8;
+std::string_view lockSiteName(LockSite s) noexcept;  // "tier0_publish", ...
+
+enum class RundownMode : uint8_t { kLockFree = 0, kLocked = 1, kPerMethod = 2 };
+std::string_view rundownModeName(RundownMode m) noexcept;  // "lockfree", "locked", "per-method"
+bool parseRundownMode(std::string_view s, RundownMode* out) noexcept;
+
+enum class RundownTrigger : uint8_t {
+  kApi = 0,
+  kSession = 1,
+  kSignal = 2,
+  kExit = 3,
+  kAt = 4,
+  kEvery = 5,
+};
+std::string_view rundownTriggerName(RundownTrigger t) noexcept;
+
+// Longest namespace, name or signature the registry accepts (bytes of UTF-8).
+inline constexpr size_t kMaxNameBytes = 64 * 1024;
+
+// What a registration supplies for a method. The strings are copied.
+struct MethodDesc {
+  uint32_t token = 0;
+  uint32_t flags = 0;
+  std::string_view name_space;
+  std::string_view name;
+  std::string_view signature;
+};
+
+// A code range handed out by the simulated code heap.
+struct CodeRange {
+  uint64_t start = 0;
+  uint32_t size = 0;
+};
+
+// One published native code version, as the lock-free walk sees it. The string views
+// point into registry memory that stays valid until the walk's callback returns.
+struct VersionView {
+  MethodId method_id;
+  ModuleId module_id;
+  VersionId version_id;
+  RejitId rejit_id;
+  Tier tier;
+  uint32_t osr_il_offset;
+  uint64_t code_start;
+  uint32_t code_size;
+  uint32_t method_token;
+  uint32_t method_flags;
+  std::string_view name_space;
+  std::string_view name;
+  std::string_view signature;
+};
+
+struct ModuleView {
+  ModuleId module_id;
+  bool collectible;
+  std::string_view path;
+};
+
+}  // namespace jitprov

@@ -1,0 +1,438 @@
+// Runtime: the operations on the registry. Ordering rules P1-P5 are in registry.h;
+// each publish()/readPublished() below names the rule it implements.
+#include "registry.h"
+
+#include <jitprov/utf8.h>
+
+#include "jitprov_usdt.h"
+
+#include <cstdlib>
+#include <new>
+#include <optional>
+
+namespace jitprov {
+
+namespace {
+
+LockSite publishSite(Tier tier) noexcept {
+  switch (tier) {
+    case Tier::kTier0: return LockSite::kTier0Publish;
+    case Tier::kTier1: return LockSite::kTier1Publish;
+    case Tier::kTier1Osr: return LockSite::kOsrPublish;
+    case Tier::kInstrumented:
+    case Tier::kOptimized: return LockSite::kRejit;  // ReJIT code is compiled at these tiers
+  }
+  return LockSite::kTier1Publish;
+}
+
+bool validTier(Tier t) noexcept { return static_cast<int>(t) < kTierCount; }
+
+Errc checkName(std::string_view s) noexcept {
+  if (s.size() > kMaxNameBytes) return Errc::kNameTooLong;
+  if (!isValidUtf8(s)) return Errc::kInvalidUtf8;
+  return Errc::kOk;
+}
+
+// How many methods one RCU read section of a walk covers: bounds how long a walk can
+// hold up a grace period (and so the reclamation of unloaded modules).
+constexpr uint64_t kWalkBatch = 1024;
+// Prefetch distance, in method ids, of the walk's software pipeline.
+constexpr uint64_t kPrefetchMethod = 16;
+constexpr uint64_t kPrefetchVersion = 8;
+
+}  // namespace
+
+Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<State>(config_)) {}
+
+Runtime::~Runtime() {
+  // Every retired module's callback references s_: wait for them first. After that no
+  // reader may be running (the host's contract for destroying the runtime).
+  rcu::barrier();
+  const uint64_t modules = s_->module_count.load(std::memory_order_relaxed);
+  for (uint64_t id = 1; id <= modules; ++id) {
+    Module* mod = s_->modules.load(id);
+    if (mod == nullptr) continue;
+    for (Method* m : mod->methods) s_->freeMethod(m, false);
+    delete mod;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Loader
+
+Result<ModuleId> Runtime::registerModule(std::string_view path, bool collectible) {
+  if (Errc e = checkName(path); e != Errc::kOk) return e;
+  std::lock_guard<std::mutex> g(s_->loader);
+  const uint64_t id = s_->module_count.load(std::memory_order_relaxed) + 1;
+  auto* mod = new (std::nothrow) Module();
+  if (mod == nullptr) return Errc::kCapacityExhausted;
+  mod->id = ModuleId(id);
+  mod->collectible = collectible;
+  mod->path.assign(path);
+  mod->owner = s_.get();
+  if (id > UINT32_MAX || !s_->modules.store(id, mod)) {
+    delete mod;
+    return Errc::kCapacityExhausted;
+  }
+  publish(s_->module_count, id);  // P5: after the slot
+  s_->live_modules.fetch_add(1, std::memory_order_relaxed);
+  return ModuleId(id);
+}
+
+Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc) {
+  for (std::string_view s : {desc.name_space, desc.name, desc.signature}) {
+    if (Errc e = checkName(s); e != Errc::kOk) return e;
+  }
+  const size_t name_bytes = desc.name_space.size() + desc.name.size() + desc.signature.size() + 3;
+  const size_t bytes = sizeof(Method) + name_bytes;
+
+  std::lock_guard<std::mutex> g(s_->loader);
+  Module* mod = s_->modules.load(module);
+  if (mod == nullptr) {
+    return module != 0 && module <= s_->module_count.load(std::memory_order_relaxed)
+               ? Errc::kModuleUnloaded
+               : Errc::kUnknownModule;
+  }
+  const uint64_t id = s_->method_count.load(std::memory_order_relaxed) + 1;
+  void* mem = std::malloc(bytes);
+  if (mem == nullptr) return Errc::kCapacityExhausted;
+  auto* m = new (mem) Method(id, module, desc);
+  char* p = const_cast<char*>(m->nameSpace());
+  for (std::string_view s : {desc.name_space, desc.name, desc.signature}) {
+    s.copy(p, s.size());
+    p[s.size()] = '\0';
+    p += s.size() + 1;
+  }
+  if (!s_->methods.store(id, m)) {  // P5: the slot, after the record is complete
+    m->~Method();
+    std::free(m);
+    return Errc::kCapacityExhausted;
+  }
+  mod->methods.push_back(m);
+  publish(s_->method_count, id);  // P5: the count, after the slot
+  s_->live_methods.fetch_add(1, std::memory_order_relaxed);
+  s_->method_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return MethodId(id);
+}
+
+Result<void> Runtime::unloadModule(ModuleId module) {
+  Module* mod = nullptr;
+  {
+    std::lock_guard<std::mutex> g(s_->loader);
+    mod = s_->modules.load(module);
+    if (mod == nullptr) {
+      return module != 0 && module <= s_->module_count.load(std::memory_order_relaxed)
+                 ? Errc::kModuleUnloaded
+                 : Errc::kUnknownModule;
+    }
+    if (!mod->collectible) return Errc::kNotCollectible;
+    mod->unloaded = true;
+    s_->modules.clear(module);
+    {
+      CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+      for (Method* m : mod->methods) {
+        m->unloaded = true;
+        s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
+        for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
+          // relaxed: we hold the CVM lock, the only writer of native_head.
+          for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr; v = v->next)
+            s_->versions.clear(v->version_id);
+        }
+      }
+    }
+    s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
+    s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
+  }
+#if defined(JITPROV_PROTOCOL_FAULT_FREE_WITHOUT_GRACE)
+  State::reclaimModule(&mod->rcu);  // fault: readers may still hold these records
+#else
+  rcu::retire(&mod->rcu, &State::reclaimModule);  // P4
+#endif
+  return {};
+}
+
+void Runtime::State::reclaimModule(rcu_head* head) {
+  rcu::afterGracePeriod();
+  Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
+  for (Method* m : mod->methods) mod->owner->freeMethod(m, true);
+  delete mod;
+}
+
+Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noexcept {
+  // Lock-free peek, only to name the lock site and method in the probes before taking
+  // the lock; everything is checked again under it.
+  rcu::ReadSection rs;
+  const NativeVersion* v = versions.load(version);
+  if (v == nullptr) return {LockSite::kTier1Publish, 0};
+  return {publishSite(v->tier), v->method->id};
+}
+
+void Runtime::State::freeMethod(Method* m, bool give_back_code) {
+  uint64_t bytes = 0;
+  uint64_t natives = 0;
+  uint64_t ils = 0;
+  for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr;) {
+    for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;) {
+      NativeVersion* next = v->next;
+      const uint64_t start = v->code_start.load(std::memory_order_relaxed);
+      if (give_back_code && start != 0) heap.release(start, v->code_size);
+      delete v;
+      bytes += sizeof(NativeVersion);
+      ++natives;
+      v = next;
+    }
+    IlVersion* next = il->next;
+    if (il != &m->il0) {
+      delete il;
+      bytes += sizeof(IlVersion);
+      ++ils;
+    }
+    il = next;
+  }
+  method_bytes.fetch_sub(sizeof(Method) + m->ns_len + m->name_len + m->sig_len + 3,
+                         std::memory_order_relaxed);
+  version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  native_versions.fetch_sub(natives, std::memory_order_relaxed);
+  il_versions.fetch_sub(ils, std::memory_order_relaxed);
+  m->~Method();
+  std::free(m);
+}
+
+// ---------------------------------------------------------------------------------
+// JIT paths
+
+Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_offset) {
+  if (!validTier(tier)) return Errc::kInvalidArgument;
+  JITPROV_PROBE_JIT_BEGIN(method, static_cast<int>(tier));
+  CvmLock::Guard lock(s_->lock, publishSite(tier), method);
+  Method* m = s_->methods.load(method);
+  if (m == nullptr) {
+    return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
+               ? Errc::kMethodUnloaded
+               : Errc::kUnknownMethod;
+  }
+  JITPROV_ASSERT_HELD(s_->lock);
+  IlVersion* il = m->active_il;
+  const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
+  // relaxed load of the head: we hold the CVM lock, its only writer.
+#if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
+  const VersionId init_vid = 0;  // fault: the id is written after the node is linked
+#else
+  const VersionId init_vid = vid;
+#endif
+  auto* v = new (std::nothrow) NativeVersion(init_vid, tier, tier == Tier::kTier1Osr ? osr_il_offset : 0, m,
+                                             il, il->native_head.load(std::memory_order_relaxed));
+  if (v == nullptr) return Errc::kCapacityExhausted;
+  if (!s_->versions.store(vid, v)) {
+    delete v;
+    return Errc::kCapacityExhausted;
+  }
+  s_->next_version_id.store(vid + 1, std::memory_order_relaxed);
+#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_HEAD)
+  il->native_head.store(v, std::memory_order_relaxed);  // fault: no release
+#else
+  publish(il->native_head, v);  // P1: node complete, next = old head
+#endif
+#if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
+  const_cast<VersionId&>(v->version_id) = vid;
+#endif
+  s_->native_versions.fetch_add(1, std::memory_order_relaxed);
+  s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
+  return vid;
+}
+
+Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
+  if (code_size == 0) return Errc::kZeroCodeSize;
+  const State::SiteLabel label = s_->labelFor(version);
+  MethodId method_id = 0;
+  Tier tier = Tier::kTier0;
+  CodeRange range;
+  {
+    CvmLock::Guard lock(s_->lock, label.site, label.method_id);
+    NativeVersion* v = s_->versions.load(version);
+    if (v == nullptr) {
+      return version != 0 && version < s_->next_version_id.load(std::memory_order_relaxed)
+                 ? Errc::kMethodUnloaded
+                 : Errc::kUnknownVersion;
+    }
+    JITPROV_ASSERT_HELD(s_->lock);
+    // relaxed: we hold the CVM lock, the only writer of code_start.
+    if (v->code_start.load(std::memory_order_relaxed) != 0) return Errc::kAlreadyPublished;
+    const uint64_t start = s_->heap.allocate(code_size);
+    if (start == 0) return Errc::kCodeHeapExhausted;
+#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_CODE_START)
+    v->code_start.store(start, std::memory_order_relaxed);  // fault: no release, size after
+    v->code_size = code_size;
+#else
+    v->code_size = code_size;
+    publish(v->code_start, start);  // P2: after code_size and every immutable field
+#endif
+    method_id = v->method->id;
+    tier = v->tier;
+    range = {start, code_size};
+  }
+  JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size);
+  return range;
+}
+
+Result<void> Runtime::activate(VersionId version) {
+  CvmLock::Guard lock(s_->lock, LockSite::kActivate, s_->labelFor(version).method_id);
+  NativeVersion* v = s_->versions.load(version);
+  if (v == nullptr) {
+    return version != 0 && version < s_->next_version_id.load(std::memory_order_relaxed)
+               ? Errc::kMethodUnloaded
+               : Errc::kUnknownVersion;
+  }
+  JITPROV_ASSERT_HELD(s_->lock);
+  // OSR code is entered from a running frame, never through the entry point.
+  if (v->tier == Tier::kTier1Osr) return Errc::kInvalidArgument;
+  const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
+  if (start == 0) return Errc::kNotPublished;
+  v->il->active_native = v;
+  if (v->method->active_il == v->il) publish(v->method->entry_point, start);  // backpatch
+  return {};
+}
+
+Result<RejitId> Runtime::requestRejit(MethodId method) {
+  CvmLock::Guard lock(s_->lock, LockSite::kRejit, method);
+  Method* m = s_->methods.load(method);
+  if (m == nullptr) {
+    return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
+               ? Errc::kMethodUnloaded
+               : Errc::kUnknownMethod;
+  }
+  JITPROV_ASSERT_HELD(s_->lock);
+  // relaxed: we hold the CVM lock, the only writer of il_head.
+  auto* il = new (std::nothrow) IlVersion(m->last_rejit + 1, m->il_head.load(std::memory_order_relaxed));
+  if (il == nullptr) return Errc::kCapacityExhausted;
+  m->last_rejit = il->rejit_id;
+  publish(m->il_head, il);  // P1
+  m->active_il = il;
+  publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
+  s_->il_versions.fetch_add(1, std::memory_order_relaxed);
+  s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
+  return il->rejit_id;
+}
+
+bool Runtime::recordCall(MethodId method) noexcept {
+  rcu::ReadSection rs;
+  Method* m = s_->methods.load(method);
+  if (m == nullptr) return false;
+  return m->call_count.fetch_add(1, std::memory_order_relaxed) + 1 == config_.tier_up_threshold;
+}
+
+// ---------------------------------------------------------------------------------
+// Reads
+
+uint64_t Runtime::entryPoint(MethodId method) const noexcept {
+  rcu::ReadSection rs;
+  const Method* m = s_->methods.load(method);
+  return m == nullptr ? 0 : readPublished(m->entry_point);
+}
+
+Result<uint64_t> Runtime::entryPointLocked(MethodId method) {
+  CvmLock::Guard lock(s_->lock, LockSite::kLookup, method);
+  const Method* m = s_->methods.load(method);
+  if (m == nullptr) return Errc::kUnknownMethod;
+  return m->entry_point.load(std::memory_order_relaxed);  // relaxed: lock held
+}
+
+namespace {
+
+// Visits the published versions of one method. Caller is inside an RCU read section.
+void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st) {
+  VersionView view;
+  view.method_id = m->id;
+  view.module_id = m->module_id;
+  view.method_token = m->token;
+  view.method_flags = m->flags;
+  view.name_space = {m->nameSpace(), m->ns_len};
+  view.name = {m->name(), m->name_len};
+  view.signature = {m->signature(), m->sig_len};
+  for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {  // P1
+    view.rejit_id = il->rejit_id;
+    for (const NativeVersion* v = readPublished(il->native_head); v != nullptr; v = v->next) {  // P1
+      const uint64_t start = readPublished(v->code_start);  // P2
+      if (start == 0) {
+        ++st->skipped;
+        continue;
+      }
+      view.version_id = v->version_id;
+      view.tier = v->tier;
+      view.osr_il_offset = v->osr_il_offset;
+      view.code_start = start;
+      view.code_size = v->code_size;  // P2: read after code_start's acquire
+      visit(view);
+      ++st->versions;
+    }
+  }
+  ++st->methods;
+}
+
+}  // namespace
+
+WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
+  WalkStats st;
+  std::optional<CvmLock::Guard> whole;
+  if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
+  const uint64_t count = readPublished(s_->method_count);  // P5
+  for (uint64_t batch = 1; batch <= count; batch += kWalkBatch) {
+    const uint64_t end = std::min(count + 1, batch + kWalkBatch);
+    rcu::ReadSection rs;  // P4, bounded to one batch
+    for (uint64_t id = batch; id < end; ++id) {
+      // Software pipeline: the method record kPrefetchMethod ids ahead, and the newest
+      // native version of the record kPrefetchVersion ahead (whose record should be in
+      // cache by now), so that the cold walk does not stall on each pointer.
+      if (id + kPrefetchMethod < end) {
+        if (const Method* ahead = s_->methods.load(id + kPrefetchMethod)) __builtin_prefetch(ahead);
+      }
+      if (id + kPrefetchVersion < end) {
+        if (const Method* ahead = s_->methods.load(id + kPrefetchVersion)) {
+          __builtin_prefetch(ahead->il0.native_head.load(std::memory_order_relaxed));  // a hint only
+        }
+      }
+      const Method* m = s_->methods.load(id);
+      if (m == nullptr) continue;  // unloaded
+      if (locking == WalkLocking::kPerMethod) {
+        CvmLock::Guard lock(s_->lock, LockSite::kRundown, id);
+        if (!m->unloaded) visitMethod(m, visit, &st);  // unloaded: lock-protected, read under it
+      } else {
+        visitMethod(m, visit, &st);
+      }
+    }
+  }
+  return st;
+}
+
+uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const {
+  uint64_t n = 0;
+  const uint64_t count = readPublished(s_->module_count);  // P5
+  rcu::ReadSection rs;
+  for (uint64_t id = 1; id <= count; ++id) {
+    const Module* mod = s_->modules.load(id);
+    if (mod == nullptr) continue;
+    visit(ModuleView{mod->id, mod->collectible, mod->path});
+    ++n;
+  }
+  return n;
+}
+
+uint64_t Runtime::registeredMethods() const noexcept { return readPublished(s_->method_count); }
+
+MemoryStats Runtime::memoryStats() const {
+  MemoryStats m;
+  m.live_modules = s_->live_modules.load(std::memory_order_relaxed);
+  m.live_methods = s_->live_methods.load(std::memory_order_relaxed);
+  m.il_versions = s_->il_versions.load(std::memory_order_relaxed);
+  m.native_versions = s_->native_versions.load(std::memory_order_relaxed);
+  m.method_bytes = s_->method_bytes.load(std::memory_order_relaxed);
+  m.version_bytes = s_->version_bytes.load(std::memory_order_relaxed);
+  m.table_bytes = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
+  return m;
+}
+
+LockStatsSnapshot Runtime::lockStats() const { return s_->lock.snapshot(); }
+void Runtime::rundownActive(bool active) noexcept { s_->lock.rundownActive(active); }
+void Runtime::drainReclamation() { rcu::barrier(); }
+
+}  // namespace jitprov

@@ -1,0 +1,179 @@
+// The code-version registry: modules, methods, IL versions, native code versions.
+//
+// Shape (one writer at a time, many lock-free readers, like folly's HazptrSWMRSet):
+//
+//   methods_ table (id -> Method*)
+//     Method ── il_head ──> IlVersion(rejit n) ──next──> ... ──> il0 (inside Method)
+//                              └─ native_head ──> NativeVersion ──next──> older ... ──> null
+//
+// Lists only grow at the head, and a node's `next` is fixed before the node is linked,
+// so a reader that loaded a head sees a consistent, immutable suffix of the list.
+// Nodes are removed only by unloading a whole module: its methods are cleared from the
+// tables under the lock, and freed after an RCU grace period.
+//
+// Ordering guarantees (SPEC.md "Publication protocol"):
+//  P1 A node is fully initialised, including `next` = the current head, before publish()
+//     links it (release). Readers load heads with readPublished() (acquire), so they
+//     see every field of every node they reach.
+//  P2 publishCode writes code_size, then publish()es code_start (release). A reader that
+//     sees code_start != 0 with readPublished() (acquire) sees the code_size and every
+//     immutable field written before. 0 means "not compiled yet"; a published
+//     code_start never changes.
+//  P3 Readers never read the lock-protected control state (active_il, active_native,
+//     unloaded, last_rejit); call_count is relaxed and only a counter.
+//  P4 Memory a reader may reach is freed only from an RCU callback (rcu.h).
+//  P5 Registration initialises the Method, publish()es its table slot, then publish()es
+//     method_count_. A walk reads method_count_ once (acquire) and visits ids 1..count,
+//     so a method registered before the walk started is visited; one registered after
+//     may be missed. The walk is O(n) in ids handed out.
+//
+// Which operations may run concurrently:
+//  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
+//  - registerModule/registerMethod/unloadModule: serialised by the loader mutex.
+//  - beginJit/publishCode/activate/requestRejit/unloadModule/entryPointLocked/
+//    walk(kWholeWalk|kPerMethod): serialised by the CVM lock.
+//  Lock order: loader mutex, then CVM lock.
+#pragma once
+
+#include <jitprov/runtime.h>
+
+#include "code_heap.h"
+#include "cvm_lock.h"
+#include "published_table.h"
+#include "rcu.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace jitprov {
+
+struct Method;
+struct IlVersion;
+struct Module;
+
+struct NativeVersion {
+  NativeVersion(VersionId vid, Tier t, uint32_t osr, Method* m, IlVersion* i, NativeVersion* n)
+      : version_id(vid), tier(t), osr_il_offset(osr), method(m), il(i), next(n) {}
+
+  // Published state. Writer: publishCode under the CVM lock. Readers: lock-free.
+  // code_start: publish() after code_size (P2); readPublished() by readers. 0 = not yet.
+  std::atomic<uint64_t> code_start{0};
+  // Plain: written once under the lock before code_start's release store; readers read
+  // it only after an acquire load of code_start returned non-zero (P2).
+  uint32_t code_size = 0;
+
+  // Immutable: written by the constructor, before the node is linked (P1).
+  const VersionId version_id;
+  const Tier tier;
+  const uint32_t osr_il_offset;
+  Method* const method;
+  IlVersion* const il;
+  NativeVersion* const next;  // older version of the same IL version
+};
+
+struct IlVersion {
+  IlVersion(RejitId r, IlVersion* n) : rejit_id(r), next(n) {}
+
+  const RejitId rejit_id;
+  IlVersion* const next;  // older IL version; immutable (P1)
+  // Head of this IL version's native versions, newest first. Writer: beginJit under the
+  // CVM lock, publish() after the node is initialised (P1). Readers: readPublished().
+  std::atomic<NativeVersion*> native_head{nullptr};
+  // CVM lock only (P3).
+  NativeVersion* active_native = nullptr;
+};
+
+struct Method {
+  Method(MethodId i, ModuleId mod, const MethodDesc& d)
+      : id(i), module_id(mod), token(d.token), flags(d.flags),
+        ns_len(uint32_t(d.name_space.size())), name_len(uint32_t(d.name.size())),
+        sig_len(uint32_t(d.signature.size())) {}
+
+  // Immutable after registration (P5).
+  const MethodId id;
+  const ModuleId module_id;
+  const uint32_t token;
+  const uint32_t flags;
+  const uint32_t ns_len, name_len, sig_len;
+
+  // Head of the IL versions, newest first; starts at il0. Writer: requestRejit under the
+  // CVM lock, publish() (P1). Readers: readPublished().
+  std::atomic<IlVersion*> il_head{&il0};
+  // The code callers run, 0 = none. Writer: activate/requestRejit under the CVM lock,
+  // publish(). Readers: entryPoint(), readPublished(): pairs so that the code's
+  // publication (P2) is visible to whoever jumps to it.
+  std::atomic<uint64_t> entry_point{0};
+  // relaxed: a counter deciding tier-up; exactly one increment reaches the threshold
+  // whatever the ordering, and nothing else is read through it.
+  std::atomic<uint32_t> call_count{0};
+
+  // CVM lock only (P3).
+  IlVersion* active_il = &il0;
+  RejitId last_rejit = 0;
+  bool unloaded = false;
+
+  IlVersion il0{0, nullptr};
+
+  // The names live right after the object, in the same allocation: namespace, name,
+  // signature, each NUL-terminated.
+  const char* nameSpace() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  const char* name() const noexcept { return nameSpace() + ns_len + 1; }
+  const char* signature() const noexcept { return name() + name_len + 1; }
+};
+
+struct Module {
+  ModuleId id = 0;
+  bool collectible = false;
+  std::string path;
+  // Loader mutex only.
+  std::vector<Method*> methods;
+  bool unloaded = false;
+  // For retire(): the reclamation callback frees the module, its methods, their
+  // versions, and gives their code back to the heap.
+  rcu_head rcu{};
+  Runtime::State* owner = nullptr;
+};
+
+struct Runtime::State {
+  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats) {}
+
+  // Capacities: 67M method ids, 268M version ids, 1M module ids (never reused).
+  using MethodTable = PublishedTable<Method, 16, 1024>;
+  using VersionTable = PublishedTable<NativeVersion, 16, 4096>;
+  using ModuleTable = PublishedTable<Module, 12, 256>;
+
+  CvmLock lock;
+  std::mutex loader;  // registration and unload of modules and methods
+  CodeHeap heap;
+
+  MethodTable methods;  // store/clear: loader mutex (register) or CVM lock (unload)
+  ModuleTable modules;  // store/clear: loader mutex
+  // Lookup of versions by id for publishCode/activate. store/clear and the records
+  // reached through it: CVM lock. load() from outside the lock only inside an RCU read
+  // section, and only to choose a lock site label.
+  VersionTable versions;
+
+  // Highest method/module id handed out. Writer: loader mutex, publish() after the
+  // record's table slot (P5). Readers: readPublished().
+  std::atomic<uint64_t> method_count{0};
+  std::atomic<uint64_t> module_count{0};
+  // Next version id. CVM lock only; atomic so memoryStats can read it without the lock
+  // (relaxed: a statistic).
+  std::atomic<uint64_t> next_version_id{1};
+
+  // Statistics (relaxed counters, updated under the lock that guards the change).
+  std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
+  std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
+
+  struct SiteLabel {
+    LockSite site;
+    MethodId method_id;
+  };
+  SiteLabel labelFor(VersionId version) const noexcept;
+  static void reclaimModule(rcu_head* head);
+  void freeMethod(Method* m, bool give_back_code);
+};
+
+}  // namespace jitprov

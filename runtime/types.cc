@@ -1,0 +1,78 @@
+#include <jitprov/result.h>
+#include <jitprov/types.h>
+
+namespace jitprov {
+
+namespace {
+constexpr std::string_view kTierNames[kTierCount] = {"tier0", "tier1", "tier1_osr", "instrumented",
+                                                     "optimized"};
+constexpr std::string_view kSiteNames[kLockSiteMax + 1] = {
+    "none", "tier0_publish", "tier1_publish", "osr_publish", "rejit",
+    "activate", "unload", "rundown", "lookup"};
+constexpr std::string_view kModeNames[] = {"lockfree", "locked", "per-method"};
+constexpr std::string_view kTriggerNames[] = {"api", "session", "signal", "exit", "at", "every"};
+}  // namespace
+
+std::string_view tierName(Tier t) noexcept {
+  const auto i = static_cast<size_t>(t);
+  return i < kTierCount ? kTierNames[i] : "invalid";
+}
+
+bool parseTier(std::string_view s, Tier* out) noexcept {
+  for (int i = 0; i < kTierCount; ++i) {
+    if (s == kTierNames[i]) {
+      *out = static_cast<Tier>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view lockSiteName(LockSite s) noexcept {
+  const auto i = static_cast<size_t>(s);
+  return i <= kLockSiteMax ? kSiteNames[i] : "invalid";
+}
+
+std::string_view rundownModeName(RundownMode m) noexcept {
+  const auto i = static_cast<size_t>(m);
+  return i < std::size(kModeNames) ? kModeNames[i] : "invalid";
+}
+
+bool parseRundownMode(std::string_view s, RundownMode* out) noexcept {
+  for (size_t i = 0; i < std::size(kModeNames); ++i) {
+    if (s == kModeNames[i]) {
+      *out = static_cast<RundownMode>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view rundownTriggerName(RundownTrigger t) noexcept {
+  const auto i = static_cast<size_t>(t);
+  return i < std::size(kTriggerNames) ? kTriggerNames[i] : "invalid";
+}
+
+const char* errcMessage(Errc e) noexcept {
+  switch (e) {
+    case Errc::kOk: return "ok";
+    case Errc::kUnknownModule: return "unknown module id";
+    case Errc::kUnknownMethod: return "unknown method id";
+    case Errc::kUnknownVersion: return "unknown code version id";
+    case Errc::kModuleUnloaded: return "module is unloaded";
+    case Errc::kMethodUnloaded: return "method is unloaded";
+    case Errc::kNotCollectible: return "module is not collectible";
+    case Errc::kAlreadyPublished: return "code version is already published";
+    case Errc::kNotPublished: return "code version has no published code";
+    case Errc::kZeroCodeSize: return "code size is zero";
+    case Errc::kInvalidUtf8: return "name is not valid UTF-8 or contains NUL";
+    case Errc::kNameTooLong: return "name is longer than 64 KiB";
+    case Errc::kInvalidArgument: return "invalid argument";
+    case Errc::kCapacityExhausted: return "id space or memory exhausted";
+    case Errc::kCodeHeapExhausted: return "code heap exhausted";
+    case Errc::kBusy: return "busy";
+  }
+  return "unknown error";
+}
+
+}  // namespace jitprov

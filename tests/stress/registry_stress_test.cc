@@ -1,0 +1,451 @@
+// Concurrency stress test of the registry's lock-free read side.
+//
+// Writer threads register methods and modules, compile at tier 0, tier up, OSR, ReJIT
+// and unload at random. Reader threads walk the registry lock-free and look up entry
+// points. The test keeps its own log of every publication and unload, each with a
+// sequence number, and checks every walk against it:
+//  (a) G2: each version seen carries exactly the fields that were published for it;
+//  (b) G3: every version published before the walk began, whose module was not
+//      unloaded before the walk ended, was seen;
+//  (c) G4: no version was seen twice.
+// It also checks that live code ranges never overlap and that every entry point a
+// reader saw was the code of a published version of that method.
+//
+// Why sequence numbers give "before": a writer takes a publication's number with a
+// seq_cst fetch_add *after* publishCode returned; a reader reads the counter (seq_cst)
+// before its walk (S0) and after it (S1). A number below S0 means the publication
+// happened before the walk began. Unloads take their number *before* unloadModule is
+// called, so a number at or above S1 means the unload had not begun when the walk
+// ended (see the note at checkWalk()).
+//
+// Sizes: JITPROV_STRESS_OPS (operations per writer), JITPROV_STRESS_SEED.
+#include <jitprov/runtime.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace jitprov {
+namespace {
+
+uint64_t envOr(const char* name, uint64_t dflt) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : dflt;
+}
+
+struct Fields {
+  MethodId method_id = 0;
+  ModuleId module_id = 0;
+  VersionId version_id = 0;
+  RejitId rejit_id = 0;
+  Tier tier = Tier::kTier0;
+  uint32_t osr_il_offset = 0;
+  uint64_t code_start = 0;
+  uint32_t code_size = 0;
+  uint32_t token = 0;
+  uint32_t flags = 0;
+  uint64_t name_hash = 0;
+  bool operator==(const Fields&) const = default;
+};
+
+uint64_t nameHash(std::string_view ns, std::string_view name, std::string_view sig) {
+  std::hash<std::string_view> h;
+  return h(ns) * 31 + h(name) * 7 + h(sig);
+}
+
+Fields fieldsOf(const VersionView& v) {
+  return Fields{v.method_id, v.module_id, v.version_id, v.rejit_id, v.tier, v.osr_il_offset, v.code_start,
+                v.code_size, v.method_token, v.method_flags, nameHash(v.name_space, v.name, v.signature)};
+}
+
+// The test's own log: one entry per sequence number, written once by the writer that
+// took the number, then marked ready (release; readers acquire).
+struct LogEntry {
+  enum Kind : uint8_t { kPublish, kUnload, kNoop };
+  std::atomic<bool> ready{false};
+  Kind kind = kNoop;
+  Fields f;             // kPublish
+  ModuleId module = 0;  // kUnload
+};
+
+class Log {
+ public:
+  explicit Log(size_t capacity) : entries_(capacity) {}
+  uint64_t take() { return next_.fetch_add(1, std::memory_order_seq_cst); }
+  uint64_t now() const { return next_.load(std::memory_order_seq_cst); }
+  void fill(uint64_t seq, LogEntry::Kind k, const Fields& f, ModuleId mod) {
+    ASSERT_LT(seq, entries_.size()) << "stress log too small";
+    LogEntry& e = entries_[seq];
+    e.kind = k;
+    e.f = f;
+    e.module = mod;
+    e.ready.store(true, std::memory_order_release);
+  }
+  // Waits for entry seq (its writer is between take() and fill(), never blocked).
+  const LogEntry& at(uint64_t seq) const {
+    const LogEntry& e = entries_[seq];
+    while (!e.ready.load(std::memory_order_acquire)) std::this_thread::yield();
+    return e;
+  }
+  size_t capacity() const { return entries_.size(); }
+
+ private:
+  std::atomic<uint64_t> next_{0};
+  std::vector<LogEntry> entries_;
+};
+
+// Writer-side bookkeeping of which methods exist, and the live code ranges.
+struct World {
+  std::mutex mu;
+  struct Mod {
+    ModuleId id;
+    bool collectible;
+    bool unloaded = false;
+    std::vector<MethodId> methods;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [start, end) of its code
+  };
+  std::vector<Mod> modules;
+  std::unordered_map<MethodId, size_t> module_of;  // index into modules
+  struct Meta {
+    uint32_t token, flags;
+    uint64_t name_hash;
+  };
+  std::unordered_map<MethodId, Meta> meta;
+  std::vector<MethodId> methods;
+  std::map<uint64_t, uint64_t> live;  // start -> end, every live code range
+  std::string overlap_error;
+  std::string writer_error;
+  std::atomic<uint64_t> unloaded_races{0};  // operations that lost a race to an unload
+};
+
+struct Observation {
+  uint64_t s0, s1;
+  std::vector<Fields> seen;
+};
+
+struct ReaderReport {
+  uint64_t walks = 0;
+  uint64_t versions_checked = 0;
+  uint64_t completeness_checked = 0;
+  std::vector<std::string> errors;
+  std::vector<Fields> deferred;  // seen before their log entry existed: checked at the end
+  std::vector<std::pair<MethodId, uint64_t>> entry_points;
+};
+
+class RegistryStress : public ::testing::Test {
+ protected:
+  static constexpr int kWriters = 3;
+  static constexpr int kReaders = 2;
+  const uint64_t ops = envOr("JITPROV_STRESS_OPS", 20000);
+  const uint64_t seed = envOr("JITPROV_STRESS_SEED", std::random_device{}());
+
+  Runtime rt;
+  Log log{ops * kWriters * 4 + 1024};
+  World world;
+  std::atomic<bool> stop{false};
+
+  void SetUp() override {
+    RecordProperty("seed", std::to_string(seed));
+    std::printf("stress: %d writers x %llu ops, %d readers, seed %llu\n", kWriters,
+                static_cast<unsigned long long>(ops), kReaders, static_cast<unsigned long long>(seed));
+    for (int i = 0; i < 8; ++i) addModule(i % 4 != 0);  // a quarter of modules are not collectible
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < 400; ++i) addMethod(rng);
+  }
+
+  void fail(std::string msg) {
+    std::lock_guard<std::mutex> g(world.mu);
+    if (world.writer_error.empty()) world.writer_error = std::move(msg);
+  }
+
+  void addModule(bool collectible) {
+    static std::atomic<int> n{0};
+    auto id = rt.registerModule("/app/mod" + std::to_string(n.fetch_add(1)) + ".dll", collectible);
+    if (!id.ok()) return fail(std::string("registerModule: ") + id.message());
+    std::lock_guard<std::mutex> g(world.mu);
+    world.modules.push_back({*id, collectible});
+  }
+
+  void addMethod(std::mt19937_64& rng) {
+    size_t mi;
+    ModuleId mod;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      mi = rng() % world.modules.size();
+      if (world.modules[mi].unloaded) return;
+      mod = world.modules[mi].id;
+    }
+    const std::string name = "M" + std::to_string(rng() % 100000);
+    const std::string ns = "Stress.Ns" + std::to_string(mod);
+    const std::string sig = rng() % 2 ? "void ()" : "int32 (string, \xE2\x82\xAC)";
+    const MethodDesc d{uint32_t(0x06000000 | (rng() & 0xffff)), uint32_t(rng() & 0xff), ns, name, sig};
+    auto id = rt.registerMethod(mod, d);
+    if (!id.ok()) {
+      if (id.error() == Errc::kModuleUnloaded) return world.unloaded_races.fetch_add(1), void();
+      return fail(std::string("registerMethod: ") + id.message());
+    }
+    std::lock_guard<std::mutex> g(world.mu);
+    world.modules[mi].methods.push_back(*id);
+    world.module_of[*id] = mi;
+    world.meta[*id] = {d.token, d.flags, nameHash(ns, name, sig)};
+    world.methods.push_back(*id);
+  }
+
+  // One JIT path: beginJit, compile (nothing), publishCode, log, maybe activate.
+  void compile(std::mt19937_64& rng, MethodId m, Tier tier) {
+    const uint32_t osr = tier == Tier::kTier1Osr ? uint32_t(rng() % 500 + 1) : 0;
+    // The version belongs to the IL version active at beginJit: hold the test's rejit
+    // mutex across it (requestRejit is made under it too) to know which one that is.
+    published_rejit_mu_.lock();
+    const RejitId rejit = current_rejit_[m];
+    auto v = rt.beginJit(m, tier, osr);
+    published_rejit_mu_.unlock();
+    if (!v.ok()) {
+      if (v.error() == Errc::kMethodUnloaded) return world.unloaded_races.fetch_add(1), void();
+      return fail(std::string("beginJit: ") + v.message());
+    }
+    const uint32_t size = uint32_t(rng() % 3000 + 1);
+    auto r = rt.publishCode(*v, size);
+    if (!r.ok()) {
+      if (r.error() == Errc::kMethodUnloaded) return world.unloaded_races.fetch_add(1), void();
+      return fail(std::string("publishCode: ") + r.message());
+    }
+    // The publication is complete: take its sequence number now (see the file comment).
+    const uint64_t seq = log.take();
+    size_t mi;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      mi = world.module_of.at(m);
+      // Live ranges never overlap.
+      const uint64_t end = r->start + r->size;
+      auto next = world.live.lower_bound(r->start);
+      if (next != world.live.end() && next->first < end) world.overlap_error = "range overlaps a later one";
+      if (next != world.live.begin() && std::prev(next)->second > r->start)
+        world.overlap_error = "range overlaps an earlier one";
+      // A module already marked unloaded had its ranges dropped from `live`; this one
+      // dies with it.
+      if (!world.modules[mi].unloaded) world.live[r->start] = end;
+      world.modules[mi].ranges.emplace_back(r->start, end);
+    }
+    // What the walk must report for it: what the registry was asked to do.
+    Fields f{m, world_module_id(mi), *v, rejit, tier, osr, r->start, r->size, 0, 0, 0};
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      const auto& meta = world.meta.at(m);
+      f.token = meta.token;
+      f.flags = meta.flags;
+      f.name_hash = meta.name_hash;
+    }
+    log.fill(seq, LogEntry::kPublish, f, 0);
+    if (tier != Tier::kTier1Osr && rng() % 4 != 0) {
+      auto a = rt.activate(*v);
+      if (!a.ok() && a.error() != Errc::kMethodUnloaded) fail(std::string("activate: ") + a.message());
+    }
+  }
+
+  ModuleId world_module_id(size_t mi) {
+    std::lock_guard<std::mutex> g(world.mu);
+    return world.modules[mi].id;
+  }
+
+  void unload(std::mt19937_64& rng) {
+    size_t mi;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      std::vector<size_t> candidates;
+      for (size_t i = 0; i < world.modules.size(); ++i)
+        if (world.modules[i].collectible && !world.modules[i].unloaded) candidates.push_back(i);
+      if (candidates.size() < 3) return;  // keep some collectible code around
+      mi = candidates[rng() % candidates.size()];
+      world.modules[mi].unloaded = true;
+      // Its ranges stop being live now: the heap may reuse them once unload returned
+      // and a grace period passed, never before this point.
+      for (auto [s, e] : world.modules[mi].ranges) world.live.erase(s);
+      // Writers mostly pick live methods from now on (a few still race with the unload).
+      const std::unordered_set<MethodId> dying(world.modules[mi].methods.begin(), world.modules[mi].methods.end());
+      std::erase_if(world.methods, [&](MethodId m) { return dying.count(m) != 0; });
+    }
+    const uint64_t seq = log.take();  // before the unload starts (see the file comment)
+    log.fill(seq, LogEntry::kUnload, Fields{}, world_module_id(mi));
+    auto r = rt.unloadModule(world_module_id(mi));
+    if (!r.ok()) fail(std::string("unloadModule: ") + r.message());
+  }
+
+  void writer(int index) {
+    std::mt19937_64 rng(seed * 1000003 + index);
+    for (uint64_t i = 0; i < ops && !world_failed(); ++i) {
+      const unsigned op = unsigned(rng() % 100);
+      MethodId m = 0;
+      {
+        std::lock_guard<std::mutex> g(world.mu);
+        if (!world.methods.empty()) m = world.methods[rng() % world.methods.size()];
+      }
+      if (op < 20) {
+        addMethod(rng);
+      } else if (op < 50) {
+        compile(rng, m, Tier::kTier0);
+      } else if (op < 70) {
+        for (int c = 0; c < 40; ++c) {
+          if (rt.recordCall(m)) compile(rng, m, Tier::kTier1);
+        }
+        if (rng() % 2) compile(rng, m, Tier::kTier1);
+      } else if (op < 80) {
+        compile(rng, m, Tier::kTier1Osr);
+      } else if (op < 90) {
+        // ReJIT: the IL version and its code. The test serialises its own record of the
+        // method's current rejit id with the request, so the log says what the walk must.
+        published_rejit_mu_.lock();
+        auto r = rt.requestRejit(m);
+        if (r.ok()) current_rejit_[m] = *r;
+        published_rejit_mu_.unlock();
+        if (!r.ok()) {
+          if (r.error() != Errc::kMethodUnloaded) fail(std::string("requestRejit: ") + r.message());
+          continue;
+        }
+        compile(rng, m, rng() % 2 ? Tier::kInstrumented : Tier::kOptimized);
+      } else if (op < 93) {
+        unload(rng);
+      } else if (op < 95) {
+        addModule(true);
+      } else {
+        (void)rt.entryPoint(m);
+      }
+    }
+  }
+
+  bool world_failed() {
+    std::lock_guard<std::mutex> g(world.mu);
+    return !world.writer_error.empty();
+  }
+
+  // Reader: walks, each checked against the log. Keeps its own replay of the log.
+  void reader(int index, ReaderReport* rep) {
+    std::mt19937_64 rng(seed * 7919 + index);
+    std::unordered_map<VersionId, std::pair<Fields, uint64_t>> model;  // vid -> (fields, seq)
+    std::unordered_map<ModuleId, uint64_t> unloaded_at;               // module -> unload seq
+    uint64_t replayed = 0;
+    std::unordered_set<VersionId> seen_set;
+    while (!stop.load(std::memory_order_relaxed)) {
+      Observation obs;
+      obs.s0 = log.now();
+      rt.walk(WalkLocking::kNone, [&](const VersionView& v) { obs.seen.push_back(fieldsOf(v)); });
+      obs.s1 = log.now();
+      ++rep->walks;
+      // Replay the log up to S1.
+      for (; replayed < obs.s1; ++replayed) {
+        const LogEntry& e = log.at(replayed);
+        if (e.kind == LogEntry::kPublish) model[e.f.version_id] = {e.f, replayed};
+        if (e.kind == LogEntry::kUnload) unloaded_at[e.module] = replayed;
+      }
+      // (a) and (c).
+      seen_set.clear();
+      for (const Fields& f : obs.seen) {
+        if (!seen_set.insert(f.version_id).second)
+          rep->errors.push_back("G4: version " + std::to_string(f.version_id) + " seen twice in one walk");
+        auto it = model.find(f.version_id);
+        if (it == model.end()) {
+          rep->deferred.push_back(f);  // published, logged after S1
+          continue;
+        }
+        if (!sameFields(f, it->second.first))
+          rep->errors.push_back("G2: version " + std::to_string(f.version_id) + " fields differ from published");
+        ++rep->versions_checked;
+      }
+      // (b): published before S0, module not unloaded before S1.
+      for (const auto& [vid, fs] : model) {
+        if (fs.second >= obs.s0) continue;
+        auto u = unloaded_at.find(fs.first.module_id);
+        if (u != unloaded_at.end() && u->second < obs.s1) continue;
+        ++rep->completeness_checked;
+        if (!seen_set.count(vid))
+          rep->errors.push_back("G3: version " + std::to_string(vid) + " published at seq " +
+                                std::to_string(fs.second) + " < " + std::to_string(obs.s0) + " not seen");
+      }
+      if (rep->errors.size() > 20) return;
+      // Entry points: sampled, checked at the end against the whole log.
+      const uint64_t n = rt.registeredMethods();
+      for (int i = 0; i < 32 && n > 0; ++i) {
+        const MethodId m = 1 + rng() % n;
+        const uint64_t ep = rt.entryPoint(m);
+        if (ep != 0 && rep->entry_points.size() < 100000) rep->entry_points.emplace_back(m, ep);
+      }
+    }
+  }
+
+  // G2: what the walk saw is exactly what was published, names included (by hash).
+  static bool sameFields(const Fields& seen, const Fields& logged) { return seen == logged; }
+
+  std::mutex published_rejit_mu_;
+  std::unordered_map<MethodId, RejitId> current_rejit_;  // guarded by published_rejit_mu_
+};
+
+TEST_F(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
+  std::vector<ReaderReport> reports(kReaders);
+  std::vector<std::thread> readers;
+  for (int i = 0; i < kReaders; ++i) readers.emplace_back([&, i] { reader(i, &reports[i]); });
+  std::vector<std::thread> writers;
+  for (int i = 0; i < kWriters; ++i) writers.emplace_back([&, i] { writer(i); });
+  for (auto& t : writers) t.join();
+  stop.store(true);
+  for (auto& t : readers) t.join();
+
+  ASSERT_EQ(world.writer_error, "") << "seed " << seed;
+  EXPECT_EQ(world.overlap_error, "") << "seed " << seed;
+
+  // Deferred checks against the complete log.
+  const uint64_t end = log.now();
+  std::unordered_map<VersionId, Fields> all;
+  std::unordered_map<MethodId, std::unordered_set<uint64_t>> code_of;
+  for (uint64_t s = 0; s < end; ++s) {
+    const LogEntry& e = log.at(s);
+    if (e.kind != LogEntry::kPublish) continue;
+    all[e.f.version_id] = e.f;
+    code_of[e.f.method_id].insert(e.f.code_start);
+  }
+  uint64_t walks = 0, checked = 0, complete = 0, eps = 0;
+  for (ReaderReport& rep : reports) {
+    for (const std::string& e : rep.errors) ADD_FAILURE() << e << " (seed " << seed << ")";
+    for (const Fields& f : rep.deferred) {
+      auto it = all.find(f.version_id);
+      if (it == all.end()) {
+        ADD_FAILURE() << "version " << f.version_id << " seen but never published (seed " << seed << ")";
+      } else {
+        EXPECT_TRUE(sameFields(f, it->second)) << "G2 (deferred): version " << f.version_id;
+        ++checked;
+      }
+    }
+    for (auto [m, ep] : rep.entry_points) {
+      EXPECT_TRUE(code_of[m].count(ep)) << "entry point " << ep << " of method " << m
+                                        << " is not code published for it (seed " << seed << ")";
+      ++eps;
+    }
+    walks += rep.walks;
+    checked += rep.versions_checked;
+    complete += rep.completeness_checked;
+  }
+  std::printf("stress: %llu walks, %llu versions field-checked, %llu completeness checks, %llu entry points, "
+              "%llu log entries, %llu ops lost a race to an unload\n",
+              (unsigned long long)walks, (unsigned long long)checked, (unsigned long long)complete,
+              (unsigned long long)eps, (unsigned long long)end,
+              (unsigned long long)world.unloaded_races.load());
+  // The test must have exercised what it claims to.
+  EXPECT_GT(walks, 2u);
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(complete, 1000u);
+  const MemoryStats ms = rt.memoryStats();
+  EXPECT_GT(ms.native_versions, 0u);
+}
+
+}  // namespace
+}  // namespace jitprov

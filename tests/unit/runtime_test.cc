@@ -1,0 +1,346 @@
+// Unit tests of libjitprov's registry: every operation and its errors.
+#include <jitprov/runtime.h>
+#include <jitprov/utf8.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace jitprov {
+namespace {
+
+MethodDesc desc(std::string_view name, uint32_t token = 0x06000001) {
+  return MethodDesc{token, 0x0096, "Contoso.Orders", name, "int32 (string, int64)"};
+}
+
+struct Seen {
+  std::vector<VersionView> views;
+  std::vector<std::string> names;
+};
+
+Seen walkAll(const Runtime& rt, WalkLocking locking = WalkLocking::kNone, WalkStats* st = nullptr) {
+  Seen s;
+  WalkStats w = rt.walk(locking, [&](const VersionView& v) {
+    s.views.push_back(v);
+    s.names.push_back(std::string(v.name_space) + "." + std::string(v.name) + std::string(v.signature));
+  });
+  if (st != nullptr) *st = w;
+  return s;
+}
+
+// Compiles `tier` code for `m` end to end: add version, publish, activate.
+CodeRange jit(Runtime& rt, MethodId m, Tier tier, uint32_t size = 256, bool activate = true) {
+  auto v = rt.beginJit(m, tier);
+  EXPECT_TRUE(v.ok()) << v.message();
+  auto r = rt.publishCode(*v, size);
+  EXPECT_TRUE(r.ok()) << r.message();
+  if (activate) {
+    EXPECT_TRUE(rt.activate(*v).ok());
+  }
+  return *r;
+}
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  Runtime rt;
+  ModuleId mod = 0;
+  void SetUp() override {
+    auto r = rt.registerModule("/app/Contoso.Orders.dll", true);
+    ASSERT_TRUE(r.ok());
+    mod = *r;
+  }
+};
+
+TEST_F(RuntimeTest, RegistersModulesAndMethodsWithIncreasingIds) {
+  auto a = rt.registerMethod(mod, desc("Submit"));
+  auto b = rt.registerMethod(mod, desc("Cancel"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(*a, 0u);
+  EXPECT_EQ(*b, *a + 1);
+  EXPECT_EQ(rt.registeredMethods(), 2u);
+  auto mod2 = rt.registerModule("/app/Lib.dll", false);
+  ASSERT_TRUE(mod2.ok());
+  EXPECT_EQ(*mod2, mod + 1);
+  std::vector<ModuleView> mods;
+  EXPECT_EQ(rt.walkModules([&](const ModuleView& m) { mods.push_back(m); }), 2u);
+  ASSERT_EQ(mods.size(), 2u);
+  EXPECT_EQ(mods[0].path, "/app/Contoso.Orders.dll");
+  EXPECT_TRUE(mods[0].collectible);
+  EXPECT_FALSE(mods[1].collectible);
+}
+
+TEST_F(RuntimeTest, RejectsBadNames) {
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC3")).error(), Errc::kInvalidUtf8);           // truncated
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC0\xAF")).error(), Errc::kInvalidUtf8);       // overlong
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xED\xA0\x80")).error(), Errc::kInvalidUtf8);   // surrogate
+  EXPECT_EQ(rt.registerMethod(mod, desc(std::string_view("nul\0in", 6))).error(), Errc::kInvalidUtf8);
+  std::string big(kMaxNameBytes + 1, 'x');
+  EXPECT_EQ(rt.registerMethod(mod, desc(big)).error(), Errc::kNameTooLong);
+  big.pop_back();
+  EXPECT_TRUE(rt.registerMethod(mod, desc(big)).ok());
+  EXPECT_TRUE(rt.registerMethod(mod, desc("Größe\xE2\x82\xAC")).ok());
+  EXPECT_EQ(rt.registerModule("bad\xFF", true).error(), Errc::kInvalidUtf8);
+  // Nothing failed half way: only the two good methods exist.
+  EXPECT_EQ(rt.registeredMethods(), 2u);
+}
+
+TEST_F(RuntimeTest, RejectsUnknownIds) {
+  EXPECT_EQ(rt.registerMethod(999, desc("X")).error(), Errc::kUnknownModule);
+  EXPECT_EQ(rt.registerMethod(0, desc("X")).error(), Errc::kUnknownModule);
+  EXPECT_EQ(rt.beginJit(12345, Tier::kTier0).error(), Errc::kUnknownMethod);
+  EXPECT_EQ(rt.publishCode(777, 16).error(), Errc::kUnknownVersion);
+  EXPECT_EQ(rt.activate(777).error(), Errc::kUnknownVersion);
+  EXPECT_EQ(rt.requestRejit(12345).error(), Errc::kUnknownMethod);
+  EXPECT_EQ(rt.unloadModule(999).error(), Errc::kUnknownModule);
+  EXPECT_EQ(rt.entryPoint(12345), 0u);
+  EXPECT_EQ(rt.entryPointLocked(12345).error(), Errc::kUnknownMethod);
+  EXPECT_FALSE(rt.recordCall(12345));
+  auto m = rt.registerMethod(mod, desc("X"));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(rt.beginJit(*m, static_cast<Tier>(9)).error(), Errc::kInvalidArgument);
+}
+
+TEST_F(RuntimeTest, PublishErrors) {
+  auto m = rt.registerMethod(mod, desc("Submit"));
+  ASSERT_TRUE(m.ok());
+  auto v = rt.beginJit(*m, Tier::kTier0);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(rt.publishCode(*v, 0).error(), Errc::kZeroCodeSize);
+  EXPECT_EQ(rt.activate(*v).error(), Errc::kNotPublished);
+  ASSERT_TRUE(rt.publishCode(*v, 100).ok());
+  EXPECT_EQ(rt.publishCode(*v, 100).error(), Errc::kAlreadyPublished);
+}
+
+TEST_F(RuntimeTest, UnpublishedVersionIsSkippedByTheWalk) {
+  auto m = rt.registerMethod(mod, desc("Submit"));
+  ASSERT_TRUE(m.ok());
+  auto v = rt.beginJit(*m, Tier::kTier0);
+  ASSERT_TRUE(v.ok());
+  WalkStats st;
+  EXPECT_TRUE(walkAll(rt, WalkLocking::kNone, &st).views.empty());
+  EXPECT_EQ(st.skipped, 1u);
+  EXPECT_EQ(st.methods, 1u);
+  auto r = rt.publishCode(*v, 300);
+  ASSERT_TRUE(r.ok());
+  Seen s = walkAll(rt, WalkLocking::kNone, &st);
+  ASSERT_EQ(s.views.size(), 1u);
+  EXPECT_EQ(st.skipped, 0u);
+  const VersionView& x = s.views[0];
+  EXPECT_EQ(x.version_id, *v);
+  EXPECT_EQ(x.method_id, *m);
+  EXPECT_EQ(x.module_id, mod);
+  EXPECT_EQ(x.rejit_id, 0u);
+  EXPECT_EQ(x.tier, Tier::kTier0);
+  EXPECT_EQ(x.code_start, r->start);
+  EXPECT_EQ(x.code_size, 300u);
+  EXPECT_EQ(x.method_token, 0x06000001u);
+  EXPECT_EQ(x.method_flags, 0x0096u);
+  EXPECT_EQ(s.names[0], "Contoso.Orders.Submitint32 (string, int64)");
+}
+
+TEST_F(RuntimeTest, ActivationBackpatchesTheEntryPoint) {
+  auto m = rt.registerMethod(mod, desc("Submit"));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(rt.entryPoint(*m), 0u);
+  CodeRange t0 = jit(rt, *m, Tier::kTier0);
+  EXPECT_EQ(rt.entryPoint(*m), t0.start);
+  EXPECT_EQ(*rt.entryPointLocked(*m), t0.start);
+  CodeRange t1 = jit(rt, *m, Tier::kTier1);
+  EXPECT_EQ(rt.entryPoint(*m), t1.start);
+  // OSR code is never an entry point.
+  auto osr = rt.beginJit(*m, Tier::kTier1Osr, 42);
+  ASSERT_TRUE(osr.ok());
+  ASSERT_TRUE(rt.publishCode(*osr, 64).ok());
+  EXPECT_EQ(rt.activate(*osr).error(), Errc::kInvalidArgument);
+  EXPECT_EQ(rt.entryPoint(*m), t1.start);
+  Seen s = walkAll(rt);
+  ASSERT_EQ(s.views.size(), 3u);  // newest first: osr, tier1, tier0 all live
+  EXPECT_EQ(s.views[0].tier, Tier::kTier1Osr);
+  EXPECT_EQ(s.views[0].osr_il_offset, 42u);
+  EXPECT_EQ(s.views[1].tier, Tier::kTier1);
+  EXPECT_EQ(s.views[2].tier, Tier::kTier0);
+}
+
+TEST_F(RuntimeTest, TierUpFiresExactlyOnceAtTheThreshold) {
+  auto m = rt.registerMethod(mod, desc("Hot"));
+  ASSERT_TRUE(m.ok());
+  int fired_at = -1;
+  int fired = 0;
+  for (int i = 1; i <= 100; ++i) {
+    if (rt.recordCall(*m)) {
+      ++fired;
+      fired_at = i;
+    }
+  }
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(fired_at, 30);
+  Runtime custom(RuntimeConfig{.tier_up_threshold = 3});
+  auto mo = custom.registerModule("m", false);
+  auto cm = custom.registerMethod(*mo, desc("C"));
+  ASSERT_TRUE(cm.ok());
+  EXPECT_FALSE(custom.recordCall(*cm));
+  EXPECT_FALSE(custom.recordCall(*cm));
+  EXPECT_TRUE(custom.recordCall(*cm));
+  EXPECT_FALSE(custom.recordCall(*cm));
+}
+
+TEST_F(RuntimeTest, RejitAddsAnIlVersionAndResetsTheEntryPoint) {
+  auto m = rt.registerMethod(mod, desc("Submit"));
+  ASSERT_TRUE(m.ok());
+  CodeRange t0 = jit(rt, *m, Tier::kTier0);
+  auto r1 = rt.requestRejit(*m);
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(*r1, 1u);
+  EXPECT_EQ(rt.entryPoint(*m), 0u);  // back to the prestub
+  CodeRange rj = jit(rt, *m, Tier::kInstrumented);
+  EXPECT_EQ(rt.entryPoint(*m), rj.start);
+  auto r2 = rt.requestRejit(*m);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(*r2, 2u);
+  Seen s = walkAll(rt);
+  ASSERT_EQ(s.views.size(), 2u);  // IL version 2 has no code yet
+  EXPECT_EQ(s.views[0].rejit_id, 1u);
+  EXPECT_EQ(s.views[0].tier, Tier::kInstrumented);
+  EXPECT_EQ(s.views[1].rejit_id, 0u);
+  EXPECT_EQ(s.views[1].code_start, t0.start);
+}
+
+TEST_F(RuntimeTest, UnloadRemovesMethodsAndReusesCodeOnlyAfterAGracePeriod) {
+  auto keep_mod = rt.registerModule("/app/System.dll", false);
+  ASSERT_TRUE(keep_mod.ok());
+  EXPECT_EQ(rt.unloadModule(*keep_mod).error(), Errc::kNotCollectible);
+  auto keep = rt.registerMethod(*keep_mod, desc("Keep"));
+  auto gone = rt.registerMethod(mod, desc("Gone"));
+  ASSERT_TRUE(keep.ok() && gone.ok());
+  jit(rt, *keep, Tier::kTier0, 512);
+  auto pending = rt.beginJit(*gone, Tier::kTier1);
+  ASSERT_TRUE(pending.ok());
+  CodeRange g = jit(rt, *gone, Tier::kTier0, 512);
+  EXPECT_EQ(rt.memoryStats().live_methods, 2u);
+
+  ASSERT_TRUE(rt.unloadModule(mod).ok());
+  EXPECT_EQ(rt.unloadModule(mod).error(), Errc::kModuleUnloaded);
+  EXPECT_EQ(rt.registerMethod(mod, desc("Late")).error(), Errc::kModuleUnloaded);
+  EXPECT_EQ(rt.beginJit(*gone, Tier::kTier1).error(), Errc::kMethodUnloaded);
+  EXPECT_EQ(rt.publishCode(*pending, 64).error(), Errc::kMethodUnloaded);
+  EXPECT_EQ(rt.requestRejit(*gone).error(), Errc::kMethodUnloaded);
+  EXPECT_EQ(rt.entryPoint(*gone), 0u);
+  EXPECT_EQ(rt.memoryStats().live_methods, 1u);
+  Seen s = walkAll(rt);
+  ASSERT_EQ(s.views.size(), 1u);
+  EXPECT_EQ(s.views[0].method_id, *keep);
+
+  // After the grace period the unloaded range goes back to the heap.
+  rt.drainReclamation();
+  CodeRange again = jit(rt, *keep, Tier::kTier1, 512);
+  EXPECT_EQ(again.start, g.start);
+}
+
+TEST_F(RuntimeTest, LiveCodeRangesNeverOverlap) {
+  std::map<uint64_t, uint64_t> ranges;
+  for (int i = 0; i < 200; ++i) {
+    auto m = rt.registerMethod(mod, desc("M" + std::to_string(i)));
+    ASSERT_TRUE(m.ok());
+    CodeRange r = jit(rt, *m, Tier::kTier0, 1 + (i * 37) % 4000);
+    ranges[r.start] = r.start + r.size;
+  }
+  uint64_t prev_end = 0;
+  for (auto [start, end] : ranges) {
+    EXPECT_GE(start, prev_end);
+    prev_end = end;
+  }
+  EXPECT_EQ(ranges.size(), 200u);
+}
+
+TEST_F(RuntimeTest, LockedWalksSeeTheSameVersionsAndNameTheirSite) {
+  for (int i = 0; i < 10; ++i) {
+    auto m = rt.registerMethod(mod, desc("M" + std::to_string(i)));
+    ASSERT_TRUE(m.ok());
+    jit(rt, *m, Tier::kTier0);
+    if (i % 2 == 0) jit(rt, *m, Tier::kTier1);
+  }
+  auto ids = [](const Seen& s) {
+    std::set<VersionId> r;
+    for (const auto& v : s.views) r.insert(v.version_id);
+    return r;
+  };
+  const auto lockfree = ids(walkAll(rt, WalkLocking::kNone));
+  EXPECT_EQ(lockfree.size(), 15u);
+  const auto before = rt.lockStats();
+  EXPECT_EQ(before.sites[0][int(LockSite::kRundown)].wait.count, 0u);
+  EXPECT_EQ(ids(walkAll(rt, WalkLocking::kWholeWalk)), lockfree);
+  EXPECT_EQ(rt.lockStats().sites[0][int(LockSite::kRundown)].wait.count, 1u);
+  EXPECT_EQ(ids(walkAll(rt, WalkLocking::kPerMethod)), lockfree);
+  EXPECT_EQ(rt.lockStats().sites[0][int(LockSite::kRundown)].wait.count, 11u);
+}
+
+TEST_F(RuntimeTest, LockStatsCountEverySiteAndSplitByRundown) {
+  auto m = rt.registerMethod(mod, desc("M"));
+  ASSERT_TRUE(m.ok());
+  jit(rt, *m, Tier::kTier0);  // site 1 twice (add, publish), site 5 once
+  rt.rundownActive(true);
+  jit(rt, *m, Tier::kTier1);  // site 2 twice, site 5 once, during a rundown
+  rt.rundownActive(false);
+  ASSERT_TRUE(rt.requestRejit(*m).ok());
+  ASSERT_TRUE(rt.entryPointLocked(*m).ok());
+  const auto s = rt.lockStats();
+  EXPECT_EQ(s.sites[0][int(LockSite::kTier0Publish)].wait.count, 2u);
+  EXPECT_EQ(s.sites[0][int(LockSite::kActivate)].wait.count, 1u);
+  EXPECT_EQ(s.sites[1][int(LockSite::kTier1Publish)].wait.count, 2u);
+  EXPECT_EQ(s.sites[1][int(LockSite::kActivate)].hold.count, 1u);
+  EXPECT_EQ(s.sites[0][int(LockSite::kTier1Publish)].wait.count, 0u);
+  EXPECT_EQ(s.sites[0][int(LockSite::kRejit)].wait.count, 1u);
+  EXPECT_EQ(s.sites[0][int(LockSite::kLookup)].wait.count, 1u);
+  uint64_t bucketed = 0;
+  for (uint64_t b : s.sites[0][int(LockSite::kTier0Publish)].hold.buckets) bucketed += b;
+  EXPECT_EQ(bucketed, 2u);
+}
+
+TEST(LockStats, Log2BucketsAndQuantiles) {
+  EXPECT_EQ(log2Bucket(0), 0);
+  EXPECT_EQ(log2Bucket(1), 1);
+  EXPECT_EQ(log2Bucket(2), 2);
+  EXPECT_EQ(log2Bucket(3), 2);
+  EXPECT_EQ(log2Bucket(1024), 11);
+  EXPECT_EQ(log2Bucket(~0ULL), kHistBuckets - 1);
+  HistSnapshot h;
+  h.count = 100;
+  h.max_ns = 5000;
+  h.buckets[log2Bucket(100)] = 99;
+  h.buckets[log2Bucket(5000)] = 1;
+  EXPECT_EQ(h.quantileUpperBound(0.5), 127u);
+  EXPECT_EQ(h.quantileUpperBound(0.99), 127u);
+  EXPECT_EQ(h.quantileUpperBound(1.0), 5000u);
+}
+
+TEST(Utf8, SanitizeReplacesAndTruncatesOnCharacterBoundaries) {
+  std::string out;
+  EXPECT_FALSE(sanitizeUtf8("plain", 100, &out));
+  EXPECT_EQ(out, "plain");
+  EXPECT_TRUE(sanitizeUtf8("a\xFF" "b", 100, &out));
+  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b");
+  EXPECT_TRUE(sanitizeUtf8(std::string_view("a\0b", 3), 100, &out));
+  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b");
+  EXPECT_TRUE(sanitizeUtf8("\xE2\x82\xAC\xE2\x82\xAC", 5, &out));  // two euro signs, room for one
+  EXPECT_EQ(out, "\xE2\x82\xAC");
+  EXPECT_TRUE(isValidUtf8("\xF0\x9F\x98\x80"));
+  EXPECT_FALSE(isValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+}
+
+TEST(Names, EnumsRoundTrip) {
+  Tier t;
+  EXPECT_TRUE(parseTier("tier1_osr", &t));
+  EXPECT_EQ(t, Tier::kTier1Osr);
+  EXPECT_FALSE(parseTier("tier2", &t));
+  RundownMode m;
+  EXPECT_TRUE(parseRundownMode("per-method", &m));
+  EXPECT_EQ(m, RundownMode::kPerMethod);
+  EXPECT_EQ(lockSiteName(LockSite::kUnload), "unload");
+  EXPECT_EQ(errcMessage(Errc::kZeroCodeSize), std::string("code size is zero"));
+}
+
+}  // namespace
+}  // namespace jitprov
