@@ -215,13 +215,14 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   IlVersion* il = m->active_il;
   const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
   // relaxed load of the head: we hold the CVM lock, its only writer.
+  NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
 #if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  const VersionId init_vid = 0;  // fault: the id is written after the node is linked
+  NativeVersion* const init_next = nullptr;  // fault: `next` is written after the node is linked
 #else
-  const VersionId init_vid = vid;
+  NativeVersion* const init_next = old_head;
 #endif
-  auto* v = new (std::nothrow) NativeVersion(init_vid, tier, tier == Tier::kTier1Osr ? osr_il_offset : 0, m,
-                                             il, il->native_head.load(std::memory_order_relaxed));
+  auto* v = new (std::nothrow) NativeVersion(vid, tier, tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
+                                             init_next);
   if (v == nullptr) return Errc::kCapacityExhausted;
   if (!s_->versions.store(vid, v)) {
     delete v;
@@ -234,7 +235,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   publish(il->native_head, v);  // P1: node complete, next = old head
 #endif
 #if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  const_cast<VersionId&>(v->version_id) = vid;
+  const_cast<NativeVersion*&>(v->next) = old_head;
 #endif
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);

@@ -339,7 +339,12 @@ class RegistryStress : public ::testing::Test {
     while (!stop.load(std::memory_order_relaxed)) {
       Observation obs;
       obs.s0 = log.now();
-      rt.walk(WalkLocking::kNone, [&](const VersionView& v) { obs.seen.push_back(fieldsOf(v)); });
+      // Reader 1 yields now and then inside its walk: long read sections give writers
+      // time to run in the middle of a walk, which widens every race window.
+      rt.walk(WalkLocking::kNone, [&](const VersionView& v) {
+        obs.seen.push_back(fieldsOf(v));
+        if (index == 1 && obs.seen.size() % 128 == 0) std::this_thread::yield();
+      });
       obs.s1 = log.now();
       ++rep->walks;
       // Replay the log up to S1.
