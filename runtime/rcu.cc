@@ -32,6 +32,7 @@ void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {
 void barrier() noexcept {
   ensureThreadRegistered();
   urcu_memb_barrier();
+  tsanAcquire();  // every callback's ReclaimScope released before it returned
 }
 
 }  // namespace jitprov::rcu

@@ -16,7 +16,8 @@
 // reclamation callbacks as races with the readers' earlier loads. We teach it the real
 // edge instead of suppressing reports: every read section ends with
 // __tsan_release(&grace_period_clock), every retire() starts with the same release, and
-// every reclamation callback starts with __tsan_acquire(&grace_period_clock). So TSan
+// every reclamation callback runs inside a ReclaimScope, which acquires it on entry and
+// releases it on exit (barrier() acquires it after liburcu's barrier returns). So TSan
 // sees "everything readers and retirers did before" happen-before the free, which is
 // exactly what call_rcu guarantees for readers that could reach the object. (It is a
 // slight over-approximation, since it also orders readers that started after the
@@ -60,11 +61,19 @@ class ReadSection {
 
 // Queues `reclaim(head)` to run after a grace period: once every read section that
 // might have loaded a pointer to the object has ended. The object must already be
-// unreachable for new readers. `reclaim` must begin with afterGracePeriod().
+// unreachable for new readers. `reclaim` must open a ReclaimScope first thing.
 void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept;
 
-// First statement of every reclamation callback.
-inline void afterGracePeriod() noexcept { tsanAcquire(); }
+// Spans the body of every reclamation callback. For TSan: acquires the grace-period
+// clock on entry (the readers' and retirer's accesses happen before the frees) and
+// releases it on exit (the frees happen before barrier() returns).
+class ReclaimScope {
+ public:
+  ReclaimScope() noexcept { tsanAcquire(); }
+  ~ReclaimScope() { tsanRelease(); }
+  ReclaimScope(const ReclaimScope&) = delete;
+  ReclaimScope& operator=(const ReclaimScope&) = delete;
+};
 
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;

@@ -152,7 +152,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
 }
 
 void Runtime::State::reclaimModule(rcu_head* head) {
-  rcu::afterGracePeriod();
+  rcu::ReclaimScope scope;
   Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
   for (Method* m : mod->methods) mod->owner->freeMethod(m, true);
   delete mod;

@@ -1,0 +1,54 @@
+# Shared by tools/check and tools/demo: the package list (the one place it is kept),
+# installing what is missing, and configuring the build directories.
+# shellcheck shell=bash
+
+# Debian bookworm packages jitprov needs to build, test and demo.
+JITPROV_PACKAGES=(
+  g++ clang llvm meson ninja-build pkg-config      # toolchain; clang builds the BPF programs
+  liburcu-dev                                      # RCU grace periods for the lock-free registry
+  systemtap-sdt-dev                                # sys/sdt.h: USDT probes with semaphores
+  libgtest-dev libgmock-dev libbenchmark-dev       # tests and benchmarks
+  liblttng-ust-dev lttng-tools                     # tracepoint provider; lttng-sessiond, lttng
+  babeltrace2 libbabeltrace2-dev python3-bt2       # reading CTF traces
+  bpftrace libbpf-dev bpftool libelf-dev zlib1g-dev  # eBPF measurement
+  libcli11-dev nlohmann-json3-dev libfmt-dev       # command-line tools
+  gnuplot-nox                                      # plots
+  util-linux procps                                # unshare, setarch; pgrep, ps
+)
+
+log() { printf '%s\n' "$*" >&2; }
+die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+
+missing_packages() {
+  local p out=()
+  for p in "${JITPROV_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
+  done
+  printf '%s\n' "${out[@]}"
+}
+
+ensure_packages() {
+  local missing
+  mapfile -t missing < <(missing_packages)
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing Debian packages (run as root to install them): ${missing[*]}"
+  fi
+  log "installing ${#missing[@]} missing packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq || die "apt-get update failed"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    die "apt-get install failed for: ${missing[*]}"
+}
+
+# configure_build DIR [meson options...]: set up DIR once, reconfigure when it exists.
+configure_build() {
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson configure "$dir" "$@" >/dev/null || die "meson configure $dir failed"
+  else
+    rm -rf "$dir"
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; die "meson setup $dir failed"; }
+    rm -f "$dir.setup.log"
+  fi
+}
