@@ -5,6 +5,7 @@
 #include <jitprov/utf8.h>
 
 #include "jitprov_usdt.h"
+#include "trace.h"
 
 #include <cstdlib>
 #include <new>
@@ -13,6 +14,14 @@
 namespace jitprov {
 
 namespace {
+
+// The fields of a published version. `code_start` is the value the caller loaded with
+// acquire (or wrote under the lock), so code_size is visible (P2).
+VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
+  return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, code_start,
+                     v.code_size, m.token, m.flags, {m.nameSpace(), m.ns_len}, {m.name(), m.name_len},
+                     {m.signature(), m.sig_len}};
+}
 
 LockSite publishSite(Tier tier) noexcept {
   switch (tier) {
@@ -76,6 +85,7 @@ Result<ModuleId> Runtime::registerModule(std::string_view path, bool collectible
   }
   publish(s_->module_count, id);  // P5: after the slot
   s_->live_modules.fetch_add(1, std::memory_order_relaxed);
+  trace::moduleLoad(mod->id, mod->path.c_str());
   return ModuleId(id);
 }
 
@@ -142,6 +152,8 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     }
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
+    for (const Method* m : mod->methods) trace::methodUnload(m->id, m->module_id);
+    trace::moduleUnload(mod->id, mod->path.c_str());
   }
 #if defined(JITPROV_PROTOCOL_FAULT_FREE_WITHOUT_GRACE)
   State::reclaimModule(&mod->rcu);  // fault: readers may still hold these records
@@ -248,6 +260,10 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   MethodId method_id = 0;
   Tier tier = Tier::kTier0;
   CodeRange range;
+  // Opened before the lock is released so that the version's method cannot be freed
+  // (by an unload that runs once we release) before method_load has read it.
+  rcu::ReadSection rs;
+  const NativeVersion* published = nullptr;
   {
     CvmLock::Guard lock(s_->lock, label.site, label.method_id);
     NativeVersion* v = s_->versions.load(version);
@@ -271,8 +287,10 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     method_id = v->method->id;
     tier = v->tier;
     range = {start, code_size};
+    published = v;
   }
   JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size);
+  trace::methodLoad(viewOf(*published->method, *published, range.start));
   return range;
 }
 
@@ -312,6 +330,7 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
+  trace::rejitRequest(m->id, il->rejit_id);  // under the lock: ordered with the IL version's publication
   return il->rejit_id;
 }
 
@@ -342,28 +361,14 @@ namespace {
 
 // Visits the published versions of one method. Caller is inside an RCU read section.
 void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st) {
-  VersionView view;
-  view.method_id = m->id;
-  view.module_id = m->module_id;
-  view.method_token = m->token;
-  view.method_flags = m->flags;
-  view.name_space = {m->nameSpace(), m->ns_len};
-  view.name = {m->name(), m->name_len};
-  view.signature = {m->signature(), m->sig_len};
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {  // P1
-    view.rejit_id = il->rejit_id;
     for (const NativeVersion* v = readPublished(il->native_head); v != nullptr; v = v->next) {  // P1
       const uint64_t start = readPublished(v->code_start);  // P2
       if (start == 0) {
         ++st->skipped;
         continue;
       }
-      view.version_id = v->version_id;
-      view.tier = v->tier;
-      view.osr_il_offset = v->osr_il_offset;
-      view.code_start = start;
-      view.code_size = v->code_size;  // P2: read after code_start's acquire
-      visit(view);
+      visit(viewOf(*m, *v, start));  // code_size is read after code_start's acquire (P2)
       ++st->versions;
     }
   }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 namespace jitprov {
@@ -54,6 +55,11 @@ struct MemoryStats {
   uint64_t version_bytes = 0;    // IL and native version nodes
   uint64_t table_bytes = 0;      // id -> record tables
 };
+
+// Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
+// not. Loads it on first call ($JITPROV_PROVIDER overrides the path). Without it the
+// runtime runs untraced.
+std::string traceProviderStatus();
 
 class Runtime {
  public:

@@ -1,0 +1,25 @@
+/* The method fields of SPEC.md, shared by jitprov_runtime:method_load and
+ * jitprov_rundown:method. Expects `r` to be a const struct jitprov_method_record*
+ * and PROV to be the provider (for its tier enum). Included inside LTTNG_UST_TP_FIELDS. */
+#define JITPROV_METHOD_FIELDS(prov)                                   \
+  lttng_ust_field_integer(uint64_t, method_id, r->method_id)          \
+  lttng_ust_field_integer(uint32_t, module_id, r->module_id)          \
+  lttng_ust_field_integer(uint64_t, version_id, r->version_id)        \
+  lttng_ust_field_integer(uint32_t, rejit_id, r->rejit_id)            \
+  lttng_ust_field_enum(prov, tier, uint8_t, tier, r->tier)            \
+  lttng_ust_field_integer_hex(uint64_t, code_start, r->code_start)    \
+  lttng_ust_field_integer(uint32_t, code_size, r->code_size)          \
+  lttng_ust_field_integer_hex(uint32_t, method_token, r->method_token) \
+  lttng_ust_field_integer_hex(uint32_t, method_flags, r->method_flags) \
+  lttng_ust_field_string(namespace, r->name_space)                    \
+  lttng_ust_field_string(name, r->name)                               \
+  lttng_ust_field_string(signature, r->signature)
+
+/* Tier labels: the numeric values are trace ABI (jitprov::Tier). */
+#define JITPROV_TIER_ENUM_VALUES                        \
+  LTTNG_UST_TP_ENUM_VALUES(                             \
+    lttng_ust_field_enum_value("tier0", 0)              \
+    lttng_ust_field_enum_value("tier1", 1)              \
+    lttng_ust_field_enum_value("tier1_osr", 2)          \
+    lttng_ust_field_enum_value("instrumented", 3)       \
+    lttng_ust_field_enum_value("optimized", 4))

@@ -1,0 +1,100 @@
+// RundownEngine: the rundown thread. Emits jitprov_rundown events, one `method` per
+// published native code version, bracketed by rundown_begin and rundown_end, when a
+// trigger fires (SPEC.md "Rundown").
+//
+// In mode lockfree the rundown never takes the code-version-manager lock (G1); the walk
+// it emits from gives G2-G4 (runtime.h). Modes locked and per-method hold the lock
+// across the whole walk and emission, or around each method: kept to measure against.
+//
+// Threads: start()/stop()/request()/lastResults() from any thread;
+// requestFromSignal() from a signal handler; the rundown runs on the engine's thread
+// (runNow() runs one on the caller's thread instead).
+#pragma once
+
+#include <jitprov/result.h>
+#include <jitprov/runtime.h>
+#include <jitprov/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace jitprov {
+
+struct RundownTriggers {
+  bool session = false;  // the rundown events go from disabled to enabled (lttng start)
+  bool signal = false;   // requestFromSignal() (the tools call it on SIGUSR2)
+  bool exit = false;     // once more in stop()
+  double at_sec = -1;    // once, this long after start() (< 0: off)
+  double every_sec = 0;  // periodically (0: off)
+};
+
+// Parses "session,signal,exit,at:SEC,every:SEC" (any combination, "none" for none).
+// On error returns false and says why in *error.
+bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* error);
+
+struct RundownResult {
+  uint64_t rundown_id = 0;
+  RundownMode mode = RundownMode::kLockFree;
+  RundownTrigger trigger = RundownTrigger::kApi;
+  uint64_t method_count = 0;  // method ids registered when it began
+  uint64_t modules = 0;
+  uint64_t methods = 0;
+  uint64_t versions = 0;
+  uint64_t skipped = 0;   // versions seen with code not yet published
+  uint64_t retried = 0;   // emission stalls (see rundown.cc: waits for trace buffer space)
+  uint64_t begin_ns = 0;  // CLOCK_MONOTONIC
+  uint64_t duration_ns = 0;
+  bool traced = false;    // the rundown events were enabled when it began
+};
+
+class RundownEngine {
+ public:
+  RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers);
+  ~RundownEngine();  // stop()
+  RundownEngine(const RundownEngine&) = delete;
+  RundownEngine& operator=(const RundownEngine&) = delete;
+
+  Result<void> start();
+  // Stops the thread; runs the exit rundown first when that trigger is set.
+  void stop();
+  // API trigger: queue a rundown (coalesced with one already queued).
+  void request() noexcept;
+  // Async-signal-safe: queue a signal-triggered rundown.
+  void requestFromSignal() noexcept;
+  // Runs one rundown now on the calling thread.
+  RundownResult runNow(RundownMode mode, RundownTrigger trigger);
+
+  std::vector<RundownResult> results() const;
+  uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
+  RundownMode mode() const noexcept { return mode_; }
+
+  // How often the thread looks at the session state (the session trigger's latency).
+  static constexpr int kPollMs = 20;
+
+ private:
+  void threadMain();
+  void wake() noexcept;
+
+  Runtime& rt_;
+  const RundownMode mode_;
+  const RundownTriggers triggers_;
+  std::thread thread_;
+  int wake_fd_ = -1;  // eventfd: written by request*(), polled by the thread
+  std::atomic<bool> stop_{false};
+  // Set by request()/requestFromSignal(), consumed by the thread. lock-free atomics so
+  // the signal handler may set them.
+  std::atomic<bool> api_pending_{false};
+  std::atomic<bool> signal_pending_{false};
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<uint64_t> completed_{0};
+  mutable std::mutex results_mu_;
+  std::vector<RundownResult> results_;  // guarded by results_mu_
+};
+
+}  // namespace jitprov

@@ -1,0 +1,191 @@
+#include <jitprov/rundown.h>
+
+#include "cvm_lock.h"
+#include "jitprov_usdt.h"
+#include "trace.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace jitprov {
+
+bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* error) {
+  RundownTriggers t;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view item = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (item.empty() || item == "none") {
+      if (comma >= list.size()) break;
+      continue;
+    }
+    auto seconds = [&](std::string_view v, double* dst) {
+      std::string s(v);
+      char* end = nullptr;
+      errno = 0;
+      const double d = std::strtod(s.c_str(), &end);
+      if (s.empty() || end == nullptr || *end != '\0' || errno != 0 || !std::isfinite(d) || d < 0) {
+        *error = "bad seconds in trigger '" + std::string(item) + "'";
+        return false;
+      }
+      *dst = d;
+      return true;
+    };
+    if (item == "session") {
+      t.session = true;
+    } else if (item == "signal") {
+      t.signal = true;
+    } else if (item == "exit") {
+      t.exit = true;
+    } else if (item.rfind("at:", 0) == 0) {
+      if (!seconds(item.substr(3), &t.at_sec)) return false;
+    } else if (item.rfind("every:", 0) == 0) {
+      if (!seconds(item.substr(6), &t.every_sec)) return false;
+      if (t.every_sec <= 0) {
+        *error = "every:SEC needs SEC > 0";
+        return false;
+      }
+    } else {
+      *error = "unknown trigger '" + std::string(item) + "' (session, signal, exit, at:SEC, every:SEC)";
+      return false;
+    }
+    if (comma >= list.size()) break;
+  }
+  *out = t;
+  return true;
+}
+
+RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers)
+    : rt_(rt), mode_(mode), triggers_(triggers) {}
+
+RundownEngine::~RundownEngine() {
+  stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Result<void> RundownEngine::start() {
+  if (thread_.joinable()) return Errc::kBusy;
+  trace::loadProvider();
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Errc::kCapacityExhausted;
+  stop_.store(false);
+  thread_ = std::thread([this] { threadMain(); });
+  return {};
+}
+
+void RundownEngine::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  wake();
+  thread_.join();
+  if (triggers_.exit) runNow(mode_, RundownTrigger::kExit);
+}
+
+void RundownEngine::wake() noexcept {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  ssize_t r = write(wake_fd_, &one, sizeof one);  // async-signal-safe
+  (void)r;
+}
+
+void RundownEngine::request() noexcept {
+  api_pending_.store(true, std::memory_order_release);  // pairs with the exchange in threadMain
+  wake();
+}
+
+void RundownEngine::requestFromSignal() noexcept {
+  signal_pending_.store(true, std::memory_order_release);  // pairs with the exchange in threadMain
+  wake();
+}
+
+void RundownEngine::threadMain() {
+  const uint64_t start = monotonicNs();
+  bool at_done = triggers_.at_sec < 0;
+  uint64_t next_every = triggers_.every_sec > 0 ? start + uint64_t(triggers_.every_sec * 1e9) : 0;
+  bool was_enabled = trace::rundownEventsEnabled();
+  // A session that is already tracing when we start counts as "just started".
+  if (triggers_.session && was_enabled) runNow(mode_, RundownTrigger::kSession);
+  while (!stop_.load(std::memory_order_acquire)) {
+    pollfd p{wake_fd_, POLLIN, 0};
+    (void)poll(&p, 1, kPollMs);
+    uint64_t drain;
+    while (read(wake_fd_, &drain, sizeof drain) > 0) {
+    }
+    if (stop_.load(std::memory_order_acquire)) break;
+    const bool enabled = trace::rundownEventsEnabled();
+    if (triggers_.session && enabled && !was_enabled) runNow(mode_, RundownTrigger::kSession);
+    was_enabled = enabled;
+    if (signal_pending_.exchange(false, std::memory_order_acq_rel)) {
+      if (triggers_.signal) runNow(mode_, RundownTrigger::kSignal);
+    }
+    if (api_pending_.exchange(false, std::memory_order_acq_rel)) runNow(mode_, RundownTrigger::kApi);
+    const uint64_t now = monotonicNs();
+    if (!at_done && now >= start + uint64_t(triggers_.at_sec * 1e9)) {
+      at_done = true;
+      runNow(mode_, RundownTrigger::kAt);
+    }
+    if (next_every != 0 && now >= next_every) {
+      runNow(mode_, RundownTrigger::kEvery);
+      next_every = monotonicNs() + uint64_t(triggers_.every_sec * 1e9);
+    }
+  }
+}
+
+RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
+  RundownResult r;
+  r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  r.mode = mode;
+  r.trigger = trigger;
+  r.traced = trace::rundownEventsEnabled();
+  rt_.rundownActive(true);
+  JITPROV_PROBE_RUNDOWN_BEGIN(r.rundown_id, static_cast<int>(mode), static_cast<int>(trigger));
+  r.begin_ns = monotonicNs();
+  r.method_count = rt_.registeredMethods();
+  trace::rundownBegin(r.rundown_id, mode, trigger, r.method_count);
+  r.modules = rt_.walkModules([&](const ModuleView& m) { trace::rundownModule(r.rundown_id, m); });
+
+  // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
+  // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
+  // that took more than 50 ms had to wait for space. Counted as `retried`.
+  constexpr uint64_t kWindow = 64;
+  constexpr uint64_t kStallNs = 50'000'000;
+  uint64_t emitted = 0;
+  uint64_t window_start = monotonicNs();
+  const WalkLocking locking = mode == RundownMode::kLocked      ? WalkLocking::kWholeWalk
+                              : mode == RundownMode::kPerMethod ? WalkLocking::kPerMethod
+                                                                : WalkLocking::kNone;
+  const WalkStats st = rt_.walk(locking, [&](const VersionView& v) {
+    trace::rundownMethod(r.rundown_id, v);
+    if (++emitted % kWindow == 0) {
+      const uint64_t now = monotonicNs();
+      if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
+      window_start = now;
+    }
+  });
+  r.methods = st.methods;
+  r.versions = st.versions;
+  r.skipped = st.skipped;
+  r.duration_ns = monotonicNs() - r.begin_ns;
+  trace::rundownEnd(r.rundown_id, r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns);
+  JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
+  rt_.rundownActive(false);
+  {
+    std::lock_guard<std::mutex> g(results_mu_);
+    results_.push_back(r);
+  }
+  completed_.fetch_add(1, std::memory_order_release);  // pairs with completed()
+  return r;
+}
+
+std::vector<RundownResult> RundownEngine::results() const {
+  std::lock_guard<std::mutex> g(results_mu_);
+  return results_;
+}
+
+}  // namespace jitprov
