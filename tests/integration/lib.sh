@@ -38,3 +38,66 @@ cleanup_pids() {
   return 0
 }
 trap cleanup_pids EXIT
+
+# --- lttng ---------------------------------------------------------------------------
+PY=/usr/bin/python3  # Debian's interpreter, which has the bt2 module
+
+# Starts a private lttng-sessiond (inside enter_private_namespace) and waits for it.
+start_sessiond() {
+  lttng-sessiond --quiet &
+  SESSIOND_PID=$!
+  track_pid "$SESSIOND_PID"
+  for _ in $(seq 100); do lttng list >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "lttng-sessiond did not come up"
+}
+
+# The documented lossless set-up (README "Tracing with lttng"): rundown events in their
+# own channel that may block, runtime events in a channel that never blocks.
+#   setup_session NAME OUTPUT_DIR [rundown channel options...]
+setup_session() {
+  local name=$1 out=$2; shift 2
+  local rundown_opts=("$@")
+  [ ${#rundown_opts[@]} -eq 0 ] && rundown_opts=(--subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf)
+  lttng create "$name" --output="$out" >/dev/null || fail "lttng create $name"
+  lttng enable-channel -u -s "$name" jitprov_rundown "${rundown_opts[@]}" >/dev/null || fail "enable rundown channel"
+  lttng enable-channel -u -s "$name" jitprov_runtime --subbuf-size=1M --num-subbuf=4 >/dev/null || fail "enable runtime channel"
+  lttng enable-event -u -s "$name" -c jitprov_rundown 'jitprov_rundown:*' >/dev/null || fail "enable rundown events"
+  lttng enable-event -u -s "$name" -c jitprov_runtime 'jitprov_runtime:*' >/dev/null || fail "enable runtime events"
+}
+
+# Starts jitprov-sim with --ready-file and --stats-json in $WORK; sets SIM_PID.
+start_sim() {
+  rm -f "$WORK/ready" "$WORK/stats.json"
+  "$SIM" --ready-file "$WORK/ready" --stats-json "$WORK/stats.json" "$@" 2>"$WORK/sim.err" &
+  SIM_PID=$!
+  track_pid "$SIM_PID"
+  for _ in $(seq 600); do
+    [ -s "$WORK/ready" ] && return 0
+    kill -0 "$SIM_PID" 2>/dev/null || { cat "$WORK/sim.err" >&2; fail "jitprov-sim exited during start-up"; }
+    sleep 0.1
+  done
+  fail "jitprov-sim not ready after 60 s"
+}
+
+# Asks the sim for fresh stats (SIGUSR1) and prints the Python expression EXPR over
+# them (the JSON is `d`), e.g. sim_stat 'len(d["rundowns"])'.
+sim_stat() {
+  local before
+  before=$(stat -c %Y.%Z "$WORK/stats.json" 2>/dev/null; cat "$WORK/stats.json" 2>/dev/null | md5sum)
+  kill -USR1 "$SIM_PID" 2>/dev/null || fail "jitprov-sim (pid $SIM_PID) is gone"
+  for _ in $(seq 50); do
+    sleep 0.05
+    [ "$(stat -c %Y.%Z "$WORK/stats.json" 2>/dev/null; md5sum <"$WORK/stats.json" 2>/dev/null)" != "$before" ] && break
+  done
+  $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$WORK/stats.json"
+}
+
+# Waits until the sim completed at least N rundowns (or fails after SECONDS).
+wait_rundowns() {
+  local n=$1 secs=${2:-60}
+  for _ in $(seq $((secs * 4))); do
+    [ "$(sim_stat 'len(d["rundowns"])')" -ge "$n" ] && return 0
+    sleep 0.2
+  done
+  fail "fewer than $n rundowns after $secs s"
+}

@@ -10,7 +10,7 @@ require_cmd bpftrace
 enter_private_namespace "$@"
 
 listed=$(bpftrace -l "usdt:$bin:jitprov:*") || fail "bpftrace -l on $bin"
-for p in lock_wait_begin lock_acquired lock_released jit_begin jit_end; do
+for p in lock_wait_begin lock_acquired lock_released jit_begin jit_end rundown_begin rundown_end; do
   grep -qx "usdt:$bin:jitprov:$p" <<<"$listed" || fail "probe jitprov:$p not listed by bpftrace -l:\n$listed"
 done
 pass "bpftrace -l lists the jitprov probes"

@@ -1,0 +1,136 @@
+// Unit tests of the rundown engine: triggers, counts, modes.
+#include <jitprov/rundown.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace jitprov {
+namespace {
+
+void populate(Runtime& rt, int methods) {
+  auto mod = rt.registerModule("/app/a.dll", true);
+  ASSERT_TRUE(mod.ok());
+  for (int i = 0; i < methods; ++i) {
+    auto m = rt.registerMethod(*mod, MethodDesc{uint32_t(i), 0, "N", "M" + std::to_string(i), "void ()"});
+    ASSERT_TRUE(m.ok());
+    auto v = rt.beginJit(*m, Tier::kTier0);
+    ASSERT_TRUE(v.ok());
+    if (i % 10 != 0) ASSERT_TRUE(rt.publishCode(*v, 100).ok());  // one in ten still compiling
+  }
+}
+
+bool waitFor(const RundownEngine& e, uint64_t n) {
+  for (int i = 0; i < 500 && e.completed() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return e.completed() >= n;
+}
+
+TEST(Triggers, Parse) {
+  RundownTriggers t;
+  std::string err;
+  ASSERT_TRUE(parseTriggers("session,signal,exit,at:1.5,every:10", &t, &err)) << err;
+  EXPECT_TRUE(t.session && t.signal && t.exit);
+  EXPECT_DOUBLE_EQ(t.at_sec, 1.5);
+  EXPECT_DOUBLE_EQ(t.every_sec, 10);
+  ASSERT_TRUE(parseTriggers("none", &t, &err));
+  EXPECT_FALSE(t.session || t.signal || t.exit);
+  EXPECT_LT(t.at_sec, 0);
+  EXPECT_FALSE(parseTriggers("sesion", &t, &err));
+  EXPECT_NE(err.find("unknown trigger 'sesion'"), std::string::npos);
+  EXPECT_FALSE(parseTriggers("at:", &t, &err));
+  EXPECT_FALSE(parseTriggers("at:-1", &t, &err));
+  EXPECT_FALSE(parseTriggers("every:0", &t, &err));
+}
+
+TEST(Rundown, CountsWhatItWalkedInEveryMode) {
+  Runtime rt;
+  populate(rt, 50);
+  RundownEngine e(rt, RundownMode::kLockFree, RundownTriggers{});
+  for (RundownMode mode : {RundownMode::kLockFree, RundownMode::kLocked, RundownMode::kPerMethod}) {
+    const RundownResult r = e.runNow(mode, RundownTrigger::kApi);
+    EXPECT_EQ(r.methods, 50u);
+    EXPECT_EQ(r.versions, 45u);
+    EXPECT_EQ(r.skipped, 5u);
+    EXPECT_EQ(r.modules, 1u);
+    EXPECT_EQ(r.method_count, 50u);
+    EXPECT_EQ(r.mode, mode);
+  }
+  const auto locks = rt.lockStats();
+  // G1: the lock-free rundown took no lock; locked took it once; per-method 50 times.
+  EXPECT_EQ(locks.sites[1][int(LockSite::kRundown)].wait.count, 51u);
+  const auto res = e.results();
+  ASSERT_EQ(res.size(), 3u);
+  EXPECT_EQ(res[0].rundown_id + 1, res[1].rundown_id);
+}
+
+TEST(Rundown, ApiSignalAtAndExitTriggers) {
+  Runtime rt;
+  populate(rt, 20);
+  RundownTriggers t;
+  t.signal = true;
+  t.exit = true;
+  t.at_sec = 0.05;
+  RundownEngine e(rt, RundownMode::kLockFree, t);
+  ASSERT_TRUE(e.start().ok());
+  EXPECT_EQ(e.start().error(), Errc::kBusy);
+  ASSERT_TRUE(waitFor(e, 1));  // at:0.05
+  e.requestFromSignal();
+  ASSERT_TRUE(waitFor(e, 2));
+  e.request();
+  ASSERT_TRUE(waitFor(e, 3));
+  e.stop();  // exit
+  const auto res = e.results();
+  ASSERT_EQ(res.size(), 4u);
+  EXPECT_EQ(res[0].trigger, RundownTrigger::kAt);
+  EXPECT_EQ(res[1].trigger, RundownTrigger::kSignal);
+  EXPECT_EQ(res[2].trigger, RundownTrigger::kApi);
+  EXPECT_EQ(res[3].trigger, RundownTrigger::kExit);
+  for (const auto& r : res) EXPECT_EQ(r.versions, 18u);
+}
+
+TEST(Rundown, SignalIgnoredUnlessItIsATrigger) {
+  Runtime rt;
+  populate(rt, 5);
+  RundownTriggers t;
+  t.every_sec = 0.02;
+  RundownEngine e(rt, RundownMode::kLockFree, t);
+  ASSERT_TRUE(e.start().ok());
+  e.requestFromSignal();
+  ASSERT_TRUE(waitFor(e, 3));
+  e.stop();
+  for (const auto& r : e.results()) EXPECT_EQ(r.trigger, RundownTrigger::kEvery);
+}
+
+// Rundowns on their thread while writers publish and unload: run under TSan by check.
+TEST(Rundown, RunsConcurrentlyWithWriters) {
+  Runtime rt;
+  RundownTriggers t;
+  t.every_sec = 0.001;
+  RundownEngine e(rt, RundownMode::kLockFree, t);
+  ASSERT_TRUE(e.start().ok());
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w) {
+    writers.emplace_back([&rt, w] {
+      for (int round = 0; round < 20; ++round) {
+        auto mod = rt.registerModule("/w" + std::to_string(w), true);
+        ASSERT_TRUE(mod.ok());
+        for (int i = 0; i < 50; ++i) {
+          auto m = rt.registerMethod(*mod, MethodDesc{0, 0, "N", "M", "()"});
+          ASSERT_TRUE(m.ok());
+          auto v = rt.beginJit(*m, Tier::kTier0);
+          ASSERT_TRUE(v.ok());
+          ASSERT_TRUE(rt.publishCode(*v, 64).ok());
+        }
+        ASSERT_TRUE(rt.unloadModule(*mod).ok());
+      }
+    });
+  }
+  for (auto& th : writers) th.join();
+  ASSERT_TRUE(waitFor(e, 2));
+  e.stop();
+  EXPECT_EQ(rt.lockStats().sites[1][int(LockSite::kRundown)].wait.count, 0u);
+}
+
+}  // namespace
+}  // namespace jitprov
