@@ -24,7 +24,7 @@ missing_packages() {
   for p in "${JITPROV_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
   done
-  printf '%s\n' "${out[@]}"
+  [ "${#out[@]}" -eq 0 ] || printf '%s\n' "${out[@]}"
 }
 
 ensure_packages() {
