@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 
 namespace jitprov {
 
@@ -160,11 +161,23 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   const WalkLocking locking = mode == RundownMode::kLocked      ? WalkLocking::kWholeWalk
                               : mode == RundownMode::kPerMethod ? WalkLocking::kPerMethod
                                                                 : WalkLocking::kNone;
+  // Pacing (setMaxRate): at each window, sleep until the schedule catches up. Never
+  // while holding the lock (locked modes are not paced: they exist to be measured).
+  const uint64_t rate = locking == WalkLocking::kNone && r.traced ? max_rate_ : 0;
+  const uint64_t walk_start = monotonicNs();
   const WalkStats st = rt_.walk(locking, [&](const VersionView& v) {
     trace::rundownMethod(r.rundown_id, v);
     if (++emitted % kWindow == 0) {
-      const uint64_t now = monotonicNs();
+      uint64_t now = monotonicNs();
       if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
+      if (rate != 0) {
+        const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
+        if (due > now + 50000) {
+          const timespec ts{0, long(due - now)};
+          nanosleep(&ts, nullptr);
+          now = monotonicNs();
+        }
+      }
       window_start = now;
     }
   });

@@ -64,6 +64,7 @@ struct Options {
   double unload_rate = 0.5;   // collectible module unloads per second
   double collectible = 0.2;   // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
+  uint64_t rundown_rate = 2000000;  // rundown events per second (README: lossless in a default channel)
 };
 
 const char* const kNamespaces[] = {
@@ -284,6 +285,7 @@ int run(const Options& opt) {
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RundownEngine engine(app->rt, mode, triggers);
+  engine.setMaxRate(opt.rundown_rate);
   g_engine = &engine;
   struct sigaction sa {};
   sa.sa_handler = onStop;
@@ -362,6 +364,8 @@ int main(int argc, char** argv) {
   cli.add_option("--rejit-rate", o.rejit_rate, "ReJIT requests per call")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(CLI::NonNegativeNumber);
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
+  cli.add_option("--rundown-rate", o.rundown_rate,
+                 "cap on lock-free rundown events per second (0 = unpaced)");
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   try {
     cli.parse(argc, argv);

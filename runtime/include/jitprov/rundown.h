@@ -74,6 +74,12 @@ class RundownEngine {
   uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
   RundownMode mode() const noexcept { return mode_; }
 
+  // Caps the rundown's emission rate (events per second; 0 = as fast as it can). A
+  // lock-free rundown blocks nobody however long it takes, so it can afford to pace
+  // itself to what a non-blocking (discard-mode) channel's consumer drains. Set before
+  // start().
+  void setMaxRate(uint64_t events_per_sec) noexcept { max_rate_ = events_per_sec; }
+
   // How often the thread looks at the session state (the session trigger's latency).
   static constexpr int kPollMs = 20;
 
@@ -91,6 +97,7 @@ class RundownEngine {
   // the signal handler may set them.
   std::atomic<bool> api_pending_{false};
   std::atomic<bool> signal_pending_{false};
+  uint64_t max_rate_ = 0;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   mutable std::mutex results_mu_;
