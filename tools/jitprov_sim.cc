@@ -64,7 +64,7 @@ struct Options {
   double unload_rate = 0.5;   // collectible module unloads per second
   double collectible = 0.2;   // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
-  uint64_t rundown_rate = 2000000;  // rundown events per second (README: lossless in a default channel)
+  uint64_t rundown_rate = 0;  // rundown events per second, 0 = unpaced (README "Tracing with lttng")
 };
 
 const char* const kNamespaces[] = {
