@@ -101,32 +101,20 @@ void BM_PublishTier1(benchmark::State& state) {
 }
 BENCHMARK(BM_PublishTier1)->Iterations(200000);
 
-void BM_WalkLockFree(benchmark::State& state) {
+void BM_Walk(benchmark::State& state, WalkLocking locking) {
   App& a = app();
   uint64_t versions = 0;
   for (auto _ : state) {
     uint64_t sum = 0;
-    WalkStats st = a.rt.walk(WalkLocking::kNone, [&](const VersionView& v) { sum += v.code_start; });
+    WalkStats st = a.rt.walk(locking, [&](const VersionView& v) { sum += v.code_start; });
     benchmark::DoNotOptimize(sum);
     versions += st.versions;
   }
   state.counters["versions_per_s"] = benchmark::Counter(double(versions), benchmark::Counter::kIsRate);
   state.counters["versions"] = double(versions) / double(state.iterations());
 }
-BENCHMARK(BM_WalkLockFree)->Unit(benchmark::kMillisecond)->Iterations(5);
-
-void BM_WalkLocked(benchmark::State& state) {
-  App& a = app();
-  uint64_t versions = 0;
-  for (auto _ : state) {
-    uint64_t sum = 0;
-    WalkStats st = a.rt.walk(WalkLocking::kWholeWalk, [&](const VersionView& v) { sum += v.code_start; });
-    benchmark::DoNotOptimize(sum);
-    versions += st.versions;
-  }
-  state.counters["versions_per_s"] = benchmark::Counter(double(versions), benchmark::Counter::kIsRate);
-}
-BENCHMARK(BM_WalkLocked)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(BM_Walk, lockfree, WalkLocking::kNone)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK_CAPTURE(BM_Walk, locked, WalkLocking::kWholeWalk)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 void BM_Memory(benchmark::State& state) {
   App& a = app();
@@ -183,9 +171,9 @@ int main(int argc, char** argv) {
   ratio("entry point: locked / lock-free", "BM_EntryPointLocked", "BM_EntryPointLockFree");
   ratio("entry point, 2 threads: locked / lock-free", "BM_EntryPointLocked/threads:2",
         "BM_EntryPointLockFree/threads:2");
-  ratio("walk: locked / lock-free", "BM_WalkLocked/iterations:5", "BM_WalkLockFree/iterations:5");
-  const double walk_ns = rep.ns("BM_WalkLockFree/iterations:5");
-  const double versions = rep.counter("BM_WalkLockFree/iterations:5", "versions");
+  ratio("walk: locked / lock-free", "BM_Walk/locked/iterations:5", "BM_Walk/lockfree/iterations:5");
+  const double walk_ns = rep.ns("BM_Walk/lockfree/iterations:5");
+  const double versions = rep.counter("BM_Walk/lockfree/iterations:5", "versions");
   if (walk_ns > 0 && versions > 0)
     std::printf("  %-44s %10.1f ns per version, %.1f M versions/s\n", "lock-free walk", walk_ns / versions,
                 versions / walk_ns * 1e3);

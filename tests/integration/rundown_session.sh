@@ -7,9 +7,7 @@
 #   rundown_session.sh SIM_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: rundown_session.sh SIM_BINARY}
-require_root
-require_cmd lttng lttng-sessiond babeltrace2 "$PY"
-$PY -c 'import bt2' 2>/dev/null || skip "python3-bt2 not installed"
+require_lttng
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
 
