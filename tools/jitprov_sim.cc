@@ -64,7 +64,9 @@ struct Options {
   double unload_rate = 0.5;   // collectible module unloads per second
   double collectible = 0.2;   // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
-  uint64_t rundown_rate = 0;  // rundown events per second, 0 = unpaced (README "Tracing with lttng")
+  // Rundown events per second: what lttng's default non-blocking channel drains here
+  // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
+  uint64_t rundown_rate = 500000;
 };
 
 const char* const kNamespaces[] = {
@@ -365,7 +367,7 @@ int main(int argc, char** argv) {
   cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(CLI::NonNegativeNumber);
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rundown-rate", o.rundown_rate,
-                 "cap on lock-free rundown events per second (0 = unpaced)");
+                 "cap on lock-free rundown events per second (0 = unpaced; README)");
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   try {
     cli.parse(argc, argv);

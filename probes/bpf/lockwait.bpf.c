@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* jitprov-lockwait's BPF side: attached to the jitprov USDT probes (libbpf USDT
+ * support; the probes' semaphores are raised by the kernel while attached).
+ *
+ * Per lock site and rundown state it aggregates wait (lock_wait_begin ->
+ * lock_acquired) and hold (lock_acquired -> lock_released) times, and per tier the
+ * JIT-path latency (jit_begin -> jit_end), into per-CPU log2 histograms that user
+ * space sums. Nothing goes through a ring buffer, so nothing can overflow one; every
+ * other way to lose or miss a sample is counted in `drops`. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "lockwait.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Knobs, set before load. */
+const volatile unsigned int target_tgid = 0; /* 0: any process */
+
+/* Rundowns in progress (rundown_begin/rundown_end); > 0 labels samples "rundown". */
+int rundowns_active = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32); /* tid */
+  __type(value, struct lw_thread);
+} threads SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 2 * LW_SITES); /* [in_rundown][site] */
+  __type(key, __u32);
+  __type(value, struct lw_site);
+} site_stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 2 * LW_TIERS); /* [in_rundown][tier] */
+  __type(key, __u32);
+  __type(value, struct lw_hist);
+} jit_stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, LW_DROP_KINDS);
+  __type(key, __u32);
+  __type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 kind) {
+  __u64* d = bpf_map_lookup_elem(&drops, &kind);
+  if (d) *d += 1;
+}
+
+static __always_inline int mine(void) {
+  return target_tgid == 0 || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v) {
+  __u32 b = 0;
+  /* 64 - clz(v), bounded for the verifier */
+#pragma unroll
+  for (int i = 0; i < 6; i++) {
+    __u32 shift = 32 >> i;
+    if (v >> shift) {
+      v >>= shift;
+      b += shift;
+    }
+  }
+  b += v ? 1 : 0;
+  return b < LW_BUCKETS ? b : LW_BUCKETS - 1;
+}
+
+static __always_inline void hist_add(struct lw_hist* h, __u64 ns) {
+  h->count++;
+  h->total_ns += ns;
+  if (ns > h->max_ns) h->max_ns = ns;
+  __u32 b = log2_bucket(ns);
+  if (b < LW_BUCKETS) h->buckets[b]++;
+}
+
+static __always_inline struct lw_thread* thread_state(int create) {
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  struct lw_thread* t = bpf_map_lookup_elem(&threads, &tid);
+  if (t || !create) return t;
+  struct lw_thread zero = {};
+  if (bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST) != 0) {
+    count_drop(LW_DROP_THREAD_MAP_FULL);
+    return 0;
+  }
+  return bpf_map_lookup_elem(&threads, &tid);
+}
+
+SEC("usdt")
+int BPF_USDT(lock_wait_begin, int site, __u64 method_id) {
+  if (!mine()) return 0;
+  if (site <= 0 || site >= LW_SITES) {
+    count_drop(LW_BAD_ARG);
+    return 0;
+  }
+  struct lw_thread* t = thread_state(1);
+  if (!t) return 0;
+  t->wait_start = bpf_ktime_get_ns();
+  t->site = site;
+  t->in_rundown = rundowns_active > 0;
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(lock_acquired, int site, __u64 method_id) {
+  if (!mine()) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct lw_thread* t = thread_state(0);
+  if (!t || t->wait_start == 0 || t->site != (__u32)site) {
+    count_drop(LW_INCOMPLETE_ACQUIRE);
+    if (t) t->hold_start = 0;
+    return 0;
+  }
+  __u32 key = t->in_rundown * LW_SITES + t->site;
+  struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
+  if (s) hist_add(&s->wait, now - t->wait_start);
+  t->wait_start = 0;
+  t->hold_start = now;
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(lock_released, int site, __u64 method_id) {
+  if (!mine()) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct lw_thread* t = thread_state(0);
+  if (!t || t->hold_start == 0 || t->site != (__u32)site) {
+    count_drop(LW_INCOMPLETE_RELEASE);
+    return 0;
+  }
+  __u32 key = t->in_rundown * LW_SITES + t->site;
+  struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
+  if (s) hist_add(&s->hold, now - t->hold_start);
+  t->hold_start = 0;
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jit_begin, __u64 method_id, int tier) {
+  if (!mine()) return 0;
+  struct lw_thread* t = thread_state(1);
+  if (t) t->jit_start = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(jit_end, __u64 method_id, int tier, __u64 code_start, __u64 code_size) {
+  if (!mine()) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct lw_thread* t = thread_state(0);
+  if (!t || t->jit_start == 0) {
+    count_drop(LW_INCOMPLETE_JIT);
+    return 0;
+  }
+  if (tier < 0 || tier >= LW_TIERS) {
+    count_drop(LW_BAD_ARG);
+    t->jit_start = 0;
+    return 0;
+  }
+  __u32 key = (rundowns_active > 0 ? LW_TIERS : 0) + tier;
+  struct lw_hist* h = bpf_map_lookup_elem(&jit_stats, &key);
+  if (h) hist_add(h, now - t->jit_start);
+  t->jit_start = 0;
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(rundown_begin, __u64 rundown_id, int mode, int trigger) {
+  if (!mine()) return 0;
+  __sync_fetch_and_add(&rundowns_active, 1);
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(rundown_end, __u64 rundown_id, __u64 methods, __u64 versions, __u64 skipped) {
+  if (!mine()) return 0;
+  __sync_fetch_and_add(&rundowns_active, -1);
+  return 0;
+}

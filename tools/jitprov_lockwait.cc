@@ -1,0 +1,369 @@
+// jitprov-lockwait: how long a JIT runtime's threads wait on the code-version-manager
+// lock, measured from outside the process with eBPF on the jitprov USDT probes.
+//
+// Per lock site and split by "during a rundown" / "outside": count, total, max and a
+// log2 histogram of lock wait and of lock hold time; and the JIT-path latency
+// (jit_begin..jit_end) by tier. Every way to lose a sample is counted and printed.
+// Exit: 0 ok, 1 error, 2 usage, 3 data lost.
+#include "lockwait.h"
+#include "lockwait.skel.h"
+
+#include <jitprov/lock_stats.h>
+#include <jitprov/types.h>
+
+#include <CLI/CLI.hpp>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <nlohmann/json.hpp>
+
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void onSignal(int) { g_stop = 1; }
+bool g_verbose = false;
+
+int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_DEBUG && !g_verbose) return 0;
+  if (!g_verbose) return 0;  // libbpf's warnings are turned into our own one-line errors
+  return vfprintf(stderr, fmt, args);
+}
+
+struct Totals {
+  std::array<lw_site, 2 * LW_SITES> sites{};
+  std::array<lw_hist, 2 * LW_TIERS> jit{};
+  std::array<uint64_t, LW_DROP_KINDS> drops{};
+};
+
+void addHist(lw_hist* into, const lw_hist& h) {
+  into->count += h.count;
+  into->total_ns += h.total_ns;
+  if (h.max_ns > into->max_ns) into->max_ns = h.max_ns;
+  for (int i = 0; i < LW_BUCKETS; ++i) into->buckets[i] += h.buckets[i];
+}
+
+// Sums the per-CPU maps (the BPF side keeps cumulative counts; intervals are deltas).
+bool readTotals(lockwait* skel, Totals* t) {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return false;
+  *t = Totals{};
+  std::vector<lw_site> sites(ncpu);
+  for (uint32_t k = 0; k < t->sites.size(); ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.site_stats), &k, sites.data()) != 0) return false;
+    for (const lw_site& s : sites) {
+      addHist(&t->sites[k].wait, s.wait);
+      addHist(&t->sites[k].hold, s.hold);
+    }
+  }
+  std::vector<lw_hist> hists(ncpu);
+  for (uint32_t k = 0; k < t->jit.size(); ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.jit_stats), &k, hists.data()) != 0) return false;
+    for (const lw_hist& h : hists) addHist(&t->jit[k], h);
+  }
+  std::vector<uint64_t> d(ncpu);
+  for (uint32_t k = 0; k < LW_DROP_KINDS; ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.drops), &k, d.data()) != 0) return false;
+    for (uint64_t v : d) t->drops[k] += v;
+  }
+  return true;
+}
+
+// a - b, except max, which is the interval's only if it grew (else unknown: keep a's).
+lw_hist minus(const lw_hist& a, const lw_hist& b) {
+  lw_hist r = a;
+  r.count -= b.count;
+  r.total_ns -= b.total_ns;
+  for (int i = 0; i < LW_BUCKETS; ++i) r.buckets[i] -= b.buckets[i];
+  if (r.count == 0) r.max_ns = 0;
+  return r;
+}
+
+Totals delta(const Totals& now, const Totals& prev) {
+  Totals d;
+  for (size_t k = 0; k < now.sites.size(); ++k) {
+    d.sites[k].wait = minus(now.sites[k].wait, prev.sites[k].wait);
+    d.sites[k].hold = minus(now.sites[k].hold, prev.sites[k].hold);
+  }
+  for (size_t k = 0; k < now.jit.size(); ++k) d.jit[k] = minus(now.jit[k], prev.jit[k]);
+  for (size_t k = 0; k < now.drops.size(); ++k) d.drops[k] = now.drops[k] - prev.drops[k];
+  return d;
+}
+
+jitprov::HistSnapshot snap(const lw_hist& h) {
+  jitprov::HistSnapshot s;
+  s.count = h.count;
+  s.total_ns = h.total_ns;
+  s.max_ns = h.max_ns;
+  for (int i = 0; i < LW_BUCKETS && i < jitprov::kHistBuckets; ++i) s.buckets[i] = h.buckets[i];
+  return s;
+}
+
+nlohmann::json histJson(const lw_hist& h) {
+  const jitprov::HistSnapshot s = snap(h);
+  int last = -1;
+  for (int i = 0; i < LW_BUCKETS; ++i)
+    if (h.buckets[i]) last = i;
+  return {{"count", h.count},
+          {"total_ns", h.total_ns},
+          {"max_ns", h.max_ns},
+          {"p50_ns", s.quantileUpperBound(0.5)},
+          {"p99_ns", s.quantileUpperBound(0.99)},
+          {"log2_buckets", std::vector<unsigned long long>(h.buckets, h.buckets + last + 1)}};
+}
+
+const char* kDropNames[LW_DROP_KINDS] = {"thread_map_full", "incomplete_acquire", "incomplete_release",
+                                         "incomplete_jit", "bad_argument"};
+bool isLoss(int kind) { return kind == LW_DROP_THREAD_MAP_FULL || kind == LW_BAD_ARG; }
+
+nlohmann::json toJson(const Totals& t, double seconds) {
+  nlohmann::json sites = nlohmann::json::object();
+  for (int site = 1; site < LW_SITES; ++site) {
+    nlohmann::json j;
+    for (int r = 0; r < 2; ++r) {
+      const lw_site& s = t.sites[r * LW_SITES + site];
+      j[r ? "rundown" : "outside"] = {{"wait", histJson(s.wait)}, {"hold", histJson(s.hold)}};
+    }
+    sites[std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site)))] = j;
+  }
+  nlohmann::json jit = nlohmann::json::object();
+  for (int tier = 0; tier < LW_TIERS; ++tier) {
+    jit[std::string(jitprov::tierName(static_cast<jitprov::Tier>(tier)))] = {
+        {"outside", histJson(t.jit[tier])}, {"rundown", histJson(t.jit[LW_TIERS + tier])}};
+  }
+  nlohmann::json drops = nlohmann::json::object();
+  for (int k = 0; k < LW_DROP_KINDS; ++k) drops[kDropNames[k]] = t.drops[k];
+  return {{"seconds", seconds}, {"sites", sites}, {"jit_path", jit}, {"drops", drops}};
+}
+
+void printHist(const char* title, const lw_hist& h) {
+  if (h.count == 0) return;
+  std::printf("    %-5s count %llu  total %.3f ms  mean %.1f us  max %.1f us\n", title, h.count,
+              double(h.total_ns) / 1e6, double(h.total_ns) / double(h.count) / 1e3, double(h.max_ns) / 1e3);
+  int first = -1, last = -1;
+  unsigned long long peak = 0;
+  for (int i = 0; i < LW_BUCKETS; ++i) {
+    if (h.buckets[i] == 0) continue;
+    if (first < 0) first = i;
+    last = i;
+    peak = std::max(peak, h.buckets[i]);
+  }
+  for (int i = first; i >= 0 && i <= last; ++i) {
+    const unsigned long long lo = i == 0 ? 0 : 1ULL << (i - 1);
+    const unsigned long long hi = i == 0 ? 0 : (1ULL << i) - 1;
+    const int bar = int(40 * h.buckets[i] / peak);
+    std::printf("      %10llu -> %-10llu ns : %-10llu |%-40s|\n", lo, hi, h.buckets[i], std::string(bar, '*').c_str());
+  }
+}
+
+void printHuman(const Totals& t, double seconds) {
+  std::printf("jitprov-lockwait: %.1f s\n", seconds);
+  for (int r = 0; r < 2; ++r) {
+    bool any = false;
+    for (int site = 1; site < LW_SITES; ++site) {
+      const lw_site& s = t.sites[r * LW_SITES + site];
+      if (s.wait.count == 0 && s.hold.count == 0) continue;
+      if (!any) std::printf("%s:\n", r ? "during a rundown" : "outside rundowns");
+      any = true;
+      std::printf("  site %d %s\n", site, std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site))).c_str());
+      printHist("wait", s.wait);
+      printHist("hold", s.hold);
+    }
+  }
+  for (int r = 0; r < 2; ++r) {
+    for (int tier = 0; tier < LW_TIERS; ++tier) {
+      const lw_hist& h = t.jit[r * LW_TIERS + tier];
+      if (h.count == 0) continue;
+      std::printf("JIT path %s (%s):\n", std::string(jitprov::tierName(static_cast<jitprov::Tier>(tier))).c_str(),
+                  r ? "during a rundown" : "outside rundowns");
+      printHist("jit", h);
+    }
+  }
+  std::printf("drops:");
+  for (int k = 0; k < LW_DROP_KINDS; ++k) std::printf(" %s %llu", kDropNames[k], (unsigned long long)t.drops[k]);
+  std::printf("\n");
+}
+
+std::string readlinkStr(const std::string& p) {
+  char buf[4096];
+  const ssize_t n = readlink(p.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return {};
+  buf[n] = '\0';
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int pid = 0;
+  std::string binary;
+  double interval = 0;
+  int count = 0;
+  bool json = false;
+  CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
+               "and rundown state, from the jitprov USDT probes (eBPF)"};
+  cli.add_option("-p,--pid", pid, "process to trace")->check(CLI::PositiveNumber);
+  cli.add_option("-b,--binary", binary, "binary (or library) with the jitprov probes; default /proc/PID/exe");
+  cli.add_option("-i,--interval", interval, "print every SEC seconds (0: once, at the end)")->check(CLI::NonNegativeNumber);
+  cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
+      ->check(CLI::NonNegativeNumber);
+  cli.add_flag("--json", json, "one JSON object per report, on stdout");
+  cli.add_flag("-v,--verbose", g_verbose, "show libbpf's own messages");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "jitprov-lockwait: %s (see --help)\n", e.what());
+    return 2;
+  }
+  if (pid == 0 && binary.empty()) {
+    std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
+    return 2;
+  }
+  if (pid != 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+    std::fprintf(stderr, "jitprov-lockwait: attach to pid %d: No such process\n", pid);
+    return 1;
+  }
+  if (binary.empty()) binary = readlinkStr("/proc/" + std::to_string(pid) + "/exe");
+  if (binary.empty() || access(binary.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.empty() ? "(none)" : binary.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: needs root (or CAP_BPF and CAP_PERFMON)\n");
+    return 1;
+  }
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: the kernel has no BTF (/sys/kernel/btf/vmlinux)\n");
+    return 1;
+  }
+  libbpf_set_print(libbpfPrint);
+
+  lockwait* skel = lockwait__open();
+  if (skel == nullptr) {
+    std::fprintf(stderr, "jitprov-lockwait: open BPF skeleton: %s\n", std::strerror(errno));
+    return 1;
+  }
+  skel->rodata->target_tgid = unsigned(pid);
+  if (int err = lockwait__load(skel); err != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: %s%s\n", std::strerror(-err),
+                 g_verbose ? "" : " (-v shows libbpf's messages)");
+    lockwait__destroy(skel);
+    return 1;
+  }
+  struct Probe {
+    bpf_program* prog;
+    bpf_link** link;
+    const char* name;
+  } probes[] = {
+      {skel->progs.lock_wait_begin, &skel->links.lock_wait_begin, "lock_wait_begin"},
+      {skel->progs.lock_acquired, &skel->links.lock_acquired, "lock_acquired"},
+      {skel->progs.lock_released, &skel->links.lock_released, "lock_released"},
+      {skel->progs.jit_begin, &skel->links.jit_begin, "jit_begin"},
+      {skel->progs.jit_end, &skel->links.jit_end, "jit_end"},
+      {skel->progs.rundown_begin, &skel->links.rundown_begin, "rundown_begin"},
+      {skel->progs.rundown_end, &skel->links.rundown_end, "rundown_end"},
+  };
+  for (const Probe& p : probes) {
+    *p.link = bpf_program__attach_usdt(p.prog, pid == 0 ? -1 : pid, binary.c_str(), "jitprov", p.name, nullptr);
+    if (*p.link == nullptr) {
+      const int e = errno;
+      if (e == ENOENT) {
+        std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to %s: the binary has no such probe\n",
+                     p.name, binary.c_str());
+      } else if (e == ESRCH) {
+        std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to pid %d: No such process\n", p.name, pid);
+      } else {
+        std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to %s: %s\n", p.name, binary.c_str(),
+                     std::strerror(e));
+      }
+      lockwait__destroy(skel);
+      return 1;
+    }
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
+  std::fprintf(stderr, "jitprov-lockwait: attached to %s%s; Ctrl-C to stop\n", binary.c_str(),
+               pid ? (" pid " + std::to_string(pid)).c_str() : "");
+
+  Totals prev{}, now{};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last = t0;
+  int reports = 0;
+  bool target_gone = false;
+  int rc = 0;
+  auto report = [&](bool final_report) {
+    if (!readTotals(skel, &now)) {
+      std::fprintf(stderr, "jitprov-lockwait: read BPF maps: %s\n", std::strerror(errno));
+      rc = 1;
+      return;
+    }
+    const auto tnow = std::chrono::steady_clock::now();
+    const bool whole = interval == 0;
+    const Totals d = whole ? now : delta(now, prev);
+    const double secs = std::chrono::duration<double>(tnow - (whole ? t0 : last)).count();
+    if (json) {
+      nlohmann::json j = toJson(d, secs);
+      j["final"] = final_report;
+      j["target_exited"] = target_gone;
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      printHuman(d, secs);
+    }
+    std::fflush(stdout);
+    prev = now;
+    last = tnow;
+  };
+  while (!g_stop) {
+    const int wait_ms = interval > 0 ? int(interval * 1000) : 200;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    while (!g_stop && std::chrono::steady_clock::now() < deadline) {
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+          target_gone = true;
+          break;
+        }
+      } else {
+        usleep(50000);
+      }
+    }
+    if (target_gone || g_stop) break;
+    if (interval > 0) {
+      report(false);
+      if (count > 0 && ++reports >= count) break;
+    }
+  }
+  if (target_gone && !json) std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
+  if (interval == 0 || target_gone || g_stop) report(true);
+  uint64_t lost = 0;
+  for (int k = 0; k < LW_DROP_KINDS; ++k)
+    if (isLoss(k)) lost += now.drops[k];
+  if (pidfd >= 0) close(pidfd);
+  lockwait__destroy(skel);
+  if (rc != 0) return rc;
+  if (lost > 0) {
+    std::fprintf(stderr, "jitprov-lockwait: %llu samples lost (thread map full or bad arguments)\n",
+                 (unsigned long long)lost);
+    return 3;
+  }
+  return 0;
+}
