@@ -47,6 +47,13 @@ void AtomicHist::record(uint64_t ns) noexcept {
   buckets_[log2Bucket(ns)].fetch_add(1, std::memory_order_relaxed);
 }
 
+void AtomicHist::reset() noexcept {
+  count_.store(0, std::memory_order_relaxed);
+  total_.store(0, std::memory_order_relaxed);
+  max_.store(0, std::memory_order_relaxed);
+  for (auto& b : buckets_) b.store(0, std::memory_order_relaxed);
+}
+
 HistSnapshot AtomicHist::snapshot() const noexcept {
   HistSnapshot s;
   s.count = count_.load(std::memory_order_relaxed);
@@ -59,11 +66,13 @@ HistSnapshot AtomicHist::snapshot() const noexcept {
 CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
     : lock_(lock), method_id_(method_id), site_(site) {
   in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
-  if (lock_.stats_) wait_start_ = monotonicNs();
+  // The clock reads sit inside the probes, so that an attached tracer's own cost (a
+  // uprobe trap per probe) is not counted as waiting by the in-process statistics.
   JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
+  if (lock_.stats_) wait_start_ = monotonicNs();
   lock_.mu_.lock();
-  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_);
   if (lock_.stats_) acquired_ = monotonicNs();
+  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_);
   lock_.owner_.store(threadTag(), std::memory_order_relaxed);
 }
 
@@ -82,6 +91,15 @@ CvmLock::Guard::~Guard() {
 
 bool CvmLock::heldByThisThread() const noexcept {
   return owner_.load(std::memory_order_relaxed) == threadTag();
+}
+
+void CvmLock::resetStats() noexcept {
+  for (int r = 0; r < 2; ++r) {
+    for (int site = 1; site <= kLockSiteMax; ++site) {
+      wait_[r][site].reset();
+      hold_[r][site].reset();
+    }
+  }
 }
 
 LockStatsSnapshot CvmLock::snapshot() const noexcept {

@@ -32,6 +32,7 @@ class AtomicHist {
  public:
   void record(uint64_t ns) noexcept;
   HistSnapshot snapshot() const noexcept;
+  void reset() noexcept;
 
  private:
   std::atomic<uint64_t> count_{0}, total_{0}, max_{0};
@@ -60,6 +61,7 @@ class CvmLock {
 
   bool heldByThisThread() const noexcept;
   LockStatsSnapshot snapshot() const noexcept;
+  void resetStats() noexcept;
   // relaxed: a plain counter consulted only to label statistics.
   void rundownActive(bool active) noexcept {
     rundowns_.fetch_add(active ? 1 : -1, std::memory_order_relaxed);

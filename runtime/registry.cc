@@ -438,6 +438,7 @@ MemoryStats Runtime::memoryStats() const {
 }
 
 LockStatsSnapshot Runtime::lockStats() const { return s_->lock.snapshot(); }
+void Runtime::resetLockStats() noexcept { s_->lock.resetStats(); }
 void Runtime::rundownActive(bool active) noexcept { s_->lock.rundownActive(active); }
 void Runtime::drainReclamation() { rcu::barrier(); }
 

@@ -64,6 +64,7 @@ struct Options {
   double unload_rate = 0.5;   // collectible module unloads per second
   double collectible = 0.2;   // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
+  double jit_delay = 0;         // seconds between ready and the JIT threads' start
   // Rundown events per second: what lttng's default non-blocking channel drains here
   // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
   uint64_t rundown_rate = 500000;
@@ -302,9 +303,14 @@ int run(const Options& opt) {
     return 1;
   }
 
+  // Lock statistics cover the application's run, not the warm start above.
+  app->rt.resetLockStats();
   std::atomic<bool> stop{false};
   std::vector<std::thread> jit;
-  for (uint32_t i = 0; i < opt.jit_threads; ++i) jit.emplace_back([&, i] { app->jitThread(i, stop); });
+  auto start_jit = [&] {
+    for (uint32_t i = 0; i < opt.jit_threads; ++i) jit.emplace_back([&, i] { app->jitThread(i, stop); });
+  };
+  if (opt.jit_delay == 0) start_jit();
 
   std::fprintf(stderr, "jitprov-sim: pid %d, %llu methods in %zu modules, %llu native versions, ready in %.1f s; "
                "rundown %s on %s; %s\n",
@@ -316,18 +322,21 @@ int run(const Options& opt) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  auto next_unload = start;
+  const auto jit_start = start + std::chrono::microseconds(int64_t(opt.jit_delay * 1e6));
+  auto next_unload = jit_start;
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const auto now = std::chrono::steady_clock::now();
     if (opt.duration > 0 && std::chrono::duration<double>(now - start).count() >= opt.duration) break;
-    if (opt.unload_rate > 0 && now >= next_unload) {
-      if (next_unload != start) app->unloadOne(rng);
-      next_unload = now + std::chrono::microseconds(int64_t(1e6 / opt.unload_rate));
-    }
+    if (jit.empty() && opt.jit_threads > 0 && now >= jit_start) start_jit();
     if (g_dump) {
       g_dump = 0;
       writeStats(opt.stats_json, *app, engine, opt);
+    }
+    if (now < jit_start) continue;  // the application is idle until then
+    if (opt.unload_rate > 0 && now >= next_unload) {
+      if (next_unload != jit_start) app->unloadOne(rng);
+      next_unload = now + std::chrono::microseconds(int64_t(1e6 / opt.unload_rate));
     }
   }
   stop.store(true);
@@ -368,6 +377,9 @@ int main(int argc, char** argv) {
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; README)");
+  cli.add_option("--jit-delay", o.jit_delay,
+                 "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
+      ->check(CLI::NonNegativeNumber);
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   try {
     cli.parse(argc, argv);

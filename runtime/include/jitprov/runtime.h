@@ -115,6 +115,9 @@ class Runtime {
 
   // --- instrumentation ------------------------------------------------------------
   LockStatsSnapshot lockStats() const;
+  // Zeroes the lock statistics (counts taken meanwhile may be half-counted: call it
+  // while the lock is idle, e.g. before the application's threads start).
+  void resetLockStats() noexcept;
   // Marks lock acquisitions as "during a rundown" in the stats while > 0.
   void rundownActive(bool active) noexcept;
   // Waits until every reclamation queued so far has run (tests, shutdown).

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Each probes/bpftrace script against a running jitprov-sim (locked rundowns every
+# second, so that waits during a rundown exist): the output has what the script
+# promises.    bpftrace_scripts.sh SIM_BINARY SCRIPT_DIR
+. "$(dirname "$0")/lib.sh"
+SIM=${1:?usage: bpftrace_scripts.sh SIM_BINARY SCRIPT_DIR}
+DIR=${2:?usage: bpftrace_scripts.sh SIM_BINARY SCRIPT_DIR}
+require_root
+require_cmd bpftrace
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+start_sim --methods 50000 --rundown locked --rundown-trigger every:1 --duration 30
+run_script() {  # run_script NAME: 3.5 s of tracing, then SIGINT (prints the maps)
+  timeout -s INT 3.5 bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err"
+  local rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 124 ] || { cat "$WORK/$1.err"; fail "$1.bt exited $rc"; }
+}
+run_script lockwait
+grep -qE '^@wait_us\[2, outside\]:' "$WORK/lockwait.out" || fail "lockwait.bt: no tier1_publish waits outside rundowns"
+grep -qE '^@wait_us\[[0-9], rundown\]:' "$WORK/lockwait.out" || fail "lockwait.bt: no waits during a rundown"
+grep -qE '^@max_wait_us\[7, rundown\]:' "$WORK/lockwait.out" || fail "lockwait.bt: the locked rundown's own acquisition (site 7) is missing"
+pass "lockwait.bt: waits by site and rundown state"
+run_script rundown
+rows=$(grep -cE '^[0-9]+ +1 +5 +[0-9]+ +50000 +[0-9]+ +[0-9]+ +[0-9]+$' "$WORK/rundown.out")
+[ "$rows" -ge 2 ] || { cat "$WORK/rundown.out"; fail "rundown.bt: expected >= 2 rows of locked (1) every (5) rundowns over 50000 methods"; }
+pass "rundown.bt: $rows rundowns with duration, versions and rate"
+run_script jitpath
+grep -qE '^@jit_us\[1\]:' "$WORK/jitpath.out" || fail "jitpath.bt: no tier1 JIT paths"
+grep -qE '^@count\[0\]: [0-9]+' "$WORK/jitpath.out" || fail "jitpath.bt: no tier0 count"
+pass "jitpath.bt: JIT-path latency by tier"
+rm -rf "$WORK"
