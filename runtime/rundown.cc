@@ -63,7 +63,17 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
 }
 
 RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers)
-    : rt_(rt), mode_(mode), triggers_(triggers) {}
+    : RundownEngine(rt, std::vector<RundownMode>{mode}, triggers) {}
+
+RundownEngine::RundownEngine(Runtime& rt, std::vector<RundownMode> modes, RundownTriggers triggers)
+    : rt_(rt), modes_(modes.empty() ? std::vector<RundownMode>{RundownMode::kLockFree} : std::move(modes)),
+      triggers_(triggers) {}
+
+RundownMode RundownEngine::nextMode() noexcept {
+  // Only the engine's thread (and stop(), after joining it) triggers: relaxed suffices.
+  const uint64_t i = mode_turn_.fetch_add(1, std::memory_order_relaxed);
+  return modes_[i % modes_.size()];
+}
 
 RundownEngine::~RundownEngine() {
   stop();
@@ -85,7 +95,7 @@ void RundownEngine::stop() {
   stop_.store(true, std::memory_order_release);
   wake();
   thread_.join();
-  if (triggers_.exit) runNow(mode_, RundownTrigger::kExit);
+  if (triggers_.exit) runNow(nextMode(), RundownTrigger::kExit);
 }
 
 void RundownEngine::wake() noexcept {
@@ -111,7 +121,7 @@ void RundownEngine::threadMain() {
   uint64_t next_every = triggers_.every_sec > 0 ? start + uint64_t(triggers_.every_sec * 1e9) : 0;
   bool was_enabled = trace::rundownEventsEnabled();
   // A session that is already tracing when we start counts as "just started".
-  if (triggers_.session && was_enabled) runNow(mode_, RundownTrigger::kSession);
+  if (triggers_.session && was_enabled) runNow(nextMode(), RundownTrigger::kSession);
   while (!stop_.load(std::memory_order_acquire)) {
     pollfd p{wake_fd_, POLLIN, 0};
     (void)poll(&p, 1, kPollMs);
@@ -120,19 +130,19 @@ void RundownEngine::threadMain() {
     }
     if (stop_.load(std::memory_order_acquire)) break;
     const bool enabled = trace::rundownEventsEnabled();
-    if (triggers_.session && enabled && !was_enabled) runNow(mode_, RundownTrigger::kSession);
+    if (triggers_.session && enabled && !was_enabled) runNow(nextMode(), RundownTrigger::kSession);
     was_enabled = enabled;
     if (signal_pending_.exchange(false, std::memory_order_acq_rel)) {
-      if (triggers_.signal) runNow(mode_, RundownTrigger::kSignal);
+      if (triggers_.signal) runNow(nextMode(), RundownTrigger::kSignal);
     }
-    if (api_pending_.exchange(false, std::memory_order_acq_rel)) runNow(mode_, RundownTrigger::kApi);
+    if (api_pending_.exchange(false, std::memory_order_acq_rel)) runNow(nextMode(), RundownTrigger::kApi);
     const uint64_t now = monotonicNs();
     if (!at_done && now >= start + uint64_t(triggers_.at_sec * 1e9)) {
       at_done = true;
-      runNow(mode_, RundownTrigger::kAt);
+      runNow(nextMode(), RundownTrigger::kAt);
     }
     if (next_every != 0 && now >= next_every) {
-      runNow(mode_, RundownTrigger::kEvery);
+      runNow(nextMode(), RundownTrigger::kEvery);
       next_every = monotonicNs() + uint64_t(triggers_.every_sec * 1e9);
     }
   }

@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
   double interval = 0;
   int count = 0;
   bool json = false;
+  bool wait_only = false;
   CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
                "and rundown state, from the jitprov USDT probes (eBPF)"};
   cli.add_option("-p,--pid", pid, "process to trace")->check(CLI::PositiveNumber);
@@ -220,6 +221,8 @@ int main(int argc, char** argv) {
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(CLI::NonNegativeNumber);
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
+  cli.add_flag("--wait-only", wait_only,
+               "attach only the probes lock waits need (no hold times, no JIT-path latency): half the cost");
   cli.add_flag("-v,--verbose", g_verbose, "show libbpf's own messages");
   try {
     cli.parse(argc, argv);
@@ -279,9 +282,19 @@ int main(int argc, char** argv) {
       {skel->progs.rundown_end, &skel->links.rundown_end, "rundown_end"},
   };
   for (const Probe& p : probes) {
+    if (wait_only && (p.link == &skel->links.lock_released || p.link == &skel->links.jit_begin ||
+                      p.link == &skel->links.jit_end))
+      continue;
     *p.link = bpf_program__attach_usdt(p.prog, pid == 0 ? -1 : pid, binary.c_str(), "jitprov", p.name, nullptr);
     if (*p.link == nullptr) {
       const int e = errno;
+      const bool rundown_probe = p.link == &skel->links.rundown_begin || p.link == &skel->links.rundown_end;
+      if (e == ENOENT && rundown_probe) {
+        // A binary without the rundown engine: every sample counts as "outside".
+        std::fprintf(stderr, "jitprov-lockwait: %s has no jitprov:%s probe: no rundown state\n", binary.c_str(),
+                     p.name);
+        continue;
+      }
       if (e == ENOENT) {
         std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to %s: the binary has no such probe\n",
                      p.name, binary.c_str());

@@ -247,11 +247,17 @@ bool writeStats(const std::string& path, const App& app, const RundownEngine& en
 }
 
 int run(const Options& opt) {
-  RundownMode mode;
-  if (!parseRundownMode(opt.rundown, &mode)) {
-    std::fprintf(stderr, "jitprov-sim: --rundown: '%s' is not one of lockfree, locked, per-method\n",
-                 opt.rundown.c_str());
-    return 2;
+  std::vector<RundownMode> modes;
+  for (size_t pos = 0; pos <= opt.rundown.size();) {
+    const size_t comma = std::min(opt.rundown.find(',', pos), opt.rundown.size());
+    const std::string one = opt.rundown.substr(pos, comma - pos);
+    RundownMode mode;
+    if (!parseRundownMode(one, &mode)) {
+      std::fprintf(stderr, "jitprov-sim: --rundown: '%s' is not one of lockfree, locked, per-method\n", one.c_str());
+      return 2;
+    }
+    modes.push_back(mode);
+    pos = comma + 1;
   }
   RundownTriggers triggers;
   std::string err;
@@ -287,7 +293,7 @@ int run(const Options& opt) {
   }
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  RundownEngine engine(app->rt, mode, triggers);
+  RundownEngine engine(app->rt, modes, triggers);
   engine.setMaxRate(opt.rundown_rate);
   g_engine = &engine;
   struct sigaction sa {};
@@ -361,7 +367,7 @@ int main(int argc, char** argv) {
   cli.add_option("--modules", o.modules, "modules they spread over")->check(CLI::Range(1u, 100000u));
   cli.add_option("--jit-threads", o.jit_threads, "application threads that call and JIT")->check(CLI::Range(0u, 64u));
   cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(CLI::NonNegativeNumber);
-  cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method");
+  cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method; a comma list takes them in turn");
   cli.add_option("--rundown-trigger", o.triggers, "comma list of session, signal, exit, at:SEC, every:SEC, or none");
   cli.add_option("--seed", o.seed, "random seed");
   cli.add_option("--stats-json", o.stats_json, "write in-process figures here at exit (and on SIGUSR1)");

@@ -159,7 +159,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  std::printf("building a %llu-method application...\n", (unsigned long long)jitprov::benchMethods());
+  std::fprintf(stderr, "building a %llu-method application...\n", (unsigned long long)jitprov::benchMethods());
   jitprov::app();
   jitprov::RatioReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);

@@ -56,6 +56,9 @@ struct RundownResult {
 class RundownEngine {
  public:
   RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers);
+  // Triggered rundowns take their modes in turn from `modes` (to compare modes in one
+  // process: bench-rundown).
+  RundownEngine(Runtime& rt, std::vector<RundownMode> modes, RundownTriggers triggers);
   ~RundownEngine();  // stop()
   RundownEngine(const RundownEngine&) = delete;
   RundownEngine& operator=(const RundownEngine&) = delete;
@@ -72,7 +75,10 @@ class RundownEngine {
 
   std::vector<RundownResult> results() const;
   uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
-  RundownMode mode() const noexcept { return mode_; }
+  // The mode the next triggered rundown will use.
+  RundownMode mode() const noexcept {
+    return modes_[mode_turn_.load(std::memory_order_relaxed) % modes_.size()];
+  }
 
   // Caps the rundown's emission rate (events per second; 0 = as fast as it can). A
   // lock-free rundown blocks nobody however long it takes, so it can afford to pace
@@ -88,7 +94,9 @@ class RundownEngine {
   void wake() noexcept;
 
   Runtime& rt_;
-  const RundownMode mode_;
+  RundownMode nextMode() noexcept;
+  const std::vector<RundownMode> modes_;
+  std::atomic<uint64_t> mode_turn_{0};
   const RundownTriggers triggers_;
   std::thread thread_;
   int wake_fd_ = -1;  // eventfd: written by request*(), polled by the thread
