@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
                "and rundown state, from the jitprov USDT probes (eBPF)"};
   cli.add_option("-p,--pid", pid, "process to trace")->check(CLI::PositiveNumber);
   cli.add_option("-b,--binary", binary, "binary (or library) with the jitprov probes; default /proc/PID/exe");
-  cli.add_option("-i,--interval", interval, "print every SEC seconds (0: once, at the end)")->check(CLI::NonNegativeNumber);
+  cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")->check(CLI::NonNegativeNumber);
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(CLI::NonNegativeNumber);
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
