@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 namespace jitprov {
 
@@ -60,6 +61,19 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
   }
   *out = t;
   return true;
+}
+
+bool parseRundownFault(std::string_view s, RundownFault* out) noexcept {
+  static constexpr std::pair<std::string_view, RundownFault> kNames[] = {
+      {"none", RundownFault::kNone},     {"duplicate", RundownFault::kDuplicate}, {"torn", RundownFault::kTorn},
+      {"skip", RundownFault::kSkip},     {"no-end", RundownFault::kNoEnd}};
+  for (const auto& [name, f] : kNames) {
+    if (s == name) {
+      *out = f;
+      return true;
+    }
+  }
+  return false;
 }
 
 RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers)
@@ -175,7 +189,23 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   // while holding the lock (locked modes are not paced: they exist to be measured).
   const uint64_t rate = locking == WalkLocking::kNone && r.traced ? max_rate_ : 0;
   const uint64_t walk_start = monotonicNs();
+  // The fault (tests only) hits the 100th version of the rundown.
+  constexpr uint64_t kFaultAt = 100;
+  uint64_t visited = 0, skipped_by_fault = 0;
   const WalkStats st = rt_.walk(locking, [&](const VersionView& v) {
+    if (fault_ != RundownFault::kNone && ++visited == kFaultAt) {
+      if (fault_ == RundownFault::kSkip) {
+        ++skipped_by_fault;
+        return;
+      }
+      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(r.rundown_id, v);
+      if (fault_ == RundownFault::kTorn) {
+        VersionView torn = v;
+        torn.code_size += 1;
+        trace::rundownMethod(r.rundown_id, torn);
+        return;
+      }
+    }
     trace::rundownMethod(r.rundown_id, v);
     if (++emitted % kWindow == 0) {
       uint64_t now = monotonicNs();
@@ -192,10 +222,11 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
     }
   });
   r.methods = st.methods;
-  r.versions = st.versions;
+  r.versions = st.versions - skipped_by_fault;
   r.skipped = st.skipped;
   r.duration_ns = monotonicNs() - r.begin_ns;
-  trace::rundownEnd(r.rundown_id, r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns);
+  if (fault_ != RundownFault::kNoEnd)
+    trace::rundownEnd(r.rundown_id, r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns);
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);
   {

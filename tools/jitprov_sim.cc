@@ -65,6 +65,7 @@ struct Options {
   double collectible = 0.2;   // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
   double jit_delay = 0;         // seconds between ready and the JIT threads' start
+  std::string fault = "none";   // test build only: RundownFault
   // Rundown events per second: what lttng's default non-blocking channel drains here
   // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
   uint64_t rundown_rate = 500000;
@@ -268,6 +269,9 @@ int run(const Options& opt) {
   // Rundown events go to a channel with --blocking-timeout (README): let lttng-ust
   // block there. Only the rundown thread emits into that channel, so only it can block.
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  // Load the tracing provider before anything is compiled, so that a session already
+  // tracing sees every method_load (as a host runtime would, at start-up).
+  (void)traceProviderStatus();
 
   auto app = std::make_unique<App>(opt);
   std::mt19937_64 rng(opt.seed);
@@ -295,6 +299,13 @@ int run(const Options& opt) {
 
   RundownEngine engine(app->rt, modes, triggers);
   engine.setMaxRate(opt.rundown_rate);
+  RundownFault fault = RundownFault::kNone;
+  if (!parseRundownFault(opt.fault, &fault)) {
+    std::fprintf(stderr, "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, skip, no-end\n",
+                 opt.fault.c_str());
+    return 2;
+  }
+  engine.injectFault(fault);
   g_engine = &engine;
   struct sigaction sa {};
   sa.sa_handler = onStop;
@@ -386,6 +397,9 @@ int main(int argc, char** argv) {
   cli.add_option("--jit-delay", o.jit_delay,
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
       ->check(CLI::NonNegativeNumber);
+#ifdef JITPROV_SIM_FAULTS
+  cli.add_option("--inject-fault", o.fault, "break every rundown on purpose: duplicate, torn, skip, no-end");
+#endif
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   try {
     cli.parse(argc, argv);

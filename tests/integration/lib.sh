@@ -67,7 +67,9 @@ setup_session() {
   [ ${#rundown_opts[@]} -eq 0 ] && rundown_opts=(--subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf)
   lttng create "$name" --output="$out" >/dev/null || fail "lttng create $name"
   lttng enable-channel -u -s "$name" jitprov_rundown "${rundown_opts[@]}" >/dev/null || fail "enable rundown channel"
-  lttng enable-channel -u -s "$name" jitprov_runtime --subbuf-size=1M --num-subbuf=4 >/dev/null || fail "enable runtime channel"
+  # shellcheck disable=SC2086
+  lttng enable-channel -u -s "$name" jitprov_runtime ${RUNTIME_CHANNEL_OPTS:---subbuf-size=1M --num-subbuf=4} >/dev/null ||
+    fail "enable runtime channel"
   lttng enable-event -u -s "$name" -c jitprov_rundown 'jitprov_rundown:*' >/dev/null || fail "enable rundown events"
   lttng enable-event -u -s "$name" -c jitprov_runtime 'jitprov_runtime:*' >/dev/null || fail "enable runtime events"
 }

@@ -53,6 +53,17 @@ struct RundownResult {
   bool traced = false;    // the rundown events were enabled when it began
 };
 
+// Test-only: ways to break a rundown's emission on purpose, so that trace verifiers can
+// be tested on real traces. Never set outside tests.
+enum class RundownFault : uint8_t {
+  kNone,
+  kDuplicate,  // one version's record is emitted twice
+  kTorn,       // one version's record carries a wrong code_size
+  kSkip,       // one version's record is not emitted (nor counted)
+  kNoEnd,      // rundown_end is not emitted
+};
+bool parseRundownFault(std::string_view s, RundownFault* out) noexcept;
+
 class RundownEngine {
  public:
   RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers);
@@ -85,6 +96,8 @@ class RundownEngine {
   // itself to what a non-blocking (discard-mode) channel's consumer drains. Set before
   // start().
   void setMaxRate(uint64_t events_per_sec) noexcept { max_rate_ = events_per_sec; }
+  // Test-only (RundownFault). Set before start().
+  void injectFault(RundownFault f) noexcept { fault_ = f; }
 
   // How often the thread looks at the session state (the session trigger's latency).
   static constexpr int kPollMs = 20;
@@ -106,6 +119,7 @@ class RundownEngine {
   std::atomic<bool> api_pending_{false};
   std::atomic<bool> signal_pending_{false};
   uint64_t max_rate_ = 0;
+  RundownFault fault_ = RundownFault::kNone;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   mutable std::mutex results_mu_;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# jitprov-verify catches what it must, on real traces: a test build of the sim
+# (jitprov-sim-faults --inject-fault) breaks its rundowns on purpose; tiny channels lose
+# events; files are truncated or corrupted for real.
+# One case per run, so that each fault is its own test:
+#   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE
+#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable
+. "$(dirname "$0")/lib.sh"
+SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
+VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
+CASE=${3:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
+require_lttng
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+start_sessiond
+# Room for every method_load of the sim's warm start (about 22 000 events).
+export RUNTIME_CHANNEL_OPTS="--subbuf-size=4M --num-subbuf=8"
+
+# trace NAME [sim options...]: a session that records from the sim's first method_load,
+# one rundown by SIGUSR2, then the trace in $WORK/NAME.
+trace() {
+  local name=$1; shift
+  if [ "${TINY:-0}" = 1 ]; then
+    setup_session "$name" "$WORK/$name" --subbuf-size=4096 --num-subbuf=2
+  else
+    setup_session "$name" "$WORK/$name"
+  fi
+  lttng start "$name" >/dev/null || fail "lttng start"
+  start_sim --methods 20000 --rundown-trigger signal --unload-rate 0 "$@"
+  kill -USR2 "$SIM_PID"
+  wait_rundowns 1 30
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop "$name" >/dev/null && lttng destroy "$name" >/dev/null || fail "lttng stop/destroy"
+}
+# expect NAME RC PATTERN: jitprov-verify on trace NAME exits RC and prints PATTERN.
+expect() {
+  local name=$1 want=$2 pattern=$3 rc
+  "$VERIFY" "$WORK/$name" >"$WORK/$name.out" 2>&1; rc=$?
+  [ $rc -eq "$want" ] || { cat "$WORK/$name.out"; fail "$name: exit $rc, expected $want"; }
+  grep -qE "$pattern" "$WORK/$name.out" || { cat "$WORK/$name.out"; fail "$name: no '$pattern' in the report"; }
+  pass "$name: exit $rc, $(grep -m1 -E "$pattern" "$WORK/$name.out" | sed 's/^ *//')"
+}
+
+case $CASE in
+good)
+  trace good
+  expect good 0 'verdict: every guarantee checked holds'
+  grep -qE 'G2 consistent: pass +\([1-9][0-9]{4,} records checked' "$WORK/good.out" || { cat "$WORK/good.out"; fail "good: G2 checked too few records"; }
+  grep -qE 'G3 complete: +pass +\([1-9][0-9]{4,} versions' "$WORK/good.out" || { cat "$WORK/good.out"; fail "good: G3 checked too few versions"; }
+  "$VERIFY" --json "$WORK/good" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["exit"] == 0 and d["rundowns"][0]["G4"]["status"] == "pass", d' ||
+    fail "good: --json"
+  ;;
+duplicate)
+  trace duplicate --inject-fault duplicate
+  expect duplicate 1 'VIOLATION G4: version_id [0-9]+ appears twice'
+  ;;
+torn)
+  trace torn --inject-fault torn
+  expect torn 1 'VIOLATION G2: version_id [0-9]+: code_size differ from its method_load'
+  ;;
+skip)
+  trace skip --inject-fault skip
+  expect skip 1 'VIOLATION G3: version_id [0-9]+ \(method [0-9]+\) was published before rundown_begin but is missing'
+  ;;
+no-end)
+  trace noend --inject-fault no-end
+  expect noend 1 'VIOLATION end: no rundown_end'
+  ;;
+lost)
+  TINY=1 trace lost
+  expect lost 3 'EVENTS LOST: [1-9][0-9]* events'
+  ;;
+unreadable)
+  # One line, exit 2, never a crash.
+  mkdir -p "$WORK/empty"
+  expect empty 2 '^jitprov-verify: read trace .*: no CTF trace in it'
+  trace good
+  cp -r "$WORK/good" "$WORK/truncated"
+  stream=$(find "$WORK/truncated" -type f -name 'jitprov_rundown_*' -size +8k | head -1)
+  [ -n "$stream" ] || fail "no rundown stream file to truncate"
+  truncate -s $(( $(stat -c %s "$stream") / 2 + 13 )) "$stream"
+  expect truncated 2 '^jitprov-verify: read trace '
+  cp -r "$WORK/good" "$WORK/corrupt"
+  meta=$(find "$WORK/corrupt" -type f -name metadata | head -1)
+  head -c 4096 /dev/urandom >"$meta"
+  expect corrupt 2 '^jitprov-verify: read trace '
+  for args in "" "--bogus $WORK/good" "$WORK/nonexistent"; do
+    # shellcheck disable=SC2086
+    "$VERIFY" $args >/dev/null 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "'jitprov-verify $args' exited $rc, expected 2"
+  done
+  pass "usage errors and a missing directory exit 2"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+rm -rf "$WORK"
