@@ -11,7 +11,7 @@ JITPROV_PACKAGES=(
   liblttng-ust-dev lttng-tools                     # tracepoint provider; lttng-sessiond, lttng
   babeltrace2 libbabeltrace2-dev python3-bt2       # reading CTF traces
   bpftrace libbpf-dev bpftool libelf-dev zlib1g-dev  # eBPF measurement
-  libcli11-dev nlohmann-json3-dev libfmt-dev       # command-line tools
+  libcli11-dev nlohmann-json3-dev                  # command-line tools
   gnuplot-nox                                      # plots
   util-linux procps                                # unshare, setarch; pgrep, ps
 )
