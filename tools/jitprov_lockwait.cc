@@ -236,6 +236,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
     return 2;
   }
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: needs root (or CAP_BPF and CAP_PERFMON)\n");
+    return 1;
+  }
   if (pid != 0 && kill(pid, 0) != 0 && errno == ESRCH) {
     std::fprintf(stderr, "jitprov-lockwait: attach to pid %d: No such process\n", pid);
     return 1;
@@ -244,10 +248,6 @@ int main(int argc, char** argv) {
   if (binary.empty() || access(binary.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.empty() ? "(none)" : binary.c_str(),
                  std::strerror(errno));
-    return 1;
-  }
-  if (geteuid() != 0) {
-    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: needs root (or CAP_BPF and CAP_PERFMON)\n");
     return 1;
   }
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
