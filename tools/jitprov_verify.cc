@@ -135,6 +135,8 @@ bool methodFields(const bt_field* p, Fields* f) {
   ok = ok && u64(p, "method_token", &v) && ((f->token = uint32_t(v)), true);
   ok = ok && u64(p, "method_flags", &v) && ((f->flags = uint32_t(v)), true);
   if (!ok) return false;
+  static const char* const kTiers[] = {"tier0", "tier1", "tier1_osr", "instrumented", "optimized"};
+  if (std::find(std::begin(kTiers), std::end(kTiers), f->tier) == std::end(kTiers)) return false;
   std::hash<std::string> h;
   f->names = h(ns) * 1000003u ^ h(name) * 31u ^ h(sig);
   return true;
@@ -390,6 +392,7 @@ int main(int argc, char** argv) {
   nlohmann::json rjs = nlohmann::json::array();
   for (auto& [rid, r] : st.rundowns) {
     nlohmann::json j = {{"rundown_id", rid}, {"mode", r.mode}, {"trigger", r.trigger},
+                        {"begin_ns", r.begin_ts}, {"end_ns", r.end_ts},
                         {"method_records", r.records.size()}, {"module_records", r.module_records}};
     std::vector<std::string> rv;
     auto violate = [&](const std::string& check, const std::string& what, uint64_t* shown) {
