@@ -11,7 +11,7 @@
 #include <jitprov/lock_stats.h>
 #include <jitprov/types.h>
 
-#include <CLI/CLI.hpp>
+#include "cli.h"
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <nlohmann/json.hpp>
@@ -224,14 +224,7 @@ int main(int argc, char** argv) {
   cli.add_flag("--wait-only", wait_only,
                "attach only the probes lock waits need (no hold times, no JIT-path latency): half the cost");
   cli.add_flag("-v,--verbose", g_verbose, "show libbpf's own messages");
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return cli.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "jitprov-lockwait: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-lockwait", argc, argv)) return *rc;
   if (pid == 0 && binary.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
     return 2;

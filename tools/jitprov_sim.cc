@@ -13,7 +13,7 @@
 
 #include "sim_stats.h"
 
-#include <CLI/CLI.hpp>
+#include "cli.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -401,13 +401,6 @@ int main(int argc, char** argv) {
   cli.add_option("--inject-fault", o.fault, "break every rundown on purpose: duplicate, torn, skip, no-end");
 #endif
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return cli.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "jitprov-sim: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-sim", argc, argv)) return *rc;
   return jitprov::sim::run(o);
 }

@@ -11,7 +11,7 @@
 //   loss:          discarded events anywhere in the trace.
 // Exit: 0 all hold, 1 a guarantee is violated, 2 usage or unreadable input, 3 events
 // lost (the verdict cannot be trusted then; violations are still printed).
-#include <CLI/CLI.hpp>
+#include "cli.h"
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
 
@@ -356,14 +356,7 @@ int main(int argc, char** argv) {
                  "must be in the rundown")
       ->check(CLI::NonNegativeNumber);
   cli.add_option("--show", show, "violations shown per check")->check(CLI::NonNegativeNumber);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return cli.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "jitprov-verify: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
   struct stat sb;
   if (stat(dir.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode)) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
