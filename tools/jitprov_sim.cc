@@ -98,8 +98,14 @@ const T& pick(const T (&a)[N], uint64_t r) {
 struct App {
   Runtime rt;
   Options opt;
-  std::vector<std::atomic<uint64_t>> slot_method;  // slot -> current method id
-  std::vector<std::atomic<uint8_t>> compiling;     // slot -> a JIT thread owns it
+  // slot -> current method id. Written by the main thread (registration, and the
+  // replacement of an unloaded module) with release; JIT threads load it with acquire.
+  // A JIT thread may still use the old id for a moment: the runtime then answers
+  // kMethodUnloaded, counted as a lost race.
+  std::vector<std::atomic<uint64_t>> slot_method;
+  // slot -> a JIT thread is compiling it (one compile per method at a time, as a
+  // runtime's per-method JIT lock would). CAS acquire / store release: a try-lock.
+  std::vector<std::atomic<uint8_t>> compiling;
   std::vector<uint32_t> zipf_perm;                 // rank -> slot
   struct ModuleSlots {
     ModuleId id;
@@ -150,7 +156,8 @@ struct App {
     }
   }
 
-  // One JIT path for the method in `slot`. Returns false if it lost a race with unload.
+  // One JIT path for the method in `slot`, unless another thread is compiling it. A race
+  // lost to an unload is counted (lost_races), any other API error too (errors).
   void compile(uint64_t slot, Tier tier, uint32_t cost_us, std::mt19937_64& rng, bool activate = true) {
     uint8_t expected = 0;
     if (!compiling[slot].compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
