@@ -388,7 +388,11 @@ WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&
     for (uint64_t id = batch; id < end; ++id) {
       // Software pipeline: the method record kPrefetchMethod ids ahead, and the newest
       // native version of the record kPrefetchVersion ahead (whose record should be in
-      // cache by now), so that the cold walk does not stall on each pointer.
+      // cache by now), so that the cold walk does not stall on each pointer. Measured
+      // with jitprov-bench-registry, 1M methods, in separate runs: once tier-ups have
+      // scattered the newest versions in memory, 18.0-22.0 ns/version with it vs
+      // 30.8-33.3 without; on a freshly built registry (records in allocation order,
+      // which the hardware prefetcher follows) 14.6-15.5 with vs 10.2 without.
       if (id + kPrefetchMethod < end) {
         if (const Method* ahead = s_->methods.load(id + kPrefetchMethod)) __builtin_prefetch(ahead);
       }
