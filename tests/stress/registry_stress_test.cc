@@ -146,7 +146,7 @@ class RegistryStress : public ::testing::Test {
  protected:
   static constexpr int kWriters = 3;
   static constexpr int kReaders = 2;
-  const uint64_t ops = envOr("JITPROV_STRESS_OPS", 20000);
+  const uint64_t ops = envOr("JITPROV_STRESS_OPS", 60000);
   const uint64_t seed = envOr("JITPROV_STRESS_SEED", std::random_device{}());
 
   Runtime rt;
