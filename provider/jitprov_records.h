@@ -21,6 +21,7 @@ struct jitprov_method_record {
   uint32_t method_token;
   uint32_t method_flags;
   uint8_t tier; /* enum jitprov tier: values are trace ABI */
+  uint16_t host_tier; /* the host's own tier number (HotSpot: comp level) */
   const char* name_space;
   const char* name;
   const char* signature;

@@ -41,6 +41,15 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, method_unload,
     lttng_ust_field_integer(uint64_t, method_id, method_id)
     lttng_ust_field_integer(uint32_t, module_id, module_id)))
 
+/* One native version retired on its own (the method stays). */
+LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, code_unload,
+  LTTNG_UST_TP_ARGS(uint64_t, method_id, uint64_t, version_id, uint64_t, code_start, uint32_t, code_size),
+  LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint64_t, method_id, method_id)
+    lttng_ust_field_integer(uint64_t, version_id, version_id)
+    lttng_ust_field_integer_hex(uint64_t, code_start, code_start)
+    lttng_ust_field_integer(uint32_t, code_size, code_size)))
+
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, rejit_request,
   LTTNG_UST_TP_ARGS(uint64_t, method_id, uint32_t, rejit_id),
   LTTNG_UST_TP_FIELDS(

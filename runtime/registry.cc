@@ -18,8 +18,8 @@ namespace {
 // The fields of a published version. `code_start` is the value the caller loaded with
 // acquire (or wrote under the lock), so code_size is visible (P2).
 VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
-  return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, code_start,
-                     v.code_size, m.token, m.flags, {m.nameSpace(), m.ns_len}, {m.name(), m.name_len},
+  return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, v.host_tier,
+                     code_start, v.code_size, m.token, m.flags, {m.nameSpace(), m.ns_len}, {m.name(), m.name_len},
                      {m.signature(), m.sig_len}};
 }
 
@@ -51,7 +51,10 @@ constexpr uint64_t kPrefetchVersion = 8;
 
 }  // namespace
 
-Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<State>(config_)) {}
+Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<State>(config_)) {
+  // Code published before a rundown engine exists is traced too (method_load).
+  trace::loadProvider();
+}
 
 Runtime::~Runtime() {
   // Every retired module's callback references s_: wait for them first. After that no
@@ -103,6 +106,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
                ? Errc::kModuleUnloaded
                : Errc::kUnknownModule;
   }
+  if (desc.host_key != 0 && s_->by_host_key.count(desc.host_key) != 0) return Errc::kAlreadyExists;
   const uint64_t id = s_->method_count.load(std::memory_order_relaxed) + 1;
   void* mem = std::malloc(bytes);
   if (mem == nullptr) return Errc::kCapacityExhausted;
@@ -117,6 +121,16 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     m->~Method();
     std::free(m);
     return Errc::kCapacityExhausted;
+  }
+  if (desc.host_key != 0) {
+    try {
+      s_->by_host_key.emplace(desc.host_key, id);
+    } catch (const std::bad_alloc&) {
+      s_->methods.clear(id);  // never counted, so never visited: no reader can hold it
+      m->~Method();
+      std::free(m);
+      return Errc::kOutOfMemory;
+    }
   }
   mod->methods.push_back(m);
   publish(s_->method_count, id);  // P5: the count, after the slot
@@ -143,10 +157,14 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       for (Method* m : mod->methods) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
+        if (m->host_key != 0) s_->by_host_key.erase(m->host_key);
         for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
-          // relaxed: we hold the CVM lock, the only writer of native_head.
-          for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr; v = v->next)
+          // relaxed: we hold the CVM lock, the only writer of native_head and next.
+          for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
+               v = v->next.load(std::memory_order_relaxed)) {
             s_->versions.clear(v->version_id);
+            if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(v->code_start.load(std::memory_order_relaxed));
+          }
         }
       }
     }
@@ -161,6 +179,14 @@ Result<void> Runtime::unloadModule(ModuleId module) {
   rcu::retire(&mod->rcu, &State::reclaimModule);  // P4
 #endif
   return {};
+}
+
+Result<MethodId> Runtime::findMethod(uint64_t host_key) const {
+  if (host_key == 0) return Errc::kInvalidArgument;
+  std::lock_guard<std::mutex> g(s_->loader);
+  auto it = s_->by_host_key.find(host_key);
+  if (it == s_->by_host_key.end()) return Errc::kUnknownMethod;
+  return it->second;
 }
 
 void Runtime::State::reclaimModule(rcu_head* head) {
@@ -180,16 +206,13 @@ Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noex
 }
 
 void Runtime::State::freeMethod(Method* m, bool give_back_code) {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // IL version nodes (native ones are counted by freeVersion)
   uint64_t natives = 0;
   uint64_t ils = 0;
   for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr;) {
     for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;) {
-      NativeVersion* next = v->next;
-      const uint64_t start = v->code_start.load(std::memory_order_relaxed);
-      if (give_back_code && start != 0) heap.release(start, v->code_size);
-      delete v;
-      bytes += sizeof(NativeVersion);
+      NativeVersion* next = v->next.load(std::memory_order_relaxed);  // relaxed: no writer is left
+      freeVersion(v, give_back_code);
       ++natives;
       v = next;
     }
@@ -204,10 +227,37 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
   method_bytes.fetch_sub(sizeof(Method) + m->ns_len + m->name_len + m->sig_len + 3,
                          std::memory_order_relaxed);
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  native_versions.fetch_sub(natives, std::memory_order_relaxed);
   il_versions.fetch_sub(ils, std::memory_order_relaxed);
+  (void)natives;
   m->~Method();
   std::free(m);
+}
+
+void Runtime::State::freeVersion(NativeVersion* v, bool give_back_code) {
+  const uint64_t start = v->code_start.load(std::memory_order_relaxed);
+  // Model heap only: host-mode ranges belong to the host.
+  if (give_back_code && code_mode == CodeMode::kModelHeap && start != 0) heap.release(start, v->code_size);
+  delete v;
+  version_bytes.fetch_sub(sizeof(NativeVersion), std::memory_order_relaxed);
+  native_versions.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Runtime::State::reclaimVersion(rcu_head* head) {
+  rcu::ReclaimScope scope;
+  auto* r = reinterpret_cast<RetiredVersion*>(reinterpret_cast<char*>(head) - offsetof(RetiredVersion, rcu));
+  r->owner->freeVersion(r->version, true);
+  delete r;
+}
+
+NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size) const {
+  const uint64_t end = start + size;
+  auto it = live_ranges.lower_bound(start);
+  if (it != live_ranges.end() && it->first < end) return it->second;
+  if (it != live_ranges.begin()) {
+    const NativeVersion* prev = std::prev(it)->second;
+    if (std::prev(it)->first + prev->code_size > start) return std::prev(it)->second;
+  }
+  return nullptr;
 }
 
 // ---------------------------------------------------------------------------------
@@ -215,6 +265,7 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
 
 Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_offset) {
   if (!validTier(tier)) return Errc::kInvalidArgument;
+  if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
   JITPROV_PROBE_JIT_BEGIN(method, static_cast<int>(tier));
   CvmLock::Guard lock(s_->lock, publishSite(tier), method);
   Method* m = s_->methods.load(method);
@@ -233,8 +284,8 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
 #else
   NativeVersion* const init_next = old_head;
 #endif
-  auto* v = new (std::nothrow) NativeVersion(vid, tier, tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
-                                             init_next);
+  auto* v = new (std::nothrow) NativeVersion(vid, tier, static_cast<uint16_t>(tier),
+                                             tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il, init_next);
   if (v == nullptr) return Errc::kCapacityExhausted;
   if (!s_->versions.store(vid, v)) {
     delete v;
@@ -247,7 +298,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   publish(il->native_head, v);  // P1: node complete, next = old head
 #endif
 #if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  const_cast<NativeVersion*&>(v->next) = old_head;
+  v->next.store(old_head, std::memory_order_relaxed);
 #endif
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
@@ -256,6 +307,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
 
 Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   if (code_size == 0) return Errc::kZeroCodeSize;
+  if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
   const State::SiteLabel label = s_->labelFor(version);
   MethodId method_id = 0;
   Tier tier = Tier::kTier0;
@@ -267,11 +319,7 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   {
     CvmLock::Guard lock(s_->lock, label.site, label.method_id);
     NativeVersion* v = s_->versions.load(version);
-    if (v == nullptr) {
-      return version != 0 && version < s_->next_version_id.load(std::memory_order_relaxed)
-                 ? Errc::kMethodUnloaded
-                 : Errc::kUnknownVersion;
-    }
+    if (v == nullptr) return s_->missingVersion(version);
     JITPROV_ASSERT_HELD(s_->lock);
     // relaxed: we hold the CVM lock, the only writer of code_start.
     if (v->code_start.load(std::memory_order_relaxed) != 0) return Errc::kAlreadyPublished;
@@ -294,14 +342,122 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   return range;
 }
 
+Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code) {
+  if (!validTier(code.tier) || code.code_start == 0 || code.code_size == 0 ||
+      code.code_start > UINT64_MAX - code.code_size)
+    return Errc::kInvalidArgument;
+  if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
+  const NativeVersion* published = nullptr;
+  VersionView view{};
+  rcu::ReadSection rs;  // keeps the method alive for method_load after the lock (as publishCode)
+  {
+    CvmLock::Guard lock(s_->lock, publishSite(code.tier), method);
+    Method* m = s_->methods.load(method);
+    if (m == nullptr) {
+      return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
+                 ? Errc::kMethodUnloaded
+                 : Errc::kUnknownMethod;
+    }
+    JITPROV_ASSERT_HELD(s_->lock);
+    if (NativeVersion* other = s_->overlapping(code.code_start, code.code_size)) {
+      // relaxed: lock held, the only writer of code_start.
+      if (other->method == m && other->code_start.load(std::memory_order_relaxed) == code.code_start &&
+          other->code_size == code.code_size) {
+        s_->replayed.fetch_add(1, std::memory_order_relaxed);
+        return other->version_id;  // a replay (P7): nothing new, no second event
+      }
+      s_->overlaps_refused.fetch_add(1, std::memory_order_relaxed);
+      return Errc::kRangeOverlap;
+    }
+    IlVersion* il = m->active_il;
+    const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
+    NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
+    auto* v = new (std::nothrow) NativeVersion(vid, code.tier, code.host_tier,
+                                               code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il,
+                                               old_head);
+    if (v == nullptr) return Errc::kOutOfMemory;
+    v->code_size = code.code_size;
+    // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
+    v->code_start.store(code.code_start, std::memory_order_relaxed);
+    try {
+      s_->live_ranges.emplace(code.code_start, v);
+    } catch (const std::bad_alloc&) {
+      delete v;
+      return Errc::kOutOfMemory;
+    }
+    if (!s_->versions.store(vid, v)) {
+      s_->live_ranges.erase(code.code_start);
+      delete v;
+      return Errc::kCapacityExhausted;
+    }
+    s_->next_version_id.store(vid + 1, std::memory_order_relaxed);
+    publish(il->native_head, v);  // P1 (and P2: the node is published with its code)
+    s_->native_versions.fetch_add(1, std::memory_order_relaxed);
+    s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
+    published = v;
+    view = viewOf(*m, *v, code.code_start);
+  }
+  trace::methodLoad(view);
+  return published->version_id;
+}
+
+Result<void> Runtime::retireVersion(VersionId version) {
+  auto* rv = new (std::nothrow) RetiredVersion();
+  if (rv == nullptr) return Errc::kOutOfMemory;
+  rv->owner = s_.get();
+  {
+    CvmLock::Guard lock(s_->lock, LockSite::kUnload, s_->labelFor(version).method_id);
+    NativeVersion* v = s_->versions.load(version);
+    if (v == nullptr) {
+      delete rv;
+      return s_->missingVersion(version);
+    }
+    JITPROV_ASSERT_HELD(s_->lock);
+    // Find what points at v: its IL version's head or its predecessor's `next`.
+    // relaxed loads: we hold the CVM lock, the only writer of both.
+    IlVersion* il = v->il;
+    std::atomic<NativeVersion*>* link = &il->native_head;
+    while (link->load(std::memory_order_relaxed) != v) {
+      NativeVersion* cur = link->load(std::memory_order_relaxed);
+      if (cur == nullptr) {  // not in its own list: a registry bug, never a host error
+        delete rv;
+        return Errc::kInternal;
+      }
+      link = &cur->next;
+    }
+    publish(*link, v->next.load(std::memory_order_relaxed));  // P6: unlink; v->next stays
+#if defined(JITPROV_PROTOCOL_FAULT_UNLINK_POISON_NEXT)
+    v->next.store(nullptr, std::memory_order_relaxed);  // fault: walkers standing on v lose the rest
+#endif
+    s_->versions.clear(version);
+    const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
+    if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(start);
+    if (il->active_native == v) {
+      il->active_native = nullptr;
+      if (v->method->active_il == il) publish(v->method->entry_point, uint64_t{0});  // nothing to run
+    }
+    s_->retired.fetch_add(1, std::memory_order_relaxed);
+    // Under the lock: the event is ordered with the publication that may reuse the range.
+    trace::codeUnload(v->method->id, v->version_id, start, v->code_size);
+    rv->version = v;
+  }
+#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_FREE_WITHOUT_GRACE)
+  State::reclaimVersion(&rv->rcu);  // fault: walkers may still stand on it
+#else
+  rcu::retire(&rv->rcu, &State::reclaimVersion);  // P4, P6
+#endif
+  return {};
+}
+
+Errc Runtime::State::missingVersion(VersionId version) const noexcept {
+  return version != 0 && version < next_version_id.load(std::memory_order_relaxed) ? Errc::kVersionGone
+                                                                                   : Errc::kUnknownVersion;
+}
+
 Result<void> Runtime::activate(VersionId version) {
   CvmLock::Guard lock(s_->lock, LockSite::kActivate, s_->labelFor(version).method_id);
   NativeVersion* v = s_->versions.load(version);
-  if (v == nullptr) {
-    return version != 0 && version < s_->next_version_id.load(std::memory_order_relaxed)
-               ? Errc::kMethodUnloaded
-               : Errc::kUnknownVersion;
-  }
+  if (v == nullptr) return s_->missingVersion(version);
   JITPROV_ASSERT_HELD(s_->lock);
   // OSR code is entered from a running frame, never through the entry point.
   if (v->tier == Tier::kTier1Osr) return Errc::kInvalidArgument;
@@ -360,9 +516,12 @@ Result<uint64_t> Runtime::entryPointLocked(MethodId method) {
 namespace {
 
 // Visits the published versions of one method. Caller is inside an RCU read section.
+// kNextOrder: acquire (P1, P6) in every walk; relaxed only in walkBaselineForBench().
+template <std::memory_order kNextOrder = std::memory_order_acquire>
 void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st) {
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {  // P1
-    for (const NativeVersion* v = readPublished(il->native_head); v != nullptr; v = v->next) {  // P1
+    for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;  // P1
+         v = kNextOrder == std::memory_order_acquire ? readPublished(v->next) : v->next.load(kNextOrder)) {  // P6
       const uint64_t start = readPublished(v->code_start);  // P2
       if (start == 0) {
         ++st->skipped;
@@ -378,6 +537,15 @@ void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, W
 }  // namespace
 
 WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
+  return walkImpl<std::memory_order_acquire>(locking, visit);
+}
+
+WalkStats Runtime::walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const {
+  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit);
+}
+
+template <std::memory_order kNextOrder>
+WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
@@ -405,9 +573,9 @@ WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&
       if (m == nullptr) continue;  // unloaded
       if (locking == WalkLocking::kPerMethod) {
         CvmLock::Guard lock(s_->lock, LockSite::kRundown, id);
-        if (!m->unloaded) visitMethod(m, visit, &st);  // unloaded: lock-protected, read under it
+        if (!m->unloaded) visitMethod<kNextOrder>(m, visit, &st);  // unloaded: lock-protected, read under it
       } else {
-        visitMethod(m, visit, &st);
+        visitMethod<kNextOrder>(m, visit, &st);
       }
     }
   }
@@ -438,6 +606,9 @@ MemoryStats Runtime::memoryStats() const {
   m.method_bytes = s_->method_bytes.load(std::memory_order_relaxed);
   m.version_bytes = s_->version_bytes.load(std::memory_order_relaxed);
   m.table_bytes = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
+  m.retired = s_->retired.load(std::memory_order_relaxed);
+  m.replayed = s_->replayed.load(std::memory_order_relaxed);
+  m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);
   return m;
 }
 

@@ -6,19 +6,20 @@
 //     Method ── il_head ──> IlVersion(rejit n) ──next──> ... ──> il0 (inside Method)
 //                              └─ native_head ──> NativeVersion ──next──> older ... ──> null
 //
-// Lists only grow at the head, and a node's `next` is fixed before the node is linked,
-// so a reader that loaded a head sees a consistent, immutable suffix of the list.
-// Nodes are removed only by unloading a whole module: its methods are cleared from the
-// tables under the lock, and freed after an RCU grace period.
+// Lists grow at the head only. A native version leaves its list in two ways: its whole
+// module is unloaded (its methods are cleared from the tables under the lock and freed
+// after an RCU grace period), or the host retires that one version (RCU list deletion,
+// P6). IL versions leave only with their module.
 //
 // Ordering guarantees (SPEC.md "Publication protocol"):
 //  P1 A node is fully initialised, including `next` = the current head, before publish()
-//     links it (release). Readers load heads with readPublished() (acquire), so they
-//     see every field of every node they reach.
+//     links it (release). Readers load heads and `next` with readPublished() (acquire),
+//     so they see every field of every node they reach.
 //  P2 publishCode writes code_size, then publish()es code_start (release). A reader that
 //     sees code_start != 0 with readPublished() (acquire) sees the code_size and every
 //     immutable field written before. 0 means "not compiled yet"; a published
-//     code_start never changes.
+//     code_start never changes. (Host-mode versions are linked already published: P1
+//     covers their code_start.)
 //  P3 Readers never read the lock-protected control state (active_il, active_native,
 //     unloaded, last_rejit); call_count is relaxed and only a counter.
 //  P4 Memory a reader may reach is freed only from an RCU callback (rcu.h).
@@ -26,12 +27,29 @@
 //     method_count_. A walk reads method_count_ once (acquire) and visits ids 1..count,
 //     so a method registered before the walk started is visited; one registered after
 //     may be missed. The walk is O(n) in ids handed out.
+//  P6 Retiring one native version V (under the CVM lock): publish() V's successor into
+//     whatever points at V (its IL version's native_head, or its predecessor's `next`),
+//     clear V's version-table slot, then queue V for reclamation after a grace period
+//     (P4). V's own `next` is never changed: a walker standing on V when it is unlinked
+//     continues to V's successor, so it sees V or not, and every other node exactly
+//     once (G3, G4), and never freed memory (the successor, if retired later, waits
+//     for its own grace period, which cannot end before the walker's read section).
+//     A walk that starts after retireVersion() returned cannot reach V (its pointer is
+//     gone from every list before the lock is released).
+//  P7 Host-mode code ranges: live_ranges (CVM lock only) holds every live host-mode
+//     range. A publication that overlaps a live range of another version is refused
+//     (kRangeOverlap); one of the same method, start and size returns that version
+//     (JVMTI replays loads). A range becomes free for another publication when
+//     retireVersion()/unloadModule() returns: a walker that still holds the retired
+//     node reads that node's own immutable fields, never the new occupant's (G2).
 //
 // Which operations may run concurrently:
 //  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
-//  - registerModule/registerMethod/unloadModule: serialised by the loader mutex.
-//  - beginJit/publishCode/activate/requestRejit/unloadModule/entryPointLocked/
-//    walk(kWholeWalk|kPerMethod): serialised by the CVM lock.
+//  - registerModule/registerMethod/findMethod/unloadModule: serialised by the loader
+//    mutex.
+//  - beginJit/publishCode/publishHostCode/retireVersion/activate/requestRejit/
+//    unloadModule/entryPointLocked/walk(kWholeWalk|kPerMethod): serialised by the CVM
+//    lock.
 //  Lock order: loader mutex, then CVM lock.
 #pragma once
 
@@ -43,8 +61,10 @@
 #include "rcu.h"
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace jitprov {
@@ -54,23 +74,27 @@ struct IlVersion;
 struct Module;
 
 struct NativeVersion {
-  NativeVersion(VersionId vid, Tier t, uint32_t osr, Method* m, IlVersion* i, NativeVersion* n)
-      : version_id(vid), tier(t), osr_il_offset(osr), method(m), il(i), next(n) {}
+  NativeVersion(VersionId vid, Tier t, uint16_t ht, uint32_t osr, Method* m, IlVersion* i, NativeVersion* n)
+      : version_id(vid), method(m), il(i), next(n), osr_il_offset(osr), tier(t), host_tier(ht) {}
 
   // Published state. Writer: publishCode under the CVM lock. Readers: lock-free.
   // code_start: publish() after code_size (P2); readPublished() by readers. 0 = not yet.
   std::atomic<uint64_t> code_start{0};
-  // Plain: written once under the lock before code_start's release store; readers read
-  // it only after an acquire load of code_start returned non-zero (P2).
-  uint32_t code_size = 0;
 
   // Immutable: written by the constructor, before the node is linked (P1).
   const VersionId version_id;
-  const Tier tier;
-  const uint32_t osr_il_offset;
   Method* const method;
   IlVersion* const il;
-  NativeVersion* const next;  // older version of the same IL version
+  // The older version of the same IL version. Set before the node is linked (P1);
+  // afterwards written only by retireVersion() under the CVM lock, to unlink this
+  // node's successor (P6), with publish(); readers: readPublished().
+  std::atomic<NativeVersion*> next;
+  // Plain: written once under the lock before code_start's release store; readers read
+  // it only after an acquire load of code_start returned non-zero (P2).
+  uint32_t code_size = 0;
+  const uint32_t osr_il_offset;
+  const Tier tier;
+  const uint16_t host_tier;
 };
 
 struct IlVersion {
@@ -87,13 +111,14 @@ struct IlVersion {
 
 struct Method {
   Method(MethodId i, ModuleId mod, const MethodDesc& d)
-      : id(i), module_id(mod), token(d.token), flags(d.flags),
+      : id(i), module_id(mod), host_key(d.host_key), token(d.token), flags(d.flags),
         ns_len(uint32_t(d.name_space.size())), name_len(uint32_t(d.name.size())),
         sig_len(uint32_t(d.signature.size())) {}
 
   // Immutable after registration (P5).
   const MethodId id;
   const ModuleId module_id;
+  const uint64_t host_key;  // 0 = none
   const uint32_t token;
   const uint32_t flags;
   const uint32_t ns_len, name_len, sig_len;
@@ -136,8 +161,16 @@ struct Module {
   Runtime::State* owner = nullptr;
 };
 
+// A retired native version waiting for its grace period (P6). Allocated before the
+// CVM lock is taken, so retirement cannot fail for memory once it has begun.
+struct RetiredVersion {
+  rcu_head rcu{};
+  NativeVersion* version = nullptr;
+  Runtime::State* owner = nullptr;
+};
+
 struct Runtime::State {
-  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats) {}
+  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats), code_mode(cfg.code_mode) {}
 
   // Capacities: 67M method ids, 268M version ids, 1M module ids (never reused).
   using MethodTable = PublishedTable<Method, 16, 1024>;
@@ -146,7 +179,13 @@ struct Runtime::State {
 
   CvmLock lock;
   std::mutex loader;  // registration and unload of modules and methods
-  CodeHeap heap;
+  const CodeMode code_mode;
+  CodeHeap heap;  // model-heap mode
+
+  // Host mode (P7): code_start -> the live version whose range starts there. CVM lock.
+  std::map<uint64_t, NativeVersion*> live_ranges;
+  // Host keys of live methods. Loader mutex.
+  std::unordered_map<uint64_t, MethodId> by_host_key;
 
   MethodTable methods;  // store/clear: loader mutex (register) or CVM lock (unload)
   ModuleTable modules;  // store/clear: loader mutex
@@ -166,6 +205,7 @@ struct Runtime::State {
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
   std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
+  std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
 
   struct SiteLabel {
     LockSite site;
@@ -173,7 +213,13 @@ struct Runtime::State {
   };
   SiteLabel labelFor(VersionId version) const noexcept;
   static void reclaimModule(rcu_head* head);
+  static void reclaimVersion(rcu_head* head);
   void freeMethod(Method* m, bool give_back_code);
+  void freeVersion(NativeVersion* v, bool give_back_code);
+  // Host mode: the live version whose range overlaps [start, start + size), or null.
+  NativeVersion* overlapping(uint64_t start, uint32_t size) const;
+  // The error for a version id that is not in the table.
+  Errc missingVersion(VersionId version) const noexcept;
 };
 
 }  // namespace jitprov

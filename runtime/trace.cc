@@ -43,6 +43,7 @@ struct Record {
     r.method_token = v.method_token;
     r.method_flags = v.method_flags;
     r.tier = static_cast<uint8_t>(v.tier);
+    r.host_tier = v.host_tier;
     r.name_space = fit(v.name_space, &ns);
     r.name = fit(v.name, &name);
     r.signature = fit(v.signature, &sig);
@@ -92,6 +93,9 @@ void methodLoad(const VersionView& v) {
 }
 void methodUnload(MethodId method, ModuleId module) {
   lttng_ust_tracepoint(jitprov_runtime, method_unload, method, module);
+}
+void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size) {
+  lttng_ust_tracepoint(jitprov_runtime, code_unload, method, version, code_start, code_size);
 }
 void rejitRequest(MethodId method, RejitId rejit) {
   lttng_ust_tracepoint(jitprov_runtime, rejit_request, method, rejit);

@@ -20,6 +20,7 @@ void moduleLoad(ModuleId id, const char* path);
 void moduleUnload(ModuleId id, const char* path);
 void methodLoad(const VersionView& v);
 void methodUnload(MethodId method, ModuleId module);
+void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size);
 void rejitRequest(MethodId method, RejitId rejit);
 
 bool rundownEventsEnabled() noexcept;  // the session trigger watches this

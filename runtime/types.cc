@@ -71,6 +71,12 @@ const char* errcMessage(Errc e) noexcept {
     case Errc::kCapacityExhausted: return "id space or memory exhausted";
     case Errc::kCodeHeapExhausted: return "code heap exhausted";
     case Errc::kBusy: return "busy";
+    case Errc::kAlreadyExists: return "a method with this host key is already registered";
+    case Errc::kRangeOverlap: return "code range overlaps live code of another version";
+    case Errc::kVersionGone: return "code version was retired or its method unloaded";
+    case Errc::kWrongCodeMode: return "call does not match the runtime's code mode (host or model heap)";
+    case Errc::kOutOfMemory: return "out of memory";
+    case Errc::kInternal: return "internal error in jitprov";
   }
   return "unknown error";
 }

@@ -6,7 +6,7 @@
 namespace jitprov::sim {
 
 void JitCounters::note(Errc e) noexcept {
-  if (e == Errc::kMethodUnloaded || e == Errc::kUnknownVersion) {
+  if (e == Errc::kMethodUnloaded || e == Errc::kVersionGone || e == Errc::kUnknownVersion) {
     lost_races.fetch_add(1, std::memory_order_relaxed);
     return;
   }

@@ -1,22 +1,28 @@
 // Concurrency stress test of the registry's lock-free read side.
 //
-// Writer threads register methods and modules, compile at tier 0, tier up, OSR, ReJIT
-// and unload at random. Reader threads walk the registry lock-free and look up entry
-// points. The test keeps its own log of every publication and unload, each with a
-// sequence number, and checks every walk against it:
+// Writer threads register methods and modules, compile at tier 0, tier up, OSR, ReJIT,
+// retire single versions and unload modules at random. Reader threads walk the registry
+// lock-free and look up entry points. The test keeps its own log of every publication,
+// retirement and unload, each with a sequence number, and checks every walk against it:
 //  (a) G2: each version seen carries exactly the fields that were published for it;
 //  (b) G3: every version published before the walk began, whose module was not
-//      unloaded before the walk ended, was seen;
-//  (c) G4: no version was seen twice.
+//      unloaded and which was not retired before the walk ended, was seen;
+//  (c) G4: no version was seen twice;
+//  (d) a version whose retirement had returned before the walk began is not seen.
+// It runs twice: with the model code heap, and in host mode, where the test plays the
+// host: it owns the addresses and publishes new code at a retired version's address as
+// soon as retireVersion() returns (as HotSpot does), replays publications (JVMTI's
+// GenerateEvents) and tries overlapping ones, which must be refused.
 // It also checks that live code ranges never overlap and that every entry point a
 // reader saw was the code of a published version of that method.
 //
 // Why sequence numbers give "before": a writer takes a publication's number with a
 // seq_cst fetch_add *after* publishCode returned; a reader reads the counter (seq_cst)
 // before its walk (S0) and after it (S1). A number below S0 means the publication
-// happened before the walk began. Unloads take their number *before* unloadModule is
-// called, so a number at or above S1 means the unload had not begun when the walk
-// ended (see the note at checkWalk()).
+// happened before the walk began. Unloads and retirements take a number *before* the
+// call, so a number at or above S1 means it had not begun when the walk ended; a
+// retirement also takes one *after* the call returned (kRetireEnd), and a number below
+// S0 there means it was complete before the walk began.
 //
 // Sizes: JITPROV_STRESS_OPS (operations per writer), JITPROV_STRESS_SEED.
 #include <jitprov/runtime.h>
@@ -50,6 +56,7 @@ struct Fields {
   RejitId rejit_id = 0;
   Tier tier = Tier::kTier0;
   uint32_t osr_il_offset = 0;
+  uint16_t host_tier = 0;
   uint64_t code_start = 0;
   uint32_t code_size = 0;
   uint32_t token = 0;
@@ -64,17 +71,17 @@ uint64_t nameHash(std::string_view ns, std::string_view name, std::string_view s
 }
 
 Fields fieldsOf(const VersionView& v) {
-  return Fields{v.method_id, v.module_id, v.version_id, v.rejit_id, v.tier, v.osr_il_offset, v.code_start,
+  return Fields{v.method_id, v.module_id, v.version_id, v.rejit_id, v.tier, v.osr_il_offset, v.host_tier, v.code_start,
                 v.code_size, v.method_token, v.method_flags, nameHash(v.name_space, v.name, v.signature)};
 }
 
 // The test's own log: one entry per sequence number, written once by the writer that
 // took the number, then marked ready (release; readers acquire).
 struct LogEntry {
-  enum Kind : uint8_t { kPublish, kUnload, kNoop };
+  enum Kind : uint8_t { kPublish, kUnload, kRetireBegin, kRetireEnd, kNoop };
   std::atomic<bool> ready{false};
   Kind kind = kNoop;
-  Fields f;             // kPublish
+  Fields f;             // kPublish; f.version_id for kRetire*
   ModuleId module = 0;  // kUnload
 };
 
@@ -112,7 +119,9 @@ struct World {
     bool collectible;
     bool unloaded = false;
     std::vector<MethodId> methods;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [start, end) of its code
+    // Starts of its live code ranges: published, not retired.
+    std::unordered_set<uint64_t> live_starts;
+    std::vector<VersionId> versions;  // published (retired ones too)
   };
   std::vector<Mod> modules;
   std::unordered_map<MethodId, size_t> module_of;  // index into modules
@@ -126,6 +135,15 @@ struct World {
   std::string overlap_error;
   std::string writer_error;
   std::atomic<uint64_t> unloaded_races{0};  // operations that lost a race to an unload
+  // Retirement candidates: published versions of live methods -> (module index, start).
+  std::unordered_map<VersionId, std::pair<size_t, uint64_t>> retirable;
+  std::vector<VersionId> retirable_ids;  // the same keys, to pick from
+  // Host mode: the test's own code heap of 4 KiB slots, reused LIFO right after the
+  // retirement or unload that freed them returned.
+  std::vector<uint64_t> free_slots;
+  uint64_t next_slot = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> pinned;  // live for the whole test
+  std::atomic<uint64_t> retires{0}, replays{0}, overlaps_refused{0};
 };
 
 struct Observation {
@@ -142,15 +160,18 @@ struct ReaderReport {
   std::vector<std::pair<MethodId, uint64_t>> entry_points;
 };
 
-class RegistryStress : public ::testing::Test {
+class RegistryStress : public ::testing::TestWithParam<CodeMode> {
  protected:
   static constexpr int kWriters = 3;
   static constexpr int kReaders = 2;
   const uint64_t ops = envOr("JITPROV_STRESS_OPS", 60000);
   const uint64_t seed = envOr("JITPROV_STRESS_SEED", std::random_device{}());
 
-  Runtime rt;
+  const bool host = GetParam() == CodeMode::kHost;
+  Runtime rt{RuntimeConfig{.code_mode = GetParam()}};
   Log log{ops * kWriters * 4 + 1024};
+  static constexpr uint64_t kHostBase = 0x5500'0000'0000ULL;
+  static constexpr uint64_t kSlot = 4096;
   World world;
   std::atomic<bool> stop{false};
 
@@ -161,6 +182,46 @@ class RegistryStress : public ::testing::Test {
     for (int i = 0; i < 8; ++i) addModule(i % 4 != 0);  // a quarter of modules are not collectible
     std::mt19937_64 rng(seed);
     for (int i = 0; i < 400; ++i) addMethod(rng);
+    if (host) pinSomeCode(rng);
+  }
+
+  // Host mode: versions that are never retired, for overlap attempts to hit.
+  void pinSomeCode(std::mt19937_64& rng) {
+    for (int i = 0; i < 8; ++i) {
+      MethodId m = 0;
+      {
+        std::lock_guard<std::mutex> g(world.mu);
+        for (MethodId c : world.methods)
+          if (!world.modules[world.module_of.at(c)].collectible && rng() % 8 == 0) m = c;
+      }
+      if (m == 0) continue;
+      const uint64_t start = hostSlot();
+      auto v = rt.publishHostCode(m, HostCode{start, 512, Tier::kTier1, 4, 0});
+      if (!v.ok()) return fail(std::string("publishHostCode (pinned): ") + v.message());
+      std::lock_guard<std::mutex> g(world.mu);
+      world.pinned.emplace_back(start, 512);
+      world.live[start] = start + 512;
+      const auto& meta = world.meta.at(m);
+      log.fill(log.take(), LogEntry::kPublish,
+               Fields{m, world.modules[world.module_of.at(m)].id, *v, 0, Tier::kTier1, 0, 4, start, 512, meta.token,
+                      meta.flags, meta.name_hash},
+               0);
+    }
+  }
+
+  uint64_t hostSlot() {
+    std::lock_guard<std::mutex> g(world.mu);
+    if (!world.free_slots.empty()) {
+      const uint64_t s = world.free_slots.back();
+      world.free_slots.pop_back();
+      return s;
+    }
+    return kHostBase + kSlot * world.next_slot++;
+  }
+  void freeHostSlot(uint64_t start) {
+    if (!host) return;
+    std::lock_guard<std::mutex> g(world.mu);
+    world.free_slots.push_back(start);
   }
 
   void fail(std::string msg) {
@@ -206,19 +267,32 @@ class RegistryStress : public ::testing::Test {
     const uint32_t osr = tier == Tier::kTier1Osr ? uint32_t(rng() % 500 + 1) : 0;
     // The version belongs to the IL version active at beginJit: hold the test's rejit
     // mutex across it (requestRejit is made under it too) to know which one that is.
+    const uint32_t size = uint32_t(rng() % 3000 + 1);
+    const uint16_t host_tier = uint16_t(rng() % 5);
+    const uint64_t host_start = host ? hostSlot() : 0;
     published_rejit_mu_.lock();
     const RejitId rejit = current_rejit_[m];
-    auto v = rt.beginJit(m, tier, osr);
+    Result<VersionId> v = host ? rt.publishHostCode(m, HostCode{host_start, size, tier, host_tier, osr})
+                               : rt.beginJit(m, tier, osr);
     published_rejit_mu_.unlock();
     if (!v.ok()) {
+      freeHostSlot(host_start);
       if (v.error() == Errc::kMethodUnloaded) return world.unloaded_races.fetch_add(1), void();
-      return fail(std::string("beginJit: ") + v.message());
+      return fail(std::string(host ? "publishHostCode: " : "beginJit: ") + v.message());
     }
-    const uint32_t size = uint32_t(rng() % 3000 + 1);
-    auto r = rt.publishCode(*v, size);
+    Result<CodeRange> r = CodeRange{host_start, size};
+    if (!host) r = rt.publishCode(*v, size);
     if (!r.ok()) {
-      if (r.error() == Errc::kMethodUnloaded) return world.unloaded_races.fetch_add(1), void();
+      if (r.error() == Errc::kVersionGone) return world.unloaded_races.fetch_add(1), void();
       return fail(std::string("publishCode: ") + r.message());
+    }
+    if (host && rng() % 8 == 0) {
+      // A replay (JVMTI GenerateEvents): the same version back, nothing new.
+      auto again = rt.publishHostCode(m, HostCode{host_start, size, tier, host_tier, osr});
+      if (again.ok() && *again != *v) return fail("replayed publication returned another version");
+      if (!again.ok() && again.error() != Errc::kMethodUnloaded)
+        return fail(std::string("replayed publishHostCode: ") + again.message());
+      if (again.ok()) world.replays.fetch_add(1);
     }
     // The publication is complete: take its sequence number now (see the file comment).
     const uint64_t seq = log.take();
@@ -234,11 +308,14 @@ class RegistryStress : public ::testing::Test {
         world.overlap_error = "range overlaps an earlier one";
       // A module already marked unloaded had its ranges dropped from `live`; this one
       // dies with it.
-      if (!world.modules[mi].unloaded) world.live[r->start] = end;
-      world.modules[mi].ranges.emplace_back(r->start, end);
+      if (!world.modules[mi].unloaded) {
+        world.live[r->start] = end;
+        world.modules[mi].live_starts.insert(r->start);
+      }
     }
     // What the walk must report for it: what the registry was asked to do.
-    Fields f{m, world_module_id(mi), *v, rejit, tier, osr, r->start, r->size, 0, 0, 0};
+    Fields f{m,         world_module_id(mi), *v, rejit, tier, osr, host ? host_tier : uint16_t(tier),
+             r->start, r->size, 0, 0, 0};
     {
       std::lock_guard<std::mutex> g(world.mu);
       const auto& meta = world.meta.at(m);
@@ -247,10 +324,69 @@ class RegistryStress : public ::testing::Test {
       f.name_hash = meta.name_hash;
     }
     log.fill(seq, LogEntry::kPublish, f, 0);
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      if (!world.modules[mi].unloaded) {
+        world.retirable.emplace(*v, std::make_pair(mi, r->start));
+        world.retirable_ids.push_back(*v);
+        world.modules[mi].versions.push_back(*v);
+      }
+    }
     if (tier != Tier::kTier1Osr && rng() % 4 != 0) {
       auto a = rt.activate(*v);
-      if (!a.ok() && a.error() != Errc::kMethodUnloaded) fail(std::string("activate: ") + a.message());
+      if (!a.ok() && a.error() != Errc::kVersionGone) fail(std::string("activate: ") + a.message());
     }
+  }
+
+  // Host mode: publish inside a pinned live range, for another method: refused.
+  void overlap(std::mt19937_64& rng, MethodId m) {
+    std::pair<uint64_t, uint32_t> p;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      if (world.pinned.empty()) return;
+      p = world.pinned[rng() % world.pinned.size()];
+    }
+    const uint64_t start = p.first + rng() % p.second;
+    auto v = rt.publishHostCode(m, HostCode{start, uint32_t(rng() % 64 + 1), Tier::kTier0, 0, 0});
+    if (v.ok()) return fail("publication overlapping a live range was accepted");
+    if (v.error() == Errc::kRangeOverlap) world.overlaps_refused.fetch_add(1);
+    else if (v.error() == Errc::kMethodUnloaded) world.unloaded_races.fetch_add(1);
+    else fail(std::string("overlapping publishHostCode: ") + v.message());
+  }
+
+  // Retires one published version of a live method.
+  void retire(std::mt19937_64& rng) {
+    VersionId vid;
+    uint64_t start;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      if (world.retirable_ids.empty()) return;
+      const size_t i = rng() % world.retirable_ids.size();
+      vid = world.retirable_ids[i];
+      world.retirable_ids[i] = world.retirable_ids.back();
+      world.retirable_ids.pop_back();
+      auto it = world.retirable.find(vid);
+      if (it == world.retirable.end()) return;  // its module was unloaded meanwhile
+      start = it->second.second;
+      world.modules[it->second.first].live_starts.erase(start);
+      world.retirable.erase(it);
+      // Its range stops being live now (model heap: reused only after a grace period;
+      // host: the test reuses it once retireVersion returned).
+      world.live.erase(start);
+    }
+    Fields f{};
+    f.version_id = vid;
+    log.fill(log.take(), LogEntry::kRetireBegin, f, 0);
+    auto r = rt.retireVersion(vid);
+    if (!r.ok()) {
+      if (r.error() != Errc::kVersionGone) return fail(std::string("retireVersion: ") + r.message());
+      // Its module's unload took it first: the range is no longer live in the registry.
+      world.unloaded_races.fetch_add(1);
+      return freeHostSlot(start);
+    }
+    log.fill(log.take(), LogEntry::kRetireEnd, f, 0);
+    world.retires.fetch_add(1);
+    freeHostSlot(start);
   }
 
   ModuleId world_module_id(size_t mi) {
@@ -271,7 +407,8 @@ class RegistryStress : public ::testing::Test {
       world.modules[mi].unloaded = true;
       // Its ranges stop being live now: the heap may reuse them once unload returned
       // and a grace period passed, never before this point.
-      for (auto [s, e] : world.modules[mi].ranges) world.live.erase(s);
+      for (uint64_t s : world.modules[mi].live_starts) world.live.erase(s);
+      for (VersionId v : world.modules[mi].versions) world.retirable.erase(v);
       // Writers mostly pick live methods from now on (a few still race with the unload).
       const std::unordered_set<MethodId> dying(world.modules[mi].methods.begin(), world.modules[mi].methods.end());
       std::erase_if(world.methods, [&](MethodId m) { return dying.count(m) != 0; });
@@ -279,7 +416,15 @@ class RegistryStress : public ::testing::Test {
     const uint64_t seq = log.take();  // before the unload starts (see the file comment)
     log.fill(seq, LogEntry::kUnload, Fields{}, world_module_id(mi));
     auto r = rt.unloadModule(world_module_id(mi));
-    if (!r.ok()) fail(std::string("unloadModule: ") + r.message());
+    if (!r.ok()) return fail(std::string("unloadModule: ") + r.message());
+    if (host) {
+      // The module's live ranges are free for the host again. (Ranges retired one by
+      // one went back already; a publication that raced with the unload keeps its slot
+      // out of use for the rest of the test.)
+      std::lock_guard<std::mutex> g(world.mu);
+      for (uint64_t s : world.modules[mi].live_starts) world.free_slots.push_back(s);
+      world.modules[mi].live_starts.clear();
+    }
   }
 
   void writer(int index) {
@@ -291,10 +436,14 @@ class RegistryStress : public ::testing::Test {
         std::lock_guard<std::mutex> g(world.mu);
         if (!world.methods.empty()) m = world.methods[rng() % world.methods.size()];
       }
-      if (op < 20) {
+      if (op < 15) {
         addMethod(rng);
-      } else if (op < 50) {
+      } else if (op < 40) {
         compile(rng, m, Tier::kTier0);
+      } else if (op < 52) {
+        retire(rng);
+      } else if (op < 54 && host) {
+        overlap(rng, m);
       } else if (op < 70) {
         for (int c = 0; c < 40; ++c) {
           if (rt.recordCall(m)) compile(rng, m, Tier::kTier1);
@@ -334,6 +483,7 @@ class RegistryStress : public ::testing::Test {
     std::mt19937_64 rng(seed * 7919 + index);
     std::unordered_map<VersionId, std::pair<Fields, uint64_t>> model;  // vid -> (fields, seq)
     std::unordered_map<ModuleId, uint64_t> unloaded_at;               // module -> unload seq
+    std::unordered_map<VersionId, uint64_t> retire_begun, retire_done;  // vid -> seq
     uint64_t replayed = 0;
     std::unordered_set<VersionId> seen_set;
     while (!stop.load(std::memory_order_relaxed)) {
@@ -352,6 +502,8 @@ class RegistryStress : public ::testing::Test {
         const LogEntry& e = log.at(replayed);
         if (e.kind == LogEntry::kPublish) model[e.f.version_id] = {e.f, replayed};
         if (e.kind == LogEntry::kUnload) unloaded_at[e.module] = replayed;
+        if (e.kind == LogEntry::kRetireBegin) retire_begun[e.f.version_id] = replayed;
+        if (e.kind == LogEntry::kRetireEnd) retire_done[e.f.version_id] = replayed;
       }
       // (a) and (c).
       seen_set.clear();
@@ -365,6 +517,10 @@ class RegistryStress : public ::testing::Test {
         }
         if (!sameFields(f, it->second.first))
           rep->errors.push_back("G2: version " + std::to_string(f.version_id) + " fields differ from published");
+        auto done = retire_done.find(f.version_id);
+        if (done != retire_done.end() && done->second < obs.s0)
+          rep->errors.push_back("retired: version " + std::to_string(f.version_id) + " retired at seq " +
+                                std::to_string(done->second) + " < " + std::to_string(obs.s0) + " seen");
         ++rep->versions_checked;
       }
       // (b): published before S0, module not unloaded before S1.
@@ -372,6 +528,8 @@ class RegistryStress : public ::testing::Test {
         if (fs.second >= obs.s0) continue;
         auto u = unloaded_at.find(fs.first.module_id);
         if (u != unloaded_at.end() && u->second < obs.s1) continue;
+        auto rb = retire_begun.find(vid);
+        if (rb != retire_begun.end() && rb->second < obs.s1) continue;
         ++rep->completeness_checked;
         if (!seen_set.count(vid))
           rep->errors.push_back("G3: version " + std::to_string(vid) + " published at seq " +
@@ -395,7 +553,7 @@ class RegistryStress : public ::testing::Test {
   std::unordered_map<MethodId, RejitId> current_rejit_;  // guarded by published_rejit_mu_
 };
 
-TEST_F(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
+TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   std::vector<ReaderReport> reports(kReaders);
   std::vector<std::thread> readers;
   for (int i = 0; i < kReaders; ++i) readers.emplace_back([&, i] { reader(i, &reports[i]); });
@@ -439,18 +597,33 @@ TEST_F(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     checked += rep.versions_checked;
     complete += rep.completeness_checked;
   }
-  std::printf("stress: %llu walks, %llu versions field-checked, %llu completeness checks, %llu entry points, "
-              "%llu log entries, %llu ops lost a race to an unload\n",
-              (unsigned long long)walks, (unsigned long long)checked, (unsigned long long)complete,
-              (unsigned long long)eps, (unsigned long long)end,
-              (unsigned long long)world.unloaded_races.load());
+  const MemoryStats ms = rt.memoryStats();
+  std::printf("stress (%s): %llu walks, %llu versions field-checked, %llu completeness checks, %llu entry points, "
+              "%llu log entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an "
+              "unload\n",
+              host ? "host" : "model heap", (unsigned long long)walks, (unsigned long long)checked,
+              (unsigned long long)complete, (unsigned long long)eps, (unsigned long long)end,
+              (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
+              (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load());
   // The test must have exercised what it claims to.
   EXPECT_GT(walks, 2u);
   EXPECT_GT(checked, 1000u);
   EXPECT_GT(complete, 1000u);
-  const MemoryStats ms = rt.memoryStats();
   EXPECT_GT(ms.native_versions, 0u);
+  EXPECT_GT(world.retires.load(), ops / 20);
+  EXPECT_EQ(ms.retired, world.retires.load());
+  if (host) {
+    EXPECT_GT(world.replays.load(), 0u);
+    EXPECT_GT(world.overlaps_refused.load(), 0u);
+    EXPECT_EQ(ms.replayed, world.replays.load());
+    EXPECT_EQ(ms.overlaps_refused, world.overlaps_refused.load());
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(CodeModes, RegistryStress, ::testing::Values(CodeMode::kModelHeap, CodeMode::kHost),
+                         [](const ::testing::TestParamInfo<CodeMode>& i) {
+                           return i.param == CodeMode::kHost ? std::string("Host") : std::string("ModelHeap");
+                         });
 
 }  // namespace
 }  // namespace jitprov

@@ -225,7 +225,7 @@ TEST_F(RuntimeTest, UnloadRemovesMethodsAndReusesCodeOnlyAfterAGracePeriod) {
   EXPECT_EQ(rt.unloadModule(mod).error(), Errc::kModuleUnloaded);
   EXPECT_EQ(rt.registerMethod(mod, desc("Late")).error(), Errc::kModuleUnloaded);
   EXPECT_EQ(rt.beginJit(*gone, Tier::kTier1).error(), Errc::kMethodUnloaded);
-  EXPECT_EQ(rt.publishCode(*pending, 64).error(), Errc::kMethodUnloaded);
+  EXPECT_EQ(rt.publishCode(*pending, 64).error(), Errc::kVersionGone);
   EXPECT_EQ(rt.requestRejit(*gone).error(), Errc::kMethodUnloaded);
   EXPECT_EQ(rt.entryPoint(*gone), 0u);
   EXPECT_EQ(rt.memoryStats().live_methods, 1u);

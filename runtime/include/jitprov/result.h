@@ -26,7 +26,15 @@ enum class Errc : uint8_t {
   kCapacityExhausted,
   kCodeHeapExhausted,
   kBusy,
+  // Appended (the values are the C API's error numbers: never renumber).
+  kAlreadyExists,    // a method with this host key is registered already
+  kRangeOverlap,     // the code range overlaps a live one of another version
+  kVersionGone,      // the version was retired, or its method unloaded
+  kWrongCodeMode,    // host-mode call on a model-heap runtime, or the reverse
+  kOutOfMemory,
+  kInternal,         // a bug in jitprov: an exception reached the C boundary
 };
+inline constexpr int kErrcCount = static_cast<int>(Errc::kInternal) + 1;
 
 // A stable, human-readable sentence fragment for an error code.
 const char* errcMessage(Errc e) noexcept;

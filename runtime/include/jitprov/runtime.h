@@ -31,6 +31,9 @@ struct RuntimeConfig {
   uint32_t tier_up_threshold = 30;
   // Keep in-process wait/hold histograms for every lock acquisition.
   bool lock_stats = true;
+  // Who owns code addresses: the model heap (beginJit/publishCode) or the host
+  // (publishHostCode).
+  CodeMode code_mode = CodeMode::kModelHeap;
 };
 
 // How a walk synchronises with writers.
@@ -54,6 +57,9 @@ struct MemoryStats {
   uint64_t method_bytes = 0;     // method records including their names
   uint64_t version_bytes = 0;    // IL and native version nodes
   uint64_t table_bytes = 0;      // id -> record tables
+  uint64_t retired = 0;          // native versions retired one by one (retireVersion)
+  uint64_t replayed = 0;         // host publications that returned an existing version
+  uint64_t overlaps_refused = 0; // host publications refused for overlapping live code
 };
 
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
@@ -74,6 +80,8 @@ class Runtime {
   // Unloads a collectible module and all its methods (site unload). Their memory and
   // code ranges are reclaimed after a grace period.
   Result<void> unloadModule(ModuleId module);
+  // The live method registered with this host key (MethodDesc::host_key), if any.
+  Result<MethodId> findMethod(uint64_t host_key) const;
 
   // --- JIT paths ----------------------------------------------------------------
   // Starts a JIT path: adds a native version of `tier` to the method's active IL
@@ -83,6 +91,18 @@ class Runtime {
   // Allocates the code range and publishes it (release store of code_start); fires
   // jit_end and the method_load event.
   Result<CodeRange> publishCode(VersionId version, uint32_t code_size);
+  // Host mode: records code the host compiled at its own address, as a new native
+  // version of the method's active IL version, published at once (one lock
+  // acquisition, site by tier); fires method_load. Publishing the same method, start
+  // and size again returns the existing version (no second event); a range that
+  // overlaps live code of another version is refused (kRangeOverlap).
+  Result<VersionId> publishHostCode(MethodId method, const HostCode& code);
+  // Retires one published native version (site unload): lock-free walks that start
+  // after this returns never see it; its memory, and in model-heap mode its code range,
+  // are reclaimed after a grace period. In host mode the range may be published again
+  // as soon as this returns. Fires code_unload. If it was the active code, the method's
+  // entry point goes back to 0.
+  Result<void> retireVersion(VersionId version);
   // Makes a published version the active one of its IL version; when that IL version is
   // the method's active one, backpatches the entry point (site activate).
   Result<void> activate(VersionId version);
@@ -106,6 +126,9 @@ class Runtime {
   // A method registered after the walk started may be missed; one registered before
   // may not. `visit` must not call back into this runtime's mutating API.
   WalkStats walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
+  // Benchmark only: the lock-free walk as it was before retirement existed, reading
+  // `next` as an immutable field (relaxed). Not safe with concurrent retireVersion().
+  WalkStats walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const;
   // Lock-free walk over live modules.
   uint64_t walkModules(FunctionRef<void(const ModuleView&)> visit) const;
 
@@ -128,6 +151,9 @@ class Runtime {
   struct State;  // runtime/registry.h
 
  private:
+  template <std::memory_order kNextOrder>
+  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
+
   RuntimeConfig config_;
   std::unique_ptr<State> s_;
 };

@@ -62,6 +62,24 @@ struct MethodDesc {
   std::string_view name_space;
   std::string_view name;
   std::string_view signature;
+  // The host's own identity for the method (e.g. a jmethodID), 0 = none. Unique among
+  // live methods; findMethod() maps it back to the method id.
+  uint64_t host_key = 0;
+};
+
+// Who owns code addresses (RuntimeConfig::code_mode).
+enum class CodeMode : uint8_t {
+  kModelHeap = 0,  // jitprov's simulated code heap hands out ranges (beginJit/publishCode)
+  kHost = 1,       // the host supplies its real ranges (publishHostCode)
+};
+
+// A native version the host compiled: its real code range and tiers (host mode).
+struct HostCode {
+  uint64_t code_start = 0;  // != 0
+  uint32_t code_size = 0;   // > 0
+  Tier tier = Tier::kTier0;
+  uint16_t host_tier = 0;   // the host's own tier number (HotSpot: comp level 0-4)
+  uint32_t osr_il_offset = 0;
 };
 
 // A code range handed out by the simulated code heap.
@@ -79,6 +97,7 @@ struct VersionView {
   RejitId rejit_id;
   Tier tier;
   uint32_t osr_il_offset;
+  uint16_t host_tier;  // the host's tier number (host mode); the Tier value otherwise
   uint64_t code_start;
   uint32_t code_size;
   uint32_t method_token;
