@@ -51,14 +51,25 @@ struct Record {
 };
 }  // namespace
 
+// The directory of the object this code is linked into: libjitprov.so.0 for hosts
+// (installed or in the build tree, the provider sits beside it), or the executable
+// for programs linked with the static core.
+std::string ownDirectory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&ownDirectory), &info) == 0 || info.dli_fname == nullptr) return {};
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
 bool loadProvider() {
   std::call_once(g_once, [] {
     std::string tried;
-    const char* candidates[] = {std::getenv("JITPROV_PROVIDER"),
-#ifdef JITPROV_PROVIDER_BUILD_PATH
-                                JITPROV_PROVIDER_BUILD_PATH,
-#endif
-                                "libjitprov-lttng.so"};
+    const char* env = std::getenv("JITPROV_PROVIDER");
+    const std::string dir = ownDirectory();
+    const std::string beside = dir.empty() ? std::string() : dir + "/libjitprov-lttng.so";
+    // $JITPROV_PROVIDER, then beside the library, then the library search path.
+    const char* candidates[] = {env, beside.c_str(), "libjitprov-lttng.so"};
     for (const char* path : candidates) {
       if (path == nullptr || *path == '\0') continue;
       if (dlopen(path, RTLD_NOW | RTLD_GLOBAL) != nullptr) {

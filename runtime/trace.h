@@ -11,7 +11,8 @@
 namespace jitprov::trace {
 
 // dlopen()s the provider once per process (later calls return the first result).
-// Looks at $JITPROV_PROVIDER, then next to the build, then the library search path.
+// Looks at $JITPROV_PROVIDER, then beside libjitprov.so.0 (the object this code is
+// linked into), then the library search path.
 bool loadProvider();
 // "loaded <path>" or why not; JITPROV_TRACE_DEBUG=1 prints it to stderr when decided.
 std::string providerStatus();

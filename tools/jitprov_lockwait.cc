@@ -16,6 +16,9 @@
 #include <bpf/libbpf.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -204,6 +207,58 @@ std::string readlinkStr(const std::string& p) {
   return buf;
 }
 
+// True when the ELF file at `path` has a USDT note (.note.stapsdt) of provider
+// "jitprov": the executable itself, or libjitprov.so.0 in a host that links it.
+bool hasJitprovProbes(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return false;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool found = false;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
+    size_t shstrndx = 0;
+    if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+      for (Elf_Scn* scn = nullptr; !found && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_NOTE) continue;
+        const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (name == nullptr || std::strcmp(name, ".note.stapsdt") != 0) continue;
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        GElf_Nhdr nh;
+        size_t off = 0, name_off = 0, desc_off = 0;
+        while (data != nullptr && !found && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) != 0) {
+          // desc: pc, base, semaphore (one address each), then provider\0name\0args\0
+          const size_t addr = elf_getident(elf, nullptr)[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+          if (nh.n_type != 3 || nh.n_descsz <= 3 * addr) continue;
+          const char* provider = static_cast<const char*>(data->d_buf) + desc_off + 3 * addr;
+          found = strnlen(provider, nh.n_descsz - 3 * addr) < nh.n_descsz - 3 * addr &&
+                  std::strcmp(provider, "jitprov") == 0;
+        }
+      }
+    }
+    elf_end(elf);
+  }
+  close(fd);
+  return found;
+}
+
+// The object in process `pid` that holds the jitprov probes: its executable, or the
+// first mapped file that has them (libjitprov.so.0). Empty when none does.
+std::string probeObjectOf(int pid) {
+  const std::string exe = readlinkStr("/proc/" + std::to_string(pid) + "/exe");
+  if (!exe.empty() && hasJitprovProbes(exe)) return exe;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line, last;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string file = line.substr(slash);
+    if (file == last || file == exe) continue;
+    last = file;
+    if (hasJitprovProbes(file)) return file;
+  }
+  return exe;  // attaching then says which probe is missing
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,7 +271,9 @@ int main(int argc, char** argv) {
   CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
                "and rundown state, from the jitprov USDT probes (eBPF)"};
   cli.add_option("-p,--pid", pid, "process to trace")->check(CLI::PositiveNumber);
-  cli.add_option("-b,--binary", binary, "binary (or library) with the jitprov probes; default /proc/PID/exe");
+  cli.add_option("-b,--binary", binary,
+                 "binary (or library) with the jitprov probes; default: the executable of PID, or the library "
+                 "mapped in it that has them (libjitprov.so.0)");
   cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")->check(CLI::NonNegativeNumber);
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(CLI::NonNegativeNumber);
@@ -237,7 +294,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-lockwait: attach to pid %d: No such process\n", pid);
     return 1;
   }
-  if (binary.empty()) binary = readlinkStr("/proc/" + std::to_string(pid) + "/exe");
+  if (binary.empty()) binary = probeObjectOf(pid);
   if (binary.empty() || access(binary.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.empty() ? "(none)" : binary.c_str(),
                  std::strerror(errno));

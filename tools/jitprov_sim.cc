@@ -6,12 +6,17 @@
 // configurable rates; compilation cost is simulated outside the lock. A rundown thread
 // answers the triggers of --rundown-trigger.
 //
+// It is a host of the public C API (jitprov/jitprov.h, libjitprov.so.0) and nothing
+// else, so every test built on it exercises that API.
+//
 // Signals: SIGINT/SIGTERM end it cleanly (exit rundown if asked, stats written);
 // SIGUSR2 requests a rundown (trigger signal); SIGUSR1 writes --stats-json now.
-#include <jitprov/rundown.h>
-#include <jitprov/runtime.h>
+#include <jitprov/jitprov.h>
 
 #include "sim_stats.h"
+#ifdef JITPROV_SIM_FAULTS
+#include "capi_internal.h"
+#endif
 
 #include "cli.h"
 
@@ -36,12 +41,12 @@ namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_dump = 0;
-RundownEngine* g_engine = nullptr;
+jitprov_rundown* g_engine = nullptr;
 
 void onStop(int) { g_stop = 1; }
 void onDump(int) { g_dump = 1; }
 void onRundown(int) {
-  if (g_engine != nullptr) g_engine->requestFromSignal();
+  if (g_engine != nullptr) jitprov_rundown_request_from_signal(g_engine);
 }
 
 struct Options {
@@ -69,6 +74,9 @@ struct Options {
   // Rundown events per second: what lttng's default non-blocking channel drains here
   // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
   uint64_t rundown_rate = 500000;
+  // After a tier-up replaced a method's code, retire the replaced version with this
+  // probability (HotSpot flushes replaced code one version at a time).
+  double retire_replaced = 0.5;
 };
 
 const char* const kNamespaces[] = {
@@ -96,7 +104,7 @@ const T& pick(const T (&a)[N], uint64_t r) {
 // The application: methods in module-contiguous slots, so an unloaded module's slots
 // are refilled by its replacement's methods.
 struct App {
-  Runtime rt;
+  jitprov_runtime* rt = nullptr;
   Options opt;
   // slot -> current method id. Written by the main thread (registration, and the
   // replacement of an unloaded module) with release; JIT threads load it with acquire.
@@ -106,9 +114,12 @@ struct App {
   // slot -> a JIT thread is compiling it (one compile per method at a time, as a
   // runtime's per-method JIT lock would). CAS acquire / store release: a try-lock.
   std::vector<std::atomic<uint8_t>> compiling;
+  // slot -> the version last activated for it (0 = none). Only the thread that holds
+  // the slot's `compiling` try-lock reads or writes it (relaxed).
+  std::vector<std::atomic<uint64_t>> active_version;
   std::vector<uint32_t> zipf_perm;                 // rank -> slot
   struct ModuleSlots {
-    ModuleId id;
+    uint32_t id;
     uint64_t begin, end;
     bool collectible;
     uint32_t generation;
@@ -116,20 +127,24 @@ struct App {
   std::vector<ModuleSlots> modules;  // main thread only
   JitCounters counters;
 
-  explicit App(const Options& o)
-      : rt(RuntimeConfig{.tier_up_threshold = o.threshold, .lock_stats = true}),
-        opt(o),
-        slot_method(o.methods),
-        compiling(o.methods) {}
+  explicit App(const Options& o) : opt(o), slot_method(o.methods), compiling(o.methods), active_version(o.methods) {}
+  ~App() { jitprov_runtime_destroy(rt); }
+
+  int create() {
+    jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+    cfg.tier_up_threshold = opt.threshold;
+    cfg.lock_stats = 1;
+    return jitprov_runtime_create(&cfg, &rt);
+  }
 
   bool registerModuleSlots(size_t index, uint64_t begin, uint64_t end, bool collectible, uint32_t gen,
                            std::mt19937_64& rng) {
     const std::string path = std::string(collectible ? "/app/plugins/" : "/app/bin/") +
                              pick(kNamespaces, index) + (collectible ? ".Plugin" : "") + "." +
                              std::to_string(index) + (gen ? ".g" + std::to_string(gen) : "") + ".dll";
-    auto mod = rt.registerModule(path, collectible);
-    if (!mod.ok()) {
-      std::fprintf(stderr, "jitprov-sim: register module %s: %s\n", path.c_str(), mod.message());
+    uint32_t mod = 0;
+    if (int e = jitprov_module_register(rt, path.c_str(), collectible, &mod)) {
+      std::fprintf(stderr, "jitprov-sim: register module %s: %s\n", path.c_str(), jitprov_strerror(e));
       return false;
     }
     for (uint64_t s = begin; s < end; ++s) {
@@ -137,15 +152,21 @@ struct App {
       const std::string ns = std::string(pick(kNamespaces, index * 7 + (r & 3))) + "." + pick(kTypes, r >> 8);
       const std::string name = std::string(pick(kVerbs, r >> 16)) + pick(kNouns, r >> 24) +
                                ((r >> 32) % 3 == 0 ? "Async" : "") + "_" + std::to_string(s);
-      auto m = rt.registerMethod(*mod, MethodDesc{uint32_t(0x06000001 + (s - begin)), uint32_t(0x0006 | ((r >> 40) & 0x90)),
-                                                  ns, name, pick(kSigs, r >> 48)});
-      if (!m.ok()) {
-        std::fprintf(stderr, "jitprov-sim: register method %s: %s\n", name.c_str(), m.message());
+      jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+      d.token = uint32_t(0x06000001 + (s - begin));
+      d.flags = uint32_t(0x0006 | ((r >> 40) & 0x90));
+      d.name_space = ns.c_str();
+      d.name = name.c_str();
+      d.signature = pick(kSigs, r >> 48);
+      uint64_t m = 0;
+      if (int e = jitprov_method_register(rt, mod, &d, &m)) {
+        std::fprintf(stderr, "jitprov-sim: register method %s: %s\n", name.c_str(), jitprov_strerror(e));
         return false;
       }
-      slot_method[s].store(*m, std::memory_order_release);
+      slot_method[s].store(m, std::memory_order_release);
+      active_version[s].store(0, std::memory_order_relaxed);
     }
-    modules.push_back({*mod, begin, end, collectible, gen});
+    modules.push_back({mod, begin, end, collectible, gen});
     return true;
   }
 
@@ -158,25 +179,37 @@ struct App {
 
   // One JIT path for the method in `slot`, unless another thread is compiling it. A race
   // lost to an unload is counted (lost_races), any other API error too (errors).
-  void compile(uint64_t slot, Tier tier, uint32_t cost_us, std::mt19937_64& rng, bool activate = true) {
+  void compile(uint64_t slot, int tier, uint32_t cost_us, std::mt19937_64& rng, bool activate = true) {
     uint8_t expected = 0;
     if (!compiling[slot].compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
-    const MethodId m = slot_method[slot].load(std::memory_order_acquire);
-    auto v = rt.beginJit(m, tier, tier == Tier::kTier1Osr ? uint32_t(rng() % 400 + 8) : 0);
-    if (v.ok()) {
+    const uint64_t m = slot_method[slot].load(std::memory_order_acquire);
+    uint64_t v = 0;
+    int e = jitprov_jit_begin(rt, m, tier, tier == JITPROV_TIER1_OSR ? uint32_t(rng() % 400 + 8) : 0, &v);
+    if (e == JITPROV_OK) {
       spin(cost_us);
-      auto r = rt.publishCode(*v, uint32_t(64 + rng() % (tier == Tier::kTier0 ? 4000 : 2000)));
-      if (r.ok()) {
-        counters.compiled[static_cast<int>(tier)].fetch_add(1, std::memory_order_relaxed);
+      e = jitprov_jit_publish(rt, v, uint32_t(64 + rng() % (tier == JITPROV_TIER0 ? 4000 : 2000)), nullptr);
+      if (e == JITPROV_OK) {
+        counters.compiled[tier].fetch_add(1, std::memory_order_relaxed);
         if (activate) {
-          auto a = rt.activate(*v);
-          if (!a.ok()) counters.note(a.error());
+          e = jitprov_code_activate(rt, v);
+          if (e == JITPROV_OK) {
+            // The replaced code is not entered any more: retire it now and then.
+            const uint64_t old = active_version[slot].exchange(v, std::memory_order_relaxed);
+            if (old != 0 && double(rng() % 1000) < opt.retire_replaced * 1000) {
+              if (int re = jitprov_code_retire(rt, old); re == JITPROV_OK)
+                counters.retired.fetch_add(1, std::memory_order_relaxed);
+              else
+                counters.note(re);
+            }
+          } else {
+            counters.note(e);
+          }
         }
       } else {
-        counters.note(r.error());
+        counters.note(e);
       }
     } else {
-      counters.note(v.error());
+      counters.note(e);
     }
     compiling[slot].store(0, std::memory_order_release);
   }
@@ -189,24 +222,23 @@ struct App {
       for (uint32_t c = 0; c < opt.calls_per_ms; ++c) {
         const uint64_t rank = std::min<uint64_t>(opt.methods - 1, uint64_t(std::exp(u01(rng) * log_n)) - 1);
         const uint64_t slot = zipf_perm[rank];
-        const MethodId m = slot_method[slot].load(std::memory_order_acquire);
+        const uint64_t m = slot_method[slot].load(std::memory_order_acquire);
         counters.calls.fetch_add(1, std::memory_order_relaxed);
-        if (rt.entryPoint(m) == 0) {
+        if (jitprov_entry_point(rt, m) == 0) {
           // Not compiled (new, or its IL was ReJIT-ed): the prestub compiles it.
-          compile(slot, Tier::kTier0, opt.tier0_us, rng);
+          compile(slot, JITPROV_TIER0, opt.tier0_us, rng);
           continue;
         }
-        if (rt.recordCall(m)) compile(slot, Tier::kTier1, opt.tier1_us, rng);
+        if (jitprov_call_record(rt, m)) compile(slot, JITPROV_TIER1, opt.tier1_us, rng);
         const double x = u01(rng);
         if (x < opt.osr_rate) {
-          compile(slot, Tier::kTier1Osr, opt.tier1_us, rng, false);
+          compile(slot, JITPROV_TIER1_OSR, opt.tier1_us, rng, false);
         } else if (x < opt.osr_rate + opt.rejit_rate) {
-          auto r = rt.requestRejit(m);
-          if (r.ok()) {
+          if (int e = jitprov_rejit_request(rt, m, nullptr); e == JITPROV_OK) {
             counters.rejits.fetch_add(1, std::memory_order_relaxed);
-            compile(slot, rng() % 2 ? Tier::kInstrumented : Tier::kOptimized, opt.tier1_us, rng);
+            compile(slot, rng() % 2 ? JITPROV_TIER_INSTRUMENTED : JITPROV_TIER_OPTIMIZED, opt.tier1_us, rng);
           } else {
-            counters.note(r.error());
+            counters.note(e);
           }
         }
       }
@@ -222,9 +254,8 @@ struct App {
     if (candidates.empty()) return;
     const size_t i = candidates[rng() % candidates.size()];
     const ModuleSlots ms = modules[i];
-    auto r = rt.unloadModule(ms.id);
-    if (!r.ok()) {
-      counters.note(r.error());
+    if (int e = jitprov_module_unload(rt, ms.id)) {
+      counters.note(e);
       return;
     }
     counters.unloads.fetch_add(1, std::memory_order_relaxed);
@@ -233,19 +264,33 @@ struct App {
   }
 };
 
-bool writeStats(const std::string& path, const App& app, const RundownEngine& engine, const Options& opt) {
+std::vector<jitprov_rundown_result> results(const jitprov_rundown* engine) {
+  std::vector<jitprov_rundown_result> r(jitprov_rundown_results(engine, nullptr, 0, 0));
+  r.resize(std::min(r.size(), jitprov_rundown_results(engine, r.data(), r.size(), sizeof(jitprov_rundown_result))));
+  return r;
+}
+
+bool writeStats(const std::string& path, const App& app, const jitprov_rundown* engine, const Options& opt) {
   if (path.empty()) return true;
-  const MemoryStats ms = app.rt.memoryStats();
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  auto ls = std::make_unique<jitprov_lock_stats>();
+  ls->sz = sizeof *ls;
+  if (jitprov_memory_stats_get(app.rt, &ms) != JITPROV_OK || jitprov_lock_stats_get(app.rt, ls.get()) != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-sim: read the runtime's statistics: failed\n");
+    return false;
+  }
   nlohmann::json j = {
       {"pid", getpid()},
       {"config", {{"methods", opt.methods}, {"modules", opt.modules}, {"jit_threads", opt.jit_threads},
                   {"rundown", opt.rundown}, {"rundown_trigger", opt.triggers}, {"seed", opt.seed}}},
-      {"provider", traceProviderStatus()},
+      {"provider", jitprov_trace_provider_status()},
       {"memory", {{"live_methods", ms.live_methods}, {"native_versions", ms.native_versions},
-                  {"method_bytes", ms.method_bytes}, {"version_bytes", ms.version_bytes}}},
+                  {"method_bytes", ms.method_bytes}, {"version_bytes", ms.version_bytes},
+                  {"retired", ms.retired}}},
       {"jit", jitToJson(app.counters)},
-      {"lock", lockStatsToJson(app.rt.lockStats())},
-      {"rundowns", rundownsToJson(engine.results())},
+      {"lock", lockStatsToJson(*ls)},
+      {"rundowns", rundownsToJson(results(engine))},
   };
   if (!writeFileAtomically(path, j.dump(1) + "\n")) {
     std::fprintf(stderr, "jitprov-sim: write --stats-json %s: %s\n", path.c_str(), std::strerror(errno));
@@ -255,32 +300,35 @@ bool writeStats(const std::string& path, const App& app, const RundownEngine& en
 }
 
 int run(const Options& opt) {
-  std::vector<RundownMode> modes;
+  std::vector<int> modes;
   for (size_t pos = 0; pos <= opt.rundown.size();) {
     const size_t comma = std::min(opt.rundown.find(',', pos), opt.rundown.size());
     const std::string one = opt.rundown.substr(pos, comma - pos);
-    RundownMode mode;
-    if (!parseRundownMode(one, &mode)) {
+    int mode = 0;
+    if (jitprov_rundown_mode_parse(one.c_str(), &mode) != JITPROV_OK) {
       std::fprintf(stderr, "jitprov-sim: --rundown: '%s' is not one of lockfree, locked, per-method\n", one.c_str());
       return 2;
     }
     modes.push_back(mode);
     pos = comma + 1;
   }
-  RundownTriggers triggers;
-  std::string err;
-  if (!parseTriggers(opt.triggers, &triggers, &err)) {
-    std::fprintf(stderr, "jitprov-sim: --rundown-trigger: %s\n", err.c_str());
+  char why[256];
+  if (jitprov_rundown_triggers_check(opt.triggers.c_str(), why, sizeof why) != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-sim: --rundown-trigger: %s\n", why);
     return 2;
   }
   // Rundown events go to a channel with --blocking-timeout (README): let lttng-ust
   // block there. Only the rundown thread emits into that channel, so only it can block.
+  // Set before the runtime loads the provider (and with it lttng-ust).
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
-  // Load the tracing provider before anything is compiled, so that a session already
-  // tracing sees every method_load (as a host runtime would, at start-up).
-  (void)traceProviderStatus();
 
   auto app = std::make_unique<App>(opt);
+  // Creating the runtime loads the tracing provider, so a session already tracing sees
+  // every method_load (as a host runtime would, at start-up).
+  if (int e = app->create()) {
+    std::fprintf(stderr, "jitprov-sim: create the runtime: %s\n", jitprov_strerror(e));
+    return 1;
+  }
   std::mt19937_64 rng(opt.seed);
   const auto t0 = std::chrono::steady_clock::now();
   // Modules: sizes vary, a fraction collectible.
@@ -299,21 +347,30 @@ int run(const Options& opt) {
   const uint64_t warm = uint64_t(opt.warm * double(opt.methods));
   for (uint64_t rank = 0; rank < warm; ++rank) {
     const uint64_t slot = app->zipf_perm[rank];
-    app->compile(slot, Tier::kTier0, 0, rng);
-    if (double(rank) < opt.hot * double(warm)) app->compile(slot, Tier::kTier1, 0, rng);
+    app->compile(slot, JITPROV_TIER0, 0, rng);
+    if (double(rank) < opt.hot * double(warm)) app->compile(slot, JITPROV_TIER1, 0, rng);
   }
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  RundownEngine engine(app->rt, modes, triggers);
-  engine.setMaxRate(opt.rundown_rate);
-  RundownFault fault = RundownFault::kNone;
-  if (!parseRundownFault(opt.fault, &fault)) {
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = modes.data();
+  rc.n_modes = modes.size();
+  rc.triggers = opt.triggers.c_str();
+  rc.max_rate = opt.rundown_rate;
+  jitprov_rundown* engine = nullptr;
+  if (int e = jitprov_rundown_create(app->rt, &rc, &engine)) {
+    std::fprintf(stderr, "jitprov-sim: create the rundown engine: %s\n", jitprov_strerror(e));
+    return 1;
+  }
+  std::unique_ptr<jitprov_rundown, void (*)(jitprov_rundown*)> engine_owner(engine, jitprov_rundown_destroy);
+#ifdef JITPROV_SIM_FAULTS
+  if (opt.fault != "none" && jitprov_internal_inject_fault(engine, opt.fault.c_str()) != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, skip, no-end\n",
                  opt.fault.c_str());
     return 2;
   }
-  engine.injectFault(fault);
-  g_engine = &engine;
+#endif
+  g_engine = engine;
   struct sigaction sa {};
   sa.sa_handler = onStop;
   sigaction(SIGINT, &sa, nullptr);
@@ -322,13 +379,13 @@ int run(const Options& opt) {
   sigaction(SIGUSR1, &sa, nullptr);
   sa.sa_handler = onRundown;
   sigaction(SIGUSR2, &sa, nullptr);
-  if (auto r = engine.start(); !r.ok()) {
-    std::fprintf(stderr, "jitprov-sim: start the rundown thread: %s\n", r.message());
+  if (int e = jitprov_rundown_start(engine)) {
+    std::fprintf(stderr, "jitprov-sim: start the rundown thread: %s\n", jitprov_strerror(e));
     return 1;
   }
 
   // Lock statistics cover the application's run, not the warm start above.
-  app->rt.resetLockStats();
+  jitprov_lock_stats_reset(app->rt);
   std::atomic<bool> stop{false};
   std::vector<std::thread> jit;
   auto start_jit = [&] {
@@ -336,11 +393,14 @@ int run(const Options& opt) {
   };
   if (opt.jit_delay == 0) start_jit();
 
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(app->rt, &ms);
   std::fprintf(stderr, "jitprov-sim: pid %d, %llu methods in %zu modules, %llu native versions, ready in %.1f s; "
                "rundown %s on %s; %s\n",
                int(getpid()), (unsigned long long)opt.methods, app->modules.size(),
-               (unsigned long long)app->rt.memoryStats().native_versions, setup_s, opt.rundown.c_str(),
-               opt.triggers.c_str(), traceProviderStatus().c_str());
+               (unsigned long long)ms.native_versions, setup_s, opt.rundown.c_str(), opt.triggers.c_str(),
+               jitprov_trace_provider_status());
   if (!opt.ready_file.empty() && !writeFileAtomically(opt.ready_file, std::to_string(getpid()) + "\n")) {
     std::fprintf(stderr, "jitprov-sim: write --ready-file %s: %s\n", opt.ready_file.c_str(), std::strerror(errno));
   }
@@ -365,14 +425,15 @@ int run(const Options& opt) {
   }
   stop.store(true);
   for (auto& t : jit) t.join();
-  engine.stop();  // exit rundown, if asked
+  jitprov_rundown_stop(engine);  // exit rundown, if asked
   g_engine = nullptr;
-  const int rc = writeStats(opt.stats_json, *app, engine, opt) ? 0 : 1;
+  const int rc_stats = writeStats(opt.stats_json, *app, engine, opt) ? 0 : 1;
   const JitSummary js = app->counters.summary();
-  std::fprintf(stderr, "jitprov-sim: %llu calls, %llu compiles, %llu rundowns, %llu API errors\n",
+  std::fprintf(stderr, "jitprov-sim: %llu calls, %llu compiles, %llu retired, %llu rundowns, %llu API errors\n",
                (unsigned long long)js.calls, (unsigned long long)js.compiles,
-               (unsigned long long)engine.completed(), (unsigned long long)js.errors);
-  return js.errors == 0 ? rc : 1;
+               (unsigned long long)app->counters.retired.load(), (unsigned long long)jitprov_rundown_completed(engine),
+               (unsigned long long)js.errors);
+  return js.errors == 0 ? rc_stats : 1;
 }
 
 }  // namespace
@@ -399,6 +460,9 @@ int main(int argc, char** argv) {
   cli.add_option("--rejit-rate", o.rejit_rate, "ReJIT requests per call")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(CLI::NonNegativeNumber);
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
+  cli.add_option("--retire-replaced", o.retire_replaced,
+                 "probability that code replaced by a tier-up or ReJIT is retired (per-version retirement)")
+      ->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; README)");
   cli.add_option("--jit-delay", o.jit_delay,

@@ -32,6 +32,7 @@ namespace {
 struct Fields {
   uint64_t method_id = 0, version_id = 0, code_start = 0;
   uint32_t module_id = 0, rejit_id = 0, code_size = 0, token = 0, flags = 0;
+  int64_t host_tier = -1;  // -1: a trace from before the field existed
   std::string tier;
   uint64_t names = 0;  // hash of namespace, name, signature
 };
@@ -46,6 +47,7 @@ std::string diff(const Fields& a, const Fields& b) {
   add(a.module_id != b.module_id, "module_id");
   add(a.rejit_id != b.rejit_id, "rejit_id");
   add(a.tier != b.tier, "tier");
+  add(a.host_tier != b.host_tier, "host_tier");
   add(a.code_start != b.code_start, "code_start");
   add(a.code_size != b.code_size, "code_size");
   add(a.token != b.token, "method_token");
@@ -77,9 +79,10 @@ struct Rundown {
 struct State {
   std::unordered_map<uint64_t, Load> loads;            // version_id -> method_load
   std::unordered_map<uint64_t, int64_t> unloads;       // method_id -> first method_unload
+  std::unordered_map<uint64_t, int64_t> retires;       // version_id -> its code_unload
   std::map<uint64_t, Rundown> rundowns;                // rundown_id -> rundown
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
-  uint64_t events = 0, method_loads = 0, method_unloads = 0;
+  uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
   std::string error;  // fatal: a field missing or of the wrong type
 };
 
@@ -135,6 +138,10 @@ bool methodFields(const bt_field* p, Fields* f) {
   ok = ok && u64(p, "method_token", &v) && ((f->token = uint32_t(v)), true);
   ok = ok && u64(p, "method_flags", &v) && ((f->flags = uint32_t(v)), true);
   if (!ok) return false;
+  if (member(p, "host_tier") != nullptr) {
+    if (!u64(p, "host_tier", &v) || v > UINT16_MAX) return false;
+    f->host_tier = int64_t(v);
+  }
   static const char* const kTiers[] = {"tier0", "tier1", "tier1_osr", "instrumented", "optimized"};
   if (std::find(std::begin(kTiers), std::end(kTiers), f->tier) == std::end(kTiers)) return false;
   std::hash<std::string> h;
@@ -168,6 +175,11 @@ void onEvent(State* st, const bt_message* msg) {
     if (!u64(p, "method_id", &mid)) return bad("method_id");
     ++st->method_unloads;
     st->unloads.emplace(mid, ts);  // keeps the first
+  } else if (n == "jitprov_runtime:code_unload") {
+    uint64_t vid;
+    if (!u64(p, "version_id", &vid)) return bad("version_id");
+    ++st->code_unloads;
+    st->retires.emplace(vid, ts);
   } else if (n.rfind("jitprov_rundown:", 0) == 0) {
     uint64_t rid;
     if (!u64(p, "rundown_id", &rid)) return bad("rundown_id");
@@ -378,6 +390,7 @@ int main(int argc, char** argv) {
                            {"events", st.events},
                            {"method_load", st.method_loads},
                            {"method_unload", st.method_unloads},
+                           {"code_unload", st.code_unloads},
                            {"discarded_events", st.discarded_events},
                            {"discarded_packets", st.discarded_packets},
                            {"discard_messages_without_count", st.discarded_unknown}};
@@ -432,6 +445,13 @@ int main(int argc, char** argv) {
         violate("G2", "version_id " + std::to_string(rec.version_id) + ": " + d + " differ from its method_load",
                 &shown2);
       }
+      // Retired (code_unload) before the rundown began: no longer live code.
+      auto rt = st.retires.find(rec.version_id);
+      if (rt != st.retires.end() && rt->second < r.begin_ts - margin) {
+        ++bad2;
+        violate("G2", "version_id " + std::to_string(rec.version_id) + " was retired before rundown_begin but is reported",
+                &shown2);
+      }
     }
     j["G2"] = {{"status", !have_loads ? "not checked" : bad2 ? "violated" : "pass"},
                {"records_checked", checked2},
@@ -444,6 +464,10 @@ int main(int argc, char** argv) {
         if (load.ts >= r.begin_ts - margin) continue;
         auto u = st.unloads.find(load.f.method_id);
         if (u != st.unloads.end() && u->second < r.end_ts) continue;
+        // Retired before the end: may be absent. code_unload is fired right after the
+        // version is unlinked, so its timestamp may trail the unlink: margin here too.
+        auto rt = st.retires.find(vid);
+        if (rt != st.retires.end() && rt->second < r.end_ts + margin) continue;
         ++checked3;
         const bool found = std::binary_search(
             r.records.begin(), r.records.end(), Record{vid, {}},
@@ -479,9 +503,11 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", report.dump(1).c_str());
   } else {
-    std::printf("jitprov-verify: %s: %zu rundowns, %llu method_load, %llu method_unload, %llu events discarded%s\n",
+    std::printf("jitprov-verify: %s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload, "
+                "%llu events discarded%s\n",
                 dir.c_str(), st.rundowns.size(), (unsigned long long)st.method_loads,
-                (unsigned long long)st.method_unloads, (unsigned long long)st.discarded_events,
+                (unsigned long long)st.method_unloads, (unsigned long long)st.code_unloads,
+                (unsigned long long)st.discarded_events,
                 st.discarded_packets ? (", " + std::to_string(st.discarded_packets) + " packets discarded").c_str()
                                      : "");
     for (const auto& j : rjs) {

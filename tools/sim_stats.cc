@@ -5,13 +5,13 @@
 
 namespace jitprov::sim {
 
-void JitCounters::note(Errc e) noexcept {
-  if (e == Errc::kMethodUnloaded || e == Errc::kVersionGone || e == Errc::kUnknownVersion) {
+void JitCounters::note(int e) noexcept {
+  if (e == JITPROV_E_METHOD_UNLOADED || e == JITPROV_E_VERSION_GONE || e == JITPROV_E_UNKNOWN_VERSION) {
     lost_races.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (errors.fetch_add(1, std::memory_order_relaxed) < 10)
-    std::fprintf(stderr, "jitprov-sim: runtime API error: %s\n", errcMessage(e));
+    std::fprintf(stderr, "jitprov-sim: runtime API error: %s\n", jitprov_strerror(e));
 }
 
 JitSummary JitCounters::summary() const noexcept {
@@ -24,50 +24,65 @@ JitSummary JitCounters::summary() const noexcept {
 }
 
 namespace {
-nlohmann::json histToJson(const HistSnapshot& h) {
+// Upper bound of the bucket holding the q-quantile (0 < q <= 1), in ns.
+uint64_t quantileUpperBound(const jitprov_hist& h, double q) {
+  if (h.count == 0) return 0;
+  const double target = q * double(h.count);
+  uint64_t seen = 0;
+  for (int i = 0; i < JITPROV_HIST_BUCKETS; ++i) {
+    seen += h.buckets[i];
+    if (double(seen) >= target) {
+      const uint64_t upper = i == 0 ? 0 : (uint64_t{1} << i) - 1;
+      return upper < h.max_ns ? upper : h.max_ns;
+    }
+  }
+  return h.max_ns;
+}
+
+nlohmann::json histToJson(const jitprov_hist& h) {
   // Buckets trimmed after the last non-zero one; bucket i holds [2^(i-1), 2^i) ns.
   int last = -1;
-  for (int i = 0; i < kHistBuckets; ++i)
+  for (int i = 0; i < JITPROV_HIST_BUCKETS; ++i)
     if (h.buckets[i] != 0) last = i;
-  std::vector<uint64_t> b(h.buckets.begin(), h.buckets.begin() + (last + 1));
+  std::vector<uint64_t> b(h.buckets, h.buckets + (last + 1));
   return {{"count", h.count},
           {"total_ns", h.total_ns},
           {"max_ns", h.max_ns},
-          {"p50_ns", h.quantileUpperBound(0.50)},
-          {"p99_ns", h.quantileUpperBound(0.99)},
+          {"p50_ns", quantileUpperBound(h, 0.50)},
+          {"p99_ns", quantileUpperBound(h, 0.99)},
           {"log2_buckets", b}};
 }
 }  // namespace
 
-nlohmann::json lockStatsToJson(const LockStatsSnapshot& s) {
+nlohmann::json lockStatsToJson(const jitprov_lock_stats& s) {
   nlohmann::json sites = nlohmann::json::object();
   uint64_t jit_max[2] = {0, 0};
   uint64_t jit_count[2] = {0, 0};
-  for (int site = 1; site <= kLockSiteMax; ++site) {
+  constexpr int kUnloadSite = 6;  // sites 1-6 are the JIT paths (SPEC.md "USDT probes")
+  for (int site = 1; site < JITPROV_LOCK_SITES; ++site) {
     nlohmann::json j;
     j["site"] = site;
     for (int r = 0; r < 2; ++r) {
-      const SiteSnapshot& ss = s.sites[r][site];
-      j[r ? "rundown" : "outside"] = {{"wait", histToJson(ss.wait)}, {"hold", histToJson(ss.hold)}};
-      if (site <= int(LockSite::kUnload)) {
-        jit_max[r] = std::max(jit_max[r], ss.wait.max_ns);
-        jit_count[r] += ss.wait.count;
+      j[r ? "rundown" : "outside"] = {{"wait", histToJson(s.wait[r][site])}, {"hold", histToJson(s.hold[r][site])}};
+      if (site <= kUnloadSite) {
+        jit_max[r] = std::max(jit_max[r], s.wait[r][site].max_ns);
+        jit_count[r] += s.wait[r][site].count;
       }
     }
-    sites[std::string(lockSiteName(static_cast<LockSite>(site)))] = j;
+    sites[jitprov_lock_site_name(site)] = j;
   }
   return {{"sites", sites},
           {"jit_wait", {{"outside", {{"count", jit_count[0]}, {"max_ns", jit_max[0]}}},
                         {"rundown", {{"count", jit_count[1]}, {"max_ns", jit_max[1]}}}}}};
 }
 
-nlohmann::json rundownsToJson(const std::vector<RundownResult>& rs) {
+nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& rs) {
   nlohmann::json a = nlohmann::json::array();
-  for (const RundownResult& r : rs) {
+  for (const jitprov_rundown_result& r : rs) {
     a.push_back({{"rundown_id", r.rundown_id},
-                 {"mode", std::string(rundownModeName(r.mode))},
-                 {"trigger", std::string(rundownTriggerName(r.trigger))},
-                 {"traced", r.traced},
+                 {"mode", jitprov_rundown_mode_name(int(r.mode))},
+                 {"trigger", jitprov_rundown_trigger_name(int(r.trigger))},
+                 {"traced", r.traced != 0},
                  {"method_count", r.method_count},
                  {"modules", r.modules},
                  {"methods", r.methods},
@@ -82,13 +97,13 @@ nlohmann::json rundownsToJson(const std::vector<RundownResult>& rs) {
 
 nlohmann::json jitToJson(const JitCounters& c) {
   nlohmann::json compiled = nlohmann::json::object();
-  for (int t = 0; t < kTierCount; ++t)
-    compiled[std::string(tierName(static_cast<Tier>(t)))] = c.compiled[t].load(std::memory_order_relaxed);
+  for (int t = 0; t < kTiers; ++t) compiled[jitprov_tier_name(t)] = c.compiled[t].load(std::memory_order_relaxed);
   const JitSummary s = c.summary();
   return {{"calls", s.calls},
           {"compiled", compiled},
           {"rejit_requests", c.rejits.load(std::memory_order_relaxed)},
           {"module_unloads", c.unloads.load(std::memory_order_relaxed)},
+          {"versions_retired", c.retired.load(std::memory_order_relaxed)},
           {"lost_races_with_unload", s.lost_races},
           {"errors", s.errors}};
 }

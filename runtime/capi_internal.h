@@ -1,0 +1,12 @@
+// Internal entry points of the C API: compiled with hidden visibility, so they are in
+// the static core (tests, the simulator's fault-injection build) but never exported
+// from libjitprov.so.0.
+#pragma once
+
+#include <jitprov/jitprov.h>
+
+extern "C" {
+// Test-only: breaks every rundown of `rd` on purpose (RundownFault names: duplicate,
+// torn, skip, no-end), so that trace verifiers are tested on real traces.
+__attribute__((visibility("hidden"))) int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault);
+}

@@ -1,0 +1,348 @@
+/* jitprov.h: the C API of libjitprov, the stable ABI a JIT runtime embeds.
+ *
+ * libjitprov keeps a registry of the host's compiled code (modules, methods, their
+ * ReJIT (IL) versions and native code versions) that a rundown thread reads lock-free,
+ * and emits LTTng-UST events (providers jitprov_runtime and jitprov_rundown) so that
+ * addresses in a trace map back to methods. SPEC.md is the contract for the events.
+ *
+ * Conventions
+ *  - Every function that can fail returns an int: JITPROV_OK (0) or a positive
+ *    jitprov_error; jitprov_strerror() names it. Outputs are written only on success
+ *    (except where a function says otherwise).
+ *  - Handles are opaque. Structs passed in start with `sz`, the caller's
+ *    sizeof(struct): use the *_INIT macros. A newer library accepts an older, shorter
+ *    struct; an older library refuses a longer one whose unknown tail is not zero.
+ *  - Strings are NUL-terminated UTF-8 and are copied. NULL means "".
+ *  - Nothing here throws, aborts, prints or installs signal handlers.
+ *
+ * Threads
+ *  - Any thread may call any function, concurrently, except that a runtime must not be
+ *    destroyed while other calls on it are running, and a rundown engine is destroyed
+ *    before its runtime. Threads may be created and destroyed freely: the library
+ *    registers a thread with liburcu on its first lock-free read and unregisters it
+ *    when the thread exits; the host does nothing.
+ *  - jitprov_entry_point(), jitprov_call_record() and the rundown's walk are
+ *    lock-free. Mutations take the library's code-version-manager lock briefly (never
+ *    across a compile) and fire the jitprov:lock_* USDT probes.
+ *  - fork(): the child of a fork may go on using the runtimes it inherited (rundown
+ *    engines excepted: their thread is not in the child; destroy them there). Memory
+ *    retired in the child is not reclaimed in the child: a parent thread that was inside
+ *    a lock-free read at the fork would block reclamation forever.
+ *
+ * Tracing
+ *  - jitprov_runtime_create() loads the LTTng-UST provider (libjitprov-lttng.so, found
+ *    next to libjitprov.so.0, or at $JITPROV_PROVIDER); without it the runtime runs
+ *    untraced (jitprov_trace_provider_status() says why).
+ *  - For lossless rundowns into a channel with --blocking-timeout (README), set
+ *    LTTNG_UST_ALLOW_BLOCKING=1 in the environment before the first runtime is created.
+ */
+#ifndef JITPROV_JITPROV_H
+#define JITPROV_JITPROV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define JITPROV_API __attribute__((visibility("default")))
+#else
+#define JITPROV_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define JITPROV_VERSION_MAJOR 0
+#define JITPROV_VERSION_MINOR 2
+
+/* ---- errors ------------------------------------------------------------------ */
+
+enum jitprov_error {
+  JITPROV_OK = 0,
+  JITPROV_E_UNKNOWN_MODULE = 1,
+  JITPROV_E_UNKNOWN_METHOD = 2,
+  JITPROV_E_UNKNOWN_VERSION = 3,
+  JITPROV_E_MODULE_UNLOADED = 4,
+  JITPROV_E_METHOD_UNLOADED = 5,
+  JITPROV_E_NOT_COLLECTIBLE = 6,
+  JITPROV_E_ALREADY_PUBLISHED = 7,
+  JITPROV_E_NOT_PUBLISHED = 8,
+  JITPROV_E_ZERO_CODE_SIZE = 9,
+  JITPROV_E_INVALID_UTF8 = 10,  /* a name is not UTF-8 (see JITPROV_METHOD_SANITIZE_NAMES) */
+  JITPROV_E_NAME_TOO_LONG = 11, /* a name is longer than 64 KiB */
+  JITPROV_E_INVALID_ARGUMENT = 12,
+  JITPROV_E_CAPACITY = 13,      /* an id space is exhausted */
+  JITPROV_E_CODE_HEAP = 14,     /* the model code heap is exhausted */
+  JITPROV_E_BUSY = 15,
+  JITPROV_E_EXISTS = 16,        /* a live method has this host key (its id is returned) */
+  JITPROV_E_RANGE_OVERLAP = 17, /* the code range overlaps live code of another version */
+  JITPROV_E_VERSION_GONE = 18,  /* the version was retired or its method unloaded */
+  JITPROV_E_WRONG_CODE_MODE = 19,
+  JITPROV_E_NO_MEMORY = 20,
+  JITPROV_E_INTERNAL = 21
+};
+
+/* A sentence fragment for an error ("unknown method id"); never NULL. */
+JITPROV_API const char* jitprov_strerror(int error);
+
+/* ---- trace ABI enumerations (values appear in traces: never renumbered) -------- */
+
+enum jitprov_tier {
+  JITPROV_TIER0 = 0,
+  JITPROV_TIER1 = 1,
+  JITPROV_TIER1_OSR = 2,
+  JITPROV_TIER_INSTRUMENTED = 3,
+  JITPROV_TIER_OPTIMIZED = 4
+};
+
+enum jitprov_rundown_mode {
+  JITPROV_RUNDOWN_LOCKFREE = 0,   /* never takes the code-version-manager lock */
+  JITPROV_RUNDOWN_LOCKED = 1,     /* holds it across the whole rundown (to measure against) */
+  JITPROV_RUNDOWN_PER_METHOD = 2  /* takes it around each method */
+};
+
+enum jitprov_rundown_trigger {
+  JITPROV_TRIGGER_API = 0,
+  JITPROV_TRIGGER_SESSION = 1,
+  JITPROV_TRIGGER_SIGNAL = 2,
+  JITPROV_TRIGGER_EXIT = 3,
+  JITPROV_TRIGGER_AT = 4,
+  JITPROV_TRIGGER_EVERY = 5
+};
+
+/* "tier0", "tier1", "tier1_osr", "instrumented", "optimized"; "invalid" otherwise. */
+JITPROV_API const char* jitprov_tier_name(int tier);
+/* "lockfree", "locked", "per-method"; "invalid" otherwise. */
+JITPROV_API const char* jitprov_rundown_mode_name(int mode);
+/* "api", "session", "signal", "exit", "at", "every"; "invalid" otherwise. */
+JITPROV_API const char* jitprov_rundown_trigger_name(int trigger);
+/* Parse the names above; JITPROV_E_INVALID_ARGUMENT for anything else. */
+JITPROV_API int jitprov_tier_parse(const char* name, int* tier);
+JITPROV_API int jitprov_rundown_mode_parse(const char* name, int* mode);
+
+/* ---- runtime ------------------------------------------------------------------- */
+
+typedef struct jitprov_runtime jitprov_runtime;
+
+enum jitprov_code_mode {
+  /* jitprov's model code heap hands out addresses: jitprov_jit_begin + jitprov_jit_publish
+   * (the simulator's way; addresses are numbers in a reserved, unmapped range). */
+  JITPROV_CODE_MODEL_HEAP = 0,
+  /* The host owns its code: jitprov_code_publish with real addresses. */
+  JITPROV_CODE_HOST = 1
+};
+
+typedef struct jitprov_runtime_config {
+  size_t sz;
+  uint32_t code_mode;         /* enum jitprov_code_mode */
+  uint32_t tier_up_threshold; /* calls before jitprov_call_record() says "tier up"; 0 = 30 */
+  int lock_stats;             /* nonzero: keep per-site lock wait/hold histograms */
+} jitprov_runtime_config;
+
+#define JITPROV_RUNTIME_CONFIG_INIT \
+  { sizeof(jitprov_runtime_config), JITPROV_CODE_MODEL_HEAP, 0, 1 }
+
+/* config may be NULL (model heap, defaults). */
+JITPROV_API int jitprov_runtime_create(const jitprov_runtime_config* config, jitprov_runtime** out);
+/* Waits for pending reclamation, then frees everything. NULL is a no-op. */
+JITPROV_API void jitprov_runtime_destroy(jitprov_runtime* rt);
+
+/* ---- modules and methods --------------------------------------------------------- */
+
+/* Registers a module; collectible modules can be unloaded. */
+JITPROV_API int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible,
+                                        uint32_t* module_id);
+/* Unloads a collectible module with its methods and all their code (fires
+ * method_unload and module_unload). Host-mode ranges are free again when it returns. */
+JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint32_t module_id);
+
+/* jitprov_method_desc.options */
+#define JITPROV_METHOD_SANITIZE_NAMES 0x1u /* replace ill-formed UTF-8 by U+FFFD, never refuse */
+
+typedef struct jitprov_method_desc {
+  size_t sz;
+  uint64_t host_key;       /* the host's identity (e.g. a jmethodID); 0 = none */
+  uint32_t token;          /* metadata token */
+  uint32_t flags;
+  const char* name_space;  /* declaring type, e.g. "java.lang.String" */
+  const char* name;
+  const char* signature;
+  uint32_t options;        /* JITPROV_METHOD_* */
+} jitprov_method_desc;
+
+#define JITPROV_METHOD_DESC_INIT { sizeof(jitprov_method_desc), 0, 0, 0, NULL, NULL, NULL, 0 }
+
+/* Registers a method. Names are immutable afterwards. When a live method already has
+ * desc->host_key, returns JITPROV_E_EXISTS and writes that method's id to *method_id. */
+JITPROV_API int jitprov_method_register(jitprov_runtime* rt, uint32_t module_id, const jitprov_method_desc* desc,
+                                        uint64_t* method_id);
+/* The live method registered with host_key (!= 0); JITPROV_E_UNKNOWN_METHOD if none. */
+JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint64_t* method_id);
+
+/* ---- native code versions -------------------------------------------------------- */
+
+typedef struct jitprov_code_desc {
+  size_t sz;
+  uint64_t code_start;     /* != 0 */
+  uint32_t code_size;      /* > 0 */
+  uint32_t tier;           /* enum jitprov_tier */
+  uint32_t host_tier;      /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
+  uint32_t osr_il_offset;  /* for JITPROV_TIER1_OSR */
+} jitprov_code_desc;
+
+#define JITPROV_CODE_DESC_INIT { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0 }
+
+/* Host mode: records code the host compiled for method_id at [code_start,
+ * code_start + code_size) as a new native version of the method's active IL version,
+ * published at once (fires method_load). Publishing the same method, start and size
+ * again returns the existing version and emits nothing (replays). A range that
+ * overlaps live code of another version is refused: JITPROV_E_RANGE_OVERLAP (counted
+ * in jitprov_memory_stats). A range is free again once the version using it was
+ * retired (or its module unloaded). */
+JITPROV_API int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_code_desc* code,
+                                     uint64_t* version_id);
+
+/* Model-heap mode: starts a JIT path (a native version of `tier`, code not yet
+ * published; fires jit_begin). Compile outside, then jitprov_jit_publish. */
+JITPROV_API int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_t osr_il_offset,
+                                  uint64_t* version_id);
+/* Model-heap mode: allocates code_size bytes of model heap and publishes them (fires
+ * jit_end and method_load). */
+JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_size,
+                                    uint64_t* code_start);
+
+/* Retires one native version (fires code_unload). A lock-free rundown that begins
+ * after this returns does not report it; one running meanwhile may. If it was the
+ * method's active code, the entry point goes back to 0. */
+JITPROV_API int jitprov_code_retire(jitprov_runtime* rt, uint64_t version_id);
+
+/* Makes a published version the active one (backpatches the method's entry point when
+ * its IL version is the active one). Not for OSR versions. */
+JITPROV_API int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id);
+
+/* Adds an IL version (ReJIT); new native versions belong to it. Fires rejit_request. */
+JITPROV_API int jitprov_rejit_request(jitprov_runtime* rt, uint64_t method_id, uint32_t* rejit_id);
+
+/* Lock-free: counts a call; returns 1 for exactly one call, the one that reaches the
+ * tier-up threshold, 0 otherwise (and for unknown methods). */
+JITPROV_API int jitprov_call_record(jitprov_runtime* rt, uint64_t method_id);
+
+/* Lock-free: the method's active code, 0 when none (or unknown/unloaded). */
+JITPROV_API uint64_t jitprov_entry_point(const jitprov_runtime* rt, uint64_t method_id);
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+typedef struct jitprov_memory_stats {
+  size_t sz;
+  uint64_t live_modules;
+  uint64_t live_methods;
+  uint64_t il_versions;       /* ReJIT IL versions */
+  uint64_t native_versions;   /* live, and retired ones awaiting their grace period */
+  uint64_t method_bytes;      /* method records with their names */
+  uint64_t version_bytes;     /* IL and native version nodes */
+  uint64_t table_bytes;       /* id -> record tables */
+  uint64_t retired;           /* native versions retired (jitprov_code_retire) */
+  uint64_t replayed;          /* host publications that returned an existing version */
+  uint64_t overlaps_refused;  /* host publications refused with JITPROV_E_RANGE_OVERLAP */
+} jitprov_memory_stats;
+
+/* out->sz must be set by the caller; fields beyond it are not written. */
+JITPROV_API int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* out);
+
+#define JITPROV_HIST_BUCKETS 48 /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
+#define JITPROV_LOCK_SITES 9    /* index = USDT site value (1-8); 0 unused */
+
+typedef struct jitprov_hist {
+  uint64_t count;
+  uint64_t total_ns;
+  uint64_t max_ns;
+  uint64_t buckets[JITPROV_HIST_BUCKETS];
+} jitprov_hist;
+
+typedef struct jitprov_lock_stats {
+  size_t sz;
+  /* [0] outside rundowns, [1] while a rundown ran; [site]. */
+  jitprov_hist wait[2][JITPROV_LOCK_SITES];
+  jitprov_hist hold[2][JITPROV_LOCK_SITES];
+} jitprov_lock_stats;
+
+/* Zeros when the runtime was created without lock_stats. */
+JITPROV_API int jitprov_lock_stats_get(const jitprov_runtime* rt, jitprov_lock_stats* out);
+/* Zeroes the lock statistics (call while the lock is idle). */
+JITPROV_API void jitprov_lock_stats_reset(jitprov_runtime* rt);
+/* Site name for a USDT site value: "tier0_publish", ...; "invalid" otherwise. */
+JITPROV_API const char* jitprov_lock_site_name(int site);
+
+/* ---- rundown engine -------------------------------------------------------------- */
+
+typedef struct jitprov_rundown jitprov_rundown;
+
+typedef struct jitprov_rundown_config {
+  size_t sz;
+  /* Modes of successive triggered rundowns, taken in turn (NULL/0: lockfree). */
+  const int* modes;
+  size_t n_modes;
+  /* Comma list: session, signal, exit, at:SEC, every:SEC, or none (NULL = none). An API
+   * request always works. The library installs no signal handler: for "signal", call
+   * jitprov_rundown_request_from_signal() from the host's handler. */
+  const char* triggers;
+  /* Cap on lock-free rundown events per second (0 = as fast as the tracer takes them). */
+  uint64_t max_rate;
+} jitprov_rundown_config;
+
+#define JITPROV_RUNDOWN_CONFIG_INIT { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0 }
+
+/* Checks a trigger list; on error writes why into `why` (may be NULL) and returns
+ * JITPROV_E_INVALID_ARGUMENT. */
+JITPROV_API int jitprov_rundown_triggers_check(const char* triggers, char* why, size_t why_len);
+
+JITPROV_API int jitprov_rundown_create(jitprov_runtime* rt, const jitprov_rundown_config* config,
+                                       jitprov_rundown** out);
+/* Starts the engine's thread, which answers the triggers. */
+JITPROV_API int jitprov_rundown_start(jitprov_rundown* rd);
+/* Stops the thread (running the exit rundown first when that trigger is set). */
+JITPROV_API void jitprov_rundown_stop(jitprov_rundown* rd);
+/* stop(), then frees. NULL is a no-op. */
+JITPROV_API void jitprov_rundown_destroy(jitprov_rundown* rd);
+/* Queues a rundown (trigger api); coalesced with one already queued. */
+JITPROV_API void jitprov_rundown_request(jitprov_rundown* rd);
+/* Async-signal-safe: queues a rundown with trigger signal (if that trigger is set). */
+JITPROV_API void jitprov_rundown_request_from_signal(jitprov_rundown* rd);
+
+typedef struct jitprov_rundown_result {
+  uint64_t rundown_id;
+  uint32_t mode;      /* enum jitprov_rundown_mode */
+  uint32_t trigger;   /* enum jitprov_rundown_trigger */
+  uint64_t method_count;
+  uint64_t modules;
+  uint64_t methods;
+  uint64_t versions;
+  uint64_t skipped;   /* versions seen whose code was not published yet */
+  uint64_t retried;   /* emission stalls waiting for trace buffer space */
+  uint64_t begin_ns;  /* CLOCK_MONOTONIC */
+  uint64_t duration_ns;
+  int traced;         /* the rundown events were enabled when it began */
+} jitprov_rundown_result;
+
+/* Runs one rundown on the calling thread (trigger api). out may be NULL. */
+JITPROV_API int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_result* out);
+/* Rundowns completed so far. */
+JITPROV_API uint64_t jitprov_rundown_completed(const jitprov_rundown* rd);
+/* Copies the results of the first min(cap, total) rundowns into out (result_sz =
+ * sizeof(jitprov_rundown_result)); returns the total number. */
+JITPROV_API size_t jitprov_rundown_results(const jitprov_rundown* rd, jitprov_rundown_result* out, size_t cap,
+                                           size_t result_sz);
+
+/* ---- trace provider -------------------------------------------------------------- */
+
+/* "loaded PATH" or "not loaded, running untraced: WHY". Loads the provider on first
+ * call. Valid for the life of the process. */
+JITPROV_API const char* jitprov_trace_provider_status(void);
+/* 1 when the LTTng-UST provider is loaded. */
+JITPROV_API int jitprov_trace_provider_loaded(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITPROV_JITPROV_H */
