@@ -60,6 +60,10 @@ class CvmLock {
   };
 
   bool heldByThisThread() const noexcept;
+  // fork() handlers only (fork.cc): held across fork() so that no mutation is half done
+  // in the child.
+  void lockForFork() noexcept { mu_.lock(); }
+  void unlockAfterFork() noexcept { mu_.unlock(); }
   LockStatsSnapshot snapshot() const noexcept;
   void resetStats() noexcept;
   // relaxed: a plain counter consulted only to label statistics.

@@ -1,5 +1,7 @@
 #include "rcu.h"
 
+#include <atomic>
+
 namespace jitprov::rcu {
 
 #if defined(__SANITIZE_THREAD__)
@@ -14,6 +16,10 @@ struct ThreadRegistration {
   }
 };
 thread_local ThreadRegistration t_registration;
+// Set once in a forked child (relaxed: written by the child's only thread, in its
+// fork handler, before anything else runs there).
+std::atomic<bool> g_forked_child{false};
+std::atomic<uint64_t> g_leaked{0};
 }  // namespace
 
 void ensureThreadRegistered() noexcept {
@@ -24,15 +30,29 @@ void ensureThreadRegistered() noexcept {
 }
 
 void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {
+  if (g_forked_child.load(std::memory_order_relaxed)) {
+    g_leaked.fetch_add(1, std::memory_order_relaxed);  // see rcu.h: never reclaimed in a child
+    return;
+  }
   ensureThreadRegistered();  // call_rcu reads per-thread state under a read lock
   tsanRelease();
   urcu_memb_call_rcu(head, reclaim);
 }
 
 void barrier() noexcept {
+  if (g_forked_child.load(std::memory_order_relaxed)) return;
   ensureThreadRegistered();
   urcu_memb_barrier();
   tsanAcquire();  // every callback's ReclaimScope released before it returned
 }
+
+// liburcu's call_rcu threads pause across the fork (their state is rebuilt in the child).
+void beforeFork() noexcept { urcu_memb_call_rcu_before_fork(); }
+void afterForkParent() noexcept { urcu_memb_call_rcu_after_fork_parent(); }
+void afterForkChild() noexcept {
+  urcu_memb_call_rcu_after_fork_child();
+  g_forked_child.store(true, std::memory_order_relaxed);
+}
+uint64_t leakedInChild() noexcept { return g_leaked.load(std::memory_order_relaxed); }
 
 }  // namespace jitprov::rcu

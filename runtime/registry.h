@@ -57,6 +57,7 @@
 
 #include "code_heap.h"
 #include "cvm_lock.h"
+#include "fork.h"
 #include "published_table.h"
 #include "rcu.h"
 
@@ -170,7 +171,10 @@ struct RetiredVersion {
 };
 
 struct Runtime::State {
-  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats), code_mode(cfg.code_mode) {}
+  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats), code_mode(cfg.code_mode) { fork::track(this); }
+  ~State() { fork::untrack(this); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
 
   // Capacities: 67M method ids, 268M version ids, 1M module ids (never reused).
   using MethodTable = PublishedTable<Method, 16, 1024>;

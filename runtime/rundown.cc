@@ -100,12 +100,18 @@ Result<void> RundownEngine::start() {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return Errc::kCapacityExhausted;
   stop_.store(false);
+  owner_pid_ = getpid();
   thread_ = std::thread([this] { threadMain(); });
   return {};
 }
 
 void RundownEngine::stop() {
   if (!thread_.joinable()) return;
+  if (getpid() != owner_pid_) {
+    // A forked child: the thread exists only in the parent. Nothing to join or run.
+    thread_.detach();
+    return;
+  }
   stop_.store(true, std::memory_order_release);
   wake();
   thread_.join();

@@ -112,6 +112,7 @@ class RundownEngine {
   std::atomic<uint64_t> mode_turn_{0};
   const RundownTriggers triggers_;
   std::thread thread_;
+  int owner_pid_ = 0;  // the process that started thread_ (a forked child has no thread)
   int wake_fd_ = -1;  // eventfd: written by request*(), polled by the thread
   std::atomic<bool> stop_{false};
   // Set by request()/requestFromSignal(), consumed by the thread. lock-free atomics so

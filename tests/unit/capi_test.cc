@@ -1,0 +1,311 @@
+// The C API (jitprov/jitprov.h) as a host uses it: host mode with its own addresses and
+// keys, replays, overlaps, retirement and reuse of an address, errors, growable structs,
+// threads that come and go, and fork().
+#include <jitprov/jitprov.h>
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" int jitprov_c11_smoke(void);  // capi_c11.c: the header compiled as C11
+
+namespace {
+
+struct Host {
+  jitprov_runtime* rt = nullptr;
+  uint32_t module = 0;
+  explicit Host(uint32_t mode = JITPROV_CODE_HOST) {
+    jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+    cfg.code_mode = mode;
+    EXPECT_EQ(jitprov_runtime_create(&cfg, &rt), JITPROV_OK);
+    EXPECT_EQ(jitprov_module_register(rt, "/opt/app/lib/app.jar", 1, &module), JITPROV_OK);
+  }
+  ~Host() { jitprov_runtime_destroy(rt); }
+  uint64_t method(uint64_t key, const char* name) {
+    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+    d.host_key = key;
+    d.name_space = "com.example.Orders";
+    d.name = name;
+    d.signature = "(Ljava/lang/String;)I";
+    uint64_t id = 0;
+    EXPECT_EQ(jitprov_method_register(rt, module, &d, &id), JITPROV_OK);
+    return id;
+  }
+  int publish(uint64_t method_id, uint64_t start, uint32_t size, uint64_t* vid, uint32_t host_tier = 3) {
+    jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+    c.code_start = start;
+    c.code_size = size;
+    c.tier = JITPROV_TIER1;
+    c.host_tier = host_tier;
+    return jitprov_code_publish(rt, method_id, &c, vid);
+  }
+  jitprov_memory_stats stats() {
+    jitprov_memory_stats s{};
+    s.sz = sizeof s;
+    EXPECT_EQ(jitprov_memory_stats_get(rt, &s), JITPROV_OK);
+    return s;
+  }
+  uint64_t rundownVersions() {
+    jitprov_rundown* rd = nullptr;
+    EXPECT_EQ(jitprov_rundown_create(rt, nullptr, &rd), JITPROV_OK);
+    jitprov_rundown_result r{};
+    EXPECT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_OK);
+    jitprov_rundown_destroy(rd);
+    return r.versions;
+  }
+};
+
+TEST(CApi, HeaderCompilesAsC11) { EXPECT_EQ(jitprov_c11_smoke(), 0); }
+
+TEST(CApi, HostKeysFindMethodsAndRefuseDuplicates) {
+  Host h;
+  const uint64_t a = h.method(0x7f0012345678, "submit");
+  uint64_t found = 0;
+  EXPECT_EQ(jitprov_method_find(h.rt, 0x7f0012345678, &found), JITPROV_OK);
+  EXPECT_EQ(found, a);
+  EXPECT_EQ(jitprov_method_find(h.rt, 42, &found), JITPROV_E_UNKNOWN_METHOD);
+  // The same key again: refused, and the existing id handed back.
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.host_key = 0x7f0012345678;
+  d.name = "submit";
+  uint64_t again = 0;
+  EXPECT_EQ(jitprov_method_register(h.rt, h.module, &d, &again), JITPROV_E_EXISTS);
+  EXPECT_EQ(again, a);
+  // Unloading the module forgets its keys.
+  ASSERT_EQ(jitprov_module_unload(h.rt, h.module), JITPROV_OK);
+  EXPECT_EQ(jitprov_method_find(h.rt, 0x7f0012345678, &found), JITPROV_E_UNKNOWN_METHOD);
+}
+
+TEST(CApi, ReplaysAreIdempotentOverlapsRefusedRetiredAddressesReusable) {
+  Host h;
+  const uint64_t m1 = h.method(1, "a"), m2 = h.method(2, "b");
+  uint64_t v1 = 0, v1b = 0, v2 = 0, v3 = 0;
+  ASSERT_EQ(h.publish(m1, 0x7f00a0001000, 256, &v1), JITPROV_OK);
+  // A replay (JVMTI GenerateEvents): the same version, nothing new.
+  ASSERT_EQ(h.publish(m1, 0x7f00a0001000, 256, &v1b), JITPROV_OK);
+  EXPECT_EQ(v1b, v1);
+  // Overlaps with live code of another version: refused, counted.
+  EXPECT_EQ(h.publish(m2, 0x7f00a0001080, 64, &v2), JITPROV_E_RANGE_OVERLAP);
+  EXPECT_EQ(h.publish(m2, 0x7f00a0000f80, 0x100, &v2), JITPROV_E_RANGE_OVERLAP);
+  EXPECT_EQ(h.publish(m1, 0x7f00a0001000, 128, &v2), JITPROV_E_RANGE_OVERLAP);  // same start, other size
+  // Adjacent is fine.
+  ASSERT_EQ(h.publish(m2, 0x7f00a0001100, 64, &v2), JITPROV_OK);
+  EXPECT_EQ(h.rundownVersions(), 2u);
+  // Retire, then another method at the same address: a new version.
+  ASSERT_EQ(jitprov_code_retire(h.rt, v1), JITPROV_OK);
+  EXPECT_EQ(jitprov_code_retire(h.rt, v1), JITPROV_E_VERSION_GONE);
+  EXPECT_EQ(h.rundownVersions(), 1u);
+  ASSERT_EQ(h.publish(m2, 0x7f00a0001000, 256, &v3), JITPROV_OK);
+  EXPECT_NE(v3, v1);
+  EXPECT_EQ(h.rundownVersions(), 2u);
+  const jitprov_memory_stats s = h.stats();
+  EXPECT_EQ(s.retired, 1u);
+  EXPECT_EQ(s.replayed, 1u);
+  EXPECT_EQ(s.overlaps_refused, 3u);
+}
+
+TEST(CApi, RetiringTheActiveCodeClearsTheEntryPoint) {
+  Host h;
+  const uint64_t m = h.method(7, "hot");
+  uint64_t v0 = 0, v1 = 0;
+  ASSERT_EQ(h.publish(m, 0x1000, 100, &v0), JITPROV_OK);
+  ASSERT_EQ(jitprov_code_activate(h.rt, v0), JITPROV_OK);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x1000u);
+  ASSERT_EQ(h.publish(m, 0x2000, 100, &v1), JITPROV_OK);
+  ASSERT_EQ(jitprov_code_retire(h.rt, v1), JITPROV_OK);  // not the active one
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x1000u);
+  ASSERT_EQ(jitprov_code_retire(h.rt, v0), JITPROV_OK);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0u);
+}
+
+TEST(CApi, ModesAreKeptApart) {
+  Host host;
+  uint64_t v = 0;
+  EXPECT_EQ(jitprov_jit_begin(host.rt, host.method(1, "x"), JITPROV_TIER0, 0, &v), JITPROV_E_WRONG_CODE_MODE);
+  Host model(JITPROV_CODE_MODEL_HEAP);
+  const uint64_t m = model.method(0, "y");
+  EXPECT_EQ(model.publish(m, 0x1000, 16, &v), JITPROV_E_WRONG_CODE_MODE);
+  ASSERT_EQ(jitprov_jit_begin(model.rt, m, JITPROV_TIER0, 0, &v), JITPROV_OK);
+  uint64_t start = 0;
+  ASSERT_EQ(jitprov_jit_publish(model.rt, v, 300, &start), JITPROV_OK);
+  EXPECT_NE(start, 0u);
+  EXPECT_EQ(model.rundownVersions(), 1u);
+}
+
+TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
+  Host h;
+  uint64_t v = 0;
+  EXPECT_EQ(jitprov_runtime_create(nullptr, nullptr), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(h.publish(h.method(3, "z"), 0, 16, &v), JITPROV_E_INVALID_ARGUMENT);         // no address
+  EXPECT_EQ(h.publish(h.method(4, "w"), UINT64_MAX - 4, 16, &v), JITPROV_E_INVALID_ARGUMENT);  // wraps
+  EXPECT_EQ(h.publish(999, 0x1000, 16, &v), JITPROV_E_UNKNOWN_METHOD);
+  EXPECT_EQ(jitprov_code_publish(h.rt, 1, nullptr, &v), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(jitprov_code_retire(h.rt, 12345), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(jitprov_module_unload(nullptr, 1), JITPROV_E_INVALID_ARGUMENT);
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = 0x1000;
+  c.code_size = 1;
+  c.host_tier = 70000;  // beyond 16 bits
+  EXPECT_EQ(jitprov_code_publish(h.rt, 1, &c, &v), JITPROV_E_INVALID_ARGUMENT);
+  char why[128] = "";
+  EXPECT_EQ(jitprov_rundown_triggers_check("session,sometimes", why, sizeof why), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(why, "sometimes"), nullptr) << why;
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.triggers = "every:0";
+  jitprov_rundown* rd = nullptr;
+  EXPECT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(rd, nullptr);
+  // Every error has its own sentence; unknown numbers too.
+  std::set<std::string> seen;
+  for (int e = 0; e <= JITPROV_E_INTERNAL; ++e) seen.insert(jitprov_strerror(e));
+  EXPECT_EQ(seen.size(), size_t(JITPROV_E_INTERNAL + 1));
+  EXPECT_STREQ(jitprov_strerror(-1), "unknown error");
+  EXPECT_STREQ(jitprov_tier_name(2), "tier1_osr");
+  EXPECT_STREQ(jitprov_tier_name(99), "invalid");
+}
+
+TEST(CApi, NamesMustBeUtf8UnlessTheHostAsksForSanitising) {
+  Host h;
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.name = "bad\xC0\x80name";  // modified UTF-8's NUL: not UTF-8
+  uint64_t id = 0;
+  EXPECT_EQ(jitprov_method_register(h.rt, h.module, &d, &id), JITPROV_E_INVALID_UTF8);
+  d.options = JITPROV_METHOD_SANITIZE_NAMES;
+  EXPECT_EQ(jitprov_method_register(h.rt, h.module, &d, &id), JITPROV_OK);
+  d.options = 0x80;  // unknown option
+  EXPECT_EQ(jitprov_method_register(h.rt, h.module, &d, &id), JITPROV_E_INVALID_ARGUMENT);
+}
+
+TEST(CApi, StructsCanGrow) {
+  // A struct from a newer header with a non-zero field this library does not know.
+  struct Newer {
+    jitprov_runtime_config base;
+    uint64_t future;
+  } n{};
+  n.base = JITPROV_RUNTIME_CONFIG_INIT;
+  n.base.sz = sizeof n;
+  n.future = 1;
+  jitprov_runtime* rt = nullptr;
+  EXPECT_EQ(jitprov_runtime_create(&n.base, &rt), JITPROV_E_INVALID_ARGUMENT);
+  n.future = 0;  // zero: fine
+  ASSERT_EQ(jitprov_runtime_create(&n.base, &rt), JITPROV_OK);
+  jitprov_runtime_destroy(rt);
+  // An older, shorter one: only sz and code_mode.
+  jitprov_runtime_config old = JITPROV_RUNTIME_CONFIG_INIT;
+  old.code_mode = JITPROV_CODE_HOST;
+  old.sz = offsetof(jitprov_runtime_config, tier_up_threshold);
+  ASSERT_EQ(jitprov_runtime_create(&old, &rt), JITPROV_OK);
+  uint32_t mod = 0;
+  EXPECT_EQ(jitprov_module_register(rt, "m", 0, &mod), JITPROV_OK);
+  jitprov_runtime_destroy(rt);
+  // Output structs are written up to the caller's sz.
+  Host h;
+  struct {
+    size_t sz;
+    uint64_t live_modules;
+  } small{sizeof small, 0};
+  ASSERT_EQ(jitprov_memory_stats_get(h.rt, reinterpret_cast<jitprov_memory_stats*>(&small)), JITPROV_OK);
+  EXPECT_EQ(small.live_modules, 1u);
+  EXPECT_EQ(small.sz, sizeof small);
+}
+
+// Host threads come and go: each one that calls in is registered with liburcu on its
+// first lock-free read and unregistered when it exits.
+TEST(CApi, ShortLivedHostThreads) {
+  Host h;
+  std::vector<uint64_t> methods;
+  for (int i = 0; i < 16; ++i) methods.push_back(h.method(100 + i, ("m" + std::to_string(i)).c_str()));
+  std::atomic<int> failures{0};
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 8; ++t) {
+      ts.emplace_back([&, t, round] {
+        const uint64_t m = methods[size_t(t * 2 + round % 2)];
+        const uint64_t start = 0x10000000ULL * uint64_t(t + 1) + uint64_t(round) * 0x1000;
+        uint64_t v = 0;
+        if (h.publish(m, start, 512, &v) != JITPROV_OK) ++failures;
+        if (jitprov_code_activate(h.rt, v) != JITPROV_OK) ++failures;
+        (void)jitprov_entry_point(h.rt, m);
+        if (jitprov_code_retire(h.rt, v) != JITPROV_OK) ++failures;
+      });
+    }
+    for (auto& t : ts) t.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(h.stats().retired, 160u);
+  EXPECT_EQ(h.rundownVersions(), 0u);
+}
+
+// fork() while JIT threads publish and retire and a rundown thread walks: the child
+// goes on using the runtime and exits cleanly; the parent goes on too.
+TEST(CApi, ForkedChildKeepsWorking) {
+  Host h;
+  std::vector<uint64_t> methods;
+  for (int i = 0; i < 64; ++i) methods.push_back(h.method(1000 + i, ("f" + std::to_string(i)).c_str()));
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.triggers = "every:0.001";
+  jitprov_rundown* rd = nullptr;
+  ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
+  ASSERT_EQ(jitprov_rundown_start(rd), JITPROV_OK);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> jit;
+  for (int t = 0; t < 2; ++t) {
+    jit.emplace_back([&, t] {
+      for (uint64_t i = 0; !stop.load(); ++i) {
+        const uint64_t start = 0x40000000ULL * uint64_t(t + 1) + (i % 1024) * 0x1000;
+        uint64_t v = 0;
+        if (h.publish(methods[(i * 7 + size_t(t)) % methods.size()], start, 256, &v) != JITPROV_OK ||
+            jitprov_code_retire(h.rt, v) != JITPROV_OK)
+          ++failures;
+      }
+    });
+  }
+  int children_ok = 0;
+  for (int f = 0; f < 10; ++f) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(20);  // a deadlock in the child fails the test instead of hanging it
+      uint64_t v = 0;
+      int rc = 0;
+      for (int i = 0; i < 50 && rc == 0; ++i) rc = h.publish(methods[size_t(i)], 0x900000000ULL + uint64_t(i) * 0x1000, 64, &v);
+      if (rc == 0) rc = jitprov_code_retire(h.rt, v);
+      jitprov_rundown_destroy(rd);  // its thread is the parent's
+      jitprov_rundown* child_rd = nullptr;
+      jitprov_rundown_result r{};
+      if (rc == 0) rc = jitprov_rundown_create(h.rt, nullptr, &child_rd);
+      if (rc == 0) rc = jitprov_rundown_run_now(child_rd, JITPROV_RUNDOWN_LOCKFREE, &r);
+      jitprov_rundown_destroy(child_rd);
+      // 49 of the child's versions are live, plus at most the two the JIT threads held.
+      if (rc == 0 && (r.versions < 49 || r.versions > 51)) rc = 100;
+      jitprov_runtime_destroy(h.rt);
+      _exit(rc);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status)) << "child " << f << " died: signal " << WTERMSIG(status);
+    if (WIFEXITED(status)) {
+      EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << f << ": " << jitprov_strerror(WEXITSTATUS(status));
+      if (WEXITSTATUS(status) == 0) ++children_ok;
+    }
+  }
+  stop.store(true);
+  for (auto& t : jit) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(children_ok, 10);
+  EXPECT_GT(jitprov_rundown_completed(rd), 0u);
+  jitprov_rundown_destroy(rd);
+  EXPECT_EQ(h.rundownVersions(), 0u);
+}
+
+}  // namespace
