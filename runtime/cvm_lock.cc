@@ -8,8 +8,12 @@
 namespace jitprov {
 
 namespace {
+// initial-exec: in libjitprov.so.0 the default (global-dynamic) model would call
+// __tls_get_addr on every lock acquisition; jitprov's TLS is a few bytes of the static
+// TLS surplus glibc keeps for dlopen()ed libraries.
 uint64_t threadTag() noexcept {
-  static thread_local uint64_t tag = uint64_t(syscall(SYS_gettid));
+  static thread_local __attribute__((tls_model("initial-exec"))) uint64_t tag = 0;
+  if (tag == 0) tag = uint64_t(syscall(SYS_gettid));
   return tag;
 }
 

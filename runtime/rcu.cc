@@ -1,5 +1,8 @@
 #include "rcu.h"
 
+// For liburcu's own per-thread "registered" flag (URCU_TLS(urcu_memb_reader)).
+#include <urcu/static/urcu-memb.h>
+
 #include <atomic>
 
 namespace jitprov::rcu {
@@ -9,13 +12,17 @@ char grace_period_clock;
 #endif
 
 namespace {
+// `registered`: the thread is known to liburcu (by us or by someone else); `ours`: we
+// registered it, so we unregister it when the thread exits.
 struct ThreadRegistration {
   bool registered = false;
+  bool ours = false;
   ~ThreadRegistration() {
-    if (registered) urcu_memb_unregister_thread();
+    if (ours) urcu_memb_unregister_thread();
   }
 };
-thread_local ThreadRegistration t_registration;
+// initial-exec: see threadTag() in cvm_lock.cc.
+thread_local ThreadRegistration t_registration __attribute__((tls_model("initial-exec")));
 // Set once in a forked child (relaxed: written by the child's only thread, in its
 // fork handler, before anything else runs there).
 std::atomic<bool> g_forked_child{false};
@@ -23,10 +30,14 @@ std::atomic<uint64_t> g_leaked{0};
 }  // namespace
 
 void ensureThreadRegistered() noexcept {
-  if (!t_registration.registered) {
+  if (t_registration.registered) return;
+  // The host (or another copy of jitprov in the process) may use liburcu-memb too and
+  // have registered this thread already: registering twice is an error in liburcu.
+  if (!URCU_TLS(urcu_memb_reader).registered) {
     urcu_memb_register_thread();
-    t_registration.registered = true;
+    t_registration.ours = true;
   }
+  t_registration.registered = true;
 }
 
 void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {

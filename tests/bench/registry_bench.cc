@@ -5,17 +5,31 @@
 //   entry-point lookup: lock-free vs under the CVM lock (site lookup)
 //   publish critical section: beginJit + publishCode of a tier-1 version
 //   walk: lock-free walk of every published version, no event emission
+//   walk with retirement support (acquire loads of `next`) vs the walk before it
+//   host mode: publish + retire one version through the C API vs the C++ core, and
+//     with a lock-free walker running meanwhile
+//   physical floors beside the figures: a dependent (pointer-chasing) load per
+//     version; two uncontended mutex lock/unlock pairs and a 56-byte new/delete
 //   memory: bytes per method and per native version
+#include <jitprov/jitprov.h>
 #include <jitprov/runtime.h>
 
 #include <benchmark/benchmark.h>
 
+#include <dlfcn.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace jitprov {
@@ -116,6 +130,223 @@ void BM_Walk(benchmark::State& state, WalkLocking locking) {
 BENCHMARK_CAPTURE(BM_Walk, lockfree, WalkLocking::kNone)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK_CAPTURE(BM_Walk, locked, WalkLocking::kWholeWalk)->Unit(benchmark::kMillisecond)->Iterations(5);
 
+// The walk before retirement existed read `next` as an immutable field: the same walk
+// with relaxed loads of it (walkBaselineForBench), side by side.
+void BM_WalkBaseline(benchmark::State& state) {
+  App& a = app();
+  uint64_t versions = 0;
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    WalkStats st = a.rt.walkBaselineForBench([&](const VersionView& v) { sum += v.code_start; });
+    benchmark::DoNotOptimize(sum);
+    versions += st.versions;
+  }
+  state.counters["versions"] = double(versions) / double(state.iterations());
+}
+BENCHMARK(BM_WalkBaseline)->Unit(benchmark::kMillisecond)->Iterations(5);
+// Interleaved a second time each, against drift on a shared machine.
+BENCHMARK_CAPTURE(BM_Walk, lockfree_again, WalkLocking::kNone)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_WalkBaseline)->Name("BM_WalkBaseline_again")->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// Floor of the walk: one dependent load per version through a randomly permuted cycle
+// as large as the registry's version count (what each cache-missing hop costs here).
+void BM_FloorPointerChase(benchmark::State& state) {
+  const size_t n = size_t(app().rt.memoryStats().native_versions);
+  std::vector<uint32_t> order(n), next(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(3));
+  for (size_t i = 0; i < n; ++i) next[order[i]] = order[(i + 1) % n];
+  uint32_t at = order[0];
+  for (auto _ : state) {
+    for (size_t i = 0; i < n; ++i) at = next[at];
+  }
+  benchmark::DoNotOptimize(at);
+  state.counters["hops"] = double(n);
+}
+BENCHMARK(BM_FloorPointerChase)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Host mode: a runtime with 10 000 methods, each with one live version, through the C++
+// core and through the C API; each iteration publishes one more version at an address
+// the host picks and retires it again (HotSpot's flush-and-reuse).
+// The C API is called the way a host calls it: in libjitprov.so.0 (built next to this
+// benchmark; dlopen()ed, so its functions are reached through pointers, as through the
+// PLT), not in the static core this benchmark links.
+struct SharedLib {
+  decltype(&jitprov_runtime_create) runtime_create;
+  decltype(&jitprov_module_register) module_register;
+  decltype(&jitprov_method_register) method_register;
+  decltype(&jitprov_code_publish) code_publish;
+  decltype(&jitprov_code_retire) code_retire;
+  SharedLib() {
+    void* h = dlopen(JITPROV_SHARED_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      std::fprintf(stderr, "dlopen %s: %s\n", JITPROV_SHARED_LIBRARY, dlerror());
+      std::abort();
+    }
+    auto sym = [&](const char* name) {
+      void* p = dlsym(h, name);
+      if (p == nullptr) std::abort();
+      return p;
+    };
+    runtime_create = reinterpret_cast<decltype(runtime_create)>(sym("jitprov_runtime_create"));
+    module_register = reinterpret_cast<decltype(module_register)>(sym("jitprov_module_register"));
+    method_register = reinterpret_cast<decltype(method_register)>(sym("jitprov_method_register"));
+    code_publish = reinterpret_cast<decltype(code_publish)>(sym("jitprov_code_publish"));
+    code_retire = reinterpret_cast<decltype(code_retire)>(sym("jitprov_code_retire"));
+  }
+};
+
+struct HostApp {
+  static constexpr int kMethods = 10000;
+  Runtime rt{RuntimeConfig{.code_mode = CodeMode::kHost}};
+  SharedLib so;
+  jitprov_runtime* crt = nullptr;
+  std::vector<MethodId> methods, cmethods;
+  HostApp() {
+    jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+    cfg.code_mode = JITPROV_CODE_HOST;
+    if (so.runtime_create(&cfg, &crt) != JITPROV_OK) std::abort();
+    const ModuleId mod = *rt.registerModule("/app/host.jar", false);
+    uint32_t cmod = 0;
+    (void)so.module_register(crt, "/app/host.jar", 0, &cmod);
+    for (int i = 0; i < kMethods; ++i) {
+      const std::string name = "m" + std::to_string(i);
+      const MethodId m = *rt.registerMethod(mod, MethodDesc{0, 0, "com.example.Host", name, "()V", uint64_t(i + 1)});
+      methods.push_back(m);
+      (void)rt.publishHostCode(m, HostCode{0x100000000ULL + uint64_t(i) * 4096, 1024, Tier::kTier1, 4, 0});
+      jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+      d.host_key = uint64_t(i + 1);
+      d.name_space = "com.example.Host";
+      d.name = name.c_str();
+      d.signature = "()V";
+      uint64_t cm = 0;
+      (void)so.method_register(crt, cmod, &d, &cm);
+      cmethods.push_back(cm);
+      jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+      c.code_start = 0x100000000ULL + uint64_t(i) * 4096;
+      c.code_size = 1024;
+      c.tier = JITPROV_TIER1;
+      uint64_t v = 0;
+      (void)so.code_publish(crt, cm, &c, &v);
+    }
+  }
+};
+
+HostApp& hostApp() {
+  static HostApp* h = new HostApp();
+  return *h;
+}
+
+// The address a cycle publishes at: inside the method's own 4 KiB slot, after its live
+// version, so it never overlaps.
+uint64_t cycleAddress(size_t i) { return 0x100000000ULL + uint64_t(i) * 4096 + 2048; }
+
+void BM_HostPublishRetireCpp(benchmark::State& state) {
+  HostApp& h = hostApp();
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t k = i++ % h.methods.size();
+    auto v = h.rt.publishHostCode(h.methods[k], HostCode{cycleAddress(k), 512, Tier::kTier1, 4, 0});
+    if (!v.ok() || !h.rt.retireVersion(*v).ok()) state.SkipWithError("publish/retire failed");
+  }
+}
+BENCHMARK(BM_HostPublishRetireCpp)->Iterations(200000);
+
+void BM_HostPublishRetireC(benchmark::State& state) {
+  HostApp& h = hostApp();
+  size_t i = 0;
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_size = 512;
+  c.tier = JITPROV_TIER1;
+  c.host_tier = 4;
+  for (auto _ : state) {
+    const size_t k = i++ % h.cmethods.size();
+    c.code_start = cycleAddress(k);
+    uint64_t v = 0;
+    if (h.so.code_publish(h.crt, h.cmethods[k], &c, &v) != JITPROV_OK || h.so.code_retire(h.crt, v) != JITPROV_OK)
+      state.SkipWithError("publish/retire failed");
+  }
+}
+BENCHMARK(BM_HostPublishRetireC)->Iterations(200000);
+
+// C API vs C++ core interleaved: each iteration times 1000 cycles of each, alternately,
+// so that drift on a shared machine hits both alike. Counters: ns per cycle of each.
+void BM_HostPublishRetireInterleaved(benchmark::State& state) {
+  HostApp& h = hostApp();
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_size = 512;
+  c.tier = JITPROV_TIER1;
+  c.host_tier = 4;
+  double cpp_ns = 0, c_ns = 0;
+  size_t i = 0, j = 0;
+  constexpr int kBatch = 1000;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int n = 0; n < kBatch; ++n) {
+      const size_t k = i++ % h.methods.size();
+      auto v = h.rt.publishHostCode(h.methods[k], HostCode{cycleAddress(k), 512, Tier::kTier1, 4, 0});
+      if (!v.ok() || !h.rt.retireVersion(*v).ok()) state.SkipWithError("publish/retire failed");
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    for (int n = 0; n < kBatch; ++n) {
+      const size_t k = j++ % h.cmethods.size();
+      c.code_start = cycleAddress(k);
+      uint64_t v = 0;
+      if (h.so.code_publish(h.crt, h.cmethods[k], &c, &v) != JITPROV_OK || h.so.code_retire(h.crt, v) != JITPROV_OK)
+        state.SkipWithError("publish/retire failed");
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    cpp_ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
+    c_ns += std::chrono::duration<double, std::nano>(t2 - t1).count();
+  }
+  const double cycles = double(state.iterations()) * kBatch;
+  state.counters["cpp_ns"] = cpp_ns / cycles;
+  state.counters["c_ns"] = c_ns / cycles;
+}
+BENCHMARK(BM_HostPublishRetireInterleaved)->Iterations(400);
+
+// The same cycles while another thread walks the registry lock-free, back to back.
+void BM_HostPublishRetireWithWalker(benchmark::State& state) {
+  HostApp& h = hostApp();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> walks{0};
+  std::thread walker([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      uint64_t sum = 0;
+      h.rt.walk(WalkLocking::kNone, [&](const VersionView& v) { sum += v.code_start; });
+      benchmark::DoNotOptimize(sum);
+      walks.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t k = i++ % h.methods.size();
+    auto v = h.rt.publishHostCode(h.methods[k], HostCode{cycleAddress(k), 512, Tier::kTier1, 4, 0});
+    if (!v.ok() || !h.rt.retireVersion(*v).ok()) state.SkipWithError("publish/retire failed");
+  }
+  stop.store(true);
+  walker.join();
+  state.counters["walks"] = double(walks.load());
+  state.counters["cycles_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HostPublishRetireWithWalker)->Iterations(200000)->UseRealTime();
+
+// Floor of a publish + retire cycle: what its two lock acquisitions and its node's
+// allocation cost with nothing else (uncontended std::mutex, 56-byte new/delete).
+void BM_FloorTwoLocksAndNode(benchmark::State& state) {
+  std::mutex mu;
+  for (auto _ : state) {
+    mu.lock();
+    auto* p = new std::array<char, 56>();
+    benchmark::DoNotOptimize(p);
+    mu.unlock();
+    mu.lock();
+    delete p;
+    mu.unlock();
+  }
+}
+BENCHMARK(BM_FloorTwoLocksAndNode)->Iterations(200000);
+
 void BM_Memory(benchmark::State& state) {
   App& a = app();
   for (auto _ : state) benchmark::DoNotOptimize(a.rt.memoryStats());
@@ -172,11 +403,38 @@ int main(int argc, char** argv) {
   ratio("entry point, 2 threads: locked / lock-free", "BM_EntryPointLocked/threads:2",
         "BM_EntryPointLockFree/threads:2");
   ratio("walk: locked / lock-free", "BM_Walk/locked/iterations:5", "BM_Walk/lockfree/iterations:5");
+  ratio("walk: with retirement / before (1st pair)", "BM_Walk/lockfree/iterations:5",
+        "BM_WalkBaseline/iterations:5");
+  ratio("walk: with retirement / before (2nd pair)", "BM_Walk/lockfree_again/iterations:5",
+        "BM_WalkBaseline_again/iterations:5");
+  ratio("publish+retire: C API / C++ core", "BM_HostPublishRetireC/iterations:200000",
+        "BM_HostPublishRetireCpp/iterations:200000");
+  {
+    const double cpp = rep.counter("BM_HostPublishRetireInterleaved/iterations:400", "cpp_ns");
+    const double c = rep.counter("BM_HostPublishRetireInterleaved/iterations:400", "c_ns");
+    if (cpp > 0 && c > 0)
+      std::printf("  %-44s %10.1f ns vs %10.1f ns  ratio %.2f\n", "  the same, interleaved in 1000-cycle batches", c,
+                  cpp, c / cpp);
+  }
+  ratio("publish+retire: with walker / without", "BM_HostPublishRetireWithWalker/iterations:200000/real_time",
+        "BM_HostPublishRetireCpp/iterations:200000");
+  const double cycles = rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "cycles_per_s");
+  if (cycles > 0)
+    std::printf("  %-44s %10.0f cycles/s, %.0f walks of %d methods meanwhile\n", "publish+retire with a walker",
+                cycles, rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "walks"),
+                jitprov::HostApp::kMethods);
+  ratio("publish+retire / floor (2 lock pairs + node)", "BM_HostPublishRetireCpp/iterations:200000",
+        "BM_FloorTwoLocksAndNode/iterations:200000");
   const double walk_ns = rep.ns("BM_Walk/lockfree/iterations:5");
   const double versions = rep.counter("BM_Walk/lockfree/iterations:5", "versions");
   if (walk_ns > 0 && versions > 0)
     std::printf("  %-44s %10.1f ns per version, %.1f M versions/s\n", "lock-free walk", walk_ns / versions,
                 versions / walk_ns * 1e3);
+  const double chase_ns = rep.ns("BM_FloorPointerChase/iterations:3");
+  const double hops = rep.counter("BM_FloorPointerChase/iterations:3", "hops");
+  if (chase_ns > 0 && hops > 0 && walk_ns > 0 && versions > 0)
+    std::printf("  %-44s %10.1f ns per hop (walk / floor: %.2f)\n", "floor: dependent load, random order",
+                chase_ns / hops, (walk_ns / versions) / (chase_ns / hops));
   std::printf("  %-44s %10.1f ns (CVM lock hold, mean %.1f ns)\n", "publish (beginJit+publishCode)",
               rep.ns("BM_PublishTier1/iterations:200000"),
               rep.counter("BM_PublishTier1/iterations:200000", "hold_ns_mean"));

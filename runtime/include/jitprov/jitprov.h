@@ -20,7 +20,9 @@
  *    destroyed while other calls on it are running, and a rundown engine is destroyed
  *    before its runtime. Threads may be created and destroyed freely: the library
  *    registers a thread with liburcu on its first lock-free read and unregisters it
- *    when the thread exits; the host does nothing.
+ *    when the thread exits; the host does nothing. (A host that uses liburcu-memb
+ *    itself may register its threads first: jitprov then uses that registration, and
+ *    the thread must stay registered while it calls jitprov.)
  *  - jitprov_entry_point(), jitprov_call_record() and the rundown's walk are
  *    lock-free. Mutations take the library's code-version-manager lock briefly (never
  *    across a compile) and fire the jitprov:lock_* USDT probes.
