@@ -463,3 +463,5 @@ int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault) {
 }
 
 }  // extern "C"
+
+jitprov::Runtime* jitprovInternalRuntime(jitprov_runtime* rt) { return rt == nullptr ? nullptr : &rt->rt; }

@@ -5,8 +5,16 @@
 
 #include <jitprov/jitprov.h>
 
+namespace jitprov {
+class Runtime;
+}
+
 extern "C" {
 // Test-only: breaks every rundown of `rd` on purpose (RundownFault names: duplicate,
 // torn, skip, no-end), so that trace verifiers are tested on real traces.
 __attribute__((visibility("hidden"))) int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault);
 }
+
+// Benchmark-only: the C++ runtime behind a C handle, so that the C API and the C++ core
+// can be timed on one and the same runtime.
+__attribute__((visibility("hidden"))) jitprov::Runtime* jitprovInternalRuntime(jitprov_runtime* rt);
