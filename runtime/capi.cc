@@ -27,6 +27,41 @@ struct jitprov_rundown {
   jitprov_rundown(jitprov::Runtime& rt, std::vector<jitprov::RundownMode> modes, jitprov::RundownTriggers t)
       : engine(rt, std::move(modes), t) {}
   jitprov::RundownEngine engine;
+  jitprov_rundown_sink sink = nullptr;
+  void* sink_ctx = nullptr;
+
+  // Adapts the engine's sink to the C one. Registry strings are NUL-terminated.
+  static void forward(void* ctx, const jitprov::RundownEngine::SinkEvent& e) {
+    auto* self = static_cast<jitprov_rundown*>(ctx);
+    jitprov_sink_record r{};
+    r.rundown_id = e.rundown_id;
+    switch (e.kind) {
+      case jitprov::RundownEngine::SinkEvent::kBegin: r.kind = JITPROV_SINK_BEGIN; break;
+      case jitprov::RundownEngine::SinkEvent::kEnd: r.kind = JITPROV_SINK_END; break;
+      case jitprov::RundownEngine::SinkEvent::kModule:
+        r.kind = JITPROV_SINK_MODULE;
+        r.module_id = e.module->module_id;
+        r.module_path = e.module->path.data();
+        break;
+      case jitprov::RundownEngine::SinkEvent::kVersion: {
+        const jitprov::VersionView& v = *e.version;
+        r.kind = JITPROV_SINK_VERSION;
+        r.module_id = v.module_id;
+        r.method_id = v.method_id;
+        r.version_id = v.version_id;
+        r.rejit_id = v.rejit_id;
+        r.tier = static_cast<uint32_t>(v.tier);
+        r.host_tier = v.host_tier;
+        r.code_start = v.code_start;
+        r.code_size = v.code_size;
+        r.name_space = v.name_space.data();
+        r.name = v.name.data();
+        r.signature = v.signature.data();
+        break;
+      }
+    }
+    self->sink(self->sink_ctx, &r);
+  }
 };
 
 namespace {
@@ -371,6 +406,11 @@ int jitprov_rundown_create(jitprov_runtime* rt, const jitprov_rundown_config* co
     auto* rd = new (std::nothrow) jitprov_rundown(rt->rt, std::move(modes), t);
     if (rd == nullptr) return JITPROV_E_NO_MEMORY;
     rd->engine.setMaxRate(c.max_rate);
+    if (c.sink != nullptr) {
+      rd->sink = c.sink;
+      rd->sink_ctx = c.sink_ctx;
+      rd->engine.setSink(&jitprov_rundown::forward, rd);
+    }
     *out = rd;
     return JITPROV_OK;
   });

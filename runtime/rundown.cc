@@ -179,7 +179,11 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
   trace::rundownBegin(r.rundown_id, mode, trigger, r.method_count);
-  r.modules = rt_.walkModules([&](const ModuleView& m) { trace::rundownModule(r.rundown_id, m); });
+  if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
+  r.modules = rt_.walkModules([&](const ModuleView& m) {
+    trace::rundownModule(r.rundown_id, m);
+    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kModule, r.rundown_id, nullptr, &m});
+  });
 
   // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
   // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
@@ -213,6 +217,7 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
       }
     }
     trace::rundownMethod(r.rundown_id, v);
+    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
     if (++emitted % kWindow == 0) {
       uint64_t now = monotonicNs();
       if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
@@ -233,6 +238,7 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   r.duration_ns = monotonicNs() - r.begin_ns;
   if (fault_ != RundownFault::kNoEnd)
     trace::rundownEnd(r.rundown_id, r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns);
+  if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);
   {

@@ -112,6 +112,38 @@ TEST(CApi, ReplaysAreIdempotentOverlapsRefusedRetiredAddressesReusable) {
   EXPECT_EQ(s.overlaps_refused, 3u);
 }
 
+TEST(CApi, ARundownSinkSeesTheSameWalk) {
+  Host h;
+  const uint64_t m = h.method(9, "sunk");
+  uint64_t v0 = 0, v1 = 0;
+  ASSERT_EQ(h.publish(m, 0x5000, 64, &v0, 2), JITPROV_OK);
+  ASSERT_EQ(h.publish(m, 0x6000, 128, &v1, 4), JITPROV_OK);
+  ASSERT_EQ(jitprov_code_retire(h.rt, v0), JITPROV_OK);
+  struct Seen {
+    std::vector<uint32_t> kinds;
+    std::vector<std::string> lines;
+  } seen;
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.sink = [](void* ctx, const jitprov_sink_record* r) {
+    auto* s = static_cast<Seen*>(ctx);
+    s->kinds.push_back(r->kind);
+    if (r->kind == JITPROV_SINK_MODULE) s->lines.push_back(r->module_path);
+    if (r->kind == JITPROV_SINK_VERSION)
+      s->lines.push_back(std::string(r->name_space) + "::" + r->name + " " + std::to_string(r->code_start) + " " +
+                         std::to_string(r->code_size) + " " + std::to_string(r->host_tier));
+  };
+  rc.sink_ctx = &seen;
+  jitprov_rundown* rd = nullptr;
+  ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
+  jitprov_rundown_result r{};
+  ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_OK);
+  jitprov_rundown_destroy(rd);
+  EXPECT_EQ(seen.kinds, (std::vector<uint32_t>{JITPROV_SINK_BEGIN, JITPROV_SINK_MODULE, JITPROV_SINK_VERSION,
+                                               JITPROV_SINK_END}));
+  EXPECT_EQ(seen.lines, (std::vector<std::string>{"/opt/app/lib/app.jar", "com.example.Orders::sunk 24576 128 4"}));
+  EXPECT_EQ(r.versions, 1u);
+}
+
 TEST(CApi, RetiringTheActiveCodeClearsTheEntryPoint) {
   Host h;
   const uint64_t m = h.method(7, "hot");

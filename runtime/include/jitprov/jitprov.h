@@ -279,6 +279,36 @@ JITPROV_API const char* jitprov_lock_site_name(int site);
 
 typedef struct jitprov_rundown jitprov_rundown;
 
+/* A second consumer of each rundown's walk (e.g. a perf map writer). */
+enum jitprov_sink_kind {
+  JITPROV_SINK_BEGIN = 0,   /* a rundown starts: rundown_id */
+  JITPROV_SINK_MODULE = 1,  /* module_id, module_path */
+  JITPROV_SINK_VERSION = 2, /* one live native version: every field below but module_path */
+  JITPROV_SINK_END = 3      /* the rundown is complete */
+};
+
+typedef struct jitprov_sink_record {
+  uint32_t kind; /* enum jitprov_sink_kind */
+  uint64_t rundown_id;
+  uint32_t module_id;
+  const char* module_path;
+  uint64_t method_id;
+  uint64_t version_id;
+  uint32_t rejit_id;
+  uint32_t tier;
+  uint32_t host_tier;
+  uint64_t code_start;
+  uint32_t code_size;
+  /* NUL-terminated UTF-8, valid until the callback returns. */
+  const char* name_space;
+  const char* name;
+  const char* signature;
+} jitprov_sink_record;
+
+/* Called on the rundown's thread, in order; must not call the runtime's mutating
+ * functions (registration, publication, retirement, unload). */
+typedef void (*jitprov_rundown_sink)(void* ctx, const jitprov_sink_record* record);
+
 typedef struct jitprov_rundown_config {
   size_t sz;
   /* Modes of successive triggered rundowns, taken in turn (NULL/0: lockfree). */
@@ -290,9 +320,12 @@ typedef struct jitprov_rundown_config {
   const char* triggers;
   /* Cap on lock-free rundown events per second (0 = as fast as the tracer takes them). */
   uint64_t max_rate;
+  /* Optional: every rundown's walk is also handed to sink(sink_ctx, ...). */
+  jitprov_rundown_sink sink;
+  void* sink_ctx;
 } jitprov_rundown_config;
 
-#define JITPROV_RUNDOWN_CONFIG_INIT { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0 }
+#define JITPROV_RUNDOWN_CONFIG_INIT { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0, NULL, NULL }
 
 /* Checks a trigger list; on error writes why into `why` (may be NULL) and returns
  * JITPROV_E_INVALID_ARGUMENT. */

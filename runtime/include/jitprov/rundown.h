@@ -99,6 +99,22 @@ class RundownEngine {
   // Test-only (RundownFault). Set before start().
   void injectFault(RundownFault f) noexcept { fault_ = f; }
 
+  // A second consumer of every rundown's walk, besides the LTTng events (the JVM
+  // agent's perf map): called on the rundown's thread with the rundown's begin, each
+  // module, each version, and its end. It must not call the runtime's mutating API.
+  struct SinkEvent {
+    enum Kind : uint8_t { kBegin, kModule, kVersion, kEnd } kind;
+    uint64_t rundown_id;
+    const VersionView* version;  // kVersion
+    const ModuleView* module;    // kModule
+  };
+  using Sink = void (*)(void* ctx, const SinkEvent& e);
+  // Set before start().
+  void setSink(Sink sink, void* ctx) noexcept {
+    sink_ = sink;
+    sink_ctx_ = ctx;
+  }
+
   // How often the thread looks at the session state (the session trigger's latency).
   static constexpr int kPollMs = 20;
 
@@ -121,6 +137,8 @@ class RundownEngine {
   std::atomic<bool> signal_pending_{false};
   uint64_t max_rate_ = 0;
   RundownFault fault_ = RundownFault::kNone;
+  Sink sink_ = nullptr;
+  void* sink_ctx_ = nullptr;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   mutable std::mutex results_mu_;
