@@ -1,0 +1,140 @@
+#include "vm_structs.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace jitprov::jvmti {
+
+namespace {
+template <class T>
+T readAt(uintptr_t base, long off) noexcept {
+  T v;
+  std::memcpy(&v, reinterpret_cast<const void*>(base + uintptr_t(off)), sizeof v);
+  return v;
+}
+constexpr int kInvocationEntryBci = -1;  // HotSpot: _entry_bci of a normal (non-OSR) nmethod
+constexpr uintptr_t kMaxScan = 64 * 1024;  // nmethod header + relocations before the code
+}  // namespace
+
+std::string VmStructs::init(const void* any_jvm_function) {
+  Dl_info info{};
+  if (dladdr(any_jvm_function, &info) == 0 || info.dli_fname == nullptr) return "libjvm.so not found (dladdr)";
+  void* h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return std::string("dlopen ") + info.dli_fname + ": " + dlerror();
+  auto sym64 = [&](const char* n) -> const uint64_t* { return static_cast<const uint64_t*>(dlsym(h, n)); };
+  auto* table = static_cast<char* const*>(dlsym(h, "gHotSpotVMStructs"));
+  const uint64_t* type_off = sym64("gHotSpotVMStructEntryTypeNameOffset");
+  const uint64_t* field_off = sym64("gHotSpotVMStructEntryFieldNameOffset");
+  const uint64_t* offset_off = sym64("gHotSpotVMStructEntryOffsetOffset");
+  const uint64_t* address_off = sym64("gHotSpotVMStructEntryAddressOffset");
+  const uint64_t* static_off = sym64("gHotSpotVMStructEntryIsStaticOffset");
+  const uint64_t* stride = sym64("gHotSpotVMStructEntryArrayStride");
+  dlclose(h);  // NOLOAD took a reference; libjvm.so stays loaded
+  if (table == nullptr || *table == nullptr || !type_off || !field_off || !offset_off || !address_off ||
+      !static_off || !stride)
+    return std::string(info.dli_fname) + " exports no gHotSpotVMStructs table";
+  for (const char* e = *table;; e += *stride) {
+    const char* type = *reinterpret_cast<const char* const*>(e + *type_off);
+    if (type == nullptr) break;
+    const char* fld = *reinterpret_cast<const char* const*>(e + *field_off);
+    if (fld == nullptr) continue;
+    entries_.push_back(Entry{type, fld, *reinterpret_cast<const uint64_t*>(e + *offset_off),
+                             *reinterpret_cast<void* const*>(e + *address_off),
+                             *reinterpret_cast<const int32_t*>(e + *static_off) != 0});
+  }
+  off_method_code_ = field({{"Method", "_code"}});
+  off_code_begin_ = field({{"CodeBlob", "_code_begin"}});
+  off_comp_level_ = field({{"nmethod", "_comp_level"}, {"CompiledMethod", "_comp_level"}});
+  off_entry_bci_ = field({{"nmethod", "_entry_bci"}});
+  off_blob_method_ = field({{"CompiledMethod", "_method"}, {"nmethod", "_method"}});
+  std::string s = std::to_string(entries_.size()) + " VMStructs entries; Method::_code " +
+                  std::to_string(off_method_code_) + ", CodeBlob::_code_begin " + std::to_string(off_code_begin_) +
+                  ", _comp_level " + std::to_string(off_comp_level_) + ", _entry_bci " +
+                  std::to_string(off_entry_bci_) + ", _method " + std::to_string(off_blob_method_);
+  return s;
+}
+
+long VmStructs::field(const std::vector<std::pair<std::string, std::string>>& names) const {
+  for (const auto& [type, fld] : names) {
+    for (const Entry& e : entries_)
+      if (!e.is_static && e.type == type && e.field == fld) return long(e.offset);
+  }
+  return -1;
+}
+
+// CodeCache::_heaps: GrowableArray<CodeHeap*>*; each CodeHeap's VirtualSpace _memory
+// gives its committed range [_low, _high). Read once the code cache exists (VMInit).
+std::string VmStructs::readHeaps() {
+  heaps_.clear();
+  void* heaps_addr = nullptr;
+  for (const Entry& e : entries_)
+    if (e.is_static && e.type == "CodeCache" && e.field == "_heaps") heaps_addr = e.address;
+  const long len_off = field({{"GrowableArrayBase", "_len"}, {"GenericGrowableArray", "_len"}});
+  const long data_off = field({{"GrowableArray<int>", "_data"}});
+  const long memory_off = field({{"CodeHeap", "_memory"}});
+  const long low_off = field({{"VirtualSpace", "_low"}, {"VirtualSpace", "_low_boundary"}});
+  const long high_off = field({{"VirtualSpace", "_high"}, {"VirtualSpace", "_high_boundary"}});
+  if (heaps_addr == nullptr || len_off < 0 || data_off < 0 || memory_off < 0 || low_off < 0 || high_off < 0)
+    return "code heap bounds not in VMStructs (no blob scan)";
+  const uintptr_t array = *static_cast<const uintptr_t*>(heaps_addr);
+  if (array == 0) return "CodeCache::_heaps is empty";
+  const int len = readAt<int>(array, len_off);
+  const uintptr_t data = readAt<uintptr_t>(array, data_off);
+  for (int i = 0; i < len && i < 16; ++i) {
+    const uintptr_t heap = readAt<uintptr_t>(data, long(i) * long(sizeof(uintptr_t)));
+    const uintptr_t vs = heap + uintptr_t(memory_off);
+    heaps_.emplace_back(readAt<uintptr_t>(vs, low_off), readAt<uintptr_t>(vs, high_off));
+  }
+  return std::to_string(heaps_.size()) + " code heaps";
+}
+
+bool VmStructs::inHeap(uintptr_t a, uintptr_t* low) const noexcept {
+  for (auto [lo, hi] : heaps_) {
+    if (a >= lo && a < hi) {
+      *low = lo;
+      return true;
+    }
+  }
+  return false;
+}
+
+VmStructs::Level VmStructs::fromBlob(uintptr_t blob) const noexcept {
+  Level l;
+  l.level = readAt<int>(blob, off_comp_level_);
+  l.osr = off_entry_bci_ >= 0 && readAt<int>(blob, off_entry_bci_) != kInvocationEntryBci;
+  return l;
+}
+
+VmStructs::Level VmStructs::levelOf(const void* jmethod_id, const void* code) const noexcept {
+  Level unknown;
+  if (!usable() || jmethod_id == nullptr) return unknown;
+  const uintptr_t c = reinterpret_cast<uintptr_t>(code);
+  const uintptr_t method = *static_cast<const uintptr_t*>(jmethod_id);  // jmethodID is a Method**
+  if (method == 0) return unknown;
+  const uintptr_t nm = readAt<uintptr_t>(method, off_method_code_);
+  if (nm != 0 && readAt<uintptr_t>(nm, off_code_begin_) == c) {
+    Level l = fromBlob(nm);
+    l.source = Source::kMethodCode;
+    return l;
+  }
+  uintptr_t low = 0;
+  if (off_blob_method_ < 0 || !inHeap(c, &low)) return unknown;
+  // The blob starts at a lower address of the same heap: committed memory only.
+  const uintptr_t stop = c - low > kMaxScan ? c - kMaxScan : low;
+  // A header is at least 64 bytes before its code; step by 8 (blobs are aligned more).
+  for (uintptr_t a = (c - 64) & ~uintptr_t(7); a >= stop && a > 64; a -= 8) {
+    // The header whose _code_begin is this exact address and whose _method is this
+    // method. (Other header fields, such as entry points, may hold the address too.)
+    if (readAt<uintptr_t>(a, off_code_begin_) == c && readAt<uintptr_t>(a, off_blob_method_) == method) {
+      Level l = fromBlob(a);
+      if (l.level < 0 || l.level > 4) continue;
+      l.source = Source::kBlobScan;
+      return l;
+    }
+  }
+  return unknown;
+}
+
+}  // namespace jitprov::jvmti
