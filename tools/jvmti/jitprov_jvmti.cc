@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -111,8 +112,16 @@ struct Agent {
   PerfMap perfmap;
 
   std::mutex mu;  // guards everything below
-  std::unordered_map<uint64_t, uint64_t> version_at;  // code address -> live version
+  struct Live {
+    uint64_t version_id, method_id;
+    uint32_t size;
+    bool stub;
+  };
+  std::map<uint64_t, Live> live;  // code address -> the live version there
   uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0, stubs = 0, refused = 0, errors = 0;
+  // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees
+  // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
+  uint64_t superseded_stubs = 0, superseded_methods = 0;
   uint64_t methods = 0, name_failures = 0;
   uint64_t tier_by[4] = {0, 0, 0, 0};  // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
@@ -148,11 +157,15 @@ void noteError(Agent& a, const std::string& what) {
   }
 }
 
-// "Ljava/lang/String;" -> "java.lang.String"; arrays and primitives as they are.
+// The Java form of a class signature, as Class.getName() gives it:
+// "Ljava/lang/String;" -> "java.lang.String"; a hidden class
+// "Ljava/lang/invoke/LambdaForm$MH.0x00007f71;" -> "java.lang.invoke.LambdaForm$MH/0x00007f71"
+// (in the internal form '.' only separates a hidden class's suffix). Arrays and
+// primitives as they are.
 std::string javaClassName(const char* sig) {
   std::string s = sig != nullptr ? sig : "";
   if (s.size() >= 2 && s.front() == 'L' && s.back() == ';') s = s.substr(1, s.size() - 2);
-  std::replace(s.begin(), s.end(), '/', '.');
+  for (char& ch : s) ch = ch == '/' ? '.' : ch == '.' ? '/' : ch;
   return s;
 }
 
@@ -203,8 +216,29 @@ bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
   return true;
 }
 
+// HotSpot places new code only in free memory: live code that overlaps it is gone
+// (retired here), unless it is the same method at the same range (a replay).
 // Agent::mu held.
-void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier) {
+void retireOverlapped(Agent& a, uint64_t method_id, uint64_t start, uint32_t size) {
+  const uint64_t end = start + size;
+  auto it = a.live.lower_bound(start);
+  if (it != a.live.begin() && std::prev(it)->first + std::prev(it)->second.size > start) --it;
+  while (it != a.live.end() && it->first < end) {
+    if (it->first == start && it->second.size == size && it->second.method_id == method_id) {
+      ++it;
+      continue;
+    }
+    const int e = jitprov_code_retire(a.rt, it->second.version_id);
+    if (e != JITPROV_OK) noteError(a, std::string("retire superseded code: ") + jitprov_strerror(e));
+    ++(it->second.stub ? a.superseded_stubs : a.superseded_methods);
+    it = a.live.erase(it);
+  }
+}
+
+// Agent::mu held.
+void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier,
+             bool stub = false) {
+  retireOverlapped(a, method_id, reinterpret_cast<uintptr_t>(addr), uint32_t(size));
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   c.code_start = reinterpret_cast<uintptr_t>(addr);
   c.code_size = uint32_t(size);
@@ -221,9 +255,9 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     noteError(a, std::string("publish code: ") + jitprov_strerror(e));
     return;
   }
-  auto [it, inserted] = a.version_at.emplace(c.code_start, vid);
-  if (!inserted && it->second == vid) ++a.replays;  // jitprov returned the version it has
-  it->second = vid;
+  auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, c.code_size, stub});
+  if (!inserted && it->second.version_id == vid) ++a.replays;  // jitprov returned the version it has
+  it->second = Agent::Live{vid, method_id, c.code_size, stub};
 }
 
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
@@ -263,13 +297,13 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* code_addr)
   const uint64_t t0 = nowNs();
   std::lock_guard<std::mutex> g(a.mu);
   ++a.unloads;
-  auto it = a.version_at.find(reinterpret_cast<uintptr_t>(code_addr));
-  if (it == a.version_at.end()) {
-    ++a.unknown_unloads;  // loaded before the agent saw it (never replayed)
+  auto it = a.live.find(reinterpret_cast<uintptr_t>(code_addr));
+  if (it == a.live.end() || it->second.stub) {
+    ++a.unknown_unloads;  // loaded before the agent saw it (never replayed), or superseded
   } else {
-    const int e = jitprov_code_retire(a.rt, it->second);
+    const int e = jitprov_code_retire(a.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(a, std::string("retire code: ") + jitprov_strerror(e));
-    a.version_at.erase(it);
+    a.live.erase(it);
   }
   a.unload_ns.add(nowNs() - t0);
 }
@@ -290,7 +324,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     const int e = jitprov_method_register(a.rt, a.stub_module, &d, &id);
     if (e != JITPROV_OK && e != JITPROV_E_EXISTS) return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
   }
-  publish(a, id, address, length, JITPROV_TIER0, 0);
+  publish(a, id, address, length, JITPROV_TIER0, 0, true);
 }
 
 // The perf map sink: one line per live version of every rundown, "START SIZE NAME".
@@ -349,8 +383,9 @@ void writeStats(Agent& a) {
                   ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
                   ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
                a.loads, a.replays, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
-  std::fprintf(f, "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n", a.methods,
-               a.version_at.size(), ms.retired);
+  std::fprintf(f, "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
+                  ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
+               a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
   std::fprintf(f, "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
                   ", \"unknown\": %" PRIu64 "},\n",
                a.tier_by[0], a.tier_by[1], a.tier_by[3], a.tier_by[2]);

@@ -65,7 +65,10 @@ long VmStructs::field(const std::vector<std::pair<std::string, std::string>>& na
 }
 
 // CodeCache::_heaps: GrowableArray<CodeHeap*>*; each CodeHeap's VirtualSpace _memory
-// gives its committed range [_low, _high). Read once the code cache exists (VMInit).
+// gives its reserved range [_low_boundary, _high_boundary). Read once the code cache
+// exists (VMInit). The reserved range, not the committed one, which grows: a heap
+// commits from its low boundary up, so between the boundary and any live code address
+// everything is committed, and the scan only reads below live code.
 std::string VmStructs::readHeaps() {
   heaps_.clear();
   void* heaps_addr = nullptr;
@@ -74,8 +77,8 @@ std::string VmStructs::readHeaps() {
   const long len_off = field({{"GrowableArrayBase", "_len"}, {"GenericGrowableArray", "_len"}});
   const long data_off = field({{"GrowableArray<int>", "_data"}});
   const long memory_off = field({{"CodeHeap", "_memory"}});
-  const long low_off = field({{"VirtualSpace", "_low"}, {"VirtualSpace", "_low_boundary"}});
-  const long high_off = field({{"VirtualSpace", "_high"}, {"VirtualSpace", "_high_boundary"}});
+  const long low_off = field({{"VirtualSpace", "_low_boundary"}});
+  const long high_off = field({{"VirtualSpace", "_high_boundary"}});
   if (heaps_addr == nullptr || len_off < 0 || data_off < 0 || memory_off < 0 || low_off < 0 || high_off < 0)
     return "code heap bounds not in VMStructs (no blob scan)";
   const uintptr_t array = *static_cast<const uintptr_t*>(heaps_addr);

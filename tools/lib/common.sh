@@ -13,6 +13,8 @@ JITPROV_PACKAGES=(
   bpftrace libbpf-dev bpftool libelf-dev zlib1g-dev  # eBPF measurement
   libcli11-dev nlohmann-json3-dev                  # command-line tools
   gnuplot-nox                                      # plots
+  openjdk-17-jdk-headless                          # the JVM agent: jvmti.h, java, javac, jcmd
+  bc                                               # arithmetic in the benchmark scripts
   util-linux procps                                # unshare, setarch; pgrep, ps
 )
 

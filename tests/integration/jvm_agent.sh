@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The JVM agent on a real HotSpot (OpenJDK 17) running jitprov's workload (tens of
+# thousands of generated methods, tier-ups, class unloading):
+#  - bad agent options stop the JVM from starting, with one line; help prints usage;
+#  - a bpftrace `ustack` sample names a workload method through /tmp/perf-PID.map;
+#  - its rundowns into a real lttng session (private lttng-sessiond) pass jitprov-verify;
+#  - every nmethod `jcmd Compiler.codelist` lists in use at a quiet moment (in two
+#    listings around the last rundown) is in that rundown with the same address, size,
+#    comp level (host_tier) and name.
+#   jvm_agent.sh AGENT_SO VERIFY_BINARY SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+AGENT=${1:?usage: jvm_agent.sh AGENT_SO VERIFY SOURCE_DIR}
+VERIFY=${2:?usage: jvm_agent.sh AGENT_SO VERIFY SOURCE_DIR}
+SRC=${3:?usage: jvm_agent.sh AGENT_SO VERIFY SOURCE_DIR}
+require_lttng
+require_cmd java javac jcmd bpftrace
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-jvm.XXXXXX)
+
+# --- options -------------------------------------------------------------------------
+java -agentpath:"$AGENT"=bogus -version >"$WORK/out" 2>&1 && fail "a bad option did not stop the JVM"
+grep -q "jitprov-jvmti: unknown option 'bogus'" "$WORK/out" || fail "bad option message: $(cat "$WORK/out")"
+java -agentpath:"$AGENT"=trigger=session,signal -version >"$WORK/out" 2>&1 && fail "trigger=signal accepted"
+grep -q "HotSpot owns SIGUSR2" "$WORK/out" || fail "trigger=signal message: $(cat "$WORK/out")"
+java -agentpath:"$AGENT"=trigger=every:x -version >"$WORK/out" 2>&1 && fail "a bad trigger accepted"
+java -agentpath:"$AGENT"=help -version >"$WORK/out" 2>&1 && fail "help started the JVM"
+grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
+java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"
+pass "bad options stop the JVM with one line; help lists the options; good ones start it"
+
+# --- the workload ------------------------------------------------------------------------
+$PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 || fail "generate the workload"
+javac -d "$WORK/classes" "$WORK/src"/*.java || fail "javac the workload"
+mkdir -p "$WORK/ready"
+
+start_sessiond
+RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/trace"
+lttng add-context -u -s jvm -t vpid >/dev/null || fail "add vpid context"
+lttng start jvm >/dev/null || fail "lttng start"
+java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
+  -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,stats="$WORK/agent.json" \
+  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 7 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
+JAVA_PID=$!
+track_pid "$JAVA_PID"
+
+# Quiet phase: two code lists around the last rundowns (every:1).
+for _ in $(seq 300); do [ -f "$WORK/ready/quiet" ] && break; sleep 0.1; done
+[ -f "$WORK/ready/quiet" ] || { cat "$WORK/java.out" >&2; fail "the workload did not reach its quiet phase"; }
+sleep 1
+jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist1.txt" 2>&1 ||
+  { head -n 5 "$WORK/codelist1.txt" "$WORK/java.out" >&2; fail "jcmd Compiler.codelist"; }
+sleep 2.5  # at least two every:1 rundowns
+jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist2.txt" 2>&1 ||
+  { head -n 5 "$WORK/codelist2.txt" "$WORK/java.out" >&2; fail "jcmd Compiler.codelist"; }
+lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/destroy"
+
+# Hot phase: sample stacks; bpftrace names JIT frames from /tmp/perf-PID.map.
+touch "$WORK/ready/go-hot"
+sleep 2  # a rundown (every:1) has written the map with the hot code
+timeout -s INT 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID/ { @[ustack(perf, 3)] = count(); }" \
+  >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
+named=$(grep -c 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")
+[ "$named" -gt 0 ] || { head -30 "$WORK/ustack.txt" >&2; fail "no ustack frame named a workload method"; }
+pass "bpftrace ustack: $named stack entries name workload methods, e.g. $(grep -o -m1 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")"
+wait "$JAVA_PID" || { cat "$WORK/java.out" >&2; fail "the JVM exit status $?"; }
+
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+"$VERIFY" "$WORK/trace" | head -1
+babeltrace2 "$WORK/trace" 2>/dev/null | grep -E 'jitprov_rundown:(method|rundown_begin|rundown_end):' >"$WORK/rundown.txt" ||
+  fail "babeltrace2 shows no rundown"
+$PY - "$WORK" <<'PY' || fail "codelist cross-check"
+import json, re, sys
+w = sys.argv[1]
+agent = json.load(open(w + "/agent.json"))
+assert agent["errors"] == 0 and agent["refused"] == 0, agent
+assert agent["loads"] > 10000 and agent["unloads"] > 1000, agent
+def codelist(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"\s*(\d+) (\d) (\d) (\S+?)(\(.*\)\S*) \[0x([0-9a-f]+), 0x([0-9a-f]+) - 0x([0-9a-f]+)\]", line)
+        if m and m.group(3) == "0":  # state 0: in use
+            start, end = int(m.group(7), 16), int(m.group(8), 16)
+            out[start] = (m.group(4), m.group(5), int(m.group(2)), end - start)
+    return out
+a, b = codelist(w + "/codelist1.txt"), codelist(w + "/codelist2.txt")
+stable = {k: v for k, v in a.items() if b.get(k) == v}
+assert len(stable) > 2000, (len(a), len(b), len(stable))
+# The last complete rundown.
+rundowns, cur = [], None
+for line in open(w + "/rundown.txt"):
+    if "rundown_begin" in line:
+        cur = {}
+    elif "jitprov_rundown:method:" in line and cur is not None:
+        f = dict(re.findall(r'(\w+) = (0x[0-9A-Fa-f]+|\d+|"[^"]*")', line))
+        cur[int(f["code_start"], 16)] = (f["namespace"].strip('"') + "." + f["name"].strip('"'),
+                                        f["signature"].strip('"'), int(f["host_tier"]), int(f["code_size"]))
+    elif "rundown_end" in line and cur is not None:
+        rundowns.append(cur)
+        cur = None
+last = rundowns[-1]
+# HotSpot's method handle intrinsics (MethodHandle.invokeBasic, linkTo*: native adapters
+# generated per signature) share jmethodIDs, so JVMTI names them by whichever intrinsic
+# holds the ID: for those, address, size and level must match, and the class.
+def same(k, v):
+    r = last.get(k)
+    if r is None:
+        return False
+    if v[0].startswith("java.lang.invoke.MethodHandle.") and r[0].startswith("java.lang.invoke.MethodHandle."):
+        return r[2:] == v[2:]
+    return r == v
+intrinsics = sum(1 for v in stable.values() if v[0].startswith("java.lang.invoke.MethodHandle."))
+bad = [(hex(k), v, last.get(k)) for k, v in stable.items() if not same(k, v)]
+assert not bad, "%d of %d stable nmethods differ or are missing, e.g. %s" % (len(bad), len(stable), bad[:3])
+print("codelist: %d nmethods in use in both listings, all in the last of %d rundowns (%d versions) with the "
+      "same address, size, level and name (%d method handle intrinsics: name checked to the class); agent: %d "
+      "loads, %d unloads, %d methods, tier by %s"
+      % (len(stable), len(rundowns), len(last), intrinsics, agent["loads"], agent["unloads"], agent["methods"],
+         agent["tier_by"]))
+PY
+pass "JVM rundowns verified and identical to HotSpot's own code list"
+rm -rf "$WORK"
