@@ -269,11 +269,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   JITPROV_PROBE_JIT_BEGIN(method, static_cast<int>(tier));
   CvmLock::Guard lock(s_->lock, publishSite(tier), method);
   Method* m = s_->methods.load(method);
-  if (m == nullptr) {
-    return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
-               ? Errc::kMethodUnloaded
-               : Errc::kUnknownMethod;
-  }
+  if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
   IlVersion* il = m->active_il;
   const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
@@ -353,11 +349,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
   {
     CvmLock::Guard lock(s_->lock, publishSite(code.tier), method);
     Method* m = s_->methods.load(method);
-    if (m == nullptr) {
-      return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
-                 ? Errc::kMethodUnloaded
-                 : Errc::kUnknownMethod;
-    }
+    if (m == nullptr) return s_->missingMethod(method);
     JITPROV_ASSERT_HELD(s_->lock);
     if (NativeVersion* other = s_->overlapping(code.code_start, code.code_size)) {
       // relaxed: lock held, the only writer of code_start.
@@ -449,6 +441,11 @@ Result<void> Runtime::retireVersion(VersionId version) {
   return {};
 }
 
+Errc Runtime::State::missingMethod(MethodId method) const noexcept {
+  return method != 0 && method <= method_count.load(std::memory_order_relaxed) ? Errc::kMethodUnloaded
+                                                                               : Errc::kUnknownMethod;
+}
+
 Errc Runtime::State::missingVersion(VersionId version) const noexcept {
   return version != 0 && version < next_version_id.load(std::memory_order_relaxed) ? Errc::kVersionGone
                                                                                    : Errc::kUnknownVersion;
@@ -471,11 +468,7 @@ Result<void> Runtime::activate(VersionId version) {
 Result<RejitId> Runtime::requestRejit(MethodId method) {
   CvmLock::Guard lock(s_->lock, LockSite::kRejit, method);
   Method* m = s_->methods.load(method);
-  if (m == nullptr) {
-    return method != 0 && method <= s_->method_count.load(std::memory_order_relaxed)
-               ? Errc::kMethodUnloaded
-               : Errc::kUnknownMethod;
-  }
+  if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
   // relaxed: we hold the CVM lock, the only writer of il_head.
   auto* il = new (std::nothrow) IlVersion(m->last_rejit + 1, m->il_head.load(std::memory_order_relaxed));
