@@ -70,13 +70,21 @@ HistSnapshot AtomicHist::snapshot() const noexcept {
 CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
     : lock_(lock), method_id_(method_id), site_(site) {
   in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
-  // The clock reads sit inside the probes, so that an attached tracer's own cost (a
-  // uprobe trap per probe) is not counted as waiting by the in-process statistics.
-  JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
-  if (lock_.stats_) wait_start_ = monotonicNs();
-  lock_.mu_.lock();
-  if (lock_.stats_) acquired_ = monotonicNs();
-  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_);
+  // An uncontended acquisition (the try-lock succeeds) waits for nothing: one clock read,
+  // and one probe (lock_acquired, contended 0). A contended one fires lock_wait_begin
+  // first. The clock reads sit inside the probes, so that an attached tracer's own cost
+  // (a uprobe hit per probe) is not counted as waiting by the in-process statistics.
+  bool contended = false;
+  if (lock_.mu_.try_lock()) {
+    if (lock_.stats_) wait_start_ = acquired_ = monotonicNs();
+  } else {
+    contended = true;
+    JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
+    if (lock_.stats_) wait_start_ = monotonicNs();
+    lock_.mu_.lock();
+    if (lock_.stats_) acquired_ = monotonicNs();
+  }
+  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_, contended ? 1 : 0);
   lock_.owner_.store(threadTag(), std::memory_order_relaxed);
 }
 

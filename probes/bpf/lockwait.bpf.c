@@ -109,19 +109,36 @@ int BPF_USDT(lock_wait_begin, int site, __u64 method_id) {
   return 0;
 }
 
+/* contended = 0: the lock was free, no lock_wait_begin fired: a wait of 0 ns.
+ * contended = 1: the wait began at this thread's lock_wait_begin; none seen (attached
+ * in the middle of a wait) is counted as incomplete, never as a wait. */
 SEC("usdt")
-int BPF_USDT(lock_acquired, int site, __u64 method_id) {
+int BPF_USDT(lock_acquired, int site, __u64 method_id, int contended) {
   if (!mine()) return 0;
-  __u64 now = bpf_ktime_get_ns();
-  struct lw_thread* t = thread_state(0);
-  if (!t || t->wait_start == 0 || t->site != (__u32)site) {
-    count_drop(LW_INCOMPLETE_ACQUIRE);
-    if (t) t->hold_start = 0;
+  if (site <= 0 || site >= LW_SITES) {
+    count_drop(LW_BAD_ARG);
     return 0;
+  }
+  __u64 now = bpf_ktime_get_ns();
+  struct lw_thread* t = thread_state(!contended);
+  __u64 wait = 0;
+  if (!t) {
+    if (contended) count_drop(LW_INCOMPLETE_ACQUIRE);
+    return 0;
+  }
+  if (!contended) {
+    t->site = site;
+    t->in_rundown = rundowns_active > 0;
+  } else if (t->wait_start == 0 || t->site != (__u32)site) {
+    count_drop(LW_INCOMPLETE_ACQUIRE);
+    t->hold_start = 0;
+    return 0;
+  } else {
+    wait = now - t->wait_start;
   }
   __u32 key = t->in_rundown * LW_SITES + t->site;
   struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
-  if (s) hist_add(&s->wait, now - t->wait_start);
+  if (s) hist_add(&s->wait, wait);
   t->wait_start = 0;
   t->hold_start = now;
   return 0;

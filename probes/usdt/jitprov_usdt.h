@@ -8,10 +8,24 @@
 //
 // Argument types are part of the probe ABI: site and tier are u8-valued ints, ids and
 // addresses 64-bit.
+//
+// The site instruction. sys/sdt.h (systemtap 4.8) places a 1-byte `nop` at each probe,
+// which the kernel turns into an int3 trap while a tracer is attached. On x86-64 jitprov
+// places a 5-byte NOP (`0f 1f 44 00 00`, emitted by `.nops 5`) instead: a kernel with the
+// uprobe nop5 optimization (6.x) rewrites it into a call to a uprobe trampoline (the
+// `[uprobes-trampoline]` mapping in the traced process), no trap; an older kernel traps
+// on it as before. The note format is unchanged: readelf -n, bpftrace and libbpf see
+// ordinary USDT probes. Meson option usdt_site=nop1 keeps systemtap's 1-byte nop (to
+// measure both).
 #pragma once
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
+
+#if defined(__x86_64__) && !defined(JITPROV_USDT_NOP1)
+#undef _SDT_NOP
+#define _SDT_NOP .nops 5
+#endif
 
 #define JITPROV_USDT_SEMAPHORE(name) jitprov_##name##_semaphore
 
@@ -28,17 +42,19 @@ JITPROV_USDT_DECLARE(rundown_end);
 
 #define JITPROV_USDT_ENABLED(name) __builtin_expect(JITPROV_USDT_SEMAPHORE(name) != 0, 0)
 
-// lock_wait_begin(site, method_id): about to acquire the code-version-manager lock.
+// lock_wait_begin(site, method_id): the lock is held by another thread; about to wait.
 #define JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method_id) \
   do {                                                 \
     if (JITPROV_USDT_ENABLED(lock_wait_begin))         \
       STAP_PROBE2(jitprov, lock_wait_begin, (int)(site), (unsigned long long)(method_id)); \
   } while (0)
-// lock_acquired(site, method_id): now holds it.
-#define JITPROV_PROBE_LOCK_ACQUIRED(site, method_id) \
-  do {                                               \
-    if (JITPROV_USDT_ENABLED(lock_acquired))         \
-      STAP_PROBE2(jitprov, lock_acquired, (int)(site), (unsigned long long)(method_id)); \
+// lock_acquired(site, method_id, contended): now holds it. contended = 1 when a
+// lock_wait_begin preceded it (the lock was held), 0 when it was free at once (then no
+// lock_wait_begin fired).
+#define JITPROV_PROBE_LOCK_ACQUIRED(site, method_id, contended) \
+  do {                                                          \
+    if (JITPROV_USDT_ENABLED(lock_acquired))                    \
+      STAP_PROBE3(jitprov, lock_acquired, (int)(site), (unsigned long long)(method_id), (int)(contended)); \
   } while (0)
 // lock_released(site, method_id): released it.
 #define JITPROV_PROBE_LOCK_RELEASED(site, method_id) \

@@ -15,18 +15,35 @@ for p in lock_wait_begin lock_acquired lock_released jit_begin jit_end rundown_b
 done
 pass "bpftrace -l lists the jitprov probes"
 
+# Each site is a 5-byte NOP (0f 1f 44 00 00) on x86-64 unless built with usdt_site=nop1.
+nop=${JITPROV_USDT_SITE:-nop5}
+if [ "$(uname -m)" = x86_64 ] && [ "$nop" = nop5 ]; then
+  n=0
+  while read -r loc; do
+    bytes=$(objdump -d --start-address=$((loc)) --stop-address=$((loc + 5)) "$bin" |
+            sed -n 's/^ *[0-9a-f]*:\t\(\([0-9a-f][0-9a-f] \)*\).*/\1/p' | tr -d ' \n')
+    [ "$bytes" = 0f1f440000 ] || fail "probe site at $loc is '$bytes', not the 5-byte NOP 0f1f440000"
+    n=$((n + 1))
+  done < <(readelf -n "$bin" | sed -n 's/.*Location: \(0x[0-9a-f]*\),.*/\1/p')
+  [ "$n" -ge 7 ] || fail "only $n USDT sites found"
+  pass "all $n USDT sites are 5-byte NOPs"
+fi
+
 # RuntimeTest.LockStatsCountEverySiteAndSplitByRundown takes the lock at: tier0
 # publish x2, tier1 publish x2, activate x2, rejit x1, lookup x1; jit_end for tier 0
-# and tier 1 once each.
+# and tier 1 once each. One thread: every acquisition is uncontended (contended 0, no
+# lock_wait_begin).
 out=$(timeout 120 bpftrace -e "
-usdt:$bin:jitprov:lock_acquired { @acquired[arg0] = count(); }
+usdt:$bin:jitprov:lock_wait_begin { @wait_begin = count(); }
+usdt:$bin:jitprov:lock_acquired { @acquired[arg0] = count(); @contended[arg2] = count(); }
 usdt:$bin:jitprov:lock_released { @released[arg0] = count(); }
 usdt:$bin:jitprov:jit_end { @jit_end[arg1] = count(); }" \
   -c "$bin --gtest_filter=RuntimeTest.LockStatsCountEverySiteAndSplitByRundown" 2>&1) || fail "bpftrace run: $out"
 echo "$out" | grep '^@'
 for want in '@acquired\[1\]: 2' '@acquired\[2\]: 2' '@acquired\[5\]: 2' '@acquired\[4\]: 1' '@acquired\[8\]: 1' \
-            '@released\[1\]: 2' '@released\[5\]: 2' '@jit_end\[0\]: 1' '@jit_end\[1\]: 1'; do
+            '@released\[1\]: 2' '@released\[5\]: 2' '@jit_end\[0\]: 1' '@jit_end\[1\]: 1' '@contended\[0\]: 8'; do
   grep -qE "^$want\$" <<<"$out" || fail "expected '$want' in bpftrace output"
 done
 [ "$(grep -c '^@acquired' <<<"$out")" -eq 5 ] || fail "unexpected lock sites: $(grep '^@acquired' <<<"$out")"
+grep -qE '^(@wait_begin: [1-9]|@contended\[1\])' <<<"$out" && fail "an uncontended acquisition fired lock_wait_begin or contended=1"
 pass "attached probes count every acquisition by site"
