@@ -102,7 +102,9 @@ int guard(F&& f) noexcept {
 template <class T>
 bool readStruct(const T* in, T* out) noexcept {
   if (in == nullptr) return true;
-  if (in->sz < sizeof(size_t)) return false;
+  // A size that ends inside a field (not on the struct's alignment) is not a struct of
+  // any version: copying it would splice half a pointer onto a default.
+  if (in->sz < sizeof(size_t) || in->sz % alignof(T) != 0) return false;
   if (in->sz > sizeof(T)) {
     const auto* tail = reinterpret_cast<const unsigned char*>(in) + sizeof(T);
     if (std::any_of(tail, tail + (in->sz - sizeof(T)), [](unsigned char c) { return c != 0; })) return false;

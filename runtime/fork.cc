@@ -24,7 +24,11 @@ std::mutex g_mu;  // guards g_runtimes; held across fork() by the handlers
 std::vector<Runtime::State*>* g_runtimes = nullptr;  // never freed: handlers may run at exit
 std::once_flag g_once;
 
+// call_rcu's threads are paused first: one of them may be inside a grace period that
+// waits for a reader which itself waits for a CVM lock (publishCode holds a read section
+// across the lock); taking the locks first could deadlock.
 void prepare() {
+  rcu::beforeFork();
   g_mu.lock();
   if (g_runtimes != nullptr) {
     for (Runtime::State* s : *g_runtimes) {
@@ -32,7 +36,6 @@ void prepare() {
       s->lock.lockForFork();
     }
   }
-  rcu::beforeFork();
 }
 
 void release() {
@@ -46,13 +49,13 @@ void release() {
 }
 
 void parent() {
-  rcu::afterForkParent();
   release();
+  rcu::afterForkParent();
 }
 
 void child() {
-  rcu::afterForkChild();
   release();
+  rcu::afterForkChild();
 }
 }  // namespace
 

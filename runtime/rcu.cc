@@ -65,5 +65,6 @@ void afterForkChild() noexcept {
   g_forked_child.store(true, std::memory_order_relaxed);
 }
 uint64_t leakedInChild() noexcept { return g_leaked.load(std::memory_order_relaxed); }
+bool inForkedChild() noexcept { return g_forked_child.load(std::memory_order_relaxed); }
 
 }  // namespace jitprov::rcu

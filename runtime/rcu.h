@@ -78,14 +78,17 @@ class ReclaimScope {
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;
 
-// fork(): the child of a fork does not reclaim. A thread of the parent that was inside
-// a read section at the fork does not exist in the child, so its section never ends
-// there, and a grace period in the child would never complete. In the child, retire()
-// keeps the memory (counted by leakedInChild()) and barrier() returns at once.
-// fork.cc calls these from its pthread_atfork handlers.
+// fork(): the child of a fork does not reclaim what it retires. A thread of the parent
+// that was inside a read section at the fork does not exist in the child, so its section
+// never ends there, and a grace period in the child may never complete. In the child,
+// retire() keeps the memory (counted by leakedInChild()) and barrier() returns at once.
+// Callbacks the parent had queued move to the child's call_rcu thread (liburcu) and may
+// still run there: so a runtime destroyed in a child leaks its state instead of freeing
+// it under them (~Runtime). fork.cc calls these from its pthread_atfork handlers.
 void beforeFork() noexcept;
 void afterForkParent() noexcept;
 void afterForkChild() noexcept;
 uint64_t leakedInChild() noexcept;
+bool inForkedChild() noexcept;
 
 }  // namespace jitprov::rcu

@@ -57,6 +57,13 @@ Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<St
 }
 
 Runtime::~Runtime() {
+  // In a forked child, callbacks queued by the parent may still run later and reference
+  // s_ (rcu.h): leak the state rather than free it under them.
+  if (rcu::inForkedChild()) {
+    fork::untrack(s_.get());
+    (void)s_.release();
+    return;
+  }
   // Every retired module's callback references s_: wait for them first. After that no
   // reader may be running (the host's contract for destroying the runtime).
   rcu::barrier();
@@ -117,20 +124,22 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     p[s.size()] = '\0';
     p += s.size() + 1;
   }
-  if (!s_->methods.store(id, m)) {  // P5: the slot, after the record is complete
-    m->~Method();
-    std::free(m);
-    return Errc::kCapacityExhausted;
-  }
+  // The host key first: once the table slot is published, lock-free readers
+  // (entryPoint, recordCall) may hold the record, and it could not be freed at once.
   if (desc.host_key != 0) {
     try {
       s_->by_host_key.emplace(desc.host_key, id);
     } catch (const std::bad_alloc&) {
-      s_->methods.clear(id);  // never counted, so never visited: no reader can hold it
       m->~Method();
       std::free(m);
       return Errc::kOutOfMemory;
     }
+  }
+  if (!s_->methods.store(id, m)) {  // P5: the slot, after the record is complete
+    if (desc.host_key != 0) s_->by_host_key.erase(desc.host_key);
+    m->~Method();
+    std::free(m);
+    return Errc::kCapacityExhausted;
   }
   mod->methods.push_back(m);
   publish(s_->method_count, id);  // P5: the count, after the slot
@@ -157,6 +166,8 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       for (Method* m : mod->methods) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
+        // Under the lock: ordered before any publication that reuses a host range.
+        trace::methodUnload(m->id, m->module_id);
         if (m->host_key != 0) s_->by_host_key.erase(m->host_key);
         for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
           // relaxed: we hold the CVM lock, the only writer of native_head and next.
@@ -170,7 +181,6 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     }
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
-    for (const Method* m : mod->methods) trace::methodUnload(m->id, m->module_id);
     trace::moduleUnload(mod->id, mod->path.c_str());
   }
 #if defined(JITPROV_PROTOCOL_FAULT_FREE_WITHOUT_GRACE)
@@ -388,8 +398,11 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
     published = v;
     view = viewOf(*m, *v, code.code_start);
+    // Under the lock in host mode: the range may be retired and published again by
+    // another thread as soon as the lock is released, and the trace must show this
+    // load before that code_unload (model-heap ranges wait for a grace period).
+    trace::methodLoad(view);
   }
-  trace::methodLoad(view);
   return published->version_id;
 }
 

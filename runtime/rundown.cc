@@ -169,6 +169,8 @@ void RundownEngine::threadMain() {
 }
 
 RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
+  // Rundowns never overlap: the sink sees BEGIN ... END of one before the next.
+  std::lock_guard<std::mutex> one_at_a_time(run_mu_);
   RundownResult r;
   r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
   r.mode = mode;

@@ -207,6 +207,19 @@ std::string readlinkStr(const std::string& p) {
   return buf;
 }
 
+// How the kernel runs the attached probes in process `pid`: "trampoline" when the
+// process maps a [uprobes-trampoline] (uprobes on 5-byte NOPs optimized into calls),
+// "int3" otherwise (traps; also before a first hit), "unknown" without a live pid.
+std::string uprobePath(int pid) {
+  if (pid <= 0) return "unknown";
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return "unknown";
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("[uprobes-trampoline]") != std::string::npos) return "trampoline";
+  return "int3";
+}
+
 // True when the ELF file at `path` has a USDT note (.note.stapsdt) of provider
 // "jitprov": the executable itself, or libjitprov.so.0 in a host that links it.
 bool hasJitprovProbes(const std::string& path) {
@@ -280,7 +293,8 @@ int main(int argc, char** argv) {
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
   cli.add_flag("--wait-only", wait_only,
                "attach only the probes lock waits need (no hold times, no JIT-path latency): half the cost");
-  cli.add_flag("-v,--verbose", g_verbose, "show libbpf's own messages");
+  cli.add_flag("-v,--verbose", g_verbose,
+               "show libbpf's own messages, and whether the kernel runs the probes through the uprobe trampoline");
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-lockwait", argc, argv)) return *rc;
   if (pid == 0 && binary.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
@@ -383,13 +397,20 @@ int main(int argc, char** argv) {
     const bool whole = interval == 0;
     const Totals d = whole ? now : delta(now, prev);
     const double secs = std::chrono::duration<double>(tnow - (whole ? t0 : last)).count();
+    const std::string path = target_gone ? std::string("unknown") : uprobePath(pid);
     if (json) {
       nlohmann::json j = toJson(d, secs);
       j["final"] = final_report;
       j["target_exited"] = target_gone;
+      j["uprobe_path"] = path;
       std::printf("%s\n", j.dump().c_str());
     } else {
       printHuman(d, secs);
+      if (g_verbose)
+        std::printf("uprobe path: %s%s\n", path.c_str(),
+                    path == "trampoline" ? " ([uprobes-trampoline] mapped: the kernel calls the probes, no int3 trap)"
+                    : path == "int3"     ? " (no [uprobes-trampoline] in the process: int3 traps)"
+                                         : "");
     }
     std::fflush(stdout);
     prev = now;

@@ -230,11 +230,16 @@ TEST(CApi, StructsCanGrow) {
   n.future = 0;  // zero: fine
   ASSERT_EQ(jitprov_runtime_create(&n.base, &rt), JITPROV_OK);
   jitprov_runtime_destroy(rt);
-  // An older, shorter one: only sz and code_mode.
+  // An older, shorter one (sz, code_mode, tier_up_threshold: 16 bytes); lock_stats
+  // takes its default.
   jitprov_runtime_config old = JITPROV_RUNTIME_CONFIG_INIT;
   old.code_mode = JITPROV_CODE_HOST;
-  old.sz = offsetof(jitprov_runtime_config, tier_up_threshold);
+  old.sz = 16;
   ASSERT_EQ(jitprov_runtime_create(&old, &rt), JITPROV_OK);
+  // A size that ends inside a field is no struct of any version.
+  jitprov_runtime* bad = nullptr;
+  old.sz = 12;
+  EXPECT_EQ(jitprov_runtime_create(&old, &bad), JITPROV_E_INVALID_ARGUMENT);
   uint32_t mod = 0;
   EXPECT_EQ(jitprov_module_register(rt, "m", 0, &mod), JITPROV_OK);
   jitprov_runtime_destroy(rt);

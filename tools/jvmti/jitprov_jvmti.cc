@@ -37,7 +37,9 @@
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -45,7 +47,7 @@ namespace jitprov::jvmti {
 namespace {
 
 constexpr uint16_t kUnknownLevel = 65535;
-constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys: address | this bit
+constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
 
 const char kHelp[] =
     "jitprov-jvmti: HotSpot's compiled code in jitprov's lock-free rundown and a perf map\n"
@@ -264,6 +266,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
                                   jint, const jvmtiAddrLocationMap*, const void*) {
   Agent& a = *g_agent;
   const uint64_t t0 = nowNs();
+  std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
   VmStructs::Level lv = a.vm.levelOf(method, code_addr);
   jboolean native = JNI_FALSE;
   if (lv.source == VmStructs::Source::kUnknown && jvmti->IsMethodNative(method, &native) == JVMTI_ERROR_NONE &&
@@ -273,7 +276,6 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
     lv.level = 0;
     lv.source = VmStructs::Source::kNative;
   }
-  std::lock_guard<std::mutex> g(a.mu);
   ++a.loads;
   ++a.tier_by[static_cast<int>(lv.source)];
   ++a.by_level[lv.level >= 0 && lv.level <= 4 ? lv.level : 5];
@@ -313,7 +315,11 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   if (length <= 0 || address == nullptr) return;
   std::lock_guard<std::mutex> g(a.mu);
   ++a.stubs;
-  const uint64_t key = reinterpret_cast<uintptr_t>(address) | kStubKeyBit;
+  // Keyed by address and name: HotSpot reuses a freed stub's address for other blobs
+  // (which then supersede it: retireOverlapped).
+  const uint64_t key =
+      (reinterpret_cast<uintptr_t>(address) ^ (std::hash<std::string_view>{}(name != nullptr ? name : "") << 1)) |
+      kStubKeyBit;
   uint64_t id = 0;
   if (jitprov_method_find(a.rt, key, &id) != JITPROV_OK) {
     jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
@@ -404,7 +410,12 @@ void writeStats(Agent& a) {
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
   Agent& a = *g_agent;
-  logf("VMInit: %s", a.vm.readHeaps().c_str());
+  {
+    // CompiledMethodLoad events may already arrive (live phase): levelOf() runs under
+    // the same mutex.
+    std::lock_guard<std::mutex> g(a.mu);
+    logf("VMInit: %s", a.vm.readHeaps().c_str());
+  }
   // Code compiled before the events were enabled: replayed (idempotent in jitprov).
   if (jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE ||
       jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE) {

@@ -120,7 +120,7 @@ VmStructs::Level VmStructs::levelOf(const void* jmethod_id, const void* code) co
   if (nm != 0 && readAt<uintptr_t>(nm, off_code_begin_) == c) {
     Level l = fromBlob(nm);
     l.source = Source::kMethodCode;
-    return l;
+    if (l.level >= 0 && l.level <= 4) return l;
   }
   uintptr_t low = 0;
   if (off_blob_method_ < 0 || !inHeap(c, &low)) return unknown;

@@ -305,8 +305,9 @@ typedef struct jitprov_sink_record {
   const char* signature;
 } jitprov_sink_record;
 
-/* Called on the rundown's thread, in order; must not call the runtime's mutating
- * functions (registration, publication, retirement, unload). */
+/* Called on the thread running the rundown (the engine's, or jitprov_rundown_run_now's
+ * caller), one rundown at a time, in order. It must not call jitprov: in the locked modes
+ * it runs with the code-version-manager lock held. */
 typedef void (*jitprov_rundown_sink)(void* ctx, const jitprov_sink_record* record);
 
 typedef struct jitprov_rundown_config {

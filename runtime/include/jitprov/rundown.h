@@ -141,6 +141,7 @@ class RundownEngine {
   void* sink_ctx_ = nullptr;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
+  std::mutex run_mu_;  // one rundown at a time (the engine's thread and runNow callers)
   mutable std::mutex results_mu_;
   std::vector<RundownResult> results_;  // guarded by results_mu_
 };
