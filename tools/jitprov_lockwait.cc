@@ -387,6 +387,7 @@ int main(int argc, char** argv) {
   int reports = 0;
   bool target_gone = false;
   int rc = 0;
+  std::string path = "unknown";  // the uprobe path last seen in the target (uprobePath)
   auto report = [&](bool final_report) {
     if (!readTotals(skel, &now)) {
       std::fprintf(stderr, "jitprov-lockwait: read BPF maps: %s\n", std::strerror(errno));
@@ -397,7 +398,7 @@ int main(int argc, char** argv) {
     const bool whole = interval == 0;
     const Totals d = whole ? now : delta(now, prev);
     const double secs = std::chrono::duration<double>(tnow - (whole ? t0 : last)).count();
-    const std::string path = target_gone ? std::string("unknown") : uprobePath(pid);
+    if (!target_gone && pid > 0) path = uprobePath(pid);
     if (json) {
       nlohmann::json j = toJson(d, secs);
       j["final"] = final_report;
@@ -431,6 +432,7 @@ int main(int argc, char** argv) {
       }
     }
     if (target_gone || g_stop) break;
+    if (pid > 0) path = uprobePath(pid);  // remembered for a report after the target exits
     if (interval > 0) {
       report(false);
       if (count > 0 && ++reports >= count) break;

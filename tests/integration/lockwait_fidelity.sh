@@ -38,10 +38,25 @@ LW_PID=$!
 track_pid "$LW_PID"
 for _ in $(seq 40); do grep -q attached "$WORK/lw.err" && break; sleep 0.05; done
 grep -q attached "$WORK/lw.err" || fail "jitprov-lockwait did not attach within 2 s: $(cat "$WORK/lw.err")"
+# 5-byte NOP sites: a kernel with the uprobe nop5 optimization (6.18 here) maps a
+# [uprobes-trampoline] in the traced process once the probes are hit.
+sleep 4
+trampoline=no
+grep -q '\[uprobes-trampoline\]' "/proc/$SIM_PID/maps" && trampoline=yes
+kver=$(uname -r | sed 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/')
+if [ "${JITPROV_USDT_SITE:-nop5}" = nop5 ] && [ "$(uname -m)" = x86_64 ] &&
+   [ "$(echo "$kver" | awk '{print ($1 > 6 || ($1 == 6 && $2 >= 18))}')" = 1 ]; then
+  [ $trampoline = yes ] || fail "kernel $(uname -r) did not optimize the 5-byte NOP probes (no [uprobes-trampoline])"
+fi
+echo "uprobe trampoline in the traced process: $trampoline (kernel $(uname -r))"
 wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 wait "$LW_PID"; rc=$?
 [ $rc -eq 0 ] || fail "jitprov-lockwait exit status $rc: $(cat "$WORK/lw.err")"
-grep -q 'target pid .* exited' "$WORK/lw.err" || true
+last=$($PY -c 'import json,sys; j=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(j["target_exited"], j["uprobe_path"])' "$WORK/bpf.json")
+[ "${last% *}" = True ] || fail "jitprov-lockwait --json did not report its target's exit: $last"
+path=${last#* }
+[ "$path" = "$([ $trampoline = yes ] && echo trampoline || echo int3)" ] ||
+  fail "jitprov-lockwait --json uprobe_path '$path', but the process maps say trampoline=$trampoline"
 $PY - "$WORK/stats.json" "$WORK/bpf.json" <<'PY' || fail "in-process and BPF figures disagree"
 import json, sys
 sim = json.load(open(sys.argv[1]))["lock"]["sites"]
