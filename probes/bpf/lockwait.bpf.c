@@ -22,10 +22,12 @@ const volatile unsigned int target_tgid = 0; /* 0: any process */
 /* Rundowns in progress (rundown_begin/rundown_end); > 0 labels samples "rundown". */
 int rundowns_active = 0;
 
+/* Per-thread state in task-local storage: one pointer away from the task (no hash
+ * lookup on every probe hit), no size limit to overflow, freed when the thread exits. */
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u32); /* tid */
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct lw_thread);
 } threads SEC(".maps");
 
@@ -83,15 +85,10 @@ static __always_inline void hist_add(struct lw_hist* h, __u64 ns) {
 }
 
 static __always_inline struct lw_thread* thread_state(int create) {
-  __u32 tid = (__u32)bpf_get_current_pid_tgid();
-  struct lw_thread* t = bpf_map_lookup_elem(&threads, &tid);
-  if (t || !create) return t;
-  struct lw_thread zero = {};
-  if (bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST) != 0) {
-    count_drop(LW_DROP_THREAD_MAP_FULL);
-    return 0;
-  }
-  return bpf_map_lookup_elem(&threads, &tid);
+  struct lw_thread* t = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+                                             create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+  if (!t && create) count_drop(LW_DROP_THREAD_MAP_FULL); /* out of memory for it */
+  return t;
 }
 
 SEC("usdt")
