@@ -36,6 +36,11 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
         *error = "bad seconds in trigger '" + std::string(item) + "'";
         return false;
       }
+      // The engine counts in uint64 nanoseconds: beyond this, seconds x 1e9 overflows.
+      if (d > kMaxTriggerSeconds) {
+        *error = "seconds in trigger '" + std::string(item) + "' exceed 1e9 (31 years)";
+        return false;
+      }
       *dst = d;
       return true;
     };
@@ -226,7 +231,7 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
       if (rate != 0) {
         const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
         if (due > now + 50000) {
-          const timespec ts{0, long(due - now)};
+          const timespec ts = toTimespec(due - now);  // may exceed a second below 64 events/s
           nanosleep(&ts, nullptr);
           now = monotonicNs();
         }

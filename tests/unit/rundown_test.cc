@@ -41,6 +41,22 @@ TEST(Triggers, Parse) {
   EXPECT_FALSE(parseTriggers("at:", &t, &err));
   EXPECT_FALSE(parseTriggers("at:-1", &t, &err));
   EXPECT_FALSE(parseTriggers("every:0", &t, &err));
+  // Seconds x 1e9 overflowed uint64 nanoseconds: at:1e11 fired at once, every:1e11 ran
+  // rundowns back to back.
+  EXPECT_FALSE(parseTriggers("at:1e11", &t, &err));
+  EXPECT_NE(err.find("exceed 1e9"), std::string::npos) << err;
+  EXPECT_FALSE(parseTriggers("every:1e11", &t, &err));
+  EXPECT_FALSE(parseTriggers("every:nan", &t, &err));
+  EXPECT_TRUE(parseTriggers("every:1e9", &t, &err)) << err;
+}
+
+// Pacing below 64 events per second sleeps more than a second per window of 64 events:
+// nanosleep refuses tv_nsec >= 1e9 (EINVAL), so the rundown was not paced at all.
+TEST(Triggers, SleepsLongerThanASecondAreValidTimespecs) {
+  const timespec ts = toTimespec(2500000000ULL);
+  EXPECT_EQ(ts.tv_sec, 2);
+  EXPECT_EQ(ts.tv_nsec, 500000000L);
+  EXPECT_EQ(toTimespec(999999999ULL).tv_sec, 0);
 }
 
 TEST(Rundown, CountsWhatItWalkedInEveryMode) {

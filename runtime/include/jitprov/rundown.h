@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ struct RundownTriggers {
   double at_sec = -1;    // once, this long after start() (< 0: off)
   double every_sec = 0;  // periodically (0: off)
 };
+
+// Longest at:/every: period (seconds): larger ones would overflow the engine's
+// nanosecond arithmetic.
+inline constexpr double kMaxTriggerSeconds = 1e9;
+
+// A duration in nanoseconds as a timespec (tv_nsec below 1e9, as nanosleep requires).
+inline timespec toTimespec(uint64_t ns) noexcept {
+  return timespec{time_t(ns / 1000000000ULL), long(ns % 1000000000ULL)};
+}
 
 // Parses "session,signal,exit,at:SEC,every:SEC" (any combination, "none" for none).
 // On error returns false and says why in *error.

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# jitprov-sim refuses options it cannot honour, at once, with one line and exit 2:
+# NaN or overflowing durations and rates (at:1e11 used to fire at once, every:1e11 to run
+# rundowns back to back), a compile time that would spin for 71 minutes, a negative seed.
+#   sim_options.sh SIM_BINARY
+. "$(dirname "$0")/lib.sh"
+SIM=${1:?usage: sim_options.sh SIM_BINARY}
+WORK=$(mktemp -d /tmp/jitprov-opt.XXXXXX)
+for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1e300" \
+            "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" \
+            "--rundown-trigger at:1e11" "--rundown-trigger every:1e11" "--rundown-trigger every:inf"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$SIM" --methods 10 $args >/dev/null 2>"$WORK/err"; rc=$?
+  [ $rc -eq 2 ] || fail "jitprov-sim $args: exit $rc, not 2 ($(head -c 300 "$WORK/err"))"
+  [ "$(wc -l <"$WORK/err")" -eq 1 ] && grep -q '^jitprov-sim: ' "$WORK/err" ||
+    fail "jitprov-sim $args: not one line: $(cat "$WORK/err")"
+done
+pass "bad durations, rates, compile times, seeds and trigger periods: one line, exit 2"
+timeout 20 "$SIM" --methods 1000 --duration 0.5 --rundown-trigger every:1e9 --seed 7 2>"$WORK/err" ||
+  fail "jitprov-sim with good options: $(cat "$WORK/err")"
+pass "good options run"
+rm -rf "$WORK"
