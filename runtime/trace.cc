@@ -62,23 +62,47 @@ std::string ownDirectory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
+// dlopen()s `path` and checks that it is this provider (its ABI symbol); on failure
+// appends why to *why.
+bool openProvider(const char* path, std::string* why) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (h == nullptr) {
+    const char* err = dlerror();
+    *why += std::string(why->empty() ? "" : "; ") + (err != nullptr ? err : path);
+    return false;
+  }
+  if (dlsym(h, "jitprov_lttng_provider_abi") == nullptr) {
+    dlclose(h);
+    *why += std::string(why->empty() ? "" : "; ") + path + " is not the jitprov LTTng provider";
+    return false;
+  }
+  return true;
+}
+
 bool loadProvider() {
   std::call_once(g_once, [] {
     std::string tried;
     const char* env = std::getenv("JITPROV_PROVIDER");
-    const std::string dir = ownDirectory();
-    const std::string beside = dir.empty() ? std::string() : dir + "/libjitprov-lttng.so";
-    // $JITPROV_PROVIDER, then beside the library, then the library search path.
-    const char* candidates[] = {env, beside.c_str(), "libjitprov-lttng.so"};
-    for (const char* path : candidates) {
-      if (path == nullptr || *path == '\0') continue;
-      if (dlopen(path, RTLD_NOW | RTLD_GLOBAL) != nullptr) {
-        g_status = std::string("loaded ") + path;
+    if (env != nullptr && *env != '\0') {
+      // The user named one: that one or none (no silent fall-back elsewhere).
+      if (openProvider(env, &tried)) {
+        g_status = std::string("loaded ") + env;
         tried.clear();
-        break;
+      } else {
+        tried = "$JITPROV_PROVIDER: " + tried;
       }
-      const char* err = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (err != nullptr ? err : path);
+    } else {
+      // Beside the library, then the library search path.
+      const std::string dir = ownDirectory();
+      const std::string beside = dir.empty() ? std::string() : dir + "/libjitprov-lttng.so";
+      for (const char* path : {beside.c_str(), "libjitprov-lttng.so"}) {
+        if (*path == '\0') continue;
+        if (openProvider(path, &tried)) {
+          g_status = std::string("loaded ") + path;
+          tried.clear();
+          break;
+        }
+      }
     }
     if (!tried.empty()) g_status = "not loaded, running untraced: " + tried;
     const char* dbg = std::getenv("JITPROV_TRACE_DEBUG");

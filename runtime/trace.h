@@ -11,8 +11,9 @@
 namespace jitprov::trace {
 
 // dlopen()s the provider once per process (later calls return the first result).
-// Looks at $JITPROV_PROVIDER, then beside libjitprov.so.0 (the object this code is
-// linked into), then the library search path.
+// $JITPROV_PROVIDER when set (that one or none), otherwise beside libjitprov.so.0 (the
+// object this code is linked into), then the library search path. A library without
+// the provider's ABI symbol is refused.
 bool loadProvider();
 // "loaded <path>" or why not; JITPROV_TRACE_DEBUG=1 prints it to stderr when decided.
 std::string providerStatus();

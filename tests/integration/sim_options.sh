@@ -19,4 +19,15 @@ pass "bad durations, rates, compile times, seeds and trigger periods: one line, 
 timeout 20 "$SIM" --methods 1000 --duration 0.5 --rundown-trigger every:1e9 --seed 7 2>"$WORK/err" ||
   fail "jitprov-sim with good options: $(cat "$WORK/err")"
 pass "good options run"
+
+# $JITPROV_PROVIDER naming another library, or nothing at all: said, not "loaded".
+JITPROV_PROVIDER=$(ldd "$SIM" | awk '/libc\.so/ {print $3}') timeout 20 "$SIM" --methods 10 --duration 0.2 2>"$WORK/err" ||
+  fail "jitprov-sim with JITPROV_PROVIDER=libc: $(cat "$WORK/err")"
+grep -q 'not loaded, running untraced: $JITPROV_PROVIDER: .*libc.* is not the jitprov LTTng provider' "$WORK/err" ||
+  fail "JITPROV_PROVIDER=libc: $(head -1 "$WORK/err")"
+JITPROV_PROVIDER=/nonexistent/libjitprov-lttng.so timeout 20 "$SIM" --methods 10 --duration 0.2 2>"$WORK/err" ||
+  fail "jitprov-sim with a missing JITPROV_PROVIDER: $(cat "$WORK/err")"
+grep -q 'not loaded, running untraced: $JITPROV_PROVIDER: /nonexistent/libjitprov-lttng.so: cannot open' "$WORK/err" ||
+  fail "JITPROV_PROVIDER=/nonexistent: $(head -1 "$WORK/err")"
+pass "a wrong or missing \$JITPROV_PROVIDER is reported, with no fall-back"
 rm -rf "$WORK"
