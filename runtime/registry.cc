@@ -217,13 +217,11 @@ Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noex
 
 void Runtime::State::freeMethod(Method* m, bool give_back_code) {
   uint64_t bytes = 0;  // IL version nodes (native ones are counted by freeVersion)
-  uint64_t natives = 0;
   uint64_t ils = 0;
   for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr;) {
     for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;) {
       NativeVersion* next = v->next.load(std::memory_order_relaxed);  // relaxed: no writer is left
       freeVersion(v, give_back_code);
-      ++natives;
       v = next;
     }
     IlVersion* next = il->next;
@@ -238,7 +236,6 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
                          std::memory_order_relaxed);
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   il_versions.fetch_sub(ils, std::memory_order_relaxed);
-  (void)natives;
   m->~Method();
   std::free(m);
 }
