@@ -96,6 +96,15 @@ int guard(F&& f) noexcept {
   }
 }
 
+// The C shape of a Result: its value written to *out (when out is given), its error
+// number returned.
+template <class T, class U>
+int deliver(const jitprov::Result<T>& r, U* out) noexcept {
+  if (!r.ok()) return err(r.error());
+  if (out != nullptr) *out = static_cast<U>(*r);
+  return JITPROV_OK;
+}
+
 // Reads a caller's growable struct (libbpf's OPTS rule): a shorter one is padded with
 // the defaults in *out; a longer one must have a zero tail (fields this library does
 // not know about).
@@ -221,10 +230,7 @@ void jitprov_runtime_destroy(jitprov_runtime* rt) {
 int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible, uint32_t* module_id) {
   if (rt == nullptr || module_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
-    auto r = rt->rt.registerModule(str(path), collectible != 0);
-    if (!r.ok()) return err(r.error());
-    *module_id = *r;
-    return JITPROV_OK;
+    return deliver(rt->rt.registerModule(str(path), collectible != 0), module_id);
   });
 }
 
@@ -253,23 +259,15 @@ int jitprov_method_register(jitprov_runtime* rt, uint32_t module_id, const jitpr
     }
     jitprov::MethodDesc md{d.token, d.flags, ns, name, sig, d.host_key};
     auto r = rt->rt.registerMethod(module_id, md);
-    if (r.error() == Errc::kAlreadyExists) {
-      auto existing = rt->rt.findMethod(d.host_key);
-      if (existing.ok()) *method_id = *existing;
-    }
-    if (!r.ok()) return err(r.error());
-    *method_id = *r;
-    return JITPROV_OK;
+    if (r.error() == Errc::kAlreadyExists) (void)deliver(rt->rt.findMethod(d.host_key), method_id);
+    return deliver(r, method_id);
   });
 }
 
 int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint64_t* method_id) {
   if (rt == nullptr || method_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
-    auto r = rt->rt.findMethod(host_key);
-    if (!r.ok()) return err(r.error());
-    *method_id = *r;
-    return JITPROV_OK;
+    return deliver(rt->rt.findMethod(host_key), method_id);
   });
 }
 
@@ -284,10 +282,7 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
     if (c.tier >= uint32_t(jitprov::kTierCount) || c.host_tier > UINT16_MAX) return JITPROV_E_INVALID_ARGUMENT;
     const jitprov::HostCode hc{c.code_start, c.code_size, static_cast<jitprov::Tier>(c.tier),
                                static_cast<uint16_t>(c.host_tier), c.osr_il_offset};
-    auto r = rt->rt.publishHostCode(method_id, hc);
-    if (!r.ok()) return err(r.error());
-    *version_id = *r;
-    return JITPROV_OK;
+    return deliver(rt->rt.publishHostCode(method_id, hc), version_id);
   });
 }
 
@@ -296,10 +291,7 @@ int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_
   if (rt == nullptr || version_id == nullptr || tier < 0 || tier >= jitprov::kTierCount)
     return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
-    auto r = rt->rt.beginJit(method_id, static_cast<jitprov::Tier>(tier), osr_il_offset);
-    if (!r.ok()) return err(r.error());
-    *version_id = *r;
-    return JITPROV_OK;
+    return deliver(rt->rt.beginJit(method_id, static_cast<jitprov::Tier>(tier), osr_il_offset), version_id);
   });
 }
 
@@ -326,10 +318,7 @@ int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id) {
 int jitprov_rejit_request(jitprov_runtime* rt, uint64_t method_id, uint32_t* rejit_id) {
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
-    auto r = rt->rt.requestRejit(method_id);
-    if (!r.ok()) return err(r.error());
-    if (rejit_id != nullptr) *rejit_id = *r;
-    return JITPROV_OK;
+    return deliver(rt->rt.requestRejit(method_id), rejit_id);
   });
 }
 

@@ -108,11 +108,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
 
   std::lock_guard<std::mutex> g(s_->loader);
   Module* mod = s_->modules.load(module);
-  if (mod == nullptr) {
-    return module != 0 && module <= s_->module_count.load(std::memory_order_relaxed)
-               ? Errc::kModuleUnloaded
-               : Errc::kUnknownModule;
-  }
+  if (mod == nullptr) return s_->missingModule(module);
   if (desc.host_key != 0 && s_->by_host_key.count(desc.host_key) != 0) return Errc::kAlreadyExists;
   const uint64_t id = s_->method_count.load(std::memory_order_relaxed) + 1;
   void* mem = std::malloc(bytes);
@@ -153,11 +149,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
   {
     std::lock_guard<std::mutex> g(s_->loader);
     mod = s_->modules.load(module);
-    if (mod == nullptr) {
-      return module != 0 && module <= s_->module_count.load(std::memory_order_relaxed)
-                 ? Errc::kModuleUnloaded
-                 : Errc::kUnknownModule;
-    }
+    if (mod == nullptr) return s_->missingModule(module);
     if (!mod->collectible) return Errc::kNotCollectible;
     mod->unloaded = true;
     s_->modules.clear(module);
@@ -449,6 +441,11 @@ Result<void> Runtime::retireVersion(VersionId version) {
   rcu::retire(&rv->rcu, &State::reclaimVersion);  // P4, P6
 #endif
   return {};
+}
+
+Errc Runtime::State::missingModule(ModuleId module) const noexcept {
+  return module != 0 && module <= module_count.load(std::memory_order_relaxed) ? Errc::kModuleUnloaded
+                                                                               : Errc::kUnknownModule;
 }
 
 Errc Runtime::State::missingMethod(MethodId method) const noexcept {

@@ -222,7 +222,8 @@ struct Runtime::State {
   void freeVersion(NativeVersion* v, bool give_back_code);
   // Host mode: the live version whose range overlaps [start, start + size), or null.
   NativeVersion* overlapping(uint64_t start, uint32_t size) const;
-  // The error for a method or version id that is not in its table.
+  // The error for a module, method or version id that is not in its table.
+  Errc missingModule(ModuleId module) const noexcept;
   Errc missingMethod(MethodId method) const noexcept;
   Errc missingVersion(VersionId version) const noexcept;
 };
