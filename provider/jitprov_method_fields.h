@@ -12,6 +12,7 @@
   lttng_ust_field_integer(uint32_t, code_size, r->code_size)          \
   lttng_ust_field_integer_hex(uint32_t, method_token, r->method_token) \
   lttng_ust_field_integer_hex(uint32_t, method_flags, r->method_flags) \
+  lttng_ust_field_integer(uint64_t, publish_seq, r->publish_seq)      \
   lttng_ust_field_string(namespace, r->name_space)                    \
   lttng_ust_field_string(name, r->name)                               \
   lttng_ust_field_string(signature, r->signature)

@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+struct lttng_ust_session; /* the rundown events' first argument (jitprov_rundown_tp.h) */
+
 struct jitprov_method_record {
   uint64_t method_id;
   uint64_t version_id;
@@ -22,10 +24,29 @@ struct jitprov_method_record {
   uint32_t method_flags;
   uint8_t tier; /* enum jitprov tier: values are trace ABI */
   uint16_t host_tier; /* the host's own tier number (HotSpot: comp level) */
+  uint64_t publish_seq; /* the publication's sequence number (SPEC.md "Exact completeness") */
   const char* name_space;
   const char* name;
   const char* signature;
 };
+
+/* rundown_end's fields (more than lttng-ust's ten tracepoint arguments). */
+struct jitprov_rundown_end_record {
+  uint64_t rundown_id;
+  uint64_t modules;
+  uint64_t methods;
+  uint64_t versions;
+  uint64_t skipped;
+  uint64_t retried;
+  uint64_t duration_ns;
+  uint64_t publish_seq; /* P: complete up to this publication (G3+) */
+  uint64_t end_seq;     /* E: the sequence at the end; removals numbered <= E may be absent */
+  uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
+};
+
+/* The provider's ABI version (jitprov_lttng_provider_abi): the runtime loads only a
+ * provider built for its own event signatures. */
+#define JITPROV_LTTNG_PROVIDER_ABI 2
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ namespace {
 VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
   return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, v.host_tier,
                      code_start, v.code_size, m.token, m.flags, {m.nameSpace(), m.ns_len}, {m.name(), m.name_len},
-                     {m.signature(), m.sig_len}};
+                     {m.signature(), m.sig_len}, v.publish_seq};
 }
 
 LockSite publishSite(Tier tier) noexcept {
@@ -155,11 +155,12 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     s_->modules.clear(module);
     {
       CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+      const uint64_t unload_seq = s_->takeRemovalSeq();  // P8: before any slot is cleared
       for (Method* m : mod->methods) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
         // Under the lock: ordered before any publication that reuses a host range.
-        trace::methodUnload(m->id, m->module_id);
+        trace::methodUnload(m->id, m->module_id, unload_seq);
         if (m->host_key != 0) s_->by_host_key.erase(m->host_key);
         for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
           // relaxed: we hold the CVM lock, the only writer of native_head and next.
@@ -320,6 +321,7 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     if (v->code_start.load(std::memory_order_relaxed) != 0) return Errc::kAlreadyPublished;
     const uint64_t start = s_->heap.allocate(code_size);
     if (start == 0) return Errc::kCodeHeapExhausted;
+    const uint64_t seq = s_->takePublicationSeq(v);  // P8: before code_start's release
 #if defined(JITPROV_PROTOCOL_FAULT_RELAXED_CODE_START)
     v->code_start.store(start, std::memory_order_relaxed);  // fault: no release, size after
     v->code_size = code_size;
@@ -327,9 +329,10 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     v->code_size = code_size;
     publish(v->code_start, start);  // P2: after code_size and every immutable field
 #endif
+    s_->completePublication(v->method, seq);  // P8
     method_id = v->method->id;
     tier = v->tier;
-    range = {start, code_size};
+    range = {start, code_size, seq};
     published = v;
   }
   JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size);
@@ -337,7 +340,8 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   return range;
 }
 
-Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code) {
+Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code, uint64_t* publish_seq) {
+  if (publish_seq != nullptr) *publish_seq = 0;
   if (!validTier(code.tier) || code.code_start == 0 || code.code_size == 0 ||
       code.code_start > UINT64_MAX - code.code_size)
     return Errc::kInvalidArgument;
@@ -368,6 +372,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
                                                old_head);
     if (v == nullptr) return Errc::kOutOfMemory;
     v->code_size = code.code_size;
+    const uint64_t seq = s_->takePublicationSeq(v);  // P8: before the node is linked
     // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
     v->code_start.store(code.code_start, std::memory_order_relaxed);
     try {
@@ -383,6 +388,8 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     }
     s_->next_version_id.store(vid + 1, std::memory_order_relaxed);
     publish(il->native_head, v);  // P1 (and P2: the node is published with its code)
+    s_->completePublication(m, seq);  // P8
+    if (publish_seq != nullptr) *publish_seq = seq;
     s_->native_versions.fetch_add(1, std::memory_order_relaxed);
     s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
     published = v;
@@ -419,6 +426,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
       }
       link = &cur->next;
     }
+    const uint64_t retire_seq = s_->takeRemovalSeq();  // P8: before the unlink
     publish(*link, v->next.load(std::memory_order_relaxed));  // P6: unlink; v->next stays
 #if defined(JITPROV_PROTOCOL_FAULT_UNLINK_POISON_NEXT)
     v->next.store(nullptr, std::memory_order_relaxed);  // fault: walkers standing on v lose the rest
@@ -432,7 +440,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
     }
     s_->retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
-    trace::codeUnload(v->method->id, v->version_id, start, v->code_size);
+    trace::codeUnload(v->method->id, v->version_id, start, v->code_size, retire_seq);
     rv->version = v;
   }
 #if defined(JITPROV_PROTOCOL_FAULT_RETIRE_FREE_WITHOUT_GRACE)
@@ -441,6 +449,18 @@ Result<void> Runtime::retireVersion(VersionId version) {
   rcu::retire(&rv->rcu, &State::reclaimVersion);  // P4, P6
 #endif
   return {};
+}
+
+void Runtime::State::completePublication(Method* m, uint64_t s) noexcept {
+  // relaxed: ordered before the release of seq below, which readers acquire (P8).
+  m->last_publish_seq.store(s, std::memory_order_relaxed);
+  publish(seq, s);
+}
+
+uint64_t Runtime::State::takeRemovalSeq() noexcept {
+  const uint64_t r = seq.load(std::memory_order_relaxed) + 1;  // relaxed: lock held, the only writer
+  publish(seq, r);  // P8: before the caller unlinks or clears anything
+  return r;
 }
 
 Errc Runtime::State::missingModule(ModuleId module) const noexcept {
@@ -517,8 +537,10 @@ namespace {
 
 // Visits the published versions of one method. Caller is inside an RCU read section.
 // kNextOrder: acquire (P1, P6) in every walk; relaxed only in walkBaselineForBench().
+// Only versions with after < publish_seq <= upto are passed to `visit` (P8).
 template <std::memory_order kNextOrder = std::memory_order_acquire>
-void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st) {
+void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st, uint64_t after,
+                 uint64_t upto) {
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {  // P1
     for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;  // P1
          v = kNextOrder == std::memory_order_acquire ? readPublished(v->next) : v->next.load(kNextOrder)) {  // P6
@@ -527,7 +549,9 @@ void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, W
         ++st->skipped;
         continue;
       }
-      visit(viewOf(*m, *v, start));  // code_size is read after code_start's acquire (P2)
+      // code_size and publish_seq are read after code_start's acquire (P2, P8).
+      if (v->publish_seq <= after || v->publish_seq > upto) continue;
+      visit(viewOf(*m, *v, start));
       ++st->versions;
     }
   }
@@ -537,15 +561,36 @@ void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, W
 }  // namespace
 
 WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_acquire>(locking, visit);
+  return walkImpl<std::memory_order_acquire>(locking, visit, 0, UINT64_MAX);
 }
 
 WalkStats Runtime::walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit);
+  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit, 0, UINT64_MAX);
+}
+
+uint64_t Runtime::publicationSeq() const noexcept { return readPublished(s_->seq); }
+
+CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                   FunctionRef<void(const VersionView&)> visit) const {
+  CompleteWalk c;
+  c.begin_seq = publicationSeq();  // P8 (a)
+  begin(c.begin_seq);
+  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq);
+  c.publish_seq = publicationSeq();
+#if !defined(JITPROV_PROTOCOL_FAULT_NO_CATCH_UP)  // fault: claims completeness up to P without it
+  if (c.publish_seq != c.begin_seq) {
+    const uint64_t t0 = monotonicNs();
+    c.caught_up = walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq).versions;
+    c.catch_up_ns = monotonicNs() - t0;
+  }
+#endif
+  c.end_seq = publicationSeq();  // P8 (b)
+  return c;
 }
 
 template <std::memory_order kNextOrder>
-WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
+WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
+                            uint64_t upto) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
@@ -571,11 +616,14 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
       }
       const Method* m = s_->methods.load(id);
       if (m == nullptr) continue;  // unloaded
+      // The catch-up pass: nothing of this method was published after `after` (P8).
+      if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
       if (locking == WalkLocking::kPerMethod) {
         CvmLock::Guard lock(s_->lock, LockSite::kRundown, id);
-        if (!m->unloaded) visitMethod<kNextOrder>(m, visit, &st);  // unloaded: lock-protected, read under it
+        // unloaded: lock-protected, read under it
+        if (!m->unloaded) visitMethod<kNextOrder>(m, visit, &st, after, upto);
       } else {
-        visitMethod<kNextOrder>(m, visit, &st);
+        visitMethod<kNextOrder>(m, visit, &st, after, upto);
       }
     }
   }

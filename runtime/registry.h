@@ -42,6 +42,23 @@
 //     (JVMTI replays loads). A range becomes free for another publication when
 //     retireVersion()/unloadModule() returns: a walker that still holds the retired
 //     node reads that node's own immutable fields, never the new occupant's (G2).
+//  P8 The publication sequence `seq` (SPEC.md "Exact completeness"; CVM lock only for
+//     writers). A publication takes s = seq + 1, writes v->publish_seq = s before v's
+//     code is published (P1/P2), then stores m->last_publish_seq = s and publish()es
+//     seq = s. A removal (retireVersion, unloadModule) takes r = seq + 1 and publish()es
+//     seq = r *before* it unlinks or clears anything (the events carry r). So, for a
+//     reader that loads seq with readPublished():
+//      (a) every version with publish_seq <= the value read is reachable by a walk
+//          that starts afterwards, unless removed (its publication happened before);
+//      (b) a walk that failed to reach a version because of a removal reads, after
+//          that walk, a seq >= the removal's number (the unlink/clear is a release
+//          store after seq's, and the walk's acquire load saw it).
+//     walkComplete(): B = seq; pass 1 visits versions with publish_seq <= B; P = seq;
+//     pass 2 (the catch-up) visits those with B < publish_seq <= P, skipping methods
+//     whose last_publish_seq <= B (read relaxed: ordered by the acquire of P); E = seq.
+//     By (a) and (b), every version with publish_seq <= P that no removal numbered
+//     <= E took away is visited, by exactly one pass (the ranges are disjoint and
+//     publish_seq never changes), and nothing with publish_seq > P is (G3+).
 //
 // Which operations may run concurrently:
 //  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
@@ -96,6 +113,9 @@ struct NativeVersion {
   const uint32_t osr_il_offset;
   const Tier tier;
   const uint16_t host_tier;
+  // Plain: written once under the lock before the version's code is published (P8, like
+  // code_size); read by walkers after code_start's acquire.
+  uint64_t publish_seq = 0;
 };
 
 struct IlVersion {
@@ -134,6 +154,9 @@ struct Method {
   // relaxed: a counter deciding tier-up; exactly one increment reaches the threshold
   // whatever the ordering, and nothing else is read through it.
   std::atomic<uint32_t> call_count{0};
+  // The newest publish_seq of the method's versions (P8). Writer: publications under the
+  // CVM lock; readers: the catch-up pass (relaxed, ordered by its acquire of seq).
+  std::atomic<uint64_t> last_publish_seq{0};
 
   // CVM lock only (P3).
   IlVersion* active_il = &il0;
@@ -205,6 +228,15 @@ struct Runtime::State {
   // Next version id. CVM lock only; atomic so memoryStats can read it without the lock
   // (relaxed: a statistic).
   std::atomic<uint64_t> next_version_id{1};
+  // The publication sequence (P8). Writer: CVM lock, publish(); readers: readPublished().
+  std::atomic<uint64_t> seq{0};
+  // P8's two halves, for the writers (CVM lock held).
+  uint64_t takePublicationSeq(NativeVersion* v) noexcept {
+    v->publish_seq = seq.load(std::memory_order_relaxed) + 1;  // relaxed: lock held, the only writer
+    return v->publish_seq;
+  }
+  void completePublication(Method* m, uint64_t s) noexcept;
+  uint64_t takeRemovalSeq() noexcept;
 
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};

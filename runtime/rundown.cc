@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -106,8 +107,28 @@ Result<void> RundownEngine::start() {
   if (wake_fd_ < 0) return Errc::kCapacityExhausted;
   stop_.store(false);
   owner_pid_ = getpid();
+  if (triggers_.session) {
+    watch_token_ = trace::watchSessionStarts(&RundownEngine::onSessionStart, this);
+    if (watch_token_ != 0) {
+      // Sessions recording before the watch existed (the process started inside them, or
+      // before this engine): they get their rundown as if they had just started. A
+      // session starting meanwhile may be queued twice: pending_sessions_ dedups.
+      for (void* s : trace::recordingSessions()) onSessionStart(this, s);
+    }
+  }
   thread_ = std::thread([this] { threadMain(); });
   return {};
+}
+
+void RundownEngine::onSessionStart(void* self, void* session) {
+  // lttng-ust's listener thread, its locks held: queue and wake, nothing else.
+  auto* e = static_cast<RundownEngine*>(self);
+  {
+    std::lock_guard<std::mutex> g(e->sessions_mu_);
+    if (std::find(e->pending_sessions_.begin(), e->pending_sessions_.end(), session) == e->pending_sessions_.end())
+      e->pending_sessions_.push_back(session);
+  }
+  e->wake();
 }
 
 void RundownEngine::stop() {
@@ -117,6 +138,8 @@ void RundownEngine::stop() {
     thread_.detach();
     return;
   }
+  trace::unwatchSessionStarts(watch_token_);  // no onSessionStart() into this engine after it
+  watch_token_ = 0;
   stop_.store(true, std::memory_order_release);
   wake();
   thread_.join();
@@ -144,9 +167,11 @@ void RundownEngine::threadMain() {
   const uint64_t start = monotonicNs();
   bool at_done = triggers_.at_sec < 0;
   uint64_t next_every = triggers_.every_sec > 0 ? start + uint64_t(triggers_.every_sec * 1e9) : 0;
+  // Without the session watch: the rundown events going from disabled to enabled.
+  const bool poll_enabled = triggers_.session && watch_token_ == 0;
   bool was_enabled = trace::rundownEventsEnabled();
   // A session that is already tracing when we start counts as "just started".
-  if (triggers_.session && was_enabled) runNow(nextMode(), RundownTrigger::kSession);
+  if (poll_enabled && was_enabled) runNow(nextMode(), RundownTrigger::kSession);
   while (!stop_.load(std::memory_order_acquire)) {
     pollfd p{wake_fd_, POLLIN, 0};
     (void)poll(&p, 1, kPollMs);
@@ -154,9 +179,25 @@ void RundownEngine::threadMain() {
     while (read(wake_fd_, &drain, sizeof drain) > 0) {
     }
     if (stop_.load(std::memory_order_acquire)) break;
-    const bool enabled = trace::rundownEventsEnabled();
-    if (triggers_.session && enabled && !was_enabled) runNow(nextMode(), RundownTrigger::kSession);
-    was_enabled = enabled;
+    if (poll_enabled) {
+      const bool enabled = trace::rundownEventsEnabled();
+      if (enabled && !was_enabled) runNow(nextMode(), RundownTrigger::kSession);
+      was_enabled = enabled;
+    }
+    std::vector<void*> started;
+    {
+      std::lock_guard<std::mutex> g(sessions_mu_);
+      started.swap(pending_sessions_);
+    }
+    if (!started.empty()) {
+      // Only those that record our events (lttng-ust's statedump starts every session),
+      // all in one walk.
+      const std::vector<void*> recording = trace::recordingSessions();
+      std::erase_if(started, [&](void* s) {
+        return std::find(recording.begin(), recording.end(), s) == recording.end();
+      });
+      if (!started.empty()) run(nextMode(), RundownTrigger::kSession, std::move(started));
+    }
     if (signal_pending_.exchange(false, std::memory_order_acq_rel)) {
       if (triggers_.signal) runNow(nextMode(), RundownTrigger::kSignal);
     }
@@ -174,23 +215,31 @@ void RundownEngine::threadMain() {
 }
 
 RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
+  return run(mode, trigger, trace::recordingSessions());
+}
+
+RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions) {
   // Rundowns never overlap: the sink sees BEGIN ... END of one before the next.
   std::lock_guard<std::mutex> one_at_a_time(run_mu_);
+  const trace::Sessions to(sessions);
   RundownResult r;
   r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
   r.mode = mode;
   r.trigger = trigger;
-  r.traced = trace::rundownEventsEnabled();
+  r.sessions = sessions.size();
+  r.traced = !sessions.empty();
   rt_.rundownActive(true);
   JITPROV_PROBE_RUNDOWN_BEGIN(r.rundown_id, static_cast<int>(mode), static_cast<int>(trigger));
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
-  trace::rundownBegin(r.rundown_id, mode, trigger, r.method_count);
-  if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
-  r.modules = rt_.walkModules([&](const ModuleView& m) {
-    trace::rundownModule(r.rundown_id, m);
-    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kModule, r.rundown_id, nullptr, &m});
-  });
+  auto begin = [&](uint64_t begin_seq) {
+    trace::rundownBegin(to, r.rundown_id, mode, trigger, r.method_count, begin_seq);
+    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
+    r.modules = rt_.walkModules([&](const ModuleView& m) {
+      trace::rundownModule(to, r.rundown_id, m);
+      if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kModule, r.rundown_id, nullptr, &m});
+    });
+  };
 
   // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
   // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
@@ -209,21 +258,21 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   // The fault (tests only) hits the 100th version of the rundown.
   constexpr uint64_t kFaultAt = 100;
   uint64_t visited = 0, skipped_by_fault = 0;
-  const WalkStats st = rt_.walk(locking, [&](const VersionView& v) {
+  const CompleteWalk cw = rt_.walkComplete(locking, begin, [&](const VersionView& v) {
     if (fault_ != RundownFault::kNone && ++visited == kFaultAt) {
       if (fault_ == RundownFault::kSkip) {
         ++skipped_by_fault;
         return;
       }
-      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(r.rundown_id, v);
+      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(to, r.rundown_id, v);
       if (fault_ == RundownFault::kTorn) {
         VersionView torn = v;
         torn.code_size += 1;
-        trace::rundownMethod(r.rundown_id, torn);
+        trace::rundownMethod(to, r.rundown_id, torn);
         return;
       }
     }
-    trace::rundownMethod(r.rundown_id, v);
+    trace::rundownMethod(to, r.rundown_id, v);
     if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
     if (++emitted % kWindow == 0) {
       uint64_t now = monotonicNs();
@@ -239,12 +288,19 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
       window_start = now;
     }
   });
-  r.methods = st.methods;
-  r.versions = st.versions - skipped_by_fault;
-  r.skipped = st.skipped;
+  r.methods = cw.walk.methods;
+  r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault;
+  r.skipped = cw.walk.skipped;
+  r.begin_seq = cw.begin_seq;
+  r.publish_seq = cw.publish_seq;
+  r.end_seq = cw.end_seq;
+  r.caught_up = cw.caught_up;
+  r.catch_up_ns = cw.catch_up_ns;
   r.duration_ns = monotonicNs() - r.begin_ns;
   if (fault_ != RundownFault::kNoEnd)
-    trace::rundownEnd(r.rundown_id, r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns);
+    trace::rundownEnd(to, r.rundown_id,
+                      trace::RundownEnd{r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns,
+                                        r.publish_seq, r.end_seq, r.caught_up});
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

@@ -6,12 +6,15 @@
 
 #include "trace.h"
 
+#include "jitprov_sessions.h"
+
 #include <jitprov/runtime.h>
 
 #include <jitprov/utf8.h>
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -21,6 +24,8 @@ namespace jitprov::trace {
 namespace {
 std::once_flag g_once;
 std::string g_status = "not loaded yet";
+jitprov_watch_session_starts_fn g_watch = nullptr;          // set once, inside g_once
+jitprov_recording_sessions_fn g_recording = nullptr;        // set once, inside g_once
 
 // Names in the registry are valid UTF-8 without NUL (checked at registration), so only
 // length can make a string unfit for an event: cut long ones into a per-thread buffer.
@@ -44,6 +49,7 @@ struct Record {
     r.method_flags = v.method_flags;
     r.tier = static_cast<uint8_t>(v.tier);
     r.host_tier = v.host_tier;
+    r.publish_seq = v.publish_seq;
     r.name_space = fit(v.name_space, &ns);
     r.name = fit(v.name, &name);
     r.signature = fit(v.signature, &sig);
@@ -71,11 +77,21 @@ bool openProvider(const char* path, std::string* why) {
     *why += std::string(why->empty() ? "" : "; ") + (err != nullptr ? err : path);
     return false;
   }
-  if (dlsym(h, "jitprov_lttng_provider_abi") == nullptr) {
+  const auto* abi = static_cast<const int*>(dlsym(h, "jitprov_lttng_provider_abi"));
+  if (abi == nullptr) {
     dlclose(h);
     *why += std::string(why->empty() ? "" : "; ") + path + " is not the jitprov LTTng provider";
     return false;
   }
+  if (*abi != JITPROV_LTTNG_PROVIDER_ABI) {
+    const std::string have = std::to_string(*abi);
+    dlclose(h);
+    *why += std::string(why->empty() ? "" : "; ") + path + " is a jitprov LTTng provider of another version (ABI " +
+            have + ", this library needs " + std::to_string(JITPROV_LTTNG_PROVIDER_ABI) + ")";
+    return false;
+  }
+  g_watch = reinterpret_cast<jitprov_watch_session_starts_fn>(dlsym(h, JITPROV_WATCH_SESSION_STARTS));
+  g_recording = reinterpret_cast<jitprov_recording_sessions_fn>(dlsym(h, JITPROV_RECORDING_SESSIONS));
   return true;
 }
 
@@ -126,11 +142,11 @@ void methodLoad(const VersionView& v) {
     lttng_ust_do_tracepoint(jitprov_runtime, method_load, &rec.r);
   }
 }
-void methodUnload(MethodId method, ModuleId module) {
-  lttng_ust_tracepoint(jitprov_runtime, method_unload, method, module);
+void methodUnload(MethodId method, ModuleId module, uint64_t unload_seq) {
+  lttng_ust_tracepoint(jitprov_runtime, method_unload, method, module, unload_seq);
 }
-void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size) {
-  lttng_ust_tracepoint(jitprov_runtime, code_unload, method, version, code_start, code_size);
+void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size, uint64_t retire_seq) {
+  lttng_ust_tracepoint(jitprov_runtime, code_unload, method, version, code_start, code_size, retire_seq);
 }
 void rejitRequest(MethodId method, RejitId rejit) {
   lttng_ust_tracepoint(jitprov_runtime, rejit_request, method, rejit);
@@ -138,26 +154,98 @@ void rejitRequest(MethodId method, RejitId rejit) {
 
 bool rundownEventsEnabled() noexcept { return lttng_ust_tracepoint_enabled(jitprov_rundown, rundown_begin); }
 
-void rundownBegin(uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count) {
-  lttng_ust_tracepoint(jitprov_rundown, rundown_begin, id, static_cast<uint8_t>(mode),
-                       static_cast<uint8_t>(trigger), method_count);
+std::vector<Session> recordingSessions() {
+  if (!loadProvider() || g_recording == nullptr) return {};
+  // The runtime's own tracepoint definitions (this translation unit defines them).
+  lttng_ust_tracepoint* const tps[] = {&lttng_ust_tracepoint_jitprov_rundown___rundown_begin,
+                                       &lttng_ust_tracepoint_jitprov_rundown___method};
+  std::vector<Session> out(4);
+  for (;;) {
+    const size_t n = g_recording(tps, std::size(tps), out.data(), out.size());
+    if (n <= out.size()) {
+      out.resize(n);
+      return out;
+    }
+    out.resize(n);  // more sessions than room: ask again
+  }
 }
-void rundownModule(uint64_t id, const ModuleView& m) {
+
+namespace {
+// The watchers of session starts. Never destroyed: lttng-ust may call in while the
+// process exits.
+struct Watchers {
+  std::mutex mu;
+  uint64_t next = 1;
+  struct W {
+    uint64_t token;
+    void (*fn)(void*, Session);
+    void* ctx;
+  };
+  std::vector<W> list;
+};
+Watchers& watchers() {
+  static Watchers* w = new Watchers;
+  return *w;
+}
+void onSessionStart(void*, void* session) {
+  Watchers& w = watchers();
+  std::lock_guard<std::mutex> g(w.mu);
+  for (const auto& x : w.list) x.fn(x.ctx, session);
+}
+std::once_flag g_watch_once;
+int g_watch_rc = -1;
+}  // namespace
+
+uint64_t watchSessionStarts(void (*fn)(void* ctx, Session session), void* ctx) {
+  if (!loadProvider() || g_watch == nullptr) return 0;
+  std::call_once(g_watch_once, [] {
+    g_watch_rc = g_watch(&onSessionStart, nullptr);
+    if (g_watch_rc != 0)
+      std::fprintf(stderr, "jitprov: lttng-ust refused the session-start probe (%d): the session trigger "
+                   "falls back to watching whether rundown events are enabled\n", g_watch_rc);
+  });
+  if (g_watch_rc != 0) return 0;
+  Watchers& w = watchers();
+  std::lock_guard<std::mutex> g(w.mu);
+  const uint64_t token = w.next++;
+  w.list.push_back({token, fn, ctx});
+  return token;
+}
+
+void unwatchSessionStarts(uint64_t token) {
+  if (token == 0) return;
+  Watchers& w = watchers();
+  std::lock_guard<std::mutex> g(w.mu);
+  std::erase_if(w.list, [&](const Watchers::W& x) { return x.token == token; });
+}
+
+namespace {
+lttng_ust_session* ust(Session s) { return static_cast<lttng_ust_session*>(s); }
+}  // namespace
+
+void rundownBegin(Sessions to, uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
+                  uint64_t publish_seq) {
+  for (Session s : to)
+    lttng_ust_tracepoint(jitprov_rundown, rundown_begin, ust(s), id, static_cast<uint8_t>(mode),
+                         static_cast<uint8_t>(trigger), method_count, publish_seq);
+}
+void rundownModule(Sessions to, uint64_t id, const ModuleView& m) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, module)) {
     std::string buf;
-    lttng_ust_do_tracepoint(jitprov_rundown, module, id, m.module_id, fit(m.path, &buf));
+    const char* path = fit(m.path, &buf);
+    for (Session s : to) lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), id, m.module_id, path);
   }
 }
-void rundownMethod(uint64_t id, const VersionView& v) {
+void rundownMethod(Sessions to, uint64_t id, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
     Record rec(v);
-    lttng_ust_do_tracepoint(jitprov_rundown, method, id, &rec.r);
+    for (Session s : to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), id, &rec.r);
   }
 }
-void rundownEnd(uint64_t id, uint64_t modules, uint64_t methods, uint64_t versions, uint64_t skipped,
-                uint64_t retried, uint64_t duration_ns) {
-  lttng_ust_tracepoint(jitprov_rundown, rundown_end, id, modules, methods, versions, skipped, retried,
-                       duration_ns);
+void rundownEnd(Sessions to, uint64_t id, const RundownEnd& e) {
+  const jitprov_rundown_end_record r{id, e.modules, e.methods, e.versions, e.skipped, e.retried,
+                                     e.duration_ns, e.publish_seq, e.end_seq, e.caught_up};
+  for (Session s : to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &r);
 }
 
 }  // namespace jitprov::trace

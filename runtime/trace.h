@@ -6,7 +6,9 @@
 #include <jitprov/types.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace jitprov::trace {
 
@@ -21,16 +23,37 @@ std::string providerStatus();
 void moduleLoad(ModuleId id, const char* path);
 void moduleUnload(ModuleId id, const char* path);
 void methodLoad(const VersionView& v);
-void methodUnload(MethodId method, ModuleId module);
-void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size);
+void methodUnload(MethodId method, ModuleId module, uint64_t unload_seq);
+void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size, uint64_t retire_seq);
 void rejitRequest(MethodId method, RejitId rejit);
 
-bool rundownEventsEnabled() noexcept;  // the session trigger watches this
-void rundownBegin(uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count);
-void rundownModule(uint64_t id, const ModuleView& m);
-void rundownMethod(uint64_t id, const VersionView& v);
-void rundownEnd(uint64_t id, uint64_t modules, uint64_t methods, uint64_t versions, uint64_t skipped,
-                uint64_t retried, uint64_t duration_ns);
+// --- sessions (SPEC.md "Every session") ----------------------------------------------
+// An lttng-ust session, opaque (struct lttng_ust_session*): only compared and passed
+// back to the provider, which records a rundown event into that session only.
+using Session = void*;
+using Sessions = std::span<const Session>;
+
+bool rundownEventsEnabled() noexcept;  // some session records rundown events
+// The active sessions that record jitprov_rundown events now (empty without provider).
+std::vector<Session> recordingSessions();
+// Calls fn(ctx, session) for every session that starts (and on `lttng regenerate
+// statedump`), on lttng-ust's thread with its locks held: fn only hands it over. Returns
+// a token for unwatchSessionStarts(), or 0 when sessions cannot be watched (no provider,
+// or lttng-ust refused the probe: then providerStatus() says why).
+uint64_t watchSessionStarts(void (*fn)(void* ctx, Session session), void* ctx);
+// After it returns, fn is no longer called for this token.
+void unwatchSessionStarts(uint64_t token);
+
+struct RundownEnd {
+  uint64_t modules, methods, versions, skipped, retried, duration_ns;
+  uint64_t publish_seq, end_seq, caught_up;
+};
+// Each records into every session of `to`.
+void rundownBegin(Sessions to, uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
+                  uint64_t publish_seq);
+void rundownModule(Sessions to, uint64_t id, const ModuleView& m);
+void rundownMethod(Sessions to, uint64_t id, const VersionView& v);
+void rundownEnd(Sessions to, uint64_t id, const RundownEnd& e);
 
 // Longest string the events carry (bytes); longer ones are cut on a UTF-8 boundary.
 inline constexpr size_t kMaxTraceString = 4096;

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 dir=${BUILD_DIR:-build-fault}
-for spec in ${FAULTS:-relaxed-head:thread link-before-init:thread relaxed-code-start:thread free-without-grace:thread free-without-grace:address retire-free-without-grace:thread retire-free-without-grace:address unlink-poison-next:thread}; do
+for spec in ${FAULTS:-relaxed-head:thread link-before-init:thread relaxed-code-start:thread free-without-grace:thread free-without-grace:address retire-free-without-grace:thread retire-free-without-grace:address unlink-poison-next:thread no-catch-up:thread}; do
   f=${spec%%:*}; san=${spec##*:}
   if [ "$san" = address ]; then setup=asan; else setup=tsan; fi
   rm -rf "$dir"
@@ -16,7 +16,7 @@ for spec in ${FAULTS:-relaxed-head:thread link-before-init:thread relaxed-code-s
   for i in 1 2 3; do
     out=$(meson test -C "$dir" --setup "$setup" registry-stress 2>&1 | grep -E "^ *1/1")
     echo "$f/$san run $i: $out"
-    grep -m1 -E "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|G[234]:" "$dir/meson-logs/testlog-$setup.txt"
+    grep -m1 -E "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|G[234]\+?:" "$dir/meson-logs/testlog-$setup.txt"
   done
 done
 rm -rf "$dir"

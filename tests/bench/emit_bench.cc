@@ -60,10 +60,13 @@ int main(int argc, char** argv) {
   std::vector<double> bare_ns, rd_ns;
   uint64_t retried = 0;
   for (int r = 0; r < rounds; ++r) {
+    // The same sessions the rundown records into (each event is for one session).
+    const std::vector<trace::Session> sessions = trace::recordingSessions();
+    const trace::Sessions to(sessions);
     const uint64_t t0 = monotonicNs();
-    trace::rundownBegin(1000 + r, RundownMode::kLockFree, RundownTrigger::kApi, n);
-    for (const VersionView& v : flat) trace::rundownMethod(1000 + r, v);
-    trace::rundownEnd(1000 + r, 0, 0, flat.size(), 0, 0, 0);
+    trace::rundownBegin(to, 1000 + r, RundownMode::kLockFree, RundownTrigger::kApi, n, 0);
+    for (const VersionView& v : flat) trace::rundownMethod(to, 1000 + r, v);
+    trace::rundownEnd(to, 1000 + r, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0});
     const double bare = double(monotonicNs() - t0) / double(flat.size());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the consumer drain
     const RundownResult res = engine.runNow(RundownMode::kLockFree, RundownTrigger::kApi);

@@ -8,7 +8,12 @@
 //  (b) G3: every version published before the walk began, whose module was not
 //      unloaded and which was not retired before the walk ended, was seen;
 //  (c) G4: no version was seen twice;
-//  (d) a version whose retirement had returned before the walk began is not seen.
+//  (d) a version whose retirement had returned before the walk began is not seen;
+//  (e) G3+ (registry.h P8): the walks are the rundown's complete walks, and every
+//      version whose publication sequence number (the registry's own, logged with it)
+//      is at most the walk's publish_seq P was seen, unless its retirement or unload had
+//      begun before the walk ended; nothing numbered above P was seen. Checked at the
+//      end against the whole log (a publication numbered <= P may be logged late).
 // It runs twice: with the model code heap, and in host mode, where the test plays the
 // host: it owns the addresses and publishes new code at a retired version's address as
 // soon as retireVersion() returns (as HotSpot does), replays publications (JVMTI's
@@ -62,6 +67,7 @@ struct Fields {
   uint32_t token = 0;
   uint32_t flags = 0;
   uint64_t name_hash = 0;
+  uint64_t publish_seq = 0;  // the registry's publication sequence number
   bool operator==(const Fields&) const = default;
 };
 
@@ -72,7 +78,8 @@ uint64_t nameHash(std::string_view ns, std::string_view name, std::string_view s
 
 Fields fieldsOf(const VersionView& v) {
   return Fields{v.method_id, v.module_id, v.version_id, v.rejit_id, v.tier, v.osr_il_offset, v.host_tier, v.code_start,
-                v.code_size, v.method_token, v.method_flags, nameHash(v.name_space, v.name, v.signature)};
+                v.code_size, v.method_token, v.method_flags, nameHash(v.name_space, v.name, v.signature),
+                v.publish_seq};
 }
 
 // The test's own log: one entry per sequence number, written once by the writer that
@@ -151,10 +158,19 @@ struct Observation {
   std::vector<Fields> seen;
 };
 
+// A complete walk kept for the G3+ check at the end: what it saw, its P, and when (in
+// the test's log) it ended.
+struct KeptWalk {
+  uint64_t s1, publish_seq;
+  std::vector<VersionId> seen;  // sorted
+};
+
 struct ReaderReport {
   uint64_t walks = 0;
   uint64_t versions_checked = 0;
   uint64_t completeness_checked = 0;
+  uint64_t caught_up = 0;  // versions the catch-up passes added
+  std::vector<KeptWalk> kept;
   std::vector<std::string> errors;
   std::vector<Fields> deferred;  // seen before their log entry existed: checked at the end
   std::vector<std::pair<MethodId, uint64_t>> entry_points;
@@ -196,7 +212,8 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       }
       if (m == 0) continue;
       const uint64_t start = hostSlot();
-      auto v = rt.publishHostCode(m, HostCode{start, 512, Tier::kTier1, 4, 0});
+      uint64_t rseq = 0;
+      auto v = rt.publishHostCode(m, HostCode{start, 512, Tier::kTier1, 4, 0}, &rseq);
       if (!v.ok()) return fail(std::string("publishHostCode (pinned): ") + v.message());
       std::lock_guard<std::mutex> g(world.mu);
       world.pinned.emplace_back(start, 512);
@@ -204,7 +221,7 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       const auto& meta = world.meta.at(m);
       log.fill(log.take(), LogEntry::kPublish,
                Fields{m, world.modules[world.module_of.at(m)].id, *v, 0, Tier::kTier1, 0, 4, start, 512, meta.token,
-                      meta.flags, meta.name_hash},
+                      meta.flags, meta.name_hash, rseq},
                0);
     }
   }
@@ -272,7 +289,8 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     const uint64_t host_start = host ? hostSlot() : 0;
     published_rejit_mu_.lock();
     const RejitId rejit = current_rejit_[m];
-    Result<VersionId> v = host ? rt.publishHostCode(m, HostCode{host_start, size, tier, host_tier, osr})
+    uint64_t rseq = 0;
+    Result<VersionId> v = host ? rt.publishHostCode(m, HostCode{host_start, size, tier, host_tier, osr}, &rseq)
                                : rt.beginJit(m, tier, osr);
     published_rejit_mu_.unlock();
     if (!v.ok()) {
@@ -280,7 +298,7 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       if (v.error() == Errc::kMethodUnloaded) return world.unloaded_races.fetch_add(1), void();
       return fail(std::string(host ? "publishHostCode: " : "beginJit: ") + v.message());
     }
-    Result<CodeRange> r = CodeRange{host_start, size};
+    Result<CodeRange> r = CodeRange{host_start, size, rseq};
     if (!host) r = rt.publishCode(*v, size);
     if (!r.ok()) {
       if (r.error() == Errc::kVersionGone) return world.unloaded_races.fetch_add(1), void();
@@ -314,8 +332,8 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       }
     }
     // What the walk must report for it: what the registry was asked to do.
-    Fields f{m,         world_module_id(mi), *v, rejit, tier, osr, host ? host_tier : uint16_t(tier),
-             r->start, r->size, 0, 0, 0};
+    Fields f{m,        world_module_id(mi), *v, rejit, tier, osr, host ? host_tier : uint16_t(tier),
+             r->start, r->size, 0, 0, 0, r->publish_seq};
     {
       std::lock_guard<std::mutex> g(world.mu);
       const auto& meta = world.meta.at(m);
@@ -490,13 +508,32 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       Observation obs;
       obs.s0 = log.now();
       // Reader 1 yields now and then inside its walk: long read sections give writers
-      // time to run in the middle of a walk, which widens every race window.
-      rt.walk(WalkLocking::kNone, [&](const VersionView& v) {
-        obs.seen.push_back(fieldsOf(v));
-        if (index == 1 && obs.seen.size() % 128 == 0) std::this_thread::yield();
-      });
+      // time to run in the middle of a walk, which widens every race window (and gives
+      // the catch-up pass publications to catch up).
+      const CompleteWalk cw = rt.walkComplete(
+          WalkLocking::kNone, [](uint64_t) {},
+          [&](const VersionView& v) {
+            obs.seen.push_back(fieldsOf(v));
+            if (index == 1 && obs.seen.size() % 128 == 0) std::this_thread::yield();
+          });
       obs.s1 = log.now();
       ++rep->walks;
+      rep->caught_up += cw.caught_up;
+      if (cw.begin_seq > cw.publish_seq || cw.publish_seq > cw.end_seq)
+        rep->errors.push_back("sequence values out of order: begin " + std::to_string(cw.begin_seq) + ", P " +
+                              std::to_string(cw.publish_seq) + ", E " + std::to_string(cw.end_seq));
+      for (const Fields& f : obs.seen) {
+        if (f.publish_seq == 0 || f.publish_seq > cw.publish_seq)
+          rep->errors.push_back("G3+: version " + std::to_string(f.version_id) + " with publish_seq " +
+                                std::to_string(f.publish_seq) + " seen by a walk complete up to " +
+                                std::to_string(cw.publish_seq));
+      }
+      if (rep->walks % 2 == 0 && rep->kept.size() < 48) {
+        KeptWalk k{obs.s1, cw.publish_seq, {}};
+        for (const Fields& f : obs.seen) k.seen.push_back(f.version_id);
+        std::sort(k.seen.begin(), k.seen.end());
+        rep->kept.push_back(std::move(k));
+      }
       // Replay the log up to S1.
       for (; replayed < obs.s1; ++replayed) {
         const LogEntry& e = log.at(replayed);
@@ -576,6 +613,41 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     all[e.f.version_id] = e.f;
     code_of[e.f.method_id].insert(e.f.code_start);
   }
+  // (e) G3+, against the whole log: for each kept walk, the removals that had begun
+  // before it ended (test-log order), then every publication numbered <= its P.
+  uint64_t plus_checked = 0, caught_up = 0;
+  {
+    struct Pub {
+      VersionId vid;
+      ModuleId module;
+      uint64_t rseq;
+    };
+    std::vector<Pub> pubs;
+    for (uint64_t s = 0; s < end; ++s) {
+      const LogEntry& e = log.at(s);
+      if (e.kind == LogEntry::kPublish) pubs.push_back({e.f.version_id, e.f.module_id, e.f.publish_seq});
+    }
+    for (ReaderReport& rep : reports) {
+      caught_up += rep.caught_up;
+      uint64_t shown = 0;
+      for (const KeptWalk& k : rep.kept) {
+        std::unordered_set<ModuleId> unloaded;
+        std::unordered_set<VersionId> retiring;
+        for (uint64_t s = 0; s < k.s1; ++s) {
+          const LogEntry& e = log.at(s);
+          if (e.kind == LogEntry::kUnload) unloaded.insert(e.module);
+          if (e.kind == LogEntry::kRetireBegin) retiring.insert(e.f.version_id);
+        }
+        for (const Pub& p : pubs) {
+          if (p.rseq > k.publish_seq || unloaded.count(p.module) || retiring.count(p.vid)) continue;
+          ++plus_checked;
+          if (!std::binary_search(k.seen.begin(), k.seen.end(), p.vid) && shown++ < 10)
+            ADD_FAILURE() << "G3+: version " << p.vid << " published at registry seq " << p.rseq
+                          << " <= the walk's P " << k.publish_seq << " is missing (seed " << seed << ")";
+        }
+      }
+    }
+  }
   uint64_t walks = 0, checked = 0, complete = 0, eps = 0;
   for (ReaderReport& rep : reports) {
     for (const std::string& e : rep.errors) ADD_FAILURE() << e << " (seed " << seed << ")";
@@ -598,17 +670,20 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     complete += rep.completeness_checked;
   }
   const MemoryStats ms = rt.memoryStats();
-  std::printf("stress (%s): %llu walks, %llu versions field-checked, %llu completeness checks, %llu entry points, "
-              "%llu log entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an "
-              "unload\n",
+  std::printf("stress (%s): %llu walks, %llu versions field-checked, %llu completeness checks, %llu G3+ checks, "
+              "%llu versions caught up, %llu entry points, %llu log entries, %llu retired, %llu replays, %llu "
+              "overlaps refused, %llu ops lost a race to an unload\n",
               host ? "host" : "model heap", (unsigned long long)walks, (unsigned long long)checked,
-              (unsigned long long)complete, (unsigned long long)eps, (unsigned long long)end,
+              (unsigned long long)complete, (unsigned long long)plus_checked, (unsigned long long)caught_up,
+              (unsigned long long)eps, (unsigned long long)end,
               (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
               (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load());
   // The test must have exercised what it claims to.
   EXPECT_GT(walks, 2u);
   EXPECT_GT(checked, 1000u);
   EXPECT_GT(complete, 1000u);
+  EXPECT_GT(plus_checked, 1000u);
+  EXPECT_GT(caught_up, 0u) << "no walk had a publication to catch up: G3+ was not exercised";
   EXPECT_GT(ms.native_versions, 0u);
   EXPECT_GT(world.retires.load(), ops / 20);
   EXPECT_EQ(ms.retired, world.retires.load());

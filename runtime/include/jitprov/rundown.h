@@ -28,7 +28,9 @@
 namespace jitprov {
 
 struct RundownTriggers {
-  bool session = false;  // the rundown events go from disabled to enabled (lttng start)
+  // Every lttng session that records the rundown events gets its own rundown when it
+  // starts (and on `lttng regenerate statedump -s S`), sessions already recording none.
+  bool session = false;
   bool signal = false;   // requestFromSignal() (the tools call it on SIGUSR2)
   bool exit = false;     // once more in stop()
   double at_sec = -1;    // once, this long after start() (< 0: off)
@@ -60,7 +62,12 @@ struct RundownResult {
   uint64_t retried = 0;   // emission stalls (see rundown.cc: waits for trace buffer space)
   uint64_t begin_ns = 0;  // CLOCK_MONOTONIC
   uint64_t duration_ns = 0;
-  bool traced = false;    // the rundown events were enabled when it began
+  bool traced = false;    // recorded into at least one session
+  uint64_t sessions = 0;  // lttng sessions it was recorded into
+  // The publication sequence (SPEC.md "Exact completeness", runtime.h CompleteWalk).
+  uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0;
+  uint64_t caught_up = 0;    // versions added by the catch-up (included in `versions`)
+  uint64_t catch_up_ns = 0;  // time the catch-up took
 };
 
 // Test-only: ways to break a rundown's emission on purpose, so that trace verifiers can
@@ -91,7 +98,8 @@ class RundownEngine {
   void request() noexcept;
   // Async-signal-safe: queue a signal-triggered rundown.
   void requestFromSignal() noexcept;
-  // Runs one rundown now on the calling thread.
+  // Runs one rundown now on the calling thread, into every session recording the
+  // rundown events.
   RundownResult runNow(RundownMode mode, RundownTrigger trigger);
 
   std::vector<RundownResult> results() const;
@@ -125,12 +133,15 @@ class RundownEngine {
     sink_ctx_ = ctx;
   }
 
-  // How often the thread looks at the session state (the session trigger's latency).
+  // How often the thread looks at the session state when lttng-ust's session starts
+  // cannot be watched (then the trigger falls back to "rundown events became enabled").
   static constexpr int kPollMs = 20;
 
  private:
   void threadMain();
   void wake() noexcept;
+  RundownResult run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions);
+  static void onSessionStart(void* self, void* session);
 
   Runtime& rt_;
   RundownMode nextMode() noexcept;
@@ -145,6 +156,11 @@ class RundownEngine {
   // the signal handler may set them.
   std::atomic<bool> api_pending_{false};
   std::atomic<bool> signal_pending_{false};
+  // Sessions that started and wait for their rundown (session trigger). Filled by
+  // lttng-ust's thread through onSessionStart().
+  std::mutex sessions_mu_;
+  std::vector<void*> pending_sessions_;  // guarded by sessions_mu_
+  uint64_t watch_token_ = 0;
   uint64_t max_rate_ = 0;
   RundownFault fault_ = RundownFault::kNone;
   Sink sink_ = nullptr;

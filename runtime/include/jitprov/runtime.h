@@ -49,6 +49,20 @@ struct WalkStats {
   uint64_t skipped = 0;   // native versions seen whose code was not published yet
 };
 
+// A walk that is complete as of its end (G3+, runtime/registry.h P8): the walk of
+// everything published up to begin_seq, then a lock-free catch-up of what was published
+// up to publish_seq while it ran. Every native version with a publish_seq at most
+// `publish_seq` was visited exactly once, unless it was removed (retired or unloaded)
+// with a sequence number at most `end_seq`.
+struct CompleteWalk {
+  uint64_t begin_seq = 0;    // the sequence when the walk began
+  uint64_t publish_seq = 0;  // P: what the walk is complete up to
+  uint64_t end_seq = 0;      // E >= P: the sequence when it ended (bounds the removals it saw)
+  WalkStats walk;            // the first pass (methods, skipped are counted here only)
+  uint64_t caught_up = 0;    // versions visited by the catch-up (publish_seq in (begin, P])
+  uint64_t catch_up_ns = 0;  // time the catch-up took
+};
+
 struct MemoryStats {
   uint64_t live_modules = 0;
   uint64_t live_methods = 0;
@@ -96,7 +110,8 @@ class Runtime {
   // acquisition, site by tier); fires method_load. Publishing the same method, start
   // and size again returns the existing version (no second event); a range that
   // overlaps live code of another version is refused (kRangeOverlap).
-  Result<VersionId> publishHostCode(MethodId method, const HostCode& code);
+  // *publish_seq (optional) receives the publication's sequence number (0 for a replay).
+  Result<VersionId> publishHostCode(MethodId method, const HostCode& code, uint64_t* publish_seq = nullptr);
   // Retires one published native version (site unload): lock-free walks that start
   // after this returns never see it; its memory, and in model-heap mode its code range,
   // are reclaimed after a grace period. In host mode the range may be published again
@@ -126,6 +141,13 @@ class Runtime {
   // A method registered after the walk started may be missed; one registered before
   // may not. `visit` must not call back into this runtime's mutating API.
   WalkStats walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
+  // The rundown's walk (P8): `begin(begin_seq)` is called first, then `visit` once for
+  // every version published up to the returned publish_seq, caught up after the first
+  // pass. Same locking and threads as walk().
+  CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                            FunctionRef<void(const VersionView&)> visit) const;
+  // The publication sequence: the number of the last publication or removal (acquire).
+  uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
   // `next` as an immutable field (relaxed). Not safe with concurrent retireVersion().
   WalkStats walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const;
@@ -152,7 +174,8 @@ class Runtime {
 
  private:
   template <std::memory_order kNextOrder>
-  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
+  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
+                     uint64_t upto) const;
 
   RuntimeConfig config_;
   std::unique_ptr<State> s_;

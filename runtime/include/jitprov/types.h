@@ -86,6 +86,7 @@ struct HostCode {
 struct CodeRange {
   uint64_t start = 0;
   uint32_t size = 0;
+  uint64_t publish_seq = 0;  // the publication's sequence number (registry.h P8)
 };
 
 // One published native code version, as the lock-free walk sees it. The string views
@@ -105,6 +106,7 @@ struct VersionView {
   std::string_view name_space;
   std::string_view name;
   std::string_view signature;
+  uint64_t publish_seq;  // its publication's sequence number (registry.h P8)
 };
 
 struct ModuleView {
