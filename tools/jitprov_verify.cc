@@ -1,16 +1,27 @@
-// jitprov-verify TRACE_DIR: reads a CTF trace through libbabeltrace2 and checks, for
-// every rundown in it, the guarantees of SPEC.md against the jitprov_runtime events of
-// the same trace where they were recorded:
-//   G2 consistent: each `method` record's fields equal its version's `method_load`;
-//   G3 complete:   every version whose method_load is older than rundown_begin (minus
-//                  a clock margin) and whose method has no method_unload before
-//                  rundown_end is in the rundown;
+// jitprov-verify TRACE_DIR: reads CTF traces through libbabeltrace2 and checks every
+// rundown in them against SPEC.md, per lttng session and per process:
+//   G2 consistent: each `method` record's fields equal its version's `method_load`, and
+//                  no record is of a version whose removal was complete before the walk
+//                  could reach it;
+//   G3+ complete:  by the publication sequence (SPEC.md "Exact completeness"), exactly:
+//                  every version known from the trace (a method_load, or a record of any
+//                  rundown) with publish_seq <= rundown_end.publish_seq (P) that was not
+//                  removed (code_unload, method_unload) with a number <= end_seq (E) is
+//                  in the rundown; nothing with publish_seq > P is. "Not removed" is
+//                  decided only where the trace accounts for every sequence number in
+//                  between (a session stopped for a while leaves gaps: those versions
+//                  are counted as undecidable, never guessed);
 //   G4 once:       no version_id twice in one rundown;
-//   counts:        rundown_end's versions/modules equal the records seen; a rundown
-//                  without its end is reported;
+//   counts:        rundown_end's versions/modules/caught_up equal the records seen; a
+//                  rundown without its begin or end is reported;
 //   loss:          discarded events anywhere in the trace.
-// Exit: 0 all hold, 1 a guarantee is violated, 2 usage or unreadable input, 3 events
-// lost (the verdict cannot be trusted then; violations are still printed).
+// Traces are grouped by session (the directory above `ust/`); events are keyed by the
+// process that emitted them (the `vpid` context, or the trace of a per-process buffer):
+// processes are never merged; where they cannot be told apart, exit 2.
+// Exit: 0 every check ran and holds; 1 a guarantee is violated; 2 usage, unreadable
+// input, or processes that cannot be told apart; 3 events lost (violations are still
+// printed); 4 nothing violated, but something could not be checked (no rundown, no
+// runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
@@ -18,21 +29,27 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace {
 
+constexpr int kExitHold = 0, kExitViolated = 1, kExitUnreadable = 2, kExitLost = 3, kExitNotChecked = 4;
+
 struct Fields {
   uint64_t method_id = 0, version_id = 0, code_start = 0;
   uint32_t module_id = 0, rejit_id = 0, code_size = 0, token = 0, flags = 0;
-  int64_t host_tier = -1;  // -1: a trace from before the field existed
+  int64_t host_tier = -1;    // -1: a trace from before the field existed
+  uint64_t publish_seq = 0;  // 0: a trace from before the field existed
   std::string tier;
   uint64_t names = 0;  // hash of namespace, name, signature
 };
@@ -52,14 +69,10 @@ std::string diff(const Fields& a, const Fields& b) {
   add(a.code_size != b.code_size, "code_size");
   add(a.token != b.token, "method_token");
   add(a.flags != b.flags, "method_flags");
+  add(a.publish_seq != b.publish_seq, "publish_seq");
   add(a.names != b.names, "namespace/name/signature");
   return d;
 }
-
-struct Load {
-  Fields f;
-  int64_t ts;
-};
 
 struct Record {
   uint64_t version_id;
@@ -74,16 +87,46 @@ struct Rundown {
   uint64_t module_records = 0;
   std::vector<Record> records;
   uint64_t end_modules = 0, end_methods = 0, end_versions = 0, end_skipped = 0, end_retried = 0, end_duration = 0;
+  // The publication sequence: B on rundown_begin; P, E and caught_up on rundown_end.
+  bool has_begin_seq = false, has_end_seq = false;
+  uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0, caught_up = 0;
 };
 
-struct State {
-  std::unordered_map<uint64_t, Load> loads;            // version_id -> method_load
-  std::unordered_map<uint64_t, int64_t> unloads;       // method_id -> first method_unload
-  std::unordered_map<uint64_t, int64_t> retires;       // version_id -> its code_unload
-  std::map<uint64_t, Rundown> rundowns;                // rundown_id -> rundown
-  uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
+// What the trace says about one version.
+struct Version {
+  uint64_t method_id = 0;
+  uint64_t publish_seq = 0;
+  // A lower bound of the number of its removal, from what the trace shows of it: a
+  // method_load at s gives s + 1; a record of a rundown's first pass (publish_seq <=
+  // B) gives B (a removal numbered below B was complete before that walk began); a
+  // record of the catch-up gives P (it began after P was read).
+  uint64_t removal_after = 0;
+  bool loaded = false;
+  Fields load;  // when loaded
+};
+
+struct Process {
+  int64_t pid = 0;
+  std::unordered_map<uint64_t, Version> versions;        // version_id ->
+  std::unordered_map<uint64_t, uint64_t> method_unload;  // method_id -> unload_seq (0: no field)
+  std::unordered_map<uint64_t, uint64_t> code_unload;    // version_id -> retire_seq (0: no field)
+  std::map<uint64_t, Rundown> rundowns;                  // rundown_id ->
+  std::vector<uint64_t> seen_seqs;                       // every sequence number the trace shows
   uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
-  std::string error;  // fatal: a field missing or of the wrong type
+  bool seq_fields = true;  // every event carried the sequence fields
+};
+
+struct Session {
+  std::string root;  // the directory above ust/ (or the trace itself)
+  std::string name;  // the trace's trace_name, when it has one
+  std::vector<std::string> traces;
+  std::map<int64_t, Process> processes;
+  std::set<std::string> declared;  // event classes in the traces' metadata
+  uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
+  uint64_t unattributed = 0;  // jitprov events of no known process
+  std::string error;          // fatal: a field missing or malformed
+  // The process of each stream whose trace names one (per-process buffers).
+  std::unordered_map<const bt_stream*, int64_t> stream_pid;
 };
 
 // --- field access -------------------------------------------------------------------
@@ -142,6 +185,9 @@ bool methodFields(const bt_field* p, Fields* f) {
     if (!u64(p, "host_tier", &v) || v > UINT16_MAX) return false;
     f->host_tier = int64_t(v);
   }
+  if (member(p, "publish_seq") != nullptr) {
+    if (!u64(p, "publish_seq", &f->publish_seq) || f->publish_seq == 0) return false;
+  }
   static const char* const kTiers[] = {"tier0", "tier1", "tier1_osr", "instrumented", "optimized"};
   if (std::find(std::begin(kTiers), std::end(kTiers), f->tier) == std::end(kTiers)) return false;
   std::hash<std::string> h;
@@ -149,66 +195,137 @@ bool methodFields(const bt_field* p, Fields* f) {
   return true;
 }
 
-// --- consuming the muxed messages ----------------------------------------------------
-void onEvent(State* st, const bt_message* msg) {
+// The process an event belongs to: its `vpid` context, else the vpid of its trace
+// (per-process buffers); -1 when neither says.
+int64_t processOf(Session* s, const bt_event* ev) {
+  if (const bt_field* ctx = bt_event_borrow_common_context_field_const(ev)) {
+    uint64_t pid;
+    if (u64(ctx, "vpid", &pid)) return int64_t(pid);
+  }
+  const bt_stream* stream = bt_event_borrow_stream_const(ev);
+  auto it = s->stream_pid.find(stream);
+  if (it != s->stream_pid.end()) return it->second;
+  int64_t pid = -1;
+  const bt_value* v = bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(stream), "vpid");
+  if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER) pid = bt_value_integer_signed_get(v);
+  if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_UNSIGNED_INTEGER) pid = int64_t(bt_value_integer_unsigned_get(v));
+  s->stream_pid.emplace(stream, pid);
+  return pid;
+}
+
+// A stream begins: note the event classes its metadata declares (which events the
+// session records) and the session's name.
+void onStreamBeginning(Session* s, const bt_message* msg) {
+  const bt_stream* stream = bt_message_stream_beginning_borrow_stream_const(msg);
+  const bt_stream_class* sc = bt_stream_borrow_class_const(stream);
+  for (uint64_t i = 0; i < bt_stream_class_get_event_class_count(sc); ++i) {
+    const char* n = bt_event_class_get_name(bt_stream_class_borrow_event_class_by_index_const(sc, i));
+    if (n != nullptr) s->declared.insert(n);
+  }
+  if (s->name.empty()) {
+    const bt_value* v =
+        bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(stream), "trace_name");
+    if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_STRING) s->name = bt_value_string_get(v);
+  }
+}
+
+void onEvent(Session* s, const bt_message* msg) {
   const bt_event* ev = bt_message_event_borrow_event_const(msg);
   const char* name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
-  if (name == nullptr) return;
+  if (name == nullptr || std::strncmp(name, "jitprov_", 8) != 0) return;
   const std::string n(name);
-  if (n.rfind("jitprov_", 0) != 0) return;
-  ++st->events;
+  const int64_t pid = processOf(s, ev);
+  if (pid < 0) {
+    ++s->unattributed;
+    return;
+  }
+  Process& p = s->processes[pid];
+  p.pid = pid;
+  ++p.events;
   int64_t ts = 0;
   if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &ts) !=
       BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
-    st->error = "event " + n + " has no usable timestamp";
+    s->error = "event " + n + " has no usable timestamp";
     return;
   }
-  const bt_field* p = bt_event_borrow_payload_field_const(ev);
-  auto bad = [&](const char* what) { st->error = "event " + n + ": missing or malformed " + what; };
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  auto bad = [&](const char* what) { s->error = "event " + n + ": missing or malformed " + what; };
+  // An optional sequence field: absent in traces of older versions (then the exact
+  // checks are not possible), never 0 when present.
+  auto seqField = [&](const char* field, uint64_t* out) {
+    *out = 0;
+    if (member(f, field) == nullptr) {
+      p.seq_fields = false;
+      return true;
+    }
+    return u64(f, field, out) && *out != 0;
+  };
   if (n == "jitprov_runtime:method_load") {
-    Fields f;
-    if (!methodFields(p, &f)) return bad("method fields");
-    ++st->method_loads;
-    st->loads.emplace(f.version_id, Load{f, ts});
+    Fields fl;
+    if (!methodFields(f, &fl)) return bad("method fields");
+    if (fl.publish_seq == 0) p.seq_fields = false;
+    ++p.method_loads;
+    Version& v = p.versions[fl.version_id];
+    v.method_id = fl.method_id;
+    v.publish_seq = fl.publish_seq;
+    v.removal_after = std::max(v.removal_after, fl.publish_seq + 1);
+    if (!v.loaded) {
+      v.loaded = true;
+      v.load = std::move(fl);
+    }
+    if (v.publish_seq != 0) p.seen_seqs.push_back(v.publish_seq);
   } else if (n == "jitprov_runtime:method_unload") {
-    uint64_t mid;
-    if (!u64(p, "method_id", &mid)) return bad("method_id");
-    ++st->method_unloads;
-    st->unloads.emplace(mid, ts);  // keeps the first
+    uint64_t mid, seq;
+    if (!u64(f, "method_id", &mid) || !seqField("unload_seq", &seq)) return bad("method_id/unload_seq");
+    ++p.method_unloads;
+    p.method_unload.emplace(mid, seq);  // keeps the first
+    if (seq != 0) p.seen_seqs.push_back(seq);
   } else if (n == "jitprov_runtime:code_unload") {
-    uint64_t vid;
-    if (!u64(p, "version_id", &vid)) return bad("version_id");
-    ++st->code_unloads;
-    st->retires.emplace(vid, ts);
+    uint64_t vid, seq;
+    if (!u64(f, "version_id", &vid) || !seqField("retire_seq", &seq)) return bad("version_id/retire_seq");
+    ++p.code_unloads;
+    p.code_unload.emplace(vid, seq);
+    if (seq != 0) p.seen_seqs.push_back(seq);
   } else if (n.rfind("jitprov_rundown:", 0) == 0) {
     uint64_t rid;
-    if (!u64(p, "rundown_id", &rid)) return bad("rundown_id");
-    Rundown& r = st->rundowns[rid];
+    if (!u64(f, "rundown_id", &rid)) return bad("rundown_id");
+    Rundown& r = p.rundowns[rid];
     r.id = rid;
     if (n == "jitprov_rundown:rundown_begin") {
+      if (r.has_begin) return bad("rundown_id (a second rundown_begin with the same id)");
       r.has_begin = true;
       r.begin_ts = ts;
-      if (!enumLabel(p, "mode", &r.mode) || !enumLabel(p, "trigger", &r.trigger)) return bad("mode/trigger");
+      if (!enumLabel(f, "mode", &r.mode) || !enumLabel(f, "trigger", &r.trigger)) return bad("mode/trigger");
+      if (member(f, "publish_seq") != nullptr) {
+        if (!u64(f, "publish_seq", &r.begin_seq)) return bad("publish_seq");
+        r.has_begin_seq = true;
+      }
     } else if (n == "jitprov_rundown:module") {
       ++r.module_records;
     } else if (n == "jitprov_rundown:method") {
       Record rec;
-      if (!methodFields(p, &rec.f)) return bad("method fields");
+      if (!methodFields(f, &rec.f)) return bad("method fields");
       rec.version_id = rec.f.version_id;
       r.records.push_back(std::move(rec));
     } else if (n == "jitprov_rundown:rundown_end") {
       r.has_end = true;
       r.end_ts = ts;
-      if (!u64(p, "modules", &r.end_modules) || !u64(p, "methods", &r.end_methods) ||
-          !u64(p, "versions", &r.end_versions) || !u64(p, "skipped", &r.end_skipped) ||
-          !u64(p, "retried", &r.end_retried) || !u64(p, "duration_ns", &r.end_duration))
+      if (!u64(f, "modules", &r.end_modules) || !u64(f, "methods", &r.end_methods) ||
+          !u64(f, "versions", &r.end_versions) || !u64(f, "skipped", &r.end_skipped) ||
+          !u64(f, "retried", &r.end_retried) || !u64(f, "duration_ns", &r.end_duration))
         return bad("counts");
+      if (member(f, "publish_seq") != nullptr) {
+        if (!u64(f, "publish_seq", &r.publish_seq) || !u64(f, "end_seq", &r.end_seq) ||
+            !u64(f, "caught_up", &r.caught_up))
+          return bad("publish_seq/end_seq/caught_up");
+        r.has_end_seq = true;
+      }
     }
   }
 }
 
 bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* it, void* data) {
-  auto* st = static_cast<State*>(data);
+  auto* s = static_cast<Session*>(data);
   bt_message_array_const msgs;
   uint64_t count = 0;
   switch (bt_message_iterator_next(it, &msgs, &count)) {
@@ -222,29 +339,30 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
   for (uint64_t i = 0; i < count; ++i) {
     const bt_message* m = msgs[i];
     switch (bt_message_get_type(m)) {
-      case BT_MESSAGE_TYPE_EVENT: onEvent(st, m); break;
+      case BT_MESSAGE_TYPE_EVENT: onEvent(s, m); break;
+      case BT_MESSAGE_TYPE_STREAM_BEGINNING: onStreamBeginning(s, m); break;
       case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
         uint64_t c = 0;
         if (bt_message_discarded_events_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
-          st->discarded_events += c;
+          s->discarded_events += c;
         else
-          ++st->discarded_unknown;
+          ++s->discarded_unknown;
         break;
       }
       case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
         uint64_t c = 0;
         if (bt_message_discarded_packets_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
-          st->discarded_packets += c;
+          s->discarded_packets += c;
         else
-          ++st->discarded_unknown;
+          ++s->discarded_unknown;
         break;
       }
       default: break;
     }
     bt_message_put_ref(m);
   }
-  return st->error.empty() ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK
-                           : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+  return s->error.empty() ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK
+                          : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
 }
 
 // The root cause babeltrace2 recorded, as one line.
@@ -275,8 +393,21 @@ std::vector<std::string> findTraces(const std::string& dir) {
   return out;
 }
 
-// Reads the trace into `st`. Returns "" or why it could not.
-std::string readTrace(const std::string& dir, State* st) {
+// The session a trace belongs to: the directory above its `ust` (or `kernel`) component
+// (lttng's output layout SESSION/ust/uid/UID/64-bit or SESSION/ust/pid/NAME-PID-DATE),
+// or the trace itself.
+std::string sessionRoot(const std::string& trace) {
+  const std::filesystem::path p(trace);
+  std::filesystem::path root, acc;
+  for (const auto& part : p) {
+    if (part == "ust" || part == "kernel") root = acc;
+    acc /= part;
+  }
+  return root.empty() ? trace : root.lexically_normal().string();
+}
+
+// Reads the session's traces into `s`. Returns "" or why they could not be read.
+std::string readSession(Session* s) {
   const bt_plugin* ctf = nullptr;
   const bt_plugin* utils = nullptr;
   if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &ctf) != BT_PLUGIN_FIND_STATUS_OK)
@@ -300,10 +431,8 @@ std::string readTrace(const std::string& dir, State* st) {
              BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
     why = takeError();
   } else {
-    // One ctf.fs source per trace (a directory with a `metadata` file) under `dir`, as
-    // babeltrace2's command line discovers them; all feed one muxer (time order).
-    const std::vector<std::string> traces = findTraces(dir);
-    if (traces.empty()) why = "no CTF trace in it (no `metadata` file below it)";
+    // One ctf.fs source per trace of the session, all feeding one muxer (time order).
+    const std::vector<std::string>& traces = s->traces;
     for (size_t t = 0; t < traces.size() && why.empty(); ++t) {
       bt_value_put_ref(params);
       params = bt_value_map_create();
@@ -329,7 +458,7 @@ std::string readTrace(const std::string& dir, State* st) {
       }
     }
     if (why.empty() &&
-        bt_graph_add_simple_sink_component(graph, "verify", nullptr, consume, nullptr, st, &sink) !=
+        bt_graph_add_simple_sink_component(graph, "verify", nullptr, consume, nullptr, s, &sink) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK)
       why = takeError();
     if (why.empty() &&
@@ -338,10 +467,10 @@ std::string readTrace(const std::string& dir, State* st) {
                                nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
       why = takeError();
     while (why.empty()) {
-      const bt_graph_run_status s = bt_graph_run(graph);
-      if (s == BT_GRAPH_RUN_STATUS_OK) break;  // every sink consumed everything
-      if (s == BT_GRAPH_RUN_STATUS_AGAIN) continue;
-      why = st->error.empty() ? takeError() : st->error;
+      const bt_graph_run_status rs = bt_graph_run(graph);
+      if (rs == BT_GRAPH_RUN_STATUS_OK) break;  // every sink consumed everything
+      if (rs == BT_GRAPH_RUN_STATUS_AGAIN) continue;
+      why = s->error.empty() ? takeError() : s->error;
     }
   }
   bt_value_put_ref(params);
@@ -351,61 +480,76 @@ std::string readTrace(const std::string& dir, State* st) {
   return why;
 }
 
-}  // namespace
+// The checks of one process, appended to `report`; violations and what could not be
+// checked are returned through the two lists.
+struct Outcome {
+  uint64_t violations = 0;
+  std::vector<std::string> not_checked;
+};
 
-int main(int argc, char** argv) {
-  std::string dir;
-  bool json = false;
-  double margin_us = 100;
-  int show = 5;
-  CLI::App cli{"jitprov-verify: check a CTF trace's jitprov rundowns (G2 consistent, G3 complete, G4 once, "
-               "rundown_end counts, lost events)"};
-  cli.add_option("TRACE_DIR", dir, "trace directory (an lttng session's output, or any directory above it)")
-      ->required();
-  cli.add_flag("--json", json, "the report as one JSON object");
-  cli.add_option("--margin-us", margin_us,
-                 "clock margin for G3: only versions whose method_load is this much older than rundown_begin "
-                 "must be in the rundown")
-      ->check(CLI::NonNegativeNumber);
-  cli.add_option("--show", show, "violations shown per check")->check(CLI::NonNegativeNumber);
-  if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
-  struct stat sb;
-  if (stat(dir.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-    std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
-    return 2;
+nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
+  // Records of complete rundowns are evidence too (Version::removal_after).
+  for (auto& [rid, r] : p.rundowns) {
+    const bool seqs = r.has_begin_seq && r.has_end_seq;
+    for (const Record& rec : r.records) {
+      if (!seqs || rec.f.publish_seq == 0) continue;
+      Version& v = p.versions[rec.version_id];
+      v.method_id = rec.f.method_id;
+      v.publish_seq = rec.f.publish_seq;
+      v.removal_after = std::max(v.removal_after, rec.f.publish_seq <= r.begin_seq ? r.begin_seq : r.publish_seq);
+      p.seen_seqs.push_back(rec.f.publish_seq);
+    }
   }
-  State st;
-  if (const std::string why = readTrace(dir, &st); !why.empty()) {
-    std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), why.c_str());
-    return 2;
+  std::unordered_map<uint64_t, uint32_t> appearances;  // version_id -> rundowns it is in
+  for (auto& [rid, r] : p.rundowns) {
+    std::sort(r.records.begin(), r.records.end(),
+              [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
+    for (size_t i = 0; i < r.records.size(); ++i)
+      if (i == 0 || r.records[i].version_id != r.records[i - 1].version_id) ++appearances[r.records[i].version_id];
   }
-  if (st.events == 0 && st.rundowns.empty()) {
-    std::fprintf(stderr, "jitprov-verify: read trace %s: no jitprov events in it\n", dir.c_str());
-    return 2;
-  }
+  std::sort(p.seen_seqs.begin(), p.seen_seqs.end());
+  p.seen_seqs.erase(std::unique(p.seen_seqs.begin(), p.seen_seqs.end()), p.seen_seqs.end());
+  // Every number in [lo, hi] appears in the trace (as a publication or a removal).
+  auto covered = [&](uint64_t lo, uint64_t hi) {
+    if (lo > hi) return true;
+    auto it = std::lower_bound(p.seen_seqs.begin(), p.seen_seqs.end(), lo);
+    if (it == p.seen_seqs.end() || *it != lo) return false;
+    const size_t i = size_t(it - p.seen_seqs.begin());
+    return i + (hi - lo) < p.seen_seqs.size() && p.seen_seqs[i + (hi - lo)] == hi;
+  };
+  // The number of a version's removal the trace shows, or UINT64_MAX.
+  auto removal = [&](uint64_t vid, uint64_t method_id) {
+    uint64_t r = UINT64_MAX;
+    if (auto it = p.code_unload.find(vid); it != p.code_unload.end() && it->second != 0) r = it->second;
+    if (auto it = p.method_unload.find(method_id); it != p.method_unload.end() && it->second != 0)
+      r = std::min(r, it->second);
+    return r;
+  };
 
-  const int64_t margin = int64_t(margin_us * 1000);
-  const bool have_loads = st.method_loads > 0;
-  nlohmann::json report = {{"trace", dir},
-                           {"events", st.events},
-                           {"method_load", st.method_loads},
-                           {"method_unload", st.method_unloads},
-                           {"code_unload", st.code_unloads},
-                           {"discarded_events", st.discarded_events},
-                           {"discarded_packets", st.discarded_packets},
-                           {"discard_messages_without_count", st.discarded_unknown}};
-  std::vector<std::string> violations;
+  nlohmann::json pj = {{"vpid", p.pid},           {"events", p.events},
+                       {"method_load", p.method_loads}, {"method_unload", p.method_unloads},
+                       {"code_unload", p.code_unloads}};
+  const std::string who = "process " + std::to_string(p.pid);
+  if (p.rundowns.empty()) out->not_checked.push_back(who + ": no rundown in the trace");
+  if (!p.seq_fields)
+    out->not_checked.push_back(who + ": events without the publication sequence fields (a trace of an older "
+                                     "jitprov): G3+ and removals are not checked");
   nlohmann::json rjs = nlohmann::json::array();
-  for (auto& [rid, r] : st.rundowns) {
+  for (auto& [rid, r] : p.rundowns) {
     nlohmann::json j = {{"rundown_id", rid}, {"mode", r.mode}, {"trigger", r.trigger},
                         {"begin_ns", r.begin_ts}, {"end_ns", r.end_ts},
                         {"method_records", r.records.size()}, {"module_records", r.module_records}};
     std::vector<std::string> rv;
     auto violate = [&](const std::string& check, const std::string& what, uint64_t* shown) {
+      ++out->violations;
       if (shown == nullptr || (*shown)++ < uint64_t(show)) rv.push_back(check + ": " + what);
     };
+    const bool exact = p.seq_fields && r.has_begin && r.has_end && r.has_begin_seq && r.has_end_seq;
     if (!r.has_begin) violate("begin", "no rundown_begin", nullptr);
     if (!r.has_end) violate("end", "no rundown_end: the rundown did not finish in this trace", nullptr);
+    uint64_t after_begin = 0;  // records published after B: the catch-up's
+    for (const Record& rec : r.records)
+      if (rec.f.publish_seq > r.begin_seq) ++after_begin;
     if (r.has_end) {
       j["rundown_end"] = {{"modules", r.end_modules}, {"methods", r.end_methods}, {"versions", r.end_versions},
                           {"skipped", r.end_skipped}, {"retried", r.end_retried},
@@ -418,10 +562,22 @@ int main(int argc, char** argv) {
         violate("counts", "rundown_end.modules = " + std::to_string(r.end_modules) + " but " +
                               std::to_string(r.module_records) + " module records",
                 nullptr);
+      if (exact) {
+        j["rundown_end"]["publish_seq"] = r.publish_seq;
+        j["rundown_end"]["end_seq"] = r.end_seq;
+        j["rundown_end"]["caught_up"] = r.caught_up;
+        j["begin_seq"] = r.begin_seq;
+        if (!(r.begin_seq <= r.publish_seq && r.publish_seq <= r.end_seq))
+          violate("counts", "sequence values out of order: begin " + std::to_string(r.begin_seq) + ", publish_seq " +
+                                std::to_string(r.publish_seq) + ", end_seq " + std::to_string(r.end_seq),
+                  nullptr);
+        if (r.caught_up != after_begin)
+          violate("counts", "rundown_end.caught_up = " + std::to_string(r.caught_up) + " but " +
+                                std::to_string(after_begin) + " records published after rundown_begin",
+                  nullptr);
+      }
     }
     // G4.
-    std::sort(r.records.begin(), r.records.end(),
-              [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
     uint64_t dups = 0, shown4 = 0;
     for (size_t i = 1; i < r.records.size(); ++i) {
       if (r.records[i].version_id == r.records[i - 1].version_id) {
@@ -430,108 +586,233 @@ int main(int argc, char** argv) {
       }
     }
     j["G4"] = {{"status", dups ? "violated" : "pass"}, {"duplicates", dups}};
-    // G2.
+    // G2: against method_load, and no record of code removed before the walk reached it.
     uint64_t checked2 = 0, no_load = 0, bad2 = 0, shown2 = 0;
     for (const Record& rec : r.records) {
-      auto it = st.loads.find(rec.version_id);
-      if (it == st.loads.end()) {
+      const std::string vs = "version_id " + std::to_string(rec.version_id);
+      auto it = p.versions.find(rec.version_id);
+      if (it == p.versions.end() || !it->second.loaded) {
         ++no_load;
-        continue;
+      } else {
+        ++checked2;
+        const std::string d = diff(rec.f, it->second.load);
+        if (!d.empty()) {
+          ++bad2;
+          violate("G2", vs + ": " + d + " differ from its method_load", &shown2);
+        }
       }
-      ++checked2;
-      const std::string d = diff(rec.f, it->second.f);
-      if (!d.empty()) {
+      if (!exact || rec.f.publish_seq == 0) continue;
+      if (rec.f.publish_seq > r.publish_seq) {
         ++bad2;
-        violate("G2", "version_id " + std::to_string(rec.version_id) + ": " + d + " differ from its method_load",
+        violate("G3+", vs + " has publish_seq " + std::to_string(rec.f.publish_seq) +
+                           " > rundown_end.publish_seq " + std::to_string(r.publish_seq),
                 &shown2);
       }
-      // Retired (code_unload) before the rundown began: no longer live code.
-      auto rt = st.retires.find(rec.version_id);
-      if (rt != st.retires.end() && rt->second < r.begin_ts - margin) {
+      // The first pass began after B was read, the catch-up after P (SPEC.md, P8).
+      const bool first = rec.f.publish_seq <= r.begin_seq;
+      const uint64_t bound = first ? r.begin_seq : r.publish_seq;
+      const uint64_t rm = removal(rec.version_id, rec.f.method_id);
+      if (rm < bound) {
         ++bad2;
-        violate("G2", "version_id " + std::to_string(rec.version_id) + " was retired before rundown_begin but is reported",
+        violate("G2", vs + " was removed (sequence " + std::to_string(rm) + ") before the " +
+                          (first ? "walk began (" : "catch-up began (") + std::to_string(bound) +
+                          ") but is reported",
                 &shown2);
       }
     }
-    j["G2"] = {{"status", !have_loads ? "not checked" : bad2 ? "violated" : "pass"},
+    // No record at all: nothing can be inconsistent.
+    const char* status2 = bad2 ? "violated" : checked2 || r.records.empty() ? "pass" : "not checked";
+    j["G2"] = {{"status", status2},
                {"records_checked", checked2},
                {"records_without_method_load", no_load},
                {"mismatches", bad2}};
-    // G3.
-    uint64_t checked3 = 0, missing = 0, shown3 = 0;
-    if (have_loads && r.has_begin && r.has_end) {
-      for (const auto& [vid, load] : st.loads) {
-        if (load.ts >= r.begin_ts - margin) continue;
-        auto u = st.unloads.find(load.f.method_id);
-        if (u != st.unloads.end() && u->second < r.end_ts) continue;
-        // Retired before the end: may be absent. code_unload is fired right after the
-        // version is unlinked, so its timestamp may trail the unlink: margin here too.
-        auto rt = st.retires.find(vid);
-        if (rt != st.retires.end() && rt->second < r.end_ts + margin) continue;
-        ++checked3;
-        const bool found = std::binary_search(
+    // G3+: every version the trace knows, published up to P, not removed up to E.
+    uint64_t checked3 = 0, missing = 0, undecidable = 0, shown3 = 0;
+    if (exact) {
+      for (const auto& [vid, v] : p.versions) {
+        if (v.publish_seq == 0 || v.publish_seq > r.publish_seq) continue;
+        const bool in_r = std::binary_search(
             r.records.begin(), r.records.end(), Record{vid, {}},
             [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
-        if (!found) {
+        // Known only from this rundown: nothing to check it against.
+        auto ap = appearances.find(vid);
+        const uint32_t elsewhere = (ap == appearances.end() ? 0 : ap->second) - (in_r ? 1 : 0);
+        if (!v.loaded && elsewhere == 0) continue;
+        if (removal(vid, v.method_id) <= r.end_seq) continue;  // removed: may be absent
+        // Not removed up to E, for sure: a later walk saw it alive after E, or the trace
+        // shows every number from its last sign of life to E (so no removal hides there).
+        if (!(v.removal_after > r.end_seq || covered(v.removal_after, r.end_seq))) {
+          if (!in_r) ++undecidable;
+          continue;
+        }
+        ++checked3;
+        if (!in_r) {
           ++missing;
-          violate("G3", "version_id " + std::to_string(vid) + " (method " + std::to_string(load.f.method_id) +
-                            ") was published before rundown_begin but is missing",
+          violate("G3", "version_id " + std::to_string(vid) + " (method " + std::to_string(v.method_id) +
+                            ", publish_seq " + std::to_string(v.publish_seq) +
+                            ") was published before the rundown's end (publish_seq " + std::to_string(r.publish_seq) +
+                            "), not removed, but is missing",
                   &shown3);
         }
       }
     }
-    j["G3"] = {{"status", !have_loads ? "not checked" : (!r.has_begin || !r.has_end) ? "not checked"
-                          : missing ? "violated" : "pass"},
+    // Nothing to check, but the trace shows every publication and removal since the
+    // process began: then there was nothing else to find.
+    const bool whole_history = exact && covered(1, r.end_seq);
+    const char* status3 = missing ? "violated" : checked3 || whole_history ? "pass" : "not checked";
+    j["G3"] = {{"status", status3},
                {"versions_checked", checked3},
-               {"missing", missing}};
+               {"missing", missing},
+               {"undecidable", undecidable}};
+    const std::string rname = who + ", rundown " + std::to_string(rid);
+    if (std::string(status2) == "not checked")
+      out->not_checked.push_back(rname + ": G2: no record had its method_load in the trace (enable "
+                                         "jitprov_runtime:* before the code is published)");
+    if (std::string(status3) == "not checked")
+      out->not_checked.push_back(rname + (exact ? ": G3+: the trace shows no version published before its end "
+                                                  "other than its own records (nothing to check them against)"
+                                                : ": G3+: the rundown lacks its begin, end or sequence fields"));
     j["violations"] = rv;
-    for (const std::string& v : rv) violations.push_back("rundown " + std::to_string(rid) + ": " + v);
     rjs.push_back(j);
   }
-  report["rundowns"] = rjs;
-  std::vector<std::string> not_checked;
-  if (!have_loads)
-    not_checked.push_back("G2 and G3: no jitprov_runtime:method_load events in the trace (enable jitprov_runtime:* "
-                          "before the versions are published)");
-  if (st.rundowns.empty()) not_checked.push_back("everything: no rundown in the trace");
-  report["not_checked"] = not_checked;
-  const bool lost = st.discarded_events > 0 || st.discarded_packets > 0 || st.discarded_unknown > 0;
-  const int rc = lost ? 3 : !violations.empty() ? 1 : 0;
-  report["verdict"] = rc == 0 ? "hold" : rc == 1 ? "violated" : "events lost";
-  report["exit"] = rc;
+  pj["rundowns"] = rjs;
+  return pj;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir;
+  bool json = false;
+  int show = 5;
+  CLI::App cli{"jitprov-verify: check the jitprov rundowns of CTF traces, per lttng session and per process (G2 "
+               "consistent, G3+ complete by the publication sequence, G4 once, rundown_end counts, lost events)"};
+  cli.footer("Exit status: 0 every check ran and holds, 1 a guarantee is violated, 2 usage or unreadable input "
+             "(or processes that cannot be told apart), 3 events lost, 4 nothing violated but something was not "
+             "checked (the report says what).");
+  cli.add_option("TRACE_DIR", dir, "trace directory (an lttng session's output, or any directory above sessions)")
+      ->required();
+  cli.add_flag("--json", json, "the report as one JSON object");
+  cli.add_option("--show", show, "violations shown per check")->check(CLI::NonNegativeNumber);
+  if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
+  struct stat sb;
+  if (stat(dir.c_str(), &sb) != 0) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), std::strerror(errno));
+    return kExitUnreadable;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
+    return kExitUnreadable;
+  }
+  const std::vector<std::string> traces = findTraces(dir);
+  if (traces.empty()) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: no CTF trace in it (no `metadata` file below it)\n",
+                 dir.c_str());
+    return kExitUnreadable;
+  }
+  std::map<std::string, Session> sessions;
+  for (const std::string& t : traces) {
+    Session& s = sessions[sessionRoot(t)];
+    s.root = sessionRoot(t);
+    s.traces.push_back(t);
+  }
+  uint64_t jitprov_events = 0;
+  for (auto& [root, s] : sessions) {
+    if (const std::string why = readSession(&s); !why.empty()) {
+      std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", root.c_str(), why.c_str());
+      return kExitUnreadable;
+    }
+    if (s.unattributed > 0) {
+      std::fprintf(stderr,
+                   "jitprov-verify: read trace %s: %llu jitprov events carry no process id: cannot tell processes "
+                   "apart (record the vpid context: lttng add-context -u -t vpid)\n",
+                   root.c_str(), (unsigned long long)s.unattributed);
+      return kExitUnreadable;
+    }
+    for (const auto& [pid, p] : s.processes) jitprov_events += p.events;
+  }
+  if (jitprov_events == 0) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: no jitprov events in it\n", dir.c_str());
+    return kExitUnreadable;
+  }
+
+  Outcome out;
+  bool lost = false;
+  nlohmann::json sjs = nlohmann::json::array();
+  for (auto& [root, s] : sessions) {
+    nlohmann::json sj = {{"session", root},
+                         {"name", s.name},
+                         {"traces", s.traces},
+                         {"discarded_events", s.discarded_events},
+                         {"discarded_packets", s.discarded_packets},
+                         {"discard_messages_without_count", s.discarded_unknown}};
+    lost = lost || s.discarded_events > 0 || s.discarded_packets > 0 || s.discarded_unknown > 0;
+    nlohmann::json pjs = nlohmann::json::array();
+    const size_t before = out.not_checked.size();
+    for (auto& [pid, p] : s.processes) pjs.push_back(checkProcess(p, show, &out));
+    for (size_t i = before; i < out.not_checked.size(); ++i)
+      out.not_checked[i] = "session " + (s.name.empty() ? root : s.name) + ", " + out.not_checked[i];
+    sj["processes"] = pjs;
+    sjs.push_back(sj);
+  }
+  const int rc = lost                ? kExitLost
+                 : out.violations    ? kExitViolated
+                 : !out.not_checked.empty() ? kExitNotChecked
+                                     : kExitHold;
+  const char* verdict = rc == kExitHold       ? "every guarantee holds, everything checked"
+                        : rc == kExitViolated ? "a guarantee is violated"
+                        : rc == kExitLost     ? "events lost"
+                                              : "no violation, but not everything could be checked";
+  nlohmann::json report = {{"trace", dir},   {"sessions", sjs}, {"not_checked", out.not_checked},
+                           {"violations", out.violations}, {"verdict", verdict}, {"exit", rc}};
   if (json) {
     std::printf("%s\n", report.dump(1).c_str());
-  } else {
-    std::printf("jitprov-verify: %s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload, "
-                "%llu events discarded%s\n",
-                dir.c_str(), st.rundowns.size(), (unsigned long long)st.method_loads,
-                (unsigned long long)st.method_unloads, (unsigned long long)st.code_unloads,
-                (unsigned long long)st.discarded_events,
-                st.discarded_packets ? (", " + std::to_string(st.discarded_packets) + " packets discarded").c_str()
-                                     : "");
-    for (const auto& j : rjs) {
-      std::printf("rundown %llu (%s, %s): %llu method records, %llu module records\n",
-                  (unsigned long long)j["rundown_id"].get<uint64_t>(), j["mode"].get<std::string>().c_str(),
-                  j["trigger"].get<std::string>().c_str(), (unsigned long long)j["method_records"].get<uint64_t>(),
-                  (unsigned long long)j["module_records"].get<uint64_t>());
-      std::printf("  G2 consistent: %-11s (%llu records checked against method_load, %llu without one)\n",
-                  j["G2"]["status"].get<std::string>().c_str(),
-                  (unsigned long long)j["G2"]["records_checked"].get<uint64_t>(),
-                  (unsigned long long)j["G2"]["records_without_method_load"].get<uint64_t>());
-      std::printf("  G3 complete:   %-11s (%llu versions published before rundown_begin checked)\n",
-                  j["G3"]["status"].get<std::string>().c_str(),
-                  (unsigned long long)j["G3"]["versions_checked"].get<uint64_t>());
-      std::printf("  G4 once:       %-11s\n", j["G4"]["status"].get<std::string>().c_str());
-      for (const auto& v : j["violations"]) std::printf("  VIOLATION %s\n", v.get<std::string>().c_str());
-    }
-    for (const std::string& n : not_checked) std::printf("not checked: %s\n", n.c_str());
-    if (lost)
-      std::printf("EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
-                  "trusted\n",
-                  (unsigned long long)st.discarded_events, (unsigned long long)st.discarded_packets);
-    std::printf("verdict: %s (exit %d)\n",
-                rc == 0 ? "every guarantee checked holds" : rc == 1 ? "a guarantee is violated" : "events lost", rc);
+    return rc;
   }
+  std::printf("jitprov-verify: %s: %zu session%s\n", dir.c_str(), sjs.size(), sjs.size() == 1 ? "" : "s");
+  for (const auto& sj : sjs) {
+    std::printf("session %s%s: %zu process%s, %llu events discarded%s\n", sj["session"].get<std::string>().c_str(),
+                sj["name"].get<std::string>().empty() ? "" : (" (" + sj["name"].get<std::string>() + ")").c_str(),
+                sj["processes"].size(), sj["processes"].size() == 1 ? "" : "es",
+                (unsigned long long)sj["discarded_events"].get<uint64_t>(),
+                sj["discarded_packets"].get<uint64_t>()
+                    ? (", " + std::to_string(sj["discarded_packets"].get<uint64_t>()) + " packets discarded").c_str()
+                    : "");
+    for (const auto& pj : sj["processes"]) {
+      std::printf(" process %lld: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
+                  (long long)pj["vpid"].get<int64_t>(), pj["rundowns"].size(),
+                  (unsigned long long)pj["method_load"].get<uint64_t>(),
+                  (unsigned long long)pj["method_unload"].get<uint64_t>(),
+                  (unsigned long long)pj["code_unload"].get<uint64_t>());
+      for (const auto& j : pj["rundowns"]) {
+        std::string caught;
+        if (j.contains("rundown_end") && j["rundown_end"].contains("caught_up"))
+          caught = ", " + std::to_string(j["rundown_end"]["caught_up"].get<uint64_t>()) + " caught up";
+        std::printf("  rundown %llu (%s, %s): %llu method records%s, %llu module records\n",
+                    (unsigned long long)j["rundown_id"].get<uint64_t>(), j["mode"].get<std::string>().c_str(),
+                    j["trigger"].get<std::string>().c_str(), (unsigned long long)j["method_records"].get<uint64_t>(),
+                    caught.c_str(), (unsigned long long)j["module_records"].get<uint64_t>());
+        std::printf("    G2 consistent: %-11s (%llu records checked against method_load, %llu without one)\n",
+                    j["G2"]["status"].get<std::string>().c_str(),
+                    (unsigned long long)j["G2"]["records_checked"].get<uint64_t>(),
+                    (unsigned long long)j["G2"]["records_without_method_load"].get<uint64_t>());
+        std::printf("    G3+ complete:  %-11s (%llu versions published up to its end checked, %llu undecidable)\n",
+                    j["G3"]["status"].get<std::string>().c_str(),
+                    (unsigned long long)j["G3"]["versions_checked"].get<uint64_t>(),
+                    (unsigned long long)j["G3"]["undecidable"].get<uint64_t>());
+        std::printf("    G4 once:       %-11s\n", j["G4"]["status"].get<std::string>().c_str());
+        for (const auto& v : j["violations"]) std::printf("    VIOLATION %s\n", v.get<std::string>().c_str());
+      }
+    }
+  }
+  for (const std::string& n : out.not_checked) std::printf("not checked: %s\n", n.c_str());
+  if (lost) {
+    uint64_t ev = 0, pk = 0;
+    for (const auto& [root, s] : sessions) ev += s.discarded_events, pk += s.discarded_packets;
+    std::printf("EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
+                "trusted\n",
+                (unsigned long long)ev, (unsigned long long)pk);
+  }
+  std::printf("verdict: %s (exit %d)\n", verdict, rc);
   return rc;
 }

@@ -88,9 +88,11 @@ assert {v: r[:2] for v, r in rundown.items()} == live, (rundown, live)
 # The reused address: the retired version of cancel and refund's optimized code.
 cancel_addr = published[next(iter(retired))][1]
 assert [r for r in rundown.values() if r[1] == cancel_addr] == [("refund", cancel_addr, 4)], rundown
-assert d["method_load"] == 4 and d["code_unload"] == 1, d
-r = d["rundowns"][0]
-assert len(d["rundowns"]) == 1 and r["method_records"] == r["rundown_end"]["versions"] == 3, r
+p = d["sessions"][0]["processes"][0]
+assert len(d["sessions"]) == 1 and len(d["sessions"][0]["processes"]) == 1, d
+assert p["method_load"] == 4 and p["code_unload"] == 1, p
+r = p["rundowns"][0]
+assert len(p["rundowns"]) == 1 and r["method_records"] == r["rundown_end"]["versions"] == 3, r
 for g in ("G2", "G3", "G4"):
     assert r[g]["status"] == "pass", (g, r[g])
 print("rundown: %d versions at the host's addresses %s; retired %s absent; verify: G2 G3 G4 pass"

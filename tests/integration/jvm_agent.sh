@@ -35,7 +35,6 @@ mkdir -p "$WORK/ready"
 
 start_sessiond
 RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/trace"
-lttng add-context -u -s jvm -t vpid >/dev/null || fail "add vpid context"
 lttng start jvm >/dev/null || fail "lttng start"
 java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
   -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,stats="$WORK/agent.json" \

@@ -31,18 +31,20 @@ echo "babeltrace2: $first"
 $PY - "$WORK/verify.json" "$started" <<'PY' || fail "trace checks"
 import json, sys
 d = json.load(open(sys.argv[1])); started = int(sys.argv[2])
-rs = d["rundowns"]
+assert len(d["sessions"]) == 1 and len(d["sessions"][0]["processes"]) == 1, d["sessions"]
+s = d["sessions"][0]; p = s["processes"][0]
+rs = p["rundowns"]
 assert len(rs) == 2, "expected 2 rundowns, got %d" % len(rs)
 assert sorted(r["trigger"] for r in rs) == ["session", "signal"], [r["trigger"] for r in rs]
-assert d["method_load"] > 0, "no method_load events"
-assert d["discarded_events"] == 0
+assert p["method_load"] > 0, "no method_load events"
+assert s["discarded_events"] == 0
 for r in rs:
     assert r["method_records"] == r["rundown_end"]["versions"] >= 100000, r
 session = [r for r in rs if r["trigger"] == "session"][0]
 latency_ms = (session["begin_ns"] - started) / 1e6
 assert latency_ms <= 200, "session rundown began %.1f ms after lttng start" % latency_ms
 print("rundowns:", [(r["trigger"], r["method_records"]) for r in rs], "start latency %.1f ms" % latency_ms,
-      "method_load", d["method_load"])
+      "method_load", p["method_load"])
 PY
 pass "session and signal rundowns complete, decodable, nothing lost"
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
