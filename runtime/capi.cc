@@ -143,6 +143,11 @@ void copyHist(const jitprov::HistSnapshot& h, jitprov_hist* out) noexcept {
   std::copy(h.buckets.begin(), h.buckets.end(), out->buckets);
 }
 
+// sizeof(jitprov_rundown_result) before it grew (its fields up to `traced`, padded).
+constexpr size_t kRundownResultV0Size = 88;
+static_assert(offsetof(jitprov_rundown_result, sessions) + sizeof(uint32_t) <= kRundownResultV0Size &&
+              offsetof(jitprov_rundown_result, begin_seq) == kRundownResultV0Size);
+
 jitprov_rundown_result toC(const jitprov::RundownResult& r) noexcept {
   jitprov_rundown_result c{};
   c.rundown_id = r.rundown_id;
@@ -157,6 +162,12 @@ jitprov_rundown_result toC(const jitprov::RundownResult& r) noexcept {
   c.begin_ns = r.begin_ns;
   c.duration_ns = r.duration_ns;
   c.traced = r.traced ? 1 : 0;
+  c.sessions = static_cast<uint32_t>(r.sessions);
+  c.begin_seq = r.begin_seq;
+  c.publish_seq = r.publish_seq;
+  c.end_seq = r.end_seq;
+  c.caught_up = r.caught_up;
+  c.catch_up_ns = r.catch_up_ns;
   return c;
 }
 
@@ -443,7 +454,11 @@ int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_resul
   return guard([&]() -> int {
     const jitprov::RundownResult r =
         rd->engine.runNow(static_cast<jitprov::RundownMode>(mode), jitprov::RundownTrigger::kApi);
-    if (out != nullptr) *out = toC(r);
+    if (out != nullptr) {
+      // The original layout only: callers built before the struct grew have 88 bytes.
+      const jitprov_rundown_result c = toC(r);
+      std::memcpy(out, &c, kRundownResultV0Size);
+    }
     return JITPROV_OK;
   });
 }

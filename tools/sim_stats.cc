@@ -90,7 +90,13 @@ nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& rs) {
                  {"skipped", r.skipped},
                  {"retried", r.retried},
                  {"begin_ns", r.begin_ns},
-                 {"duration_ns", r.duration_ns}});
+                 {"duration_ns", r.duration_ns},
+                 {"sessions", r.sessions},
+                 {"begin_seq", r.begin_seq},
+                 {"publish_seq", r.publish_seq},
+                 {"end_seq", r.end_seq},
+                 {"caught_up", r.caught_up},
+                 {"catch_up_ns", r.catch_up_ns}});
   }
   return a;
 }

@@ -144,6 +144,33 @@ TEST(CApi, ARundownSinkSeesTheSameWalk) {
   EXPECT_EQ(r.versions, 1u);
 }
 
+TEST(CApi, RundownResultsCarryThePublicationSequence) {
+  Host h;
+  const uint64_t a = h.method(1, "a"), b = h.method(2, "b");
+  uint64_t va = 0, vb = 0, vb2 = 0;
+  ASSERT_EQ(h.publish(a, 0x1000, 64, &va), JITPROV_OK);   // seq 1
+  ASSERT_EQ(h.publish(b, 0x2000, 64, &vb), JITPROV_OK);   // seq 2
+  ASSERT_EQ(jitprov_code_retire(h.rt, va), JITPROV_OK);    // seq 3 (a removal takes a number too)
+  ASSERT_EQ(h.publish(b, 0x3000, 64, &vb2), JITPROV_OK);  // seq 4
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  jitprov_rundown* rd = nullptr;
+  ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
+  jitprov_rundown_result first{};
+  first.begin_seq = 77;  // beyond the original layout: run_now leaves it alone
+  ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &first), JITPROV_OK);
+  EXPECT_EQ(first.versions, 2u);
+  EXPECT_EQ(first.begin_seq, 77u);
+  EXPECT_EQ(first.sessions, 0u);  // no lttng session records (in the original padding)
+  jitprov_rundown_result all[2]{};
+  ASSERT_EQ(jitprov_rundown_results(rd, all, 2, sizeof all[0]), 1u);
+  jitprov_rundown_destroy(rd);
+  EXPECT_EQ(all[0].begin_seq, 4u);
+  EXPECT_EQ(all[0].publish_seq, 4u);
+  EXPECT_EQ(all[0].end_seq, 4u);
+  EXPECT_EQ(all[0].caught_up, 0u);  // nothing was published while it ran
+  EXPECT_EQ(all[0].versions, 2u);
+}
+
 TEST(CApi, RetiringTheActiveCodeClearsTheEntryPoint) {
   Host h;
   const uint64_t m = h.method(7, "hot");

@@ -357,10 +357,19 @@ typedef struct jitprov_rundown_result {
   uint64_t retried;   /* emission stalls waiting for trace buffer space */
   uint64_t begin_ns;  /* CLOCK_MONOTONIC */
   uint64_t duration_ns;
-  int traced;         /* the rundown events were enabled when it began */
+  int traced;         /* recorded into at least one lttng session */
+  /* --- since the publication sequence (first 88 bytes: the original layout) --- */
+  uint32_t sessions;  /* lttng sessions it was recorded into */
+  uint64_t begin_seq;   /* the publication sequence when it began */
+  uint64_t publish_seq; /* P: complete up to this publication (SPEC.md G3+) */
+  uint64_t end_seq;     /* E: the sequence at its end */
+  uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
+  uint64_t catch_up_ns; /* time the catch-up took */
 } jitprov_rundown_result;
 
-/* Runs one rundown on the calling thread (trigger api). out may be NULL. */
+/* Runs one rundown on the calling thread (trigger api), into every lttng session that
+ * records the rundown events. out may be NULL; it receives the original layout only
+ * (the fields up to `traced`, 88 bytes): read the rest with jitprov_rundown_results(). */
 JITPROV_API int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_result* out);
 /* Rundowns completed so far. */
 JITPROV_API uint64_t jitprov_rundown_completed(const jitprov_rundown* rd);
