@@ -71,8 +71,9 @@ setup_session() {
     fail "enable runtime channel"
   lttng enable-event -u -s "$name" -c jitprov_rundown 'jitprov_rundown:*' >/dev/null || fail "enable rundown events"
   lttng enable-event -u -s "$name" -c jitprov_runtime 'jitprov_runtime:*' >/dev/null || fail "enable runtime events"
-  # Per-UID buffers mix processes: jitprov-verify tells them apart by vpid.
-  lttng add-context -u -s "$name" -t vpid >/dev/null || fail "add vpid context"
+  # Per-UID buffers mix processes: jitprov-verify tells them apart by vpid (VPID=0: a
+  # session without it, for the test that the verifier refuses to guess).
+  if [ "${VPID:-1}" = 1 ]; then lttng add-context -u -s "$name" -t vpid >/dev/null || fail "add vpid context"; fi
 }
 
 # Starts jitprov-sim with --ready-file and --stats-json in $WORK; sets SIM_PID.

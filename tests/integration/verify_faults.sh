@@ -4,7 +4,7 @@
 # events; files are truncated or corrupted for real.
 # One case per run, so that each fault is its own test:
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE
-#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable
+#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -90,6 +90,53 @@ unreadable)
     [ $rc -eq 2 ] || fail "'jitprov-verify $args' exited $rc, expected 2"
   done
   pass "usage errors and a missing directory exit 2"
+  ;;
+processes)
+  # Two processes in one session (per-UID buffers: one stream holds both), each with its
+  # own rundown 1: verified per process, never merged.
+  setup_session two "$WORK/two"
+  lttng start two >/dev/null || fail "lttng start"
+  mkdir -p "$WORK/p1" "$WORK/p2"  # each sim its own ready and stats files
+  WORK=$WORK/p1 start_sim --methods 20000 --rundown-trigger signal --unload-rate 0 --seed 1; first=$SIM_PID
+  WORK=$WORK/p2 start_sim --methods 15000 --rundown-trigger signal --unload-rate 0 --seed 2; second=$SIM_PID
+  kill -USR2 "$first" "$second"
+  WORK=$WORK/p1 SIM_PID=$first wait_rundowns 1 30
+  WORK=$WORK/p2 SIM_PID=$second wait_rundowns 1 30
+  kill "$first" "$second"; wait "$first" && wait "$second" || fail "sim exit status"
+  lttng stop two >/dev/null && lttng destroy two >/dev/null || fail "lttng stop/destroy"
+  expect two 0 'verdict: every guarantee holds, everything checked'
+  "$VERIFY" --json "$WORK/two" | $PY -c '
+import json, sys
+d = json.load(sys.stdin); ps = d["sessions"][0]["processes"]
+assert sorted(p["vpid"] for p in ps) == sorted(int(x) for x in sys.argv[1:]), ps
+for p in ps:
+    assert [r["rundown_id"] for r in p["rundowns"]] == [1] and p["rundowns"][0]["G3"]["status"] == "pass", p
+print("processes", [(p["vpid"], p["rundowns"][0]["method_records"]) for p in ps])' "$first" "$second" ||
+    fail "two processes: per-process report"
+  # The same without the vpid context: the verifier cannot tell them apart and says so.
+  VPID=0 setup_session anon "$WORK/anon"
+  lttng start anon >/dev/null || fail "lttng start"
+  WORK=$WORK/p1 start_sim --methods 5000 --rundown-trigger signal --unload-rate 0; first=$SIM_PID
+  WORK=$WORK/p2 start_sim --methods 5000 --rundown-trigger signal --unload-rate 0; second=$SIM_PID
+  kill -USR2 "$first" "$second"
+  WORK=$WORK/p1 SIM_PID=$first wait_rundowns 1 30
+  WORK=$WORK/p2 SIM_PID=$second wait_rundowns 1 30
+  kill "$first" "$second"; wait "$first"; wait "$second"
+  lttng stop anon >/dev/null && lttng destroy anon >/dev/null || fail "lttng stop/destroy"
+  expect anon 2 'cannot tell processes apart'
+  ;;
+runtime-only)
+  # A session that records no rundown is not a pass: exit 4, and what was not checked.
+  start_sim --methods 5000 --rundown-trigger signal --unload-rate 0
+  lttng create rt --output="$WORK/rt" >/dev/null && lttng enable-event -u -s rt 'jitprov_runtime:*' >/dev/null &&
+    lttng add-context -u -s rt -t vpid >/dev/null && lttng start rt >/dev/null || fail "lttng set-up"
+  kill -USR2 "$SIM_PID"; wait_rundowns 1 30
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status"
+  lttng stop rt >/dev/null && lttng destroy rt >/dev/null || fail "lttng stop/destroy"
+  expect rt 4 'not checked: .*no rundown in the trace'
+  "$VERIFY" --json "$WORK/rt" >"$WORK/rt.json"
+  $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["exit"] == 4 and d["not_checked"], d' "$WORK/rt.json" ||
+    fail "runtime-only: --json"
   ;;
 *) fail "unknown case $CASE" ;;
 esac
