@@ -528,11 +528,16 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
                                 std::to_string(f.publish_seq) + " seen by a walk complete up to " +
                                 std::to_string(cw.publish_seq));
       }
-      if (rep->walks % 2 == 0 && rep->kept.size() < 48) {
+      // Kept for the G3+ check at the end: a uniform sample of the walks (reservoir), so
+      // that the sample does not end up all early, near-empty walks.
+      constexpr size_t kKeep = 48;
+      const size_t slot = rep->kept.size() < kKeep ? rep->kept.size() : size_t(rng() % rep->walks);
+      if (slot < kKeep) {
         KeptWalk k{obs.s1, cw.publish_seq, {}};
         for (const Fields& f : obs.seen) k.seen.push_back(f.version_id);
         std::sort(k.seen.begin(), k.seen.end());
-        rep->kept.push_back(std::move(k));
+        if (slot == rep->kept.size()) rep->kept.push_back(std::move(k));
+        else rep->kept[slot] = std::move(k);
       }
       // Replay the log up to S1.
       for (; replayed < obs.s1; ++replayed) {
