@@ -504,6 +504,8 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     std::unordered_map<VersionId, uint64_t> retire_begun, retire_done;  // vid -> seq
     uint64_t replayed = 0;
     std::unordered_set<VersionId> seen_set;
+    const uint64_t keep_every = ops * kWriters / 40;  // about 30 walks kept per reader
+    uint64_t next_keep_at = keep_every / 4;
     while (!stop.load(std::memory_order_relaxed)) {
       Observation obs;
       obs.s0 = log.now();
@@ -528,16 +530,15 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
                                 std::to_string(f.publish_seq) + " seen by a walk complete up to " +
                                 std::to_string(cw.publish_seq));
       }
-      // Kept for the G3+ check at the end: a uniform sample of the walks (reservoir), so
-      // that the sample does not end up all early, near-empty walks.
-      constexpr size_t kKeep = 48;
-      const size_t slot = rep->kept.size() < kKeep ? rep->kept.size() : size_t(rng() % rep->walks);
-      if (slot < kKeep) {
+      // Kept for the G3+ check at the end: walks spread over the writers' run (by log
+      // position: walks on the small early registry are many and short, and a sample by
+      // count would be nearly all of them).
+      if (obs.s0 >= next_keep_at) {
         KeptWalk k{obs.s1, cw.publish_seq, {}};
         for (const Fields& f : obs.seen) k.seen.push_back(f.version_id);
         std::sort(k.seen.begin(), k.seen.end());
-        if (slot == rep->kept.size()) rep->kept.push_back(std::move(k));
-        else rep->kept[slot] = std::move(k);
+        rep->kept.push_back(std::move(k));
+        next_keep_at = obs.s1 + keep_every;
       }
       // Replay the log up to S1.
       for (; replayed < obs.s1; ++replayed) {
