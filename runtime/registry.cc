@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 #include <optional>
+#include <thread>
 
 namespace jitprov {
 
@@ -294,6 +295,9 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   publish(il->native_head, v);  // P1: node complete, next = old head
 #endif
 #if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
+  // The writer is preempted between the two stores (a yield stands for it, so that the
+  // stress test meets the window in every run, not by luck).
+  std::this_thread::yield();
   v->next.store(old_head, std::memory_order_relaxed);
 #endif
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
