@@ -18,6 +18,7 @@
 #include "capi_internal.h"
 #endif
 
+#include "atomic_file.h"
 #include "cli.h"
 
 #include <algorithm>
@@ -292,8 +293,8 @@ bool writeStats(const std::string& path, const App& app, const jitprov_rundown* 
       {"lock", lockStatsToJson(*ls)},
       {"rundowns", rundownsToJson(results(engine))},
   };
-  if (!writeFileAtomically(path, j.dump(1) + "\n")) {
-    std::fprintf(stderr, "jitprov-sim: write --stats-json %s: %s\n", path.c_str(), std::strerror(errno));
+  if (const std::string why = jitprov::tools::writeFileAtomically(path, j.dump(1) + "\n"); !why.empty()) {
+    std::fprintf(stderr, "jitprov-sim: write --stats-json %s: %s\n", path.c_str(), why.c_str());
     return false;
   }
   return true;
@@ -401,8 +402,12 @@ int run(const Options& opt) {
                int(getpid()), (unsigned long long)opt.methods, app->modules.size(),
                (unsigned long long)ms.native_versions, setup_s, opt.rundown.c_str(), opt.triggers.c_str(),
                jitprov_trace_provider_status());
-  if (!opt.ready_file.empty() && !writeFileAtomically(opt.ready_file, std::to_string(getpid()) + "\n")) {
-    std::fprintf(stderr, "jitprov-sim: write --ready-file %s: %s\n", opt.ready_file.c_str(), std::strerror(errno));
+  if (!opt.ready_file.empty()) {
+    if (const std::string why = jitprov::tools::writeFileAtomically(opt.ready_file, std::to_string(getpid()) + "\n");
+        !why.empty()) {
+      std::fprintf(stderr, "jitprov-sim: write --ready-file %s: %s\n", opt.ready_file.c_str(), why.c_str());
+      return 1;
+    }
   }
 
   const auto start = std::chrono::steady_clock::now();
@@ -465,8 +470,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Validator(
           [](std::string& v) { return !v.empty() && v[0] == '-' ? std::string("a seed is not negative") : std::string(); },
           "UINT64"));
-  cli.add_option("--stats-json", o.stats_json, "write in-process figures here at exit (and on SIGUSR1)");
-  cli.add_option("--ready-file", o.ready_file, "write the pid here once methods are registered and JIT threads run");
+  // Refused at start-up unless a regular file or nothing is there (never a device or a
+  // symlink), in an existing, writable directory (atomic_file.h).
+  const CLI::Validator output([](std::string& p) { return jitprov::tools::checkOutputPath(p); }, "FILE");
+  cli.add_option("--stats-json", o.stats_json, "write in-process figures here at exit (and on SIGUSR1)")
+      ->check(output);
+  cli.add_option("--ready-file", o.ready_file, "write the pid here once methods are registered and JIT threads run")
+      ->check(output);
   cli.add_option("--tier-up-threshold", o.threshold, "calls before tier-up")->check(CLI::Range(1u, 1000000u));
   cli.add_option("--warm", o.warm, "fraction of methods compiled at tier 0 before ready")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--hot", o.hot, "fraction of warm methods also at tier 1 before ready")->check(CLI::Range(0.0, 1.0));

@@ -114,15 +114,5 @@ nlohmann::json jitToJson(const JitCounters& c) {
           {"errors", s.errors}};
 }
 
-bool writeFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) return false;
-    f << text;
-    if (!f.flush()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
 
 }  // namespace jitprov::sim

@@ -37,7 +37,5 @@ struct JitCounters {
 nlohmann::json lockStatsToJson(const jitprov_lock_stats& s);
 nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& r);
 nlohmann::json jitToJson(const JitCounters& c);
-// Writes via a temporary file and rename(), so readers never see half a file.
-bool writeFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace jitprov::sim

@@ -23,6 +23,8 @@ grep -q "jitprov-jvmti: unknown option 'bogus'" "$WORK/out" || fail "bad option 
 java -agentpath:"$AGENT"=trigger=session,signal -version >"$WORK/out" 2>&1 && fail "trigger=signal accepted"
 grep -q "HotSpot owns SIGUSR2" "$WORK/out" || fail "trigger=signal message: $(cat "$WORK/out")"
 java -agentpath:"$AGENT"=trigger=every:x -version >"$WORK/out" 2>&1 && fail "a bad trigger accepted"
+java -agentpath:"$AGENT"=stats=/dev/full -version >"$WORK/out" 2>&1 && fail "stats=/dev/full accepted"
+grep -q "stats=/dev/full: exists and is not a regular file" "$WORK/out" || fail "stats=/dev/full: $(cat "$WORK/out")"
 java -agentpath:"$AGENT"=help -version >"$WORK/out" 2>&1 && fail "help started the JVM"
 grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
 java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"

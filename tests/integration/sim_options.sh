@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jitprov-sim refuses options it cannot honour, at once, with one line and exit 2:
 # NaN or overflowing durations and rates (at:1e11 used to fire at once, every:1e11 to run
-# rundowns back to back), a compile time that would spin for 71 minutes, a negative seed.
+# rundowns back to back), a compile time that would spin for 71 minutes, a negative seed;
+# output files at a device, a symlink or in a missing directory.
 #   sim_options.sh SIM_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: sim_options.sh SIM_BINARY}
@@ -30,4 +31,24 @@ JITPROV_PROVIDER=/nonexistent/libjitprov-lttng.so timeout 20 "$SIM" --methods 10
 grep -q 'not loaded, running untraced: $JITPROV_PROVIDER: /nonexistent/libjitprov-lttng.so: cannot open' "$WORK/err" ||
   fail "JITPROV_PROVIDER=/nonexistent: $(head -1 "$WORK/err")"
 pass "a wrong or missing \$JITPROV_PROVIDER is reported, with no fall-back"
+
+# Output files: a device, a symlink or a missing directory is refused at start-up (one
+# line, exit 2); a symlink planted at the old temporary's name is never followed.
+echo victim >"$WORK/victim"
+ln -s "$WORK/victim" "$WORK/link.json"
+for args in "--stats-json /dev/full" "--stats-json $WORK/link.json" "--ready-file $WORK/nodir/ready" \
+            "--stats-json $WORK"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$SIM" --methods 10 --duration 5 $args >/dev/null 2>"$WORK/err"; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "jitprov-sim $args: exit $rc: $(cat "$WORK/err")"
+done
+[ -c /dev/full ] || fail "/dev/full is no longer a device"
+ln -s "$WORK/victim" "$WORK/stats.json.tmp"
+timeout 20 "$SIM" --methods 10 --duration 0.2 --stats-json "$WORK/stats.json" --ready-file "$WORK/ready" 2>"$WORK/err" ||
+  fail "jitprov-sim with output files: $(cat "$WORK/err")"
+[ "$(cat "$WORK/victim")" = victim ] || fail "the planted symlink's target was overwritten"
+[ -f "$WORK/stats.json" ] && [ ! -L "$WORK/stats.json" ] && $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/stats.json" ||
+  fail "stats.json is not a regular JSON file"
+[ "$(cat "$WORK/ready")" -gt 0 ] || fail "ready file"
+pass "output files: devices, symlinks and missing directories refused at start-up; planted temporaries ignored"
 rm -rf "$WORK"

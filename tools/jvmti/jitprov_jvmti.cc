@@ -20,6 +20,7 @@
 // threads. One mutex serialises the agent's own bookkeeping (address -> version).
 #include <jitprov/jitprov.h>
 
+#include "../atomic_file.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>
@@ -97,8 +98,9 @@ struct Hist {
 
 struct PerfMap {
   std::string dir;  // empty: off
-  FILE* f = nullptr;
-  std::string tmp, final_path;
+  jitprov::tools::AtomicFile file;  // open between a rundown's BEGIN and END
+  bool open = false;
+  std::string final_path;
   uint32_t stub_module = 0;
   uint64_t written = 0, lines = 0, errors = 0;
   std::string last_error;
@@ -338,30 +340,32 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r) {
   auto& pm = *static_cast<PerfMap*>(ctx);
   switch (r->kind) {
     case JITPROV_SINK_BEGIN:
-      pm.f = std::fopen(pm.tmp.c_str(), "w");
-      if (pm.f == nullptr) {
+      // A fresh temporary beside the map (mkstemp: never through a planted symlink).
+      pm.open = pm.file.open(pm.final_path);
+      if (!pm.open) {
         ++pm.errors;
-        pm.last_error = "open " + pm.tmp + ": " + std::strerror(errno);
+        pm.last_error = "open " + pm.final_path + ": " + pm.file.error();
       }
       pm.lines = 0;
       break;
     case JITPROV_SINK_VERSION:
-      if (pm.f == nullptr) break;
+      if (!pm.open) break;
       if (r->module_id == pm.stub_module)
-        std::fprintf(pm.f, "%" PRIx64 " %x %s\n", r->code_start, r->code_size, r->name);
+        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s\n", r->code_start, r->code_size, r->name);
       else
-        std::fprintf(pm.f, "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space, r->name);
+        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space,
+                     r->name);
       ++pm.lines;
       break;
     case JITPROV_SINK_END:
-      if (pm.f == nullptr) break;
-      if (std::fclose(pm.f) != 0 || std::rename(pm.tmp.c_str(), pm.final_path.c_str()) != 0) {
+      if (!pm.open) break;
+      pm.open = false;
+      if (!pm.file.commit()) {
         ++pm.errors;
-        pm.last_error = "write " + pm.final_path + ": " + std::strerror(errno);
+        pm.last_error = "write " + pm.final_path + ": " + pm.file.error();
       } else {
         ++pm.written;
       }
-      pm.f = nullptr;
       break;
     default: break;
   }
@@ -373,12 +377,12 @@ void writeStats(Agent& a) {
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
   (void)jitprov_memory_stats_get(a.rt, &ms);
-  const std::string tmp = a.opt.stats + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), std::strerror(errno));
+  jitprov::tools::AtomicFile file;
+  if (!file.open(a.opt.stats)) {
+    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
     return;
   }
+  FILE* f = file.file();
   auto hist = [&](const char* name, const Hist& h) {
     std::fprintf(f, "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
                     ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
@@ -404,8 +408,8 @@ void writeStats(Agent& a) {
                   ", \"provider\": \"%s\"\n}\n",
                jitprov_rundown_completed(a.rd), a.perfmap.written, a.perfmap.errors,
                jitprov_trace_provider_status());
-  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), a.opt.stats.c_str()) != 0)
-    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), std::strerror(errno));
+  if (!file.commit())
+    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
 }
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
@@ -496,6 +500,11 @@ bool parseOptions(const char* text, Options* o) {
       }
       o->rate = r;
     } else if (k == "stats") {
+      // Checked now, not at VM death: never a device, a directory or a symlink.
+      if (const std::string why = jitprov::tools::checkOutputPath(v); !why.empty()) {
+        std::fprintf(stderr, "jitprov-jvmti: stats=%s: %s\n", v.c_str(), why.c_str());
+        return false;
+      }
       o->stats = v;
     } else {
       std::fprintf(stderr, "jitprov-jvmti: unknown option '%s' (-agentpath:...=help lists them)\n", k.c_str());
@@ -547,7 +556,6 @@ jint start(JavaVM* vm, const char* options) {
   if (!a->opt.perfmap.empty()) {
     a->perfmap.dir = a->opt.perfmap;
     a->perfmap.final_path = a->opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
-    a->perfmap.tmp = a->perfmap.final_path + ".tmp";
     a->perfmap.stub_module = a->stub_module;
     rc.sink = &perfMapSink;
     rc.sink_ctx = &a->perfmap;
