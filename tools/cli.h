@@ -4,10 +4,51 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <optional>
 
 namespace jitprov::tools {
+
+// For unsigned options: CLI11 reads "-3" with strtoull, which wraps it to 2^64 - 3.
+inline CLI::Validator notNegative() {
+  return CLI::Validator(
+      [](std::string& v) {
+        const size_t i = v.find_first_not_of(" \t");
+        return i != std::string::npos && v[i] == '-' ? std::string("'" + v + "' is negative") : std::string();
+      },
+      "UINT");
+}
+
+// A finite number from 0 to max (CLI11's own ranges print DBL_MAX in 309 digits).
+inline CLI::Validator finiteIn(double max) {
+  return CLI::Validator(
+      [max](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0 || v > max)
+          return "'" + s + "' is not a number from 0 to " + CLI::detail::to_string(max);
+        return {};
+      },
+      "FINITE");
+}
+
+// A whole number from lo to hi.
+inline CLI::Validator wholeIn(long long lo, long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(s.c_str(), &end, 10);
+        if (end == s.c_str() || *end != '\0' || errno != 0 || v < lo || v > hi)
+          return "'" + s + "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+        return {};
+      },
+      "INT");
+}
 
 // Parses argv. Returns the exit status to return from main() when the program must
 // stop here (help shown: 0; usage error: 2), or nothing to carry on.

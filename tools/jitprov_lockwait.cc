@@ -283,13 +283,14 @@ int main(int argc, char** argv) {
   bool wait_only = false;
   CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
                "and rundown state, from the jitprov USDT probes (eBPF)"};
-  cli.add_option("-p,--pid", pid, "process to trace")->check(CLI::PositiveNumber);
+  cli.add_option("-p,--pid", pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
   cli.add_option("-b,--binary", binary,
                  "binary (or library) with the jitprov probes; default: the executable of PID, or the library "
                  "mapped in it that has them (libjitprov.so.0)");
-  cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")->check(CLI::NonNegativeNumber);
+  cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")
+      ->check(jitprov::tools::finiteIn(86400));
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(jitprov::tools::wholeIn(0, 1000000000));
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
   cli.add_flag("--wait-only", wait_only,
                "attach only the probes lock waits need (no hold times, no JIT-path latency): half the cost");
@@ -301,7 +302,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (geteuid() != 0) {
-    std::fprintf(stderr, "jitprov-lockwait: load BPF programs: needs root (or CAP_BPF and CAP_PERFMON)\n");
+    // The probes are uprobes, which the kernel lets root attach only.
+    std::fprintf(stderr, "jitprov-lockwait: attach BPF uprobes: needs root\n");
     return 1;
   }
   if (pid != 0 && kill(pid, 0) != 0 && errno == ESRCH) {
@@ -309,9 +311,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (binary.empty()) binary = probeObjectOf(pid);
-  if (binary.empty() || access(binary.c_str(), R_OK) != 0) {
-    std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.empty() ? "(none)" : binary.c_str(),
-                 std::strerror(errno));
+  if (binary.empty()) {
+    std::fprintf(stderr, "jitprov-lockwait: pid %d: neither its executable nor a library it maps has the jitprov "
+                         "USDT probes\n", pid);
+    return 1;
+  }
+  if (access(binary.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.c_str(), std::strerror(errno));
+    return 1;
+  }
+  if (!hasJitprovProbes(binary)) {
+    std::fprintf(stderr, "jitprov-lockwait: %s: no jitprov USDT probes in it (not an ELF file built with jitprov)\n",
+                 binary.c_str());
     return 1;
   }
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {

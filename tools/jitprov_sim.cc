@@ -444,32 +444,16 @@ int run(const Options& opt) {
 }  // namespace
 }  // namespace jitprov::sim
 
-// A finite number of seconds (or a rate) in [0, max]: CLI11's ranges let NaN through.
-CLI::Validator finiteIn(double max) {
-  return CLI::Validator(
-      [max](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0 || v > max)
-          return "'" + s + "' is not a number from 0 to " + CLI::detail::to_string(max);
-        return {};
-      },
-      "FINITE");
-}
-
 int main(int argc, char** argv) {
   jitprov::sim::Options o;
   CLI::App cli{"jitprov-sim: a simulated JIT runtime (registry, JIT threads, rundown thread) driving libjitprov"};
   cli.add_option("--methods", o.methods, "methods to register")->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
   cli.add_option("--modules", o.modules, "modules they spread over")->check(CLI::Range(1u, 100000u));
   cli.add_option("--jit-threads", o.jit_threads, "application threads that call and JIT")->check(CLI::Range(0u, 64u));
-  cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(finiteIn(1e9));
+  cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method; a comma list takes them in turn");
   cli.add_option("--rundown-trigger", o.triggers, "comma list of session, signal, exit, at:SEC, every:SEC, or none");
-  cli.add_option("--seed", o.seed, "random seed")
-      ->check(CLI::Validator(
-          [](std::string& v) { return !v.empty() && v[0] == '-' ? std::string("a seed is not negative") : std::string(); },
-          "UINT64"));
+  cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::notNegative());
   // Refused at start-up unless a regular file or nothing is there (never a device or a
   // symlink), in an existing, writable directory (atomic_file.h).
   const CLI::Validator output([](std::string& p) { return jitprov::tools::checkOutputPath(p); }, "FILE");
@@ -486,16 +470,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 1000000u));
   cli.add_option("--osr-rate", o.osr_rate, "OSR compiles per call")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rejit-rate", o.rejit_rate, "ReJIT requests per call")->check(CLI::Range(0.0, 1.0));
-  cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(finiteIn(1e6));
+  cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(jitprov::tools::finiteIn(1e6));
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--retire-replaced", o.retire_replaced,
                  "probability that code replaced by a tier-up or ReJIT is retired (per-version retirement)")
       ->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rundown-rate", o.rundown_rate,
-                 "cap on lock-free rundown events per second (0 = unpaced; README)");
+                 "cap on lock-free rundown events per second (0 = unpaced; README)")
+      ->check(jitprov::tools::notNegative());
   cli.add_option("--jit-delay", o.jit_delay,
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
-      ->check(finiteIn(1e9));
+      ->check(jitprov::tools::finiteIn(1e9));
 #ifdef JITPROV_SIM_FAULTS
   cli.add_option("--inject-fault", o.fault, "break every rundown on purpose: duplicate, torn, skip, no-end");
 #endif

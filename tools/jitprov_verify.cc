@@ -693,7 +693,7 @@ int main(int argc, char** argv) {
   cli.add_option("TRACE_DIR", dir, "trace directory (an lttng session's output, or any directory above sessions)")
       ->required();
   cli.add_flag("--json", json, "the report as one JSON object");
-  cli.add_option("--show", show, "violations shown per check")->check(CLI::NonNegativeNumber);
+  cli.add_option("--show", show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
   struct stat sb;
   if (stat(dir.c_str(), &sb) != 0) {

@@ -27,10 +27,22 @@ WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
 "$LW" -p 999999 >/dev/null 2>"$WORK/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'pid 999999: No such process' "$WORK/err" || fail "missing pid: rc $rc, $(cat "$WORK/err")"
 "$LW" -b /bin/true >/dev/null 2>"$WORK/err"; rc=$?
-[ $rc -eq 1 ] && grep -q 'has no such probe' "$WORK/err" || fail "binary without probes: rc $rc, $(cat "$WORK/err")"
+[ $rc -eq 1 ] && grep -q '/bin/true: no jitprov USDT probes in it' "$WORK/err" || fail "binary without probes: rc $rc, $(cat "$WORK/err")"
+"$LW" -b /etc/passwd >/dev/null 2>"$WORK/err"; rc=$?
+[ $rc -eq 1 ] && grep -q '/etc/passwd: no jitprov USDT probes in it (not an ELF file' "$WORK/err" ||
+  fail "not an ELF file: rc $rc, $(cat "$WORK/err")"
+"$LW" -p 1 >/dev/null 2>"$WORK/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'pid 1: neither its executable nor a library it maps has the jitprov USDT probes' "$WORK/err" ||
+  fail "a process without probes: rc $rc, $(cat "$WORK/err")"
 "$LW" --interval -1 >/dev/null 2>"$WORK/err"; rc=$?
 [ $rc -eq 2 ] || fail "bad option: rc $rc"
-pass "errors: missing pid, binary without probes, bad option"
+for args in "--interval 1e309" "--count -1" "--pid -1"; do
+  # shellcheck disable=SC2086
+  "$LW" $args >/dev/null 2>"$WORK/err"; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err")" -eq 1 ] && [ "$(wc -c <"$WORK/err")" -lt 120 ] ||
+    fail "jitprov-lockwait $args: rc $rc, $(cat "$WORK/err")"
+done
+pass "errors: missing pid, binary without probes, a file that is not ELF, a process without probes, bad option"
 
 start_sim --methods 100000 --jit-delay 3 --duration 9 --rundown locked --rundown-trigger every:1
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf.json" 2>"$WORK/lw.err" &

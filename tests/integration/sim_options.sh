@@ -8,7 +8,7 @@
 SIM=${1:?usage: sim_options.sh SIM_BINARY}
 WORK=$(mktemp -d /tmp/jitprov-opt.XXXXXX)
 for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1e300" \
-            "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" \
+            "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" "--rundown-rate -3" \
             "--rundown-trigger at:1e11" "--rundown-trigger every:1e11" "--rundown-trigger every:inf"; do
   # shellcheck disable=SC2086
   timeout 10 "$SIM" --methods 10 $args >/dev/null 2>"$WORK/err"; rc=$?
