@@ -23,6 +23,7 @@
 // printed); 4 nothing violated, but something could not be checked (no rundown, no
 // runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
+#include <jitprov/utf8.h>
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
 
@@ -195,6 +196,23 @@ bool methodFields(const bt_field* p, Fields* f) {
   return true;
 }
 
+// Why a method record cannot be what jitprov emitted ("" when it can be): the registry
+// hands out ids from 1, publishes only code at a non-zero address with a non-zero size,
+// and emits names as valid UTF-8 of at most 4096 bytes. Such a record is damaged input
+// (exit 2), not a guarantee violated by the runtime.
+std::string impossible(const bt_field* p, const Fields& f) {
+  if (f.method_id == 0 || f.version_id == 0 || f.module_id == 0) return "an id of 0";
+  if (f.code_start == 0 || f.code_size == 0) return "code at address 0 or of size 0";
+  if (f.code_start > UINT64_MAX - f.code_size) return "a code range past the end of the address space";
+  for (const char* n : {"namespace", "name", "signature"}) {
+    const bt_field* sf = member(p, n);
+    const std::string_view v(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
+    if (v.size() > 4096) return std::string(n) + " longer than 4096 bytes";
+    if (!jitprov::isValidUtf8(v)) return std::string(n) + " not valid UTF-8";
+  }
+  return "";
+}
+
 // The process an event belongs to: its `vpid` context, else the vpid of its trace
 // (per-process buffers); -1 when neither says.
 int64_t processOf(Session* s, const bt_event* ev) {
@@ -250,6 +268,9 @@ void onEvent(Session* s, const bt_message* msg) {
   }
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
   auto bad = [&](const char* what) { s->error = "event " + n + ": missing or malformed " + what; };
+  auto damaged = [&](const std::string& why) {
+    s->error = "event " + n + " cannot be what jitprov emitted (" + why + "): damaged input";
+  };
   // An optional sequence field: absent in traces of older versions (then the exact
   // checks are not possible), never 0 when present.
   auto seqField = [&](const char* field, uint64_t* out) {
@@ -263,6 +284,7 @@ void onEvent(Session* s, const bt_message* msg) {
   if (n == "jitprov_runtime:method_load") {
     Fields fl;
     if (!methodFields(f, &fl)) return bad("method fields");
+    if (const std::string why = impossible(f, fl); !why.empty()) return damaged(why);
     if (fl.publish_seq == 0) p.seq_fields = false;
     ++p.method_loads;
     Version& v = p.versions[fl.version_id];
@@ -305,6 +327,7 @@ void onEvent(Session* s, const bt_message* msg) {
     } else if (n == "jitprov_rundown:method") {
       Record rec;
       if (!methodFields(f, &rec.f)) return bad("method fields");
+      if (const std::string why = impossible(f, rec.f); !why.empty()) return damaged(why);
       rec.version_id = rec.f.version_id;
       r.records.push_back(std::move(rec));
     } else if (n == "jitprov_rundown:rundown_end") {
@@ -406,6 +429,46 @@ std::string sessionRoot(const std::string& trace) {
   return root.empty() ? trace : root.lexically_normal().string();
 }
 
+// Checks a trace's packetized metadata before libbabeltrace2 reads it: babeltrace2
+// 2.0 spins forever on a metadata file cut in the middle of a packet. "" when every
+// packet is whole (or the metadata is plain text), else why not.
+std::string checkMetadata(const std::string& trace) {
+  const std::string path = trace + "/metadata";
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "metadata: " + std::string(std::strerror(errno));
+  std::string data;
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.append(buf, n);
+  std::fclose(f);
+  if (data.rfind("/* CTF", 0) == 0) return "";  // text metadata
+  // struct metadata_packet_header (CTF 1.8): magic, uuid[16], checksum, content_size,
+  // packet_size (bits), compression, encryption, checksum scheme, major, minor.
+  constexpr size_t kHeader = 37;
+  constexpr uint32_t kMagic = 0x75D11D57;
+  auto u32 = [&](size_t off, bool swap) {
+    uint32_t v;
+    std::memcpy(&v, data.data() + off, 4);
+    return swap ? __builtin_bswap32(v) : v;
+  };
+  size_t off = 0, packets = 0;
+  while (off < data.size()) {
+    const std::string where = "metadata packet " + std::to_string(packets) + " at byte " + std::to_string(off);
+    if (data.size() - off < kHeader) return where + ": cut inside its header (a truncated file?)";
+    const bool swap = u32(off, false) != kMagic;
+    if (swap && u32(off, true) != kMagic) return where + ": no packet magic (damaged metadata)";
+    const uint32_t content = u32(off + 24, swap), size = u32(off + 28, swap);
+    if (size % 8 != 0 || content > size || content < kHeader * 8 || size / 8 < kHeader)
+      return where + ": impossible sizes (content " + std::to_string(content) + " bits, packet " +
+             std::to_string(size) + " bits)";
+    if (size / 8 > data.size() - off)
+      return where + ": cut after " + std::to_string(data.size() - off) + " of its " + std::to_string(size / 8) +
+             " bytes (a truncated file?)";
+    off += size / 8;
+    ++packets;
+  }
+  return packets == 0 ? "metadata: empty" : "";
+}
+
 // Reads the session's traces into `s`. Returns "" or why they could not be read.
 std::string readSession(Session* s) {
   const bt_plugin* ctf = nullptr;
@@ -433,6 +496,12 @@ std::string readSession(Session* s) {
   } else {
     // One ctf.fs source per trace of the session, all feeding one muxer (time order).
     const std::vector<std::string>& traces = s->traces;
+    for (const std::string& t : traces) {
+      if (std::string bad = checkMetadata(t); !bad.empty()) {
+        why = t + ": " + bad;
+        break;
+      }
+    }
     for (size_t t = 0; t < traces.size() && why.empty(); ++t) {
       bt_value_put_ref(params);
       params = bt_value_map_create();

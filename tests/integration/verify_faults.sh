@@ -84,6 +84,23 @@ unreadable)
   meta=$(find "$WORK/corrupt" -type f -name metadata | head -1)
   head -c 4096 /dev/urandom >"$meta"
   expect corrupt 2 '^jitprov-verify: read trace '
+  # Metadata cut in the middle of a packet: babeltrace2 2.0 itself spins on it; the
+  # verifier answers at once.
+  cp -r "$WORK/good" "$WORK/cutmeta"
+  meta=$(find "$WORK/cutmeta" -type f -name metadata | head -1)
+  truncate -s 3000 "$meta"
+  timeout 20 "$VERIFY" "$WORK/cutmeta" >"$WORK/cutmeta.out" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q 'metadata packet [0-9]* at byte [0-9]*: cut after' "$WORK/cutmeta.out" ||
+    fail "metadata cut mid-packet: exit $rc: $(cat "$WORK/cutmeta.out")"
+  pass "cutmeta: exit 2, $(cat "$WORK/cutmeta.out")"
+  # A name that is not UTF-8 cannot come from the registry: damaged input, not a G2
+  # violation.
+  cp -r "$WORK/good" "$WORK/badutf8"
+  stream=$(grep -rla 'ResolvePrice' "$WORK/badutf8" --include='jitprov_rundown_*' | head -1)
+  [ -n "$stream" ] || fail "no rundown stream with a method name to damage"
+  off=$(grep -obUa 'ResolvePrice' "$stream" | head -1 | cut -d: -f1)
+  printf '\xff\xfe' | dd of="$stream" bs=1 seek="$off" conv=notrunc status=none
+  expect badutf8 2 'cannot be what jitprov emitted \(name not valid UTF-8\): damaged input'
   for args in "" "--bogus $WORK/good" "$WORK/nonexistent"; do
     # shellcheck disable=SC2086
     "$VERIFY" $args >/dev/null 2>&1; rc=$?
