@@ -168,6 +168,7 @@ jitprov_rundown_result toC(const jitprov::RundownResult& r) noexcept {
   c.end_seq = r.end_seq;
   c.caught_up = r.caught_up;
   c.catch_up_ns = r.catch_up_ns;
+  c.cut_short = r.cut_short ? 1 : 0;
   return c;
 }
 

@@ -141,8 +141,10 @@ void RundownEngine::stop() {
   trace::unwatchSessionStarts(watch_token_);  // no onSessionStart() into this engine after it
   watch_token_ = 0;
   stop_.store(true, std::memory_order_release);
+  cancel_.store(true, std::memory_order_relaxed);  // a rundown in progress ends soon
   wake();
   thread_.join();
+  cancel_.store(false, std::memory_order_relaxed);  // the exit rundown runs whole
   if (triggers_.exit) runNow(nextMode(), RundownTrigger::kExit);
 }
 
@@ -258,7 +260,19 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   // The fault (tests only) hits the 100th version of the rundown.
   constexpr uint64_t kFaultAt = 100;
   uint64_t visited = 0, skipped_by_fault = 0;
-  const CompleteWalk cw = rt_.walkComplete(locking, begin, [&](const VersionView& v) {
+  // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
+  // version, so shutdown waits a bounded time), and rundown_end says so.
+  uint64_t abandoned = 0, abandoned_catch_up = 0, begin_seq = 0;
+  auto begin_and_note = [&](uint64_t seq) {
+    begin_seq = seq;
+    begin(seq);
+  };
+  const CompleteWalk cw = rt_.walkComplete(locking, begin_and_note, [&](const VersionView& v) {
+    if (cancel_.load(std::memory_order_relaxed)) {
+      ++abandoned;
+      if (v.publish_seq > begin_seq) ++abandoned_catch_up;
+      return;
+    }
     if (fault_ != RundownFault::kNone && ++visited == kFaultAt) {
       if (fault_ == RundownFault::kSkip) {
         ++skipped_by_fault;
@@ -279,8 +293,9 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
       if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
       if (rate != 0) {
         const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
-        if (due > now + 50000) {
-          const timespec ts = toTimespec(due - now);  // may exceed a second below 64 events/s
+        // In slices of at most 10 ms, so that stop() is not kept waiting.
+        while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
+          const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
           nanosleep(&ts, nullptr);
           now = monotonicNs();
         }
@@ -289,18 +304,19 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     }
   });
   r.methods = cw.walk.methods;
-  r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault;
+  r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault - abandoned;
+  r.cut_short = abandoned > 0;
   r.skipped = cw.walk.skipped;
   r.begin_seq = cw.begin_seq;
   r.publish_seq = cw.publish_seq;
   r.end_seq = cw.end_seq;
-  r.caught_up = cw.caught_up;
+  r.caught_up = cw.caught_up - abandoned_catch_up;
   r.catch_up_ns = cw.catch_up_ns;
   r.duration_ns = monotonicNs() - r.begin_ns;
   if (fault_ != RundownFault::kNoEnd)
     trace::rundownEnd(to, r.rundown_id,
                       trace::RundownEnd{r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns,
-                                        r.publish_seq, r.end_seq, r.caught_up});
+                                        r.publish_seq, r.end_seq, r.caught_up, r.cut_short});
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

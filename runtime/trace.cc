@@ -243,8 +243,9 @@ void rundownMethod(Sessions to, uint64_t id, const VersionView& v) {
   }
 }
 void rundownEnd(Sessions to, uint64_t id, const RundownEnd& e) {
-  const jitprov_rundown_end_record r{id, e.modules, e.methods, e.versions, e.skipped, e.retried,
-                                     e.duration_ns, e.publish_seq, e.end_seq, e.caught_up};
+  const jitprov_rundown_end_record r{id,          e.modules,     e.methods, e.versions,
+                                     e.skipped,   e.retried,     e.duration_ns, e.publish_seq,
+                                     e.end_seq,   e.caught_up,   uint8_t(e.cut_short ? 1 : 0)};
   for (Session s : to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &r);
 }
 

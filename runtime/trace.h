@@ -47,6 +47,7 @@ void unwatchSessionStarts(uint64_t token);
 struct RundownEnd {
   uint64_t modules, methods, versions, skipped, retried, duration_ns;
   uint64_t publish_seq, end_seq, caught_up;
+  bool cut_short;
 };
 // Each records into every session of `to`.
 void rundownBegin(Sessions to, uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count,

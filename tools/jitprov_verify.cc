@@ -91,6 +91,7 @@ struct Rundown {
   // The publication sequence: B on rundown_begin; P, E and caught_up on rundown_end.
   bool has_begin_seq = false, has_end_seq = false;
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0, caught_up = 0;
+  bool cut_short = false;  // the application's shutdown ended it early
 };
 
 // What the trace says about one version.
@@ -343,6 +344,9 @@ void onEvent(Session* s, const bt_message* msg) {
           return bad("publish_seq/end_seq/caught_up");
         r.has_end_seq = true;
       }
+      uint64_t cut = 0;
+      if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
+      r.cut_short = cut == 1;
     }
   }
 }
@@ -614,6 +618,7 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
       if (shown == nullptr || (*shown)++ < uint64_t(show)) rv.push_back(check + ": " + what);
     };
     const bool exact = p.seq_fields && r.has_begin && r.has_end && r.has_begin_seq && r.has_end_seq;
+    j["cut_short"] = r.cut_short;
     if (!r.has_begin) violate("begin", "no rundown_begin", nullptr);
     if (!r.has_end) violate("end", "no rundown_end: the rundown did not finish in this trace", nullptr);
     uint64_t after_begin = 0;  // records published after B: the catch-up's
@@ -697,7 +702,7 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
                {"mismatches", bad2}};
     // G3+: every version the trace knows, published up to P, not removed up to E.
     uint64_t checked3 = 0, missing = 0, undecidable = 0, shown3 = 0;
-    if (exact) {
+    if (exact && !r.cut_short) {  // cut short: complete it is not, and says so
       for (const auto& [vid, v] : p.versions) {
         if (v.publish_seq == 0 || v.publish_seq > r.publish_seq) continue;
         const bool in_r = std::binary_search(
@@ -727,8 +732,11 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     }
     // Nothing to check, but the trace shows every publication and removal since the
     // process began: then there was nothing else to find.
-    const bool whole_history = exact && covered(1, r.end_seq);
-    const char* status3 = missing ? "violated" : checked3 || whole_history ? "pass" : "not checked";
+    const bool whole_history = exact && !r.cut_short && covered(1, r.end_seq);
+    const char* status3 = missing                   ? "violated"
+                          : r.cut_short             ? "cut short"
+                          : checked3 || whole_history ? "pass"
+                                                      : "not checked";
     j["G3"] = {{"status", status3},
                {"versions_checked", checked3},
                {"missing", missing},
@@ -737,7 +745,10 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     if (std::string(status2) == "not checked")
       out->not_checked.push_back(rname + ": G2: no record had its method_load in the trace (enable "
                                          "jitprov_runtime:* before the code is published)");
-    if (std::string(status3) == "not checked")
+    if (r.cut_short)
+      out->not_checked.push_back(rname + ": G3+: cut short by the application's shutdown (rundown_end.cut_short): "
+                                         "it is not complete");
+    else if (std::string(status3) == "not checked")
       out->not_checked.push_back(rname + (exact ? ": G3+: the trace shows no version published before its end "
                                                   "other than its own records (nothing to check them against)"
                                                 : ": G3+: the rundown lacks its begin, end or sequence fields"));

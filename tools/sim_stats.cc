@@ -96,7 +96,8 @@ nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& rs) {
                  {"publish_seq", r.publish_seq},
                  {"end_seq", r.end_seq},
                  {"caught_up", r.caught_up},
-                 {"catch_up_ns", r.catch_up_ns}});
+                 {"catch_up_ns", r.catch_up_ns},
+                 {"cut_short", r.cut_short != 0}});
   }
   return a;
 }

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     const uint64_t t0 = monotonicNs();
     trace::rundownBegin(to, 1000 + r, RundownMode::kLockFree, RundownTrigger::kApi, n, 0);
     for (const VersionView& v : flat) trace::rundownMethod(to, 1000 + r, v);
-    trace::rundownEnd(to, 1000 + r, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0});
+    trace::rundownEnd(to, 1000 + r, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
     const double bare = double(monotonicNs() - t0) / double(flat.size());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the consumer drain
     const RundownResult res = engine.runNow(RundownMode::kLockFree, RundownTrigger::kApi);

@@ -4,7 +4,7 @@
 # events; files are truncated or corrupted for real.
 # One case per run, so that each fault is its own test:
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE
-#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only
+#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only | cut-short
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -141,6 +141,30 @@ print("processes", [(p["vpid"], p["rundowns"][0]["method_records"]) for p in ps]
   kill "$first" "$second"; wait "$first"; wait "$second"
   lttng stop anon >/dev/null && lttng destroy anon >/dev/null || fail "lttng stop/destroy"
   expect anon 2 'cannot tell processes apart'
+  ;;
+cut-short)
+  # SIGTERM during a slow (paced) rundown: the sim exits within a bounded time, and its
+  # rundown_end says the rundown was cut short; the verifier reports it as not complete
+  # (exit 4), not as missing records (exit 1).
+  setup_session cut "$WORK/cut"
+  lttng start cut >/dev/null || fail "lttng start"
+  start_sim --methods 100000 --rundown-trigger signal --unload-rate 0 --rundown-rate 2000
+  kill -USR2 "$SIM_PID"
+  sleep 1  # 2000 records a second: the rundown has 50 s to go
+  t0=$(date +%s%N)
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ $ms -lt 5000 ] || fail "the sim took $ms ms to exit during a rundown"
+  lttng stop cut >/dev/null && lttng destroy cut >/dev/null || fail "lttng stop/destroy"
+  expect cut 4 'cut short by the application.s shutdown'
+  "$VERIFY" --json "$WORK/cut" >"$WORK/cut.json"
+  $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1])); r = d["sessions"][0]["processes"][0]["rundowns"][0]
+assert d["violations"] == 0 and r["cut_short"] and r["G3"]["status"] == "cut short", r
+assert 0 < r["method_records"] == r["rundown_end"]["versions"] < 100000, r
+print("cut short after %d records" % r["method_records"])' "$WORK/cut.json" || fail "cut-short: --json"
+  pass "SIGTERM during a rundown: exit in $ms ms, rundown_end.cut_short, verified as incomplete"
   ;;
 runtime-only)
   # A session that records no rundown is not a pass: exit 4, and what was not checked.

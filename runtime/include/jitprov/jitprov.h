@@ -365,6 +365,7 @@ typedef struct jitprov_rundown_result {
   uint64_t end_seq;     /* E: the sequence at its end */
   uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
   uint64_t catch_up_ns; /* time the catch-up took */
+  int cut_short;        /* 1: jitprov_rundown_stop()/destroy() ended it early: not complete */
 } jitprov_rundown_result;
 
 /* Runs one rundown on the calling thread (trigger api), into every lttng session that

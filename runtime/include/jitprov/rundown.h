@@ -68,6 +68,7 @@ struct RundownResult {
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0;
   uint64_t caught_up = 0;    // versions added by the catch-up (included in `versions`)
   uint64_t catch_up_ns = 0;  // time the catch-up took
+  bool cut_short = false;    // stop() ended it before its walk did: not complete
 };
 
 // Test-only: ways to break a rundown's emission on purpose, so that trace verifiers can
@@ -152,6 +153,7 @@ class RundownEngine {
   int owner_pid_ = 0;  // the process that started thread_ (a forked child has no thread)
   int wake_fd_ = -1;  // eventfd: written by request*(), polled by the thread
   std::atomic<bool> stop_{false};
+  std::atomic<bool> cancel_{false};  // stop(): cut the rundown in progress short
   // Set by request()/requestFromSignal(), consumed by the thread. lock-free atomics so
   // the signal handler may set them.
   std::atomic<bool> api_pending_{false};
