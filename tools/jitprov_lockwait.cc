@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -49,7 +50,24 @@ struct Totals {
   std::array<lw_site, 2 * LW_SITES> sites{};
   std::array<lw_hist, 2 * LW_TIERS> jit{};
   std::array<uint64_t, LW_DROP_KINDS> drops{};
+  std::array<lw_blame, LW_SITES * LW_SITES> blame{};  // [waiting site][holder site]
 };
+
+// The JIT paths' sites (tier0 publish .. unload) and the rundown's (SPEC.md sites).
+constexpr int kFirstJitSite = 1, kLastJitSite = 6, kRundownSite = 7;
+
+// "JIT time blocked by the rundown": waits of the JIT paths that began while the
+// rundown held the lock (only the locked and per-method modes ever take it).
+lw_blame jitBlockedByRundown(const Totals& t) {
+  lw_blame r{};
+  for (int w = kFirstJitSite; w <= kLastJitSite; ++w) {
+    const lw_blame& b = t.blame[w * LW_SITES + kRundownSite];
+    r.count += b.count;
+    r.total_ns += b.total_ns;
+    r.max_ns = std::max(r.max_ns, b.max_ns);
+  }
+  return r;
+}
 
 void addHist(lw_hist* into, const lw_hist& h) {
   into->count += h.count;
@@ -75,6 +93,15 @@ bool readTotals(lockwait* skel, Totals* t) {
   for (uint32_t k = 0; k < t->jit.size(); ++k) {
     if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.jit_stats), &k, hists.data()) != 0) return false;
     for (const lw_hist& h : hists) addHist(&t->jit[k], h);
+  }
+  std::vector<lw_blame> blames(ncpu);
+  for (uint32_t k = 0; k < t->blame.size(); ++k) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.blame), &k, blames.data()) != 0) return false;
+    for (const lw_blame& b : blames) {
+      t->blame[k].count += b.count;
+      t->blame[k].total_ns += b.total_ns;
+      t->blame[k].max_ns = std::max(t->blame[k].max_ns, b.max_ns);
+    }
   }
   std::vector<uint64_t> d(ncpu);
   for (uint32_t k = 0; k < LW_DROP_KINDS; ++k) {
@@ -102,6 +129,12 @@ Totals delta(const Totals& now, const Totals& prev) {
   }
   for (size_t k = 0; k < now.jit.size(); ++k) d.jit[k] = minus(now.jit[k], prev.jit[k]);
   for (size_t k = 0; k < now.drops.size(); ++k) d.drops[k] = now.drops[k] - prev.drops[k];
+  for (size_t k = 0; k < now.blame.size(); ++k) {
+    d.blame[k] = now.blame[k];
+    d.blame[k].count -= prev.blame[k].count;
+    d.blame[k].total_ns -= prev.blame[k].total_ns;
+    if (d.blame[k].count == 0) d.blame[k].max_ns = 0;  // else: the maximum since attaching
+  }
   return d;
 }
 
@@ -131,6 +164,14 @@ const char* kDropNames[LW_DROP_KINDS] = {"thread_map_full", "incomplete_acquire"
                                          "incomplete_jit", "bad_argument"};
 bool isLoss(int kind) { return kind == LW_DROP_THREAD_MAP_FULL || kind == LW_BAD_ARG; }
 
+std::string siteName(int site) {
+  return site == 0 ? "unknown" : std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site)));
+}
+
+nlohmann::json blameJson(const lw_blame& b) {
+  return {{"count", b.count}, {"total_ns", b.total_ns}, {"max_ns", b.max_ns}};
+}
+
 nlohmann::json toJson(const Totals& t, double seconds) {
   nlohmann::json sites = nlohmann::json::object();
   for (int site = 1; site < LW_SITES; ++site) {
@@ -139,6 +180,14 @@ nlohmann::json toJson(const Totals& t, double seconds) {
       const lw_site& s = t.sites[r * LW_SITES + site];
       j[r ? "rundown" : "outside"] = {{"wait", histJson(s.wait)}, {"hold", histJson(s.hold)}};
     }
+    // Its waits by the site that held the lock when each began ("unknown": acquired
+    // before attaching, or between the holder's acquisition and its probe).
+    nlohmann::json by = nlohmann::json::object();
+    for (int h = 0; h < LW_SITES; ++h) {
+      const lw_blame& b = t.blame[site * LW_SITES + h];
+      if (b.count != 0) by[siteName(h)] = blameJson(b);
+    }
+    j["blocked_by"] = by;
     sites[std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site)))] = j;
   }
   nlohmann::json jit = nlohmann::json::object();
@@ -148,7 +197,11 @@ nlohmann::json toJson(const Totals& t, double seconds) {
   }
   nlohmann::json drops = nlohmann::json::object();
   for (int k = 0; k < LW_DROP_KINDS; ++k) drops[kDropNames[k]] = t.drops[k];
-  return {{"seconds", seconds}, {"sites", sites}, {"jit_path", jit}, {"drops", drops}};
+  return {{"seconds", seconds},
+          {"sites", sites},
+          {"jit_path", jit},
+          {"jit_blocked_by_rundown", blameJson(jitBlockedByRundown(t))},
+          {"drops", drops}};
 }
 
 void printHist(const char* title, const lw_hist& h) {
@@ -194,6 +247,18 @@ void printHuman(const Totals& t, double seconds) {
       printHist("jit", h);
     }
   }
+  std::printf("waits by the site that held the lock when they began:\n");
+  for (int w = 1; w < LW_SITES; ++w) {
+    for (int h = 0; h < LW_SITES; ++h) {
+      const lw_blame& b = t.blame[w * LW_SITES + h];
+      if (b.count == 0) continue;
+      std::printf("  %-14s blocked by %-14s count %llu  total %.3f ms  max %.1f us\n", siteName(w).c_str(),
+                  siteName(h).c_str(), b.count, double(b.total_ns) / 1e6, double(b.max_ns) / 1e3);
+    }
+  }
+  const lw_blame jb = jitBlockedByRundown(t);
+  std::printf("JIT time blocked by the rundown: %.3f ms (%llu waits, max %.1f us)\n", double(jb.total_ns) / 1e6,
+              jb.count, double(jb.max_ns) / 1e3);
   std::printf("drops:");
   for (int k = 0; k < LW_DROP_KINDS; ++k) std::printf(" %s %llu", kDropNames[k], (unsigned long long)t.drops[k]);
   std::printf("\n");

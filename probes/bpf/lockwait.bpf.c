@@ -19,8 +19,30 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Knobs, set before load. */
 const volatile unsigned int target_tgid = 0; /* 0: any process */
 
-/* Rundowns in progress (rundown_begin/rundown_end); > 0 labels samples "rundown". */
-int rundowns_active = 0;
+/* Per process: its rundowns in progress and its lock's holder (lw_proc). Rundown state
+ * is per process and per rundown id: a rundown_end whose begin was not seen (attached in
+ * the middle of it) changes nothing, and processes never share a state. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, struct lw_proc);
+} procs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct lw_rundown_key);
+  __type(value, __u8);
+} rundowns SEC(".maps");
+
+/* [waiting site][holder site] (holder 0: unknown). */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, LW_SITES * LW_SITES);
+  __type(key, __u32);
+  __type(value, struct lw_blame);
+} blame SEC(".maps");
 
 /* Per-thread state in task-local storage: one pointer away from the task (no hash
  * lookup on every probe hit), no size limit to overflow, freed when the thread exits. */
@@ -55,6 +77,23 @@ struct {
 static __always_inline void count_drop(__u32 kind) {
   __u64* d = bpf_map_lookup_elem(&drops, &kind);
   if (d) *d += 1;
+}
+
+static __always_inline struct lw_proc* proc_state(int create) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  struct lw_proc* p = bpf_map_lookup_elem(&procs, &tgid);
+  if (!p && create) {
+    struct lw_proc zero = {};
+    bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+    p = bpf_map_lookup_elem(&procs, &tgid);
+    if (!p) count_drop(LW_DROP_THREAD_MAP_FULL);
+  }
+  return p;
+}
+
+static __always_inline unsigned int in_rundown(void) {
+  struct lw_proc* p = proc_state(0);
+  return p && p->rundowns > 0;
 }
 
 static __always_inline int mine(void) {
@@ -102,7 +141,9 @@ int BPF_USDT(lock_wait_begin, int site, __u64 method_id) {
   if (!t) return 0;
   t->wait_start = bpf_ktime_get_ns();
   t->site = site;
-  t->in_rundown = rundowns_active > 0;
+  struct lw_proc* p = proc_state(0);
+  t->in_rundown = p && p->rundowns > 0;
+  t->blocked_by = p ? p->holder_site : 0;
   return 0;
 }
 
@@ -123,15 +164,24 @@ int BPF_USDT(lock_acquired, int site, __u64 method_id, int contended) {
     if (contended) count_drop(LW_INCOMPLETE_ACQUIRE);
     return 0;
   }
+  struct lw_proc* p = proc_state(1);
+  if (p) p->holder_site = site; /* this thread holds it now */
   if (!contended) {
     t->site = site;
-    t->in_rundown = rundowns_active > 0;
+    t->in_rundown = p && p->rundowns > 0;
   } else if (t->wait_start == 0 || t->site != (__u32)site) {
     count_drop(LW_INCOMPLETE_ACQUIRE);
     t->hold_start = 0;
     return 0;
   } else {
     wait = now - t->wait_start;
+    __u32 bkey = t->site * LW_SITES + (t->blocked_by < LW_SITES ? t->blocked_by : 0);
+    struct lw_blame* b = bpf_map_lookup_elem(&blame, &bkey);
+    if (b) {
+      b->count++;
+      b->total_ns += wait;
+      if (wait > b->max_ns) b->max_ns = wait;
+    }
   }
   __u32 key = t->in_rundown * LW_SITES + t->site;
   struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
@@ -145,6 +195,8 @@ SEC("usdt")
 int BPF_USDT(lock_released, int site, __u64 method_id) {
   if (!mine()) return 0;
   __u64 now = bpf_ktime_get_ns();
+  struct lw_proc* p = proc_state(0);
+  if (p) p->holder_site = 0;
   struct lw_thread* t = thread_state(0);
   if (!t || t->hold_start == 0 || t->site != (__u32)site) {
     count_drop(LW_INCOMPLETE_RELEASE);
@@ -179,7 +231,7 @@ int BPF_USDT(jit_end, __u64 method_id, int tier, __u64 code_start, __u64 code_si
     t->jit_start = 0;
     return 0;
   }
-  __u32 key = (rundowns_active > 0 ? LW_TIERS : 0) + tier;
+  __u32 key = (in_rundown() ? LW_TIERS : 0) + tier;
   struct lw_hist* h = bpf_map_lookup_elem(&jit_stats, &key);
   if (h) hist_add(h, now - t->jit_start);
   t->jit_start = 0;
@@ -189,13 +241,20 @@ int BPF_USDT(jit_end, __u64 method_id, int tier, __u64 code_start, __u64 code_si
 SEC("usdt")
 int BPF_USDT(rundown_begin, __u64 rundown_id, int mode, int trigger) {
   if (!mine()) return 0;
-  __sync_fetch_and_add(&rundowns_active, 1);
+  struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
+  __u8 one = 1;
+  if (bpf_map_update_elem(&rundowns, &k, &one, BPF_NOEXIST) != 0) return 0; /* seen, or no room */
+  struct lw_proc* p = proc_state(1);
+  if (p) __sync_fetch_and_add(&p->rundowns, 1);
   return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(rundown_end, __u64 rundown_id, __u64 methods, __u64 versions, __u64 skipped) {
   if (!mine()) return 0;
-  __sync_fetch_and_add(&rundowns_active, -1);
+  struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
+  if (bpf_map_delete_elem(&rundowns, &k) != 0) return 0; /* began before we attached */
+  struct lw_proc* p = proc_state(0);
+  if (p && p->rundowns > 0) __sync_fetch_and_add(&p->rundowns, -1);
   return 0;
 }

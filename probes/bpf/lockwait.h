@@ -38,6 +38,28 @@ struct lw_thread {
   unsigned long long jit_start;
   unsigned int site;
   unsigned int in_rundown;
+  unsigned int blocked_by; /* the site that held the lock when the wait began; 0 unknown */
+};
+
+/* Per traced process: rundowns in progress (begun while attached, not yet ended) and
+ * the site that holds the lock now (0: free, or acquired before attaching). */
+struct lw_proc {
+  unsigned int rundowns;
+  unsigned int holder_site;
+};
+
+/* A rundown in progress, by process and id. */
+struct lw_rundown_key {
+  unsigned int tgid;
+  unsigned int pad;
+  unsigned long long rundown_id;
+};
+
+/* Waits of one site blamed on the site that held the lock when they began. */
+struct lw_blame {
+  unsigned long long count;
+  unsigned long long total_ns;
+  unsigned long long max_ns;
 };
 
 #endif

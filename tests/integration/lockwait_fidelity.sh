@@ -106,6 +106,14 @@ for state in ["outside", "rundown"]:
             errors.append("JIT paths during rundowns: max wait %d ns vs %d ns" % (ms, mb))
 if total < 1000:
     errors.append("only %d acquisitions: the window was empty" % total)
+# Blame: the JIT paths' waits that began while the locked rundown held the lock.
+jb = bpf["jit_blocked_by_rundown"]
+print("JIT time blocked by the rundown: %.1f ms in %d waits (max %.1f us)" % (
+    jb["total_ns"] / 1e6, jb["count"], jb["max_ns"] / 1e3))
+if jb["total_ns"] < 1000000 or jb["max_ns"] > max(bpf["sites"][x]["rundown"]["wait"]["max_ns"] for x in jit):
+    errors.append("JIT time blocked by the locked rundown: %s" % jb)
+if sum(bpf["sites"][x]["blocked_by"].get("rundown", {}).get("count", 0) for x in jit) != jb["count"]:
+    errors.append("jit_blocked_by_rundown is not the sum of the JIT sites' blocked_by.rundown")
 if sim["rundown"]["rundown"]["wait"]["count"] < 5:
     errors.append("expected a locked rundown's acquisition every second")
 for e in errors:
@@ -113,4 +121,26 @@ for e in errors:
 sys.exit(1 if errors else 0)
 PY
 pass "per-site counts equal; JIT maximum wait during rundowns within 10% + 10 us"
+
+# The same with lock-free rundowns: JIT time blocked by the rundown is 0, exactly, while
+# the JIT paths still wait for each other.
+start_sim --methods 100000 --jit-delay 1 --duration 5 --rundown lockfree --rundown-trigger every:0.5
+"$LW" -p "$SIM_PID" --json >"$WORK/bpf2.json" 2>"$WORK/lw2.err" &
+LW_PID=$!
+track_pid "$LW_PID"
+wait "$SIM_PID" || fail "jitprov-sim exit status $?"
+wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw2.err")"
+$PY - "$WORK/stats.json" "$WORK/bpf2.json" <<'PY' || fail "lock-free rundowns: blame"
+import json, sys
+rundowns = len(json.load(open(sys.argv[1]))["rundowns"])
+bpf = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+jit = ["tier0_publish", "tier1_publish", "osr_publish", "rejit", "activate", "unload"]
+waits = sum(sum(b["count"] for b in bpf["sites"][x]["blocked_by"].values()) for x in jit)
+jb = bpf["jit_blocked_by_rundown"]
+print("lock-free: %d rundowns, %d contended JIT waits, JIT time blocked by the rundown %d ns" % (
+    rundowns, waits, jb["total_ns"]))
+assert rundowns >= 4 and waits > 0, (rundowns, waits)
+assert jb == {"count": 0, "total_ns": 0, "max_ns": 0}, jb
+PY
+pass "JIT time blocked by the rundown: the locked one's measured, the lock-free one's 0"
 rm -rf "$WORK"
