@@ -68,10 +68,9 @@ wait "$JAVA_PID" || { cat "$WORK/java.out" >&2; fail "the JVM exit status $?"; }
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
 [ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
 "$VERIFY" "$WORK/trace" | head -1
-babeltrace2 "$WORK/trace" 2>/dev/null | grep -E 'jitprov_rundown:(method|rundown_begin|rundown_end):' >"$WORK/rundown.txt" ||
-  fail "babeltrace2 shows no rundown"
-$PY - "$WORK" <<'PY' || fail "codelist cross-check"
+PYTHONPATH="$SRC/tests/integration" $PY - "$WORK" <<'PY' || fail "codelist cross-check"
 import json, re, sys
+from bt2read import events  # babeltrace2's Python bindings: decoded fields, no text scraping
 w = sys.argv[1]
 agent = json.load(open(w + "/agent.json"))
 assert agent["errors"] == 0 and agent["refused"] == 0, agent
@@ -89,16 +88,15 @@ stable = {k: v for k, v in a.items() if b.get(k) == v}
 assert len(stable) > 2000, (len(a), len(b), len(stable))
 # The last complete rundown.
 rundowns, cur = [], None
-for line in open(w + "/rundown.txt"):
-    if "rundown_begin" in line:
+for name, f in events(w + "/trace", ["jitprov_rundown:"]):
+    if name == "jitprov_rundown:rundown_begin":
         cur = {}
-    elif "jitprov_rundown:method:" in line and cur is not None:
-        f = dict(re.findall(r'(\w+) = (0x[0-9A-Fa-f]+|\d+|"[^"]*")', line))
-        cur[int(f["code_start"], 16)] = (f["namespace"].strip('"') + "." + f["name"].strip('"'),
-                                        f["signature"].strip('"'), int(f["host_tier"]), int(f["code_size"]))
-    elif "rundown_end" in line and cur is not None:
+    elif name == "jitprov_rundown:method" and cur is not None:
+        cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"])
+    elif name == "jitprov_rundown:rundown_end" and cur is not None:
         rundowns.append(cur)
         cur = None
+assert rundowns, "no complete rundown in the trace"
 last = rundowns[-1]
 # HotSpot's method handle intrinsics (MethodHandle.invokeBasic, linkTo*: native adapters
 # generated per signature) share jmethodIDs, so JVMTI names them by whichever intrinsic

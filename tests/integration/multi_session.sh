@@ -68,7 +68,11 @@ for i in $(seq 20); do
 done
 for s in A B C D E L; do lttng stop "$s" >/dev/null 2>&1; lttng destroy "$s" >/dev/null || fail "destroy $s"; done
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
-starts=$(babeltrace2 "$WORK/traces/C" 2>/dev/null | grep 'lttng_ust_statedump:start:' | grep -c "vpid = $SIM_PID ")
+starts=$(PYTHONPATH="$(dirname "$0")" $PY -c '
+import sys
+from bt2read import events
+print(sum(1 for _, f in events(sys.argv[1], ["lttng_ust_statedump:start"]) if f.get("vpid") == int(sys.argv[2])))' \
+  "$WORK/traces/C" "$SIM_PID")
 [ "$starts" -ge 2 ] || fail "session C: $starts lttng_ust_statedump:start events of the sim, expected 2 (start, regenerate)"
 pass "lttng-ust's own statedump: $starts lttng_ust_statedump:start events in session C"
 

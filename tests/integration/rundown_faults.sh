@@ -44,8 +44,9 @@ setup_session after "$WORK/trace-after"
 lttng start after >/dev/null || fail "lttng start after the faults"
 wait_rundowns 3 30
 lttng stop after >/dev/null && lttng destroy after >/dev/null
-"$VERIFY" "$WORK/trace-after" >"$WORK/verify.txt" || { cat "$WORK/verify.txt"; fail "trace after the faults"; }
-grep -q 'signal\|session' "$WORK/verify.txt" || fail "no rundown in the trace after the faults"
+"$VERIFY" --json "$WORK/trace-after" >"$WORK/verify.json" || { cat "$WORK/verify.json"; fail "trace after the faults"; }
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); rs=[r for s in d["sessions"] for p in s["processes"] for r in p["rundowns"]]; assert rs and all(r["trigger"] in ("signal", "session") for r in rs), rs' \
+  "$WORK/verify.json" || fail "no rundown in the trace after the faults"
 pass "new daemon and session after the faults: complete rundown"
 [ "$(sim_stat 'd["jit"]["errors"]')" -eq 0 ] || fail "runtime API errors in the sim"
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"

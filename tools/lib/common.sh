@@ -9,7 +9,7 @@ JITPROV_PACKAGES=(
   systemtap-sdt-dev                                # sys/sdt.h: USDT probes with semaphores
   libgtest-dev libgmock-dev libbenchmark-dev       # tests and benchmarks
   liblttng-ust-dev lttng-tools                     # tracepoint provider; lttng-sessiond, lttng
-  babeltrace2 libbabeltrace2-dev python3           # reading CTF traces; JSON in scripts
+  babeltrace2 libbabeltrace2-dev python3 python3-bt2  # reading CTF traces; JSON and bt2 in tests
   bpftrace libbpf-dev bpftool libelf-dev zlib1g-dev  # eBPF measurement
   libcli11-dev nlohmann-json3-dev                  # command-line tools
   gnuplot-nox                                      # plots

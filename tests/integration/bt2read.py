@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""Reads a CTF trace with babeltrace2's own Python bindings (python3-bt2), so that the
+tests check decoded fields instead of scraping babeltrace2's text output.
+
+As a module: events(path, prefixes) yields (name, fields) in time order, where fields
+maps each payload field to an int, a str, or an enumeration's label, plus "vpid" when
+the event carries that context.
+As a program: bt2read.py TRACE [PREFIX...] prints one JSON object per event.
+"""
+import json
+import sys
+
+import bt2
+
+
+def _value(f):
+    labels = getattr(f, "labels", None)
+    if labels is not None:  # an enumeration: its (single) label
+        return sorted(labels)[0] if labels else None
+    if isinstance(f, bt2._StringFieldConst):
+        return str(f)
+    return int(f)
+
+
+def events(path, prefixes=()):
+    prefixes = tuple(prefixes)
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        if prefixes and not ev.name.startswith(prefixes):
+            continue
+        fields = {k: _value(v) for k, v in ev.payload_field.items()}
+        ctx = ev.common_context_field
+        if ctx is not None and "vpid" in ctx:
+            fields["vpid"] = int(ctx["vpid"])
+        yield ev.name, fields
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: bt2read.py TRACE [PREFIX...]")
+    for name, fields in events(sys.argv[1], sys.argv[2:]):
+        print(json.dumps({"event": name, **fields}))
