@@ -1,3 +1,5 @@
+#include <jitprov/trace_abi.h>
+
 /* The method fields of SPEC.md, shared by jitprov_runtime:method_load and
  * jitprov_rundown:method. Expects `r` to be a const struct jitprov_method_record*
  * and PROV to be the provider (for its tier enum). Included inside LTTNG_UST_TP_FIELDS. */
@@ -17,11 +19,6 @@
   lttng_ust_field_string(name, r->name)                               \
   lttng_ust_field_string(signature, r->signature)
 
-/* Tier labels: the numeric values are trace ABI (jitprov::Tier). */
-#define JITPROV_TIER_ENUM_VALUES                        \
-  LTTNG_UST_TP_ENUM_VALUES(                             \
-    lttng_ust_field_enum_value("tier0", 0)              \
-    lttng_ust_field_enum_value("tier1", 1)              \
-    lttng_ust_field_enum_value("tier1_osr", 2)          \
-    lttng_ust_field_enum_value("instrumented", 3)       \
-    lttng_ust_field_enum_value("optimized", 4))
+/* Tier labels and values: jitprov/trace_abi.h. */
+#define JITPROV_LTTNG_ENUM_VALUE(v, c, cxx, label) lttng_ust_field_enum_value(label, v)
+#define JITPROV_TIER_ENUM_VALUES LTTNG_UST_TP_ENUM_VALUES(JITPROV_TIERS(JITPROV_LTTNG_ENUM_VALUE))

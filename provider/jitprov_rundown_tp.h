@@ -24,22 +24,12 @@
 
 LTTNG_UST_TRACEPOINT_ENUM(jitprov_rundown, tier, JITPROV_TIER_ENUM_VALUES)
 
-/* jitprov::RundownMode */
+/* Mode and trigger labels and values: jitprov/trace_abi.h. */
 LTTNG_UST_TRACEPOINT_ENUM(jitprov_rundown, mode,
-  LTTNG_UST_TP_ENUM_VALUES(
-    lttng_ust_field_enum_value("lockfree", 0)
-    lttng_ust_field_enum_value("locked", 1)
-    lttng_ust_field_enum_value("per-method", 2)))
+  LTTNG_UST_TP_ENUM_VALUES(JITPROV_RUNDOWN_MODES(JITPROV_LTTNG_ENUM_VALUE)))
 
-/* jitprov::RundownTrigger */
 LTTNG_UST_TRACEPOINT_ENUM(jitprov_rundown, trigger,
-  LTTNG_UST_TP_ENUM_VALUES(
-    lttng_ust_field_enum_value("api", 0)
-    lttng_ust_field_enum_value("session", 1)
-    lttng_ust_field_enum_value("signal", 2)
-    lttng_ust_field_enum_value("exit", 3)
-    lttng_ust_field_enum_value("at", 4)
-    lttng_ust_field_enum_value("every", 5)))
+  LTTNG_UST_TP_ENUM_VALUES(JITPROV_RUNDOWN_TRIGGERS(JITPROV_LTTNG_ENUM_VALUE)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_begin,
   LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint64_t, rundown_id, uint8_t, mode, uint8_t, trigger,

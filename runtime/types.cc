@@ -4,13 +4,38 @@
 namespace jitprov {
 
 namespace {
-constexpr std::string_view kTierNames[kTierCount] = {"tier0", "tier1", "tier1_osr", "instrumented",
-                                                     "optimized"};
-constexpr std::string_view kSiteNames[kLockSiteMax + 1] = {
-    "none", "tier0_publish", "tier1_publish", "osr_publish", "rejit",
-    "activate", "unload", "rundown", "lookup"};
-constexpr std::string_view kModeNames[] = {"lockfree", "locked", "per-method"};
-constexpr std::string_view kTriggerNames[] = {"api", "session", "signal", "exit", "at", "every"};
+// The labels, indexed by value, from trace_abi.h; the asserts below check that every
+// list is dense from its first value, so that indexing by value is right.
+#define JITPROV_LABEL(v, c, cxx, label) label,
+constexpr std::string_view kTierNames[] = {JITPROV_TIERS(JITPROV_LABEL)};
+constexpr std::string_view kSiteNames[] = {"none", JITPROV_LOCK_SITE_LIST(JITPROV_LABEL)};
+constexpr std::string_view kModeNames[] = {JITPROV_RUNDOWN_MODES(JITPROV_LABEL)};
+constexpr std::string_view kTriggerNames[] = {JITPROV_RUNDOWN_TRIGGERS(JITPROV_LABEL)};
+#undef JITPROV_LABEL
+#define JITPROV_AT_ITS_INDEX(names, first)                                              \
+  [](size_t v, std::string_view label) { return names[v - (first)] == label; }
+#define JITPROV_CHECK(v, c, cxx, label) &&check(v, label)
+constexpr bool tiersDense() {
+  auto check = JITPROV_AT_ITS_INDEX(kTierNames, 0);
+  return true JITPROV_TIERS(JITPROV_CHECK);
+}
+constexpr bool sitesDense() {
+  auto check = JITPROV_AT_ITS_INDEX(kSiteNames, 0);
+  return true JITPROV_LOCK_SITE_LIST(JITPROV_CHECK);
+}
+constexpr bool modesDense() {
+  auto check = JITPROV_AT_ITS_INDEX(kModeNames, 0);
+  return true JITPROV_RUNDOWN_MODES(JITPROV_CHECK);
+}
+constexpr bool triggersDense() {
+  auto check = JITPROV_AT_ITS_INDEX(kTriggerNames, 0);
+  return true JITPROV_RUNDOWN_TRIGGERS(JITPROV_CHECK);
+}
+#undef JITPROV_CHECK
+#undef JITPROV_AT_ITS_INDEX
+static_assert(tiersDense() && sitesDense() && modesDense() && triggersDense(),
+              "trace_abi.h: every list's values are 0..n-1 (sites 1..n), in order");
+static_assert(std::size(kTierNames) == kTierCount && std::size(kSiteNames) == kLockSiteMax + 1);
 }  // namespace
 
 std::string_view tierName(Tier t) noexcept {

@@ -8,6 +8,7 @@
 #include "lockwait.h"
 #include "lockwait.skel.h"
 
+#include <jitprov/jitprov.h>
 #include <jitprov/lock_stats.h>
 #include <jitprov/types.h>
 
@@ -53,8 +54,9 @@ struct Totals {
   std::array<lw_blame, LW_SITES * LW_SITES> blame{};  // [waiting site][holder site]
 };
 
-// The JIT paths' sites (tier0 publish .. unload) and the rundown's (SPEC.md sites).
-constexpr int kFirstJitSite = 1, kLastJitSite = 6, kRundownSite = 7;
+// The JIT paths' sites (tier0 publish .. unload) and the rundown's (trace_abi.h).
+constexpr int kFirstJitSite = JITPROV_SITE_TIER0_PUBLISH, kLastJitSite = JITPROV_SITE_UNLOAD,
+              kRundownSite = JITPROV_SITE_RUNDOWN;
 
 // "JIT time blocked by the rundown": waits of the JIT paths that began while the
 // rundown held the lock (only the locked and per-method modes ever take it).

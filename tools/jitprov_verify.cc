@@ -190,8 +190,8 @@ bool methodFields(const bt_field* p, Fields* f) {
   if (member(p, "publish_seq") != nullptr) {
     if (!u64(p, "publish_seq", &f->publish_seq) || f->publish_seq == 0) return false;
   }
-  static const char* const kTiers[] = {"tier0", "tier1", "tier1_osr", "instrumented", "optimized"};
-  if (std::find(std::begin(kTiers), std::end(kTiers), f->tier) == std::end(kTiers)) return false;
+  // The tier's label comes from the trace's own metadata (enumLabel: a value outside the
+  // mapping has no label and fails above), not from a list kept here.
   std::hash<std::string> h;
   f->names = h(ns) * 1000003u ^ h(name) * 31u ^ h(sig);
   return true;

@@ -3,8 +3,10 @@
 #ifndef JITPROV_LOCKWAIT_H
 #define JITPROV_LOCKWAIT_H
 
-#define LW_SITES 9      /* jitprov::LockSite 1..8; 0 unused */
-#define LW_TIERS 5      /* jitprov::Tier */
+#include <jitprov/trace_abi.h>
+
+#define LW_SITES (JITPROV_LOCK_SITE_MAX + 1) /* lock sites 1..max; 0: unused (holder unknown) */
+#define LW_TIERS JITPROV_TIER_COUNT
 #define LW_BUCKETS 48   /* log2 buckets of nanoseconds, as jitprov::log2Bucket */
 
 /* Histogram of one quantity. */

@@ -17,7 +17,9 @@ void populate(Runtime& rt, int methods) {
     ASSERT_TRUE(m.ok());
     auto v = rt.beginJit(*m, Tier::kTier0);
     ASSERT_TRUE(v.ok());
-    if (i % 10 != 0) ASSERT_TRUE(rt.publishCode(*v, 100).ok());  // one in ten still compiling
+    if (i % 10 != 0) {
+      ASSERT_TRUE(rt.publishCode(*v, 100).ok());  // one in ten still compiling
+    }
   }
 }
 

@@ -44,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace_abi.h"
+
 #if defined(__GNUC__)
 #define JITPROV_API __attribute__((visibility("default")))
 #else
@@ -89,28 +91,14 @@ JITPROV_API const char* jitprov_strerror(int error);
 
 /* ---- trace ABI enumerations (values appear in traces: never renumbered) -------- */
 
-enum jitprov_tier {
-  JITPROV_TIER0 = 0,
-  JITPROV_TIER1 = 1,
-  JITPROV_TIER1_OSR = 2,
-  JITPROV_TIER_INSTRUMENTED = 3,
-  JITPROV_TIER_OPTIMIZED = 4
-};
-
-enum jitprov_rundown_mode {
-  JITPROV_RUNDOWN_LOCKFREE = 0,   /* never takes the code-version-manager lock */
-  JITPROV_RUNDOWN_LOCKED = 1,     /* holds it across the whole rundown (to measure against) */
-  JITPROV_RUNDOWN_PER_METHOD = 2  /* takes it around each method */
-};
-
-enum jitprov_rundown_trigger {
-  JITPROV_TRIGGER_API = 0,
-  JITPROV_TRIGGER_SESSION = 1,
-  JITPROV_TRIGGER_SIGNAL = 2,
-  JITPROV_TRIGGER_EXIT = 3,
-  JITPROV_TRIGGER_AT = 4,
-  JITPROV_TRIGGER_EVERY = 5
-};
+/* Values and names: jitprov/trace_abi.h, the one place they are defined. */
+enum jitprov_tier { JITPROV_TIERS(JITPROV_ABI_C_ENUMERATOR) };
+/* lockfree: never takes the code-version-manager lock; locked: holds it across the whole
+ * rundown (to measure against); per-method: takes it around each method. */
+enum jitprov_rundown_mode { JITPROV_RUNDOWN_MODES(JITPROV_ABI_C_ENUMERATOR) };
+enum jitprov_rundown_trigger { JITPROV_RUNDOWN_TRIGGERS(JITPROV_ABI_C_ENUMERATOR) };
+/* The `site` of the lock probes and the index of the lock statistics. */
+enum jitprov_lock_site { JITPROV_LOCK_SITE_LIST(JITPROV_ABI_C_ENUMERATOR) };
 
 /* "tier0", "tier1", "tier1_osr", "instrumented", "optimized"; "invalid" otherwise. */
 JITPROV_API const char* jitprov_tier_name(int tier);
@@ -252,7 +240,7 @@ typedef struct jitprov_memory_stats {
 JITPROV_API int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* out);
 
 #define JITPROV_HIST_BUCKETS 48 /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
-#define JITPROV_LOCK_SITES 9    /* index = USDT site value (1-8); 0 unused */
+#define JITPROV_LOCK_SITES (JITPROV_LOCK_SITE_MAX + 1) /* index = USDT site value; 0 unused */
 
 typedef struct jitprov_hist {
   uint64_t count;

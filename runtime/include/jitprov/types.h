@@ -3,6 +3,8 @@
 // traces and USDT probe arguments): never renumber them, only append.
 #pragma once
 
+#include <jitprov/trace_abi.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -13,46 +15,23 @@ using MethodId = uint64_t;   // > 0, never reused
 using VersionId = uint64_t;  // > 0, unique in the process, never reused
 using RejitId = uint32_t;    // 0 = the original IL
 
-enum class Tier : uint8_t {
-  kTier0 = 0,
-  kTier1 = 1,
-  kTier1Osr = 2,
-  kInstrumented = 3,
-  kOptimized = 4,
-};
-inline constexpr int kTierCount = 5;
+// The trace ABI's enumerations: values, C API names and labels are in trace_abi.h.
+enum class Tier : uint8_t { JITPROV_TIERS(JITPROV_ABI_CXX_ENUMERATOR) };
+inline constexpr int kTierCount = JITPROV_TIER_COUNT;
 std::string_view tierName(Tier t) noexcept;  // "tier0", "tier1", "tier1_osr", ...
 bool parseTier(std::string_view s, Tier* out) noexcept;
 
-// Where the code-version-manager lock is taken (SPEC.md "USDT probes").
-enum class LockSite : uint8_t {
-  kTier0Publish = 1,
-  kTier1Publish = 2,
-  kOsrPublish = 3,
-  kRejit = 4,
-  kActivate = 5,
-  kUnload = 6,
-  kRundown = 7,
-  kLookup = 8,
-};
-inline constexpr int kLockSiteMax = 8;
+enum class LockSite : uint8_t { JITPROV_LOCK_SITE_LIST(JITPROV_ABI_CXX_ENUMERATOR) };
+inline constexpr int kLockSiteMax = JITPROV_LOCK_SITE_MAX;
 std::string_view lockSiteName(LockSite s) noexcept;  // "tier0_publish", ...
 
-enum class RundownMode : uint8_t { kLockFree = 0, kLocked = 1, kPerMethod = 2 };
+enum class RundownMode : uint8_t { JITPROV_RUNDOWN_MODES(JITPROV_ABI_CXX_ENUMERATOR) };
 std::string_view rundownModeName(RundownMode m) noexcept;  // "lockfree", "locked", "per-method"
 bool parseRundownMode(std::string_view s, RundownMode* out) noexcept;
 
-enum class RundownTrigger : uint8_t {
-  kApi = 0,
-  kSession = 1,
-  kSignal = 2,
-  kExit = 3,
-  kAt = 4,
-  kEvery = 5,
-};
+enum class RundownTrigger : uint8_t { JITPROV_RUNDOWN_TRIGGERS(JITPROV_ABI_CXX_ENUMERATOR) };
 std::string_view rundownTriggerName(RundownTrigger t) noexcept;
 
-// Longest namespace, name or signature the registry accepts (bytes of UTF-8).
 inline constexpr size_t kMaxNameBytes = 64 * 1024;
 
 // What a registration supplies for a method. The strings are copied.
