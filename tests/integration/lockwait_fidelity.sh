@@ -19,6 +19,7 @@
 SIM=${1:?usage: lockwait_fidelity.sh SIM LOCKWAIT}
 LW=${2:?usage: lockwait_fidelity.sh SIM LOCKWAIT}
 require_root
+require_cmd lttng lttng-sessiond
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
@@ -143,4 +144,36 @@ assert rundowns >= 4 and waits > 0, (rundowns, waits)
 assert jb == {"count": 0, "total_ns": 0, "max_ns": 0}, jb
 PY
 pass "JIT time blocked by the rundown: the locked one's measured, the lock-free one's 0"
+
+# Attached in the middle of a rundown: its rundown_end (whose begin was not seen) must
+# not throw the rundown state off; the later rundowns' waits are still labelled
+# "rundown". (One global counter went to -1 here and labelled everything "outside".)
+# Rundowns of about 2.2 s (110k versions at 50k/s: the sim paces a rundown that a
+# session records), 1 s apart: [1, 3.2], [4.2, 6.4], ...
+start_sessiond
+setup_session paced "$WORK/paced"
+lttng start paced >/dev/null || fail "lttng start"
+start_sim --methods 100000 --duration 10 --rundown lockfree --rundown-trigger every:1 --rundown-rate 50000
+sleep 1.7  # attach in the middle of the first one
+"$LW" -p "$SIM_PID" --json >"$WORK/bpf3.json" 2>"$WORK/lw3.err" &
+LW_PID=$!
+track_pid "$LW_PID"
+for _ in $(seq 40); do grep -q attached "$WORK/lw3.err" && break; sleep 0.05; done
+attached=$($PY -c 'import time; print(time.monotonic_ns())')
+wait "$SIM_PID" || fail "jitprov-sim exit status $?"
+wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw3.err")"
+$PY - "$WORK/stats.json" "$WORK/bpf3.json" "$attached" <<'PY' || fail "attached mid-rundown"
+import json, sys
+rundowns = json.load(open(sys.argv[1]))["rundowns"]
+bpf = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+attached = int(sys.argv[3])
+mid = [r for r in rundowns if r["begin_ns"] <= attached <= r["begin_ns"] + r["duration_ns"]]
+later = [r for r in rundowns if r["begin_ns"] > attached]
+during = sum(s["rundown"]["wait"]["count"] for s in bpf["sites"].values())
+print("attached mid-rundown: %s; %d later rundowns; %d acquisitions labelled 'rundown'" % (
+    "yes" if mid else "no (timing)", len(later), during))
+assert mid, "lockwait did not attach during a rundown: the test proves nothing this time"
+assert len(later) >= 2 and during > 0, "waits during the later rundowns were not labelled 'rundown'"
+PY
+pass "attached mid-rundown: the later rundowns' waits are still labelled 'rundown'"
 rm -rf "$WORK"
