@@ -23,6 +23,7 @@
 // printed); 4 nothing violated, but something could not be checked (no rundown, no
 // runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
+#include "verify_checks.h"
 #include <jitprov/utf8.h>
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
@@ -197,21 +198,14 @@ bool methodFields(const bt_field* p, Fields* f) {
   return true;
 }
 
-// Why a method record cannot be what jitprov emitted ("" when it can be): the registry
-// hands out ids from 1, publishes only code at a non-zero address with a non-zero size,
-// and emits names as valid UTF-8 of at most 4096 bytes. Such a record is damaged input
-// (exit 2), not a guarantee violated by the runtime.
+// Why a method record cannot be what jitprov emitted ("" when it can be).
 std::string impossible(const bt_field* p, const Fields& f) {
-  if (f.method_id == 0 || f.version_id == 0 || f.module_id == 0) return "an id of 0";
-  if (f.code_start == 0 || f.code_size == 0) return "code at address 0 or of size 0";
-  if (f.code_start > UINT64_MAX - f.code_size) return "a code range past the end of the address space";
-  for (const char* n : {"namespace", "name", "signature"}) {
+  auto text = [&](const char* n) {
     const bt_field* sf = member(p, n);
-    const std::string_view v(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
-    if (v.size() > 4096) return std::string(n) + " longer than 4096 bytes";
-    if (!jitprov::isValidUtf8(v)) return std::string(n) + " not valid UTF-8";
-  }
-  return "";
+    return std::string_view(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
+  };
+  return jitprov::verify::impossibleRecord({f.method_id, f.version_id, f.module_id, f.code_start, f.code_size,
+                                            text("namespace"), text("name"), text("signature")});
 }
 
 // The process an event belongs to: its `vpid` context, else the vpid of its trace
@@ -434,8 +428,7 @@ std::string sessionRoot(const std::string& trace) {
 }
 
 // Checks a trace's packetized metadata before libbabeltrace2 reads it: babeltrace2
-// 2.0 spins forever on a metadata file cut in the middle of a packet. "" when every
-// packet is whole (or the metadata is plain text), else why not.
+// 2.0 spins forever on a metadata file cut in the middle of a packet.
 std::string checkMetadata(const std::string& trace) {
   const std::string path = trace + "/metadata";
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -444,33 +437,7 @@ std::string checkMetadata(const std::string& trace) {
   char buf[65536];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.append(buf, n);
   std::fclose(f);
-  if (data.rfind("/* CTF", 0) == 0) return "";  // text metadata
-  // struct metadata_packet_header (CTF 1.8): magic, uuid[16], checksum, content_size,
-  // packet_size (bits), compression, encryption, checksum scheme, major, minor.
-  constexpr size_t kHeader = 37;
-  constexpr uint32_t kMagic = 0x75D11D57;
-  auto u32 = [&](size_t off, bool swap) {
-    uint32_t v;
-    std::memcpy(&v, data.data() + off, 4);
-    return swap ? __builtin_bswap32(v) : v;
-  };
-  size_t off = 0, packets = 0;
-  while (off < data.size()) {
-    const std::string where = "metadata packet " + std::to_string(packets) + " at byte " + std::to_string(off);
-    if (data.size() - off < kHeader) return where + ": cut inside its header (a truncated file?)";
-    const bool swap = u32(off, false) != kMagic;
-    if (swap && u32(off, true) != kMagic) return where + ": no packet magic (damaged metadata)";
-    const uint32_t content = u32(off + 24, swap), size = u32(off + 28, swap);
-    if (size % 8 != 0 || content > size || content < kHeader * 8 || size / 8 < kHeader)
-      return where + ": impossible sizes (content " + std::to_string(content) + " bits, packet " +
-             std::to_string(size) + " bits)";
-    if (size / 8 > data.size() - off)
-      return where + ": cut after " + std::to_string(data.size() - off) + " of its " + std::to_string(size / 8) +
-             " bytes (a truncated file?)";
-    off += size / 8;
-    ++packets;
-  }
-  return packets == 0 ? "metadata: empty" : "";
+  return jitprov::verify::checkMetadataBytes(data);
 }
 
 // Reads the session's traces into `s`. Returns "" or why they could not be read.

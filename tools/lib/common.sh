@@ -5,6 +5,7 @@
 # Debian bookworm packages jitprov needs to build, test and demo.
 JITPROV_PACKAGES=(
   g++ clang llvm meson ninja-build pkg-config      # toolchain; clang builds the BPF programs
+  libclang-rt-14-dev                               # libFuzzer and sanitizer runtimes (tests/fuzz)
   liburcu-dev                                      # RCU grace periods for the lock-free registry
   systemtap-sdt-dev                                # sys/sdt.h: USDT probes with semaphores
   libgtest-dev libgmock-dev libbenchmark-dev       # tests and benchmarks

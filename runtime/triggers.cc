@@ -1,0 +1,78 @@
+// The rundown's option parsers (triggers, test faults): no dependency on the rest of
+// the runtime, so that the fuzz targets (tests/fuzz) link them alone.
+#include <jitprov/rundown.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+namespace jitprov {
+
+bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* error) {
+  RundownTriggers t;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view item = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (item.empty() || item == "none") {
+      if (comma >= list.size()) break;
+      continue;
+    }
+    auto seconds = [&](std::string_view v, double* dst) {
+      std::string s(v);
+      char* end = nullptr;
+      errno = 0;
+      const double d = std::strtod(s.c_str(), &end);
+      if (s.empty() || end == nullptr || *end != '\0' || errno != 0 || !std::isfinite(d) || d < 0) {
+        *error = "bad seconds in trigger '" + std::string(item) + "'";
+        return false;
+      }
+      // The engine counts in uint64 nanoseconds: beyond this, seconds x 1e9 overflows.
+      if (d > kMaxTriggerSeconds) {
+        *error = "seconds in trigger '" + std::string(item) + "' exceed 1e9 (31 years)";
+        return false;
+      }
+      *dst = d;
+      return true;
+    };
+    if (item == "session") {
+      t.session = true;
+    } else if (item == "signal") {
+      t.signal = true;
+    } else if (item == "exit") {
+      t.exit = true;
+    } else if (item.rfind("at:", 0) == 0) {
+      if (!seconds(item.substr(3), &t.at_sec)) return false;
+    } else if (item.rfind("every:", 0) == 0) {
+      if (!seconds(item.substr(6), &t.every_sec)) return false;
+      if (t.every_sec <= 0) {
+        *error = "every:SEC needs SEC > 0";
+        return false;
+      }
+    } else {
+      *error = "unknown trigger '" + std::string(item) + "' (session, signal, exit, at:SEC, every:SEC)";
+      return false;
+    }
+    if (comma >= list.size()) break;
+  }
+  *out = t;
+  return true;
+}
+
+bool parseRundownFault(std::string_view s, RundownFault* out) noexcept {
+  static constexpr std::pair<std::string_view, RundownFault> kNames[] = {
+      {"none", RundownFault::kNone},     {"duplicate", RundownFault::kDuplicate}, {"torn", RundownFault::kTorn},
+      {"skip", RundownFault::kSkip},     {"no-end", RundownFault::kNoEnd}};
+  for (const auto& [name, f] : kNames) {
+    if (s == name) {
+      *out = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace jitprov

@@ -1,0 +1,70 @@
+// jitprov-verify's checks of untrusted input that need no babeltrace2: the packetized
+// metadata's framing, and whether a record's values can be what jitprov emitted. Pure
+// functions of their input, so that the fuzz targets (tests/fuzz) exercise them as
+// the verifier does.
+#pragma once
+
+#include <jitprov/utf8.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace jitprov::verify {
+
+// "" when `data` is text metadata or a sequence of whole CTF metadata packets, else why
+// not (a file cut inside a packet, no packet magic, impossible sizes).
+inline std::string checkMetadataBytes(std::string_view data) {
+  if (data.substr(0, 6) == "/* CTF") return "";  // text metadata
+  // struct metadata_packet_header (CTF 1.8): magic, uuid[16], checksum, content_size,
+  // packet_size (bits), compression, encryption, checksum scheme, major, minor.
+  constexpr size_t kHeader = 37;
+  constexpr uint32_t kMagic = 0x75D11D57;
+  auto u32 = [&](size_t off, bool swap) {
+    uint32_t v;
+    std::memcpy(&v, data.data() + off, 4);
+    return swap ? __builtin_bswap32(v) : v;
+  };
+  size_t off = 0, packets = 0;
+  while (off < data.size()) {
+    const std::string where = "metadata packet " + std::to_string(packets) + " at byte " + std::to_string(off);
+    if (data.size() - off < kHeader) return where + ": cut inside its header (a truncated file?)";
+    const bool swap = u32(off, false) != kMagic;
+    if (swap && u32(off, true) != kMagic) return where + ": no packet magic (damaged metadata)";
+    const uint32_t content = u32(off + 24, swap), size = u32(off + 28, swap);
+    if (size % 8 != 0 || content > size || content < kHeader * 8 || size / 8 < kHeader)
+      return where + ": impossible sizes (content " + std::to_string(content) + " bits, packet " +
+             std::to_string(size) + " bits)";
+    if (size / 8 > data.size() - off)
+      return where + ": cut after " + std::to_string(data.size() - off) + " of its " + std::to_string(size / 8) +
+             " bytes (a truncated file?)";
+    off += size / 8;
+    ++packets;
+  }
+  return packets == 0 ? "metadata: empty" : "";
+}
+
+struct RecordValues {
+  uint64_t method_id, version_id, module_id, code_start, code_size;
+  std::string_view name_space, name, signature;
+};
+
+// Why a method record cannot be what jitprov emitted ("" when it can be): the registry
+// hands out ids from 1, publishes only code at a non-zero address with a non-zero size,
+// and emits names as valid UTF-8 of at most 4096 bytes. Such a record is damaged input,
+// not a guarantee violated by the runtime.
+inline std::string impossibleRecord(const RecordValues& r) {
+  if (r.method_id == 0 || r.version_id == 0 || r.module_id == 0) return "an id of 0";
+  if (r.code_start == 0 || r.code_size == 0) return "code at address 0 or of size 0";
+  if (r.code_start > UINT64_MAX - r.code_size) return "a code range past the end of the address space";
+  const std::pair<const char*, std::string_view> names[] = {
+      {"namespace", r.name_space}, {"name", r.name}, {"signature", r.signature}};
+  for (const auto& [n, v] : names) {
+    if (v.size() > 4096) return std::string(n) + " longer than 4096 bytes";
+    if (!isValidUtf8(v)) return std::string(n) + " not valid UTF-8";
+  }
+  return "";
+}
+
+}  // namespace jitprov::verify
