@@ -101,6 +101,9 @@ unreadable)
   off=$(grep -obUa 'ResolvePrice' "$stream" | head -1 | cut -d: -f1)
   printf '\xff\xfe' | dd of="$stream" bs=1 seek="$off" conv=notrunc status=none
   expect badutf8 2 'cannot be what jitprov emitted \(name not valid UTF-8\): damaged input'
+  "$VERIFY" "$WORK/nonexistent" >"$WORK/missing.out" 2>&1
+  grep -q "read trace $WORK/nonexistent: No such file or directory" "$WORK/missing.out" ||
+    fail "a missing path: $(cat "$WORK/missing.out")"
   for args in "" "--bogus $WORK/good" "$WORK/nonexistent"; do
     # shellcheck disable=SC2086
     "$VERIFY" $args >/dev/null 2>&1; rc=$?
