@@ -79,20 +79,12 @@ static __always_inline void count_drop(__u32 kind) {
   if (d) *d += 1;
 }
 
-/* With -p PID (target_tgid set) the one process's state lives in an array of one: a
- * lookup there costs less than a hash on every probe hit. */
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct lw_proc);
-} target_proc SEC(".maps");
+/* With -p PID (target_tgid set) the one process's state is a global: no helper call,
+ * no hash lookup on every probe hit. */
+struct lw_proc target_proc = {};
 
 static __always_inline struct lw_proc* proc_state(int create) {
-  if (target_tgid != 0) {
-    __u32 zero = 0;
-    return bpf_map_lookup_elem(&target_proc, &zero);  /* mine() already checked the tgid */
-  }
+  if (target_tgid != 0) return &target_proc; /* mine() already checked the tgid */
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   struct lw_proc* p = bpf_map_lookup_elem(&procs, &tgid);
   if (!p && create) {
