@@ -68,13 +68,15 @@ void RundownEngine::onSessionStart(void* self, void* session) {
 
 void RundownEngine::stop() {
   if (!thread_.joinable()) return;
+  // No onSessionStart() into this engine after this (in a forked child too: lttng-ust
+  // restarts its listener there, and the engine's memory goes away with it).
+  trace::unwatchSessionStarts(watch_token_);
+  watch_token_ = 0;
   if (getpid() != owner_pid_) {
     // A forked child: the thread exists only in the parent. Nothing to join or run.
     thread_.detach();
     return;
   }
-  trace::unwatchSessionStarts(watch_token_);  // no onSessionStart() into this engine after it
-  watch_token_ = 0;
   stop_.store(true, std::memory_order_release);
   cancel_.store(true, std::memory_order_relaxed);  // a rundown in progress ends soon
   wake();

@@ -13,6 +13,7 @@
 #include <jitprov/utf8.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -184,7 +185,14 @@ struct Watchers {
   std::vector<W> list;
 };
 Watchers& watchers() {
-  static Watchers* w = new Watchers;
+  static Watchers* w = [] {
+    auto* n = new Watchers;
+    // Held across fork(), so that a child never inherits it locked (an engine starting
+    // or stopping on another thread); lttng-ust's own fork handling already keeps its
+    // listener, the caller of onSessionStart(), out of the way.
+    pthread_atfork([] { watchers().mu.lock(); }, [] { watchers().mu.unlock(); }, [] { watchers().mu.unlock(); });
+    return n;
+  }();
   return *w;
 }
 void onSessionStart(void*, void* session) {

@@ -321,7 +321,7 @@ TEST(CApi, ForkedChildKeepsWorking) {
   std::vector<uint64_t> methods;
   for (int i = 0; i < 64; ++i) methods.push_back(h.method(1000 + i, ("f" + std::to_string(i)).c_str()));
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
-  rc.triggers = "every:0.001";
+  rc.triggers = "session,every:0.001";  // session: the engine watches lttng-ust session starts too
   jitprov_rundown* rd = nullptr;
   ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
   ASSERT_EQ(jitprov_rundown_start(rd), JITPROV_OK);
