@@ -156,7 +156,9 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     s_->modules.clear(module);
     {
       CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
-      const uint64_t unload_seq = s_->takeRemovalSeq();  // P8: before any slot is cleared
+      // P8: before any slot is cleared; a module without methods removes nothing (and
+      // would leave a number no event carries).
+      const uint64_t unload_seq = mod->methods.empty() ? 0 : s_->takeRemovalSeq();
       for (Method* m : mod->methods) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
@@ -565,26 +567,33 @@ void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, W
 }  // namespace
 
 WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_acquire>(locking, visit, 0, UINT64_MAX);
+  return walkImpl<std::memory_order_acquire>(locking, visit, 0, UINT64_MAX, [] {});
 }
 
 WalkStats Runtime::walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit, 0, UINT64_MAX);
+  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit, 0, UINT64_MAX, [] {});
 }
 
 uint64_t Runtime::publicationSeq() const noexcept { return readPublished(s_->seq); }
 
 CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                    FunctionRef<void(const VersionView&)> visit) const {
+  return walkComplete(locking, begin, visit, [] {});
+}
+
+CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                   FunctionRef<void(const VersionView&)> visit,
+                                   FunctionRef<void()> between_batches) const {
   CompleteWalk c;
   c.begin_seq = publicationSeq();  // P8 (a)
   begin(c.begin_seq);
-  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq);
+  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq, between_batches);
   c.publish_seq = publicationSeq();
 #if !defined(JITPROV_PROTOCOL_FAULT_NO_CATCH_UP)  // fault: claims completeness up to P without it
   if (c.publish_seq != c.begin_seq) {
     const uint64_t t0 = monotonicNs();
-    c.caught_up = walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq).versions;
+    c.caught_up =
+        walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq, between_batches).versions;
     c.catch_up_ns = monotonicNs() - t0;
   }
 #endif
@@ -594,12 +603,13 @@ CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_
 
 template <std::memory_order kNextOrder>
 WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
-                            uint64_t upto) const {
+                            uint64_t upto, FunctionRef<void()> between_batches) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
   const uint64_t count = readPublished(s_->method_count);  // P5
   for (uint64_t batch = 1; batch <= count; batch += kWalkBatch) {
+    if (batch != 1) between_batches();  // outside any read section (and, kWholeWalk aside, the lock)
     const uint64_t end = std::min(count + 1, batch + kWalkBatch);
     rcu::ReadSection rs;  // P4, bounded to one batch
     for (uint64_t id = batch; id < end; ++id) {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <system_error>
 #include <ctime>
 #include <utility>
 
@@ -51,13 +52,20 @@ Result<void> RundownEngine::start() {
       for (void* s : trace::recordingSessions()) onSessionStart(this, s);
     }
   }
-  thread_ = std::thread([this] { threadMain(); });
+  try {
+    thread_ = std::thread([this] { threadMain(); });
+  } catch (const std::system_error&) {
+    trace::unwatchSessionStarts(watch_token_);  // never leave a watch on an engine without a thread
+    watch_token_ = 0;
+    return Errc::kCapacityExhausted;
+  }
   return {};
 }
 
 void RundownEngine::onSessionStart(void* self, void* session) {
   // lttng-ust's listener thread, its locks held: queue and wake, nothing else.
   auto* e = static_cast<RundownEngine*>(self);
+  if (getpid() != e->owner_pid_) return;  // a forked child's copy: its thread is the parent's
   {
     std::lock_guard<std::mutex> g(e->sessions_mu_);
     if (std::find(e->pending_sessions_.begin(), e->pending_sessions_.end(), session) == e->pending_sessions_.end())
@@ -137,6 +145,7 @@ void RundownEngine::threadMain() {
       });
       if (!started.empty()) run(nextMode(), RundownTrigger::kSession, std::move(started));
     }
+    if (stop_.load(std::memory_order_acquire)) break;  // no new rundown once stop() began
     if (signal_pending_.exchange(false, std::memory_order_acq_rel)) {
       if (triggers_.signal) runNow(nextMode(), RundownTrigger::kSignal);
     }
@@ -226,19 +235,23 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     trace::rundownMethod(to, r.rundown_id, v);
     if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
     if (++emitted % kWindow == 0) {
-      uint64_t now = monotonicNs();
+      const uint64_t now = monotonicNs();
       if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
-      if (rate != 0) {
-        const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
-        // In slices of at most 10 ms, so that stop() is not kept waiting.
-        while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
-          const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
-          nanosleep(&ts, nullptr);
-          now = monotonicNs();
-        }
-      }
       window_start = now;
     }
+  }, [&] {
+    // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
+    // would hold up every grace period, and so reclamation and fork(). In slices of at
+    // most 10 ms, so that stop() is not kept waiting.
+    if (rate == 0) return;
+    const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
+    uint64_t now = monotonicNs();
+    while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
+      const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
+      nanosleep(&ts, nullptr);
+      now = monotonicNs();
+    }
+    window_start = now;  // a pacing sleep is not a stall
   });
   r.methods = cw.walk.methods;
   r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault - abandoned;
@@ -250,10 +263,24 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   r.caught_up = cw.caught_up - abandoned_catch_up;
   r.catch_up_ns = cw.catch_up_ns;
   r.duration_ns = monotonicNs() - r.begin_ns;
-  if (fault_ != RundownFault::kNoEnd)
-    trace::rundownEnd(to, r.rundown_id,
-                      trace::RundownEnd{r.modules, r.methods, r.versions, r.skipped, r.retried, r.duration_ns,
-                                        r.publish_seq, r.end_seq, r.caught_up, r.cut_short});
+  if (fault_ != RundownFault::kNoEnd) {
+    // A session that stopped and started again while this rundown ran lost part of it
+    // (and has its own rundown queued): its rundown_end says cut short.
+    std::vector<void*> whole, restarted;
+    {
+      std::lock_guard<std::mutex> g(sessions_mu_);
+      for (void* sess : sessions) {
+        const bool again =
+            std::find(pending_sessions_.begin(), pending_sessions_.end(), sess) != pending_sessions_.end();
+        (again ? restarted : whole).push_back(sess);
+      }
+    }
+    trace::RundownEnd end{r.modules, r.methods,   r.versions, r.skipped,   r.retried,
+                          r.duration_ns, r.publish_seq, r.end_seq, r.caught_up, r.cut_short};
+    trace::rundownEnd(trace::Sessions(whole), r.rundown_id, end);
+    end.cut_short = true;
+    trace::rundownEnd(trace::Sessions(restarted), r.rundown_id, end);
+  }
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

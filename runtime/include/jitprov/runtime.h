@@ -146,6 +146,11 @@ class Runtime {
   // pass. Same locking and threads as walk().
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                             FunctionRef<void(const VersionView&)> visit) const;
+  // The same, calling `between_batches` between the walk's RCU read sections (every
+  // 1024 methods), where the caller may sleep (pacing) without holding up reclamation.
+  CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                            FunctionRef<void(const VersionView&)> visit,
+                            FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
   uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
@@ -175,7 +180,7 @@ class Runtime {
  private:
   template <std::memory_order kNextOrder>
   WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
-                     uint64_t upto) const;
+                     uint64_t upto, FunctionRef<void()> between_batches) const;
 
   RuntimeConfig config_;
   std::unique_ptr<State> s_;
