@@ -617,7 +617,9 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
       j["rundown_end"] = {{"modules", r.end_modules}, {"methods", r.end_methods}, {"versions", r.end_versions},
                           {"skipped", r.end_skipped}, {"retried", r.end_retried},
                           {"duration_ns", r.end_duration}};
-      if (r.end_versions != r.records.size())
+      // Cut short because its session stopped and started again meanwhile, a rundown lost
+      // the records emitted while the session was stopped: then only "not more".
+      if (r.cut_short ? r.records.size() > r.end_versions : r.end_versions != r.records.size())
         violate("counts", "rundown_end.versions = " + std::to_string(r.end_versions) + " but " +
                               std::to_string(r.records.size()) + " method records",
                 nullptr);
@@ -634,7 +636,7 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
           violate("counts", "sequence values out of order: begin " + std::to_string(r.begin_seq) + ", publish_seq " +
                                 std::to_string(r.publish_seq) + ", end_seq " + std::to_string(r.end_seq),
                   nullptr);
-        if (r.caught_up != after_begin)
+        if (r.cut_short ? after_begin > r.caught_up : r.caught_up != after_begin)
           violate("counts", "rundown_end.caught_up = " + std::to_string(r.caught_up) + " but " +
                                 std::to_string(after_begin) + " records published after rundown_begin",
                   nullptr);

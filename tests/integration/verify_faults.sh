@@ -4,7 +4,7 @@
 # events; files are truncated or corrupted for real.
 # One case per run, so that each fault is its own test:
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE
-#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only | cut-short
+#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -168,6 +168,30 @@ assert d["violations"] == 0 and r["cut_short"] and r["G3"]["status"] == "cut sho
 assert 0 < r["method_records"] == r["rundown_end"]["versions"] < 100000, r
 print("cut short after %d records" % r["method_records"])' "$WORK/cut.json" || fail "cut-short: --json"
   pass "SIGTERM during a rundown: exit in $ms ms, rundown_end.cut_short, verified as incomplete"
+  ;;
+restarted)
+  # The session stops and starts again in the middle of its (slow, paced) rundown: that
+  # rundown's end says cut short (records were lost while it was stopped), the session
+  # gets a new rundown, and the verifier reports both as incomplete (exit 4), with no
+  # violation.
+  setup_session rs "$WORK/rs"
+  start_sim --methods 100000 --rundown-trigger session --unload-rate 0 --rundown-rate 20000
+  lttng start rs >/dev/null || fail "lttng start"
+  sleep 1
+  lttng stop rs >/dev/null && lttng start rs >/dev/null || fail "lttng stop/start"
+  sleep 7  # the first rundown (110k versions at 20k/s) ends, the second begins
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop rs >/dev/null && lttng destroy rs >/dev/null || fail "lttng stop/destroy"
+  "$VERIFY" --json "$WORK/rs" >"$WORK/rs.json"; rc=$?
+  [ $rc -eq 4 ] || { "$VERIFY" "$WORK/rs" | tail -20; fail "restarted: exit $rc, expected 4"; }
+  $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1])); rs = d["sessions"][0]["processes"][0]["rundowns"]
+assert d["violations"] == 0 and len(rs) == 2 and all(r["cut_short"] for r in rs), rs
+assert rs[0]["method_records"] < rs[0]["rundown_end"]["versions"], rs[0]
+print("rundowns (records, versions):", [(r["method_records"], r["rundown_end"]["versions"]) for r in rs])' \
+    "$WORK/rs.json" || fail "restarted: --json"
+  pass "a session restarted mid-rundown: both rundowns cut short, no violation, exit 4"
   ;;
 runtime-only)
   # A session that records no rundown is not a pass: exit 4, and what was not checked.
