@@ -1,6 +1,8 @@
 #include <jitprov/result.h>
 #include <jitprov/types.h>
 
+#include <initializer_list>
+
 namespace jitprov {
 
 namespace {
@@ -12,29 +14,24 @@ constexpr std::string_view kSiteNames[] = {"none", JITPROV_LOCK_SITE_LIST(JITPRO
 constexpr std::string_view kModeNames[] = {JITPROV_RUNDOWN_MODES(JITPROV_LABEL)};
 constexpr std::string_view kTriggerNames[] = {JITPROV_RUNDOWN_TRIGGERS(JITPROV_LABEL)};
 #undef JITPROV_LABEL
-#define JITPROV_AT_ITS_INDEX(names, first)                                              \
-  [](size_t v, std::string_view label) { return names[v - (first)] == label; }
-#define JITPROV_CHECK(v, c, cxx, label) &&check(v, label)
-constexpr bool tiersDense() {
-  auto check = JITPROV_AT_ITS_INDEX(kTierNames, 0);
-  return true JITPROV_TIERS(JITPROV_CHECK);
+// Each list's labels sit at the index of their value (the lists are dense).
+struct Entry {
+  size_t value;
+  std::string_view label;
+};
+template <size_t N>
+constexpr bool atTheirValues(const std::string_view (&names)[N], std::initializer_list<Entry> list) {
+  for (const Entry& e : list)
+    if (e.value >= N || names[e.value] != e.label) return false;
+  return true;
 }
-constexpr bool sitesDense() {
-  auto check = JITPROV_AT_ITS_INDEX(kSiteNames, 0);
-  return true JITPROV_LOCK_SITE_LIST(JITPROV_CHECK);
-}
-constexpr bool modesDense() {
-  auto check = JITPROV_AT_ITS_INDEX(kModeNames, 0);
-  return true JITPROV_RUNDOWN_MODES(JITPROV_CHECK);
-}
-constexpr bool triggersDense() {
-  auto check = JITPROV_AT_ITS_INDEX(kTriggerNames, 0);
-  return true JITPROV_RUNDOWN_TRIGGERS(JITPROV_CHECK);
-}
-#undef JITPROV_CHECK
-#undef JITPROV_AT_ITS_INDEX
-static_assert(tiersDense() && sitesDense() && modesDense() && triggersDense(),
+#define JITPROV_ENTRY(v, c, cxx, label) Entry{v, label},
+static_assert(atTheirValues(kTierNames, {JITPROV_TIERS(JITPROV_ENTRY)}) &&
+                  atTheirValues(kSiteNames, {JITPROV_LOCK_SITE_LIST(JITPROV_ENTRY)}) &&
+                  atTheirValues(kModeNames, {JITPROV_RUNDOWN_MODES(JITPROV_ENTRY)}) &&
+                  atTheirValues(kTriggerNames, {JITPROV_RUNDOWN_TRIGGERS(JITPROV_ENTRY)}),
               "trace_abi.h: every list's values are 0..n-1 (sites 1..n), in order");
+#undef JITPROV_ENTRY
 static_assert(std::size(kTierNames) == kTierCount && std::size(kSiteNames) == kLockSiteMax + 1);
 }  // namespace
 
