@@ -516,7 +516,7 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
           WalkLocking::kNone, [](uint64_t) {},
           [&](const VersionView& v) {
             obs.seen.push_back(fieldsOf(v));
-            if (index == 1 && obs.seen.size() % 128 == 0) std::this_thread::yield();
+            if (index == 1 && obs.seen.size() % 32 == 0) std::this_thread::yield();
           });
       obs.s1 = log.now();
       ++rep->walks;
