@@ -129,7 +129,6 @@ struct Session {
   std::string name;  // the trace's trace_name, when it has one
   std::vector<std::string> traces;
   std::map<int64_t, Process> processes;
-  std::set<std::string> declared;  // event classes in the traces' metadata
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
   uint64_t unattributed = 0;  // jitprov events of no known process
   std::string error;          // fatal: a field missing or malformed
@@ -231,15 +230,9 @@ int64_t processOf(Session* s, const bt_event* ev) {
   return pid;
 }
 
-// A stream begins: note the event classes its metadata declares (which events the
-// session records) and the session's name.
+// A stream begins: note the session's name.
 void onStreamBeginning(Session* s, const bt_message* msg) {
   const bt_stream* stream = bt_message_stream_beginning_borrow_stream_const(msg);
-  const bt_stream_class* sc = bt_stream_borrow_class_const(stream);
-  for (uint64_t i = 0; i < bt_stream_class_get_event_class_count(sc); ++i) {
-    const char* n = bt_event_class_get_name(bt_stream_class_borrow_event_class_by_index_const(sc, i));
-    if (n != nullptr) s->declared.insert(n);
-  }
   if (s->name.empty()) {
     const bt_value* v =
         bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(stream), "trace_name");
