@@ -5,7 +5,7 @@
  * and PROV to be the provider (for its tier enum). Included inside LTTNG_UST_TP_FIELDS. */
 #define JITPROV_METHOD_FIELDS(prov)                                   \
   lttng_ust_field_integer(uint64_t, method_id, r->method_id)          \
-  lttng_ust_field_integer(uint32_t, module_id, r->module_id)          \
+  lttng_ust_field_integer(uint64_t, module_id, r->module_id)          \
   lttng_ust_field_integer(uint64_t, version_id, r->version_id)        \
   lttng_ust_field_integer(uint32_t, rejit_id, r->rejit_id)            \
   lttng_ust_field_enum(prov, tier, uint8_t, tier, r->tier)            \

@@ -17,7 +17,7 @@ struct jitprov_method_record {
   uint64_t method_id;
   uint64_t version_id;
   uint64_t code_start;
-  uint32_t module_id;
+  uint64_t module_id;
   uint32_t rejit_id;
   uint32_t code_size;
   uint32_t method_token;
@@ -47,7 +47,7 @@ struct jitprov_rundown_end_record {
 
 /* The provider's ABI version (jitprov_lttng_provider_abi): the runtime loads only a
  * provider built for its own event signatures. */
-#define JITPROV_LTTNG_PROVIDER_ABI 2
+#define JITPROV_LTTNG_PROVIDER_ABI 3
 
 #ifdef __cplusplus
 }

@@ -42,11 +42,11 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_begin,
     lttng_ust_field_integer(uint64_t, publish_seq, publish_seq)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, module,
-  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint64_t, rundown_id, uint32_t, module_id,
+  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint64_t, rundown_id, uint64_t, module_id,
                     const char*, path),
   LTTNG_UST_TP_FIELDS(
     lttng_ust_field_integer(uint64_t, rundown_id, rundown_id)
-    lttng_ust_field_integer(uint32_t, module_id, module_id)
+    lttng_ust_field_integer(uint64_t, module_id, module_id)
     lttng_ust_field_string(path, path)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, method,

@@ -77,6 +77,7 @@ static_assert(int(Errc::kVersionGone) == JITPROV_E_VERSION_GONE);
 static_assert(int(Errc::kWrongCodeMode) == JITPROV_E_WRONG_CODE_MODE);
 static_assert(int(Errc::kOutOfMemory) == JITPROV_E_NO_MEMORY);
 static_assert(int(Errc::kInternal) == JITPROV_E_INTERNAL);
+static_assert(int(Errc::kTooManyVersions) == JITPROV_E_TOO_MANY_VERSIONS);
 static_assert(int(jitprov::Tier::kOptimized) == JITPROV_TIER_OPTIMIZED);
 static_assert(int(jitprov::RundownMode::kPerMethod) == JITPROV_RUNDOWN_PER_METHOD);
 static_assert(int(jitprov::RundownTrigger::kEvery) == JITPROV_TRIGGER_EVERY);
@@ -239,19 +240,19 @@ void jitprov_runtime_destroy(jitprov_runtime* rt) {
   }
 }
 
-int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible, uint32_t* module_id) {
+int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible, uint64_t* module_id) {
   if (rt == nullptr || module_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
     return deliver(rt->rt.registerModule(str(path), collectible != 0), module_id);
   });
 }
 
-int jitprov_module_unload(jitprov_runtime* rt, uint32_t module_id) {
+int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id) {
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int { return err(rt->rt.unloadModule(module_id).error()); });
 }
 
-int jitprov_method_register(jitprov_runtime* rt, uint32_t module_id, const jitprov_method_desc* desc,
+int jitprov_method_register(jitprov_runtime* rt, uint64_t module_id, const jitprov_method_desc* desc,
                             uint64_t* method_id) {
   if (rt == nullptr || desc == nullptr || method_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {

@@ -1,6 +1,6 @@
 // Internal entry points of the C API: compiled with hidden visibility, so they are in
 // the static core (tests, the simulator's fault-injection build) but never exported
-// from libjitprov.so.0.
+// from libjitprov.so.1.
 #pragma once
 
 #include <jitprov/jitprov.h>

@@ -8,7 +8,7 @@
 namespace jitprov {
 
 namespace {
-// initial-exec: in libjitprov.so.0 the default (global-dynamic) model would call
+// initial-exec: in libjitprov.so.1 the default (global-dynamic) model would call
 // __tls_get_addr on every lock acquisition; jitprov's TLS is a few bytes of the static
 // TLS surplus glibc keeps for dlopen()ed libraries.
 uint64_t threadTag() noexcept {

@@ -14,6 +14,11 @@
 
 namespace jitprov {
 
+// The limits errcMessage() names.
+static_assert(Runtime::State::ModuleTable::kCapacity == 1048575);
+static_assert(Runtime::State::MethodTable::kCapacity == 67108863);
+static_assert(Runtime::State::VersionTable::kCapacity == 268435455);
+
 namespace {
 
 // The fields of a published version. `code_start` is the value the caller loaded with
@@ -68,12 +73,12 @@ Runtime::~Runtime() {
   // Every retired module's callback references s_: wait for them first. After that no
   // reader may be running (the host's contract for destroying the runtime).
   rcu::barrier();
-  const uint64_t modules = s_->module_count.load(std::memory_order_relaxed);
-  for (uint64_t id = 1; id <= modules; ++id) {
-    Module* mod = s_->modules.load(id);
+  const uint64_t hw = s_->modules.highWater();
+  for (uint64_t index = 1; index <= hw; ++index) {
+    Module* mod = s_->modules.at(index);
     if (mod == nullptr) continue;
     for (Method* m : mod->methods) s_->freeMethod(m, false);
-    delete mod;
+    mod->~Module();  // the tables free their chunks
   }
 }
 
@@ -83,21 +88,20 @@ Runtime::~Runtime() {
 Result<ModuleId> Runtime::registerModule(std::string_view path, bool collectible) {
   if (Errc e = checkName(path); e != Errc::kOk) return e;
   std::lock_guard<std::mutex> g(s_->loader);
-  const uint64_t id = s_->module_count.load(std::memory_order_relaxed) + 1;
-  auto* mod = new (std::nothrow) Module();
-  if (mod == nullptr) return Errc::kCapacityExhausted;
-  mod->id = ModuleId(id);
-  mod->collectible = collectible;
-  mod->path.assign(path);
-  mod->owner = s_.get();
-  if (id > UINT32_MAX || !s_->modules.store(id, mod)) {
-    delete mod;
-    return Errc::kCapacityExhausted;
+  State::ModuleTable::Claim slot;
+  if (!s_->modules.claim(&slot)) return Errc::kTooManyModules;
+  auto* mod = new (slot.storage) Module(slot.id, collectible, s_.get());
+  try {
+    mod->path.assign(path);
+  } catch (const std::bad_alloc&) {
+    mod->~Module();
+    s_->modules.unclaim(slot);
+    return Errc::kOutOfMemory;
   }
-  publish(s_->module_count, id);  // P5: after the slot
+  s_->modules.commit(slot);  // P9 (P5): after the record is complete
   s_->live_modules.fetch_add(1, std::memory_order_relaxed);
   trace::moduleLoad(mod->id, mod->path.c_str());
-  return ModuleId(id);
+  return mod->id;
 }
 
 Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc) {
@@ -105,44 +109,43 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     if (Errc e = checkName(s); e != Errc::kOk) return e;
   }
   const size_t name_bytes = desc.name_space.size() + desc.name.size() + desc.signature.size() + 3;
-  const size_t bytes = sizeof(Method) + name_bytes;
 
   std::lock_guard<std::mutex> g(s_->loader);
   Module* mod = s_->modules.load(module);
   if (mod == nullptr) return s_->missingModule(module);
   if (desc.host_key != 0 && s_->by_host_key.count(desc.host_key) != 0) return Errc::kAlreadyExists;
-  const uint64_t id = s_->method_count.load(std::memory_order_relaxed) + 1;
-  void* mem = std::malloc(bytes);
-  if (mem == nullptr) return Errc::kCapacityExhausted;
-  auto* m = new (mem) Method(id, module, desc);
-  char* p = const_cast<char*>(m->nameSpace());
+  char* names = static_cast<char*>(std::malloc(name_bytes));
+  if (names == nullptr) return Errc::kOutOfMemory;
+  char* p = names;
   for (std::string_view s : {desc.name_space, desc.name, desc.signature}) {
     s.copy(p, s.size());
     p[s.size()] = '\0';
     p += s.size() + 1;
   }
-  // The host key first: once the table slot is published, lock-free readers
-  // (entryPoint, recordCall) may hold the record, and it could not be freed at once.
-  if (desc.host_key != 0) {
-    try {
-      s_->by_host_key.emplace(desc.host_key, id);
-    } catch (const std::bad_alloc&) {
-      m->~Method();
-      std::free(m);
-      return Errc::kOutOfMemory;
-    }
+  State::MethodTable::Claim slot;
+  if (!s_->methods.claim(&slot)) {
+    std::free(names);
+    return Errc::kTooManyMethods;
   }
-  if (!s_->methods.store(id, m)) {  // P5: the slot, after the record is complete
-    if (desc.host_key != 0) s_->by_host_key.erase(desc.host_key);
-    m->~Method();
-    std::free(m);
-    return Errc::kCapacityExhausted;
+  // Everything that can fail comes before commit(): once the slot is published,
+  // lock-free readers (entryPoint, recordCall) may hold the record, and it could not be
+  // taken back at once.
+  try {
+    mod->methods.reserve(mod->methods.size() + 1);
+    if (desc.host_key != 0) s_->by_host_key.emplace(desc.host_key, slot.id);
+  } catch (const std::bad_alloc&) {
+    s_->methods.unclaim(slot);
+    std::free(names);
+    return Errc::kOutOfMemory;
   }
-  mod->methods.push_back(m);
-  publish(s_->method_count, id);  // P5: the count, after the slot
+  auto* m = new (slot.storage) Method(slot.id, module, desc, names);
+  s_->methods.commit(slot);  // P9 (P5): after the record is complete
+  mod->methods.push_back(m);  // reserved above: cannot throw
+  s_->methods_registered.fetch_add(1, std::memory_order_relaxed);
+  s_->method_records.fetch_add(1, std::memory_order_relaxed);
   s_->live_methods.fetch_add(1, std::memory_order_relaxed);
-  s_->method_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  return MethodId(id);
+  s_->method_bytes.fetch_add(State::MethodTable::slotBytes() + name_bytes, std::memory_order_relaxed);
+  return m->id;
 }
 
 Result<void> Runtime::unloadModule(ModuleId module) {
@@ -153,7 +156,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     if (mod == nullptr) return s_->missingModule(module);
     if (!mod->collectible) return Errc::kNotCollectible;
     mod->unloaded = true;
-    s_->modules.clear(module);
+    s_->modules.clear(module);  // P9
     {
       CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
       // P8: before any slot is cleared; a module without methods removes nothing (and
@@ -161,7 +164,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       const uint64_t unload_seq = mod->methods.empty() ? 0 : s_->takeRemovalSeq();
       for (Method* m : mod->methods) {
         m->unloaded = true;
-        s_->methods.clear(m->id);  // new readers can no longer reach m (P4)
+        s_->methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
         // Under the lock: ordered before any publication that reuses a host range.
         trace::methodUnload(m->id, m->module_id, unload_seq);
         if (m->host_key != 0) s_->by_host_key.erase(m->host_key);
@@ -198,8 +201,11 @@ Result<MethodId> Runtime::findMethod(uint64_t host_key) const {
 void Runtime::State::reclaimModule(rcu_head* head) {
   rcu::ReclaimScope scope;
   Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
-  for (Method* m : mod->methods) mod->owner->freeMethod(m, true);
-  delete mod;
+  State* owner = mod->owner;
+  for (Method* m : mod->methods) owner->freeMethod(m, true);
+  const ModuleId id = mod->id;
+  mod->~Module();
+  owner->modules.recycle(id);  // P9: after the grace period, the record destroyed
 }
 
 Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noexcept {
@@ -228,20 +234,25 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
     }
     il = next;
   }
-  method_bytes.fetch_sub(sizeof(Method) + m->ns_len + m->name_len + m->sig_len + 3,
+  method_bytes.fetch_sub(MethodTable::slotBytes() + m->ns_len + m->name_len + m->sig_len + 3,
                          std::memory_order_relaxed);
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   il_versions.fetch_sub(ils, std::memory_order_relaxed);
+  const MethodId id = m->id;
+  std::free(const_cast<char*>(m->names));
   m->~Method();
-  std::free(m);
+  methods.recycle(id);  // P9
+  method_records.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Runtime::State::freeVersion(NativeVersion* v, bool give_back_code) {
   const uint64_t start = v->code_start.load(std::memory_order_relaxed);
   // Model heap only: host-mode ranges belong to the host.
   if (give_back_code && code_mode == CodeMode::kModelHeap && start != 0) heap.release(start, v->code_size);
-  delete v;
-  version_bytes.fetch_sub(sizeof(NativeVersion), std::memory_order_relaxed);
+  const VersionId id = v->version_id;
+  v->~NativeVersion();
+  versions.recycle(id);  // P9
+  version_bytes.fetch_sub(VersionTable::slotBytes(), std::memory_order_relaxed);
   native_versions.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -275,7 +286,8 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
   IlVersion* il = m->active_il;
-  const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
+  State::VersionTable::Claim slot;
+  if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
   // relaxed load of the head: we hold the CVM lock, its only writer.
   NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
 #if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
@@ -283,14 +295,9 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
 #else
   NativeVersion* const init_next = old_head;
 #endif
-  auto* v = new (std::nothrow) NativeVersion(vid, tier, static_cast<uint16_t>(tier),
+  auto* v = new (slot.storage) NativeVersion(slot.id, tier, static_cast<uint16_t>(tier),
                                              tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il, init_next);
-  if (v == nullptr) return Errc::kCapacityExhausted;
-  if (!s_->versions.store(vid, v)) {
-    delete v;
-    return Errc::kCapacityExhausted;
-  }
-  s_->next_version_id.store(vid + 1, std::memory_order_relaxed);
+  s_->versions.commit(slot);  // P9: lookups by id (publishCode) find it
 #if defined(JITPROV_PROTOCOL_FAULT_RELAXED_HEAD)
   il->native_head.store(v, std::memory_order_relaxed);  // fault: no release
 #else
@@ -303,8 +310,8 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   v->next.store(old_head, std::memory_order_relaxed);
 #endif
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
-  s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
-  return vid;
+  s_->version_bytes.fetch_add(State::VersionTable::slotBytes(), std::memory_order_relaxed);
+  return slot.id;
 }
 
 Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
@@ -371,12 +378,12 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
       return Errc::kRangeOverlap;
     }
     IlVersion* il = m->active_il;
-    const VersionId vid = s_->next_version_id.load(std::memory_order_relaxed);
+    State::VersionTable::Claim slot;
+    if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
-    auto* v = new (std::nothrow) NativeVersion(vid, code.tier, code.host_tier,
+    auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier,
                                                code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il,
                                                old_head);
-    if (v == nullptr) return Errc::kOutOfMemory;
     v->code_size = code.code_size;
     const uint64_t seq = s_->takePublicationSeq(v);  // P8: before the node is linked
     // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
@@ -384,20 +391,16 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     try {
       s_->live_ranges.emplace(code.code_start, v);
     } catch (const std::bad_alloc&) {
-      delete v;
+      v->~NativeVersion();
+      s_->versions.unclaim(slot);
       return Errc::kOutOfMemory;
     }
-    if (!s_->versions.store(vid, v)) {
-      s_->live_ranges.erase(code.code_start);
-      delete v;
-      return Errc::kCapacityExhausted;
-    }
-    s_->next_version_id.store(vid + 1, std::memory_order_relaxed);
+    s_->versions.commit(slot);  // P9
     publish(il->native_head, v);  // P1 (and P2: the node is published with its code)
     s_->completePublication(m, seq);  // P8
     if (publish_seq != nullptr) *publish_seq = seq;
     s_->native_versions.fetch_add(1, std::memory_order_relaxed);
-    s_->version_bytes.fetch_add(sizeof(NativeVersion), std::memory_order_relaxed);
+    s_->version_bytes.fetch_add(State::VersionTable::slotBytes(), std::memory_order_relaxed);
     published = v;
     view = viewOf(*m, *v, code.code_start);
     // Under the lock in host mode: the range may be retired and published again by
@@ -437,7 +440,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
 #if defined(JITPROV_PROTOCOL_FAULT_UNLINK_POISON_NEXT)
     v->next.store(nullptr, std::memory_order_relaxed);  // fault: walkers standing on v lose the rest
 #endif
-    s_->versions.clear(version);
+    s_->versions.clear(version);  // P9
     const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
     if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(start);
     if (il->active_native == v) {
@@ -470,18 +473,15 @@ uint64_t Runtime::State::takeRemovalSeq() noexcept {
 }
 
 Errc Runtime::State::missingModule(ModuleId module) const noexcept {
-  return module != 0 && module <= module_count.load(std::memory_order_relaxed) ? Errc::kModuleUnloaded
-                                                                               : Errc::kUnknownModule;
+  return modules.state(module) == ModuleTable::State::kGone ? Errc::kModuleUnloaded : Errc::kUnknownModule;
 }
 
 Errc Runtime::State::missingMethod(MethodId method) const noexcept {
-  return method != 0 && method <= method_count.load(std::memory_order_relaxed) ? Errc::kMethodUnloaded
-                                                                               : Errc::kUnknownMethod;
+  return methods.state(method) == MethodTable::State::kGone ? Errc::kMethodUnloaded : Errc::kUnknownMethod;
 }
 
 Errc Runtime::State::missingVersion(VersionId version) const noexcept {
-  return version != 0 && version < next_version_id.load(std::memory_order_relaxed) ? Errc::kVersionGone
-                                                                                   : Errc::kUnknownVersion;
+  return versions.state(version) == VersionTable::State::kGone ? Errc::kVersionGone : Errc::kUnknownVersion;
 }
 
 Result<void> Runtime::activate(VersionId version) {
@@ -505,7 +505,7 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   JITPROV_ASSERT_HELD(s_->lock);
   // relaxed: we hold the CVM lock, the only writer of il_head.
   auto* il = new (std::nothrow) IlVersion(m->last_rejit + 1, m->il_head.load(std::memory_order_relaxed));
-  if (il == nullptr) return Errc::kCapacityExhausted;
+  if (il == nullptr) return Errc::kOutOfMemory;
   m->last_rejit = il->rejit_id;
   publish(m->il_head, il);  // P1
   m->active_il = il;
@@ -607,12 +607,12 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
-  const uint64_t count = readPublished(s_->method_count);  // P5
-  for (uint64_t batch = 1; batch <= count; batch += kWalkBatch) {
+  const uint64_t hw = s_->methods.highWater();  // P5
+  for (uint64_t batch = 1; batch <= hw; batch += kWalkBatch) {
     if (batch != 1) between_batches();  // outside any read section (and, kWholeWalk aside, the lock)
-    const uint64_t end = std::min(count + 1, batch + kWalkBatch);
+    const uint64_t end = std::min(hw + 1, batch + kWalkBatch);
     rcu::ReadSection rs;  // P4, bounded to one batch
-    for (uint64_t id = batch; id < end; ++id) {
+    for (uint64_t index = batch; index < end; ++index) {
       // Software pipeline: the method record kPrefetchMethod ids ahead, and the newest
       // native version of the record kPrefetchVersion ahead (whose record should be in
       // cache by now), so that the cold walk does not stall on each pointer. Measured
@@ -620,20 +620,18 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
       // scattered the newest versions in memory, 18.0-22.0 ns/version with it vs
       // 30.8-33.3 without; on a freshly built registry (records in allocation order,
       // which the hardware prefetcher follows) 14.6-15.5 with vs 10.2 without.
-      if (id + kPrefetchMethod < end) {
-        if (const Method* ahead = s_->methods.load(id + kPrefetchMethod)) __builtin_prefetch(ahead);
-      }
-      if (id + kPrefetchVersion < end) {
-        if (const Method* ahead = s_->methods.load(id + kPrefetchVersion)) {
+      if (index + kPrefetchMethod < end) __builtin_prefetch(s_->methods.slotAddress(index + kPrefetchMethod));
+      if (index + kPrefetchVersion < end) {
+        if (const Method* ahead = s_->methods.at(index + kPrefetchVersion)) {
           __builtin_prefetch(ahead->il0.native_head.load(std::memory_order_relaxed));  // a hint only
         }
       }
-      const Method* m = s_->methods.load(id);
-      if (m == nullptr) continue;  // unloaded
+      const Method* m = s_->methods.at(index);  // P9
+      if (m == nullptr) continue;  // free, or unloaded
       // The catch-up pass: nothing of this method was published after `after` (P8).
       if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
       if (locking == WalkLocking::kPerMethod) {
-        CvmLock::Guard lock(s_->lock, LockSite::kRundown, id);
+        CvmLock::Guard lock(s_->lock, LockSite::kRundown, m->id);
         // unloaded: lock-protected, read under it
         if (!m->unloaded) visitMethod<kNextOrder>(m, visit, &st, after, upto);
       } else {
@@ -646,10 +644,10 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
 
 uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const {
   uint64_t n = 0;
-  const uint64_t count = readPublished(s_->module_count);  // P5
+  const uint64_t hw = s_->modules.highWater();  // P5, P9
   rcu::ReadSection rs;
-  for (uint64_t id = 1; id <= count; ++id) {
-    const Module* mod = s_->modules.load(id);
+  for (uint64_t index = 1; index <= hw; ++index) {
+    const Module* mod = s_->modules.at(index);
     if (mod == nullptr) continue;
     visit(ModuleView{mod->id, mod->collectible, mod->path});
     ++n;
@@ -657,7 +655,9 @@ uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const 
   return n;
 }
 
-uint64_t Runtime::registeredMethods() const noexcept { return readPublished(s_->method_count); }
+uint64_t Runtime::registeredMethods() const noexcept {
+  return s_->methods_registered.load(std::memory_order_relaxed);
+}
 
 MemoryStats Runtime::memoryStats() const {
   MemoryStats m;
@@ -667,7 +667,11 @@ MemoryStats Runtime::memoryStats() const {
   m.native_versions = s_->native_versions.load(std::memory_order_relaxed);
   m.method_bytes = s_->method_bytes.load(std::memory_order_relaxed);
   m.version_bytes = s_->version_bytes.load(std::memory_order_relaxed);
-  m.table_bytes = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
+  // The tables' chunks, less the slots counted above as method and version records.
+  const uint64_t records = s_->method_records.load(std::memory_order_relaxed) * State::MethodTable::slotBytes() +
+                           m.native_versions * State::VersionTable::slotBytes();
+  const uint64_t tables = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
+  m.table_bytes = tables > records ? tables - records : 0;
   m.retired = s_->retired.load(std::memory_order_relaxed);
   m.replayed = s_->replayed.load(std::memory_order_relaxed);
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);

@@ -22,15 +22,17 @@
 //     covers their code_start.)
 //  P3 Readers never read the lock-protected control state (active_il, active_native,
 //     unloaded, last_rejit); call_count is relaxed and only a counter.
-//  P4 Memory a reader may reach is freed only from an RCU callback (rcu.h).
-//  P5 Registration initialises the Method, publish()es its table slot, then publish()es
-//     method_count_. A walk reads method_count_ once (acquire) and visits ids 1..count,
-//     so a method registered before the walk started is visited; one registered after
-//     may be missed. The walk is O(n) in ids handed out.
+//  P4 Memory a reader may reach is freed, or reused, only from an RCU callback (rcu.h),
+//     queued after the memory became unreachable for new readers.
+//  P5 Registration constructs the Method in its slot, then commit()s the slot (its id
+//     word, then the high-water mark: both publish()). A walk reads the high-water mark
+//     once (acquire) and visits slots 1..hw, so a method registered before the walk
+//     started is visited; one registered after may be missed. The walk is O(hw), and hw
+//     stays at the most records ever live or awaiting reclamation at once (P9).
 //  P6 Retiring one native version V (under the CVM lock): publish() V's successor into
 //     whatever points at V (its IL version's native_head, or its predecessor's `next`),
 //     clear V's version-table slot, then queue V for reclamation after a grace period
-//     (P4). V's own `next` is never changed: a walker standing on V when it is unlinked
+//     (P4, P9). V's own `next` is never changed: a walker standing on V when it is unlinked
 //     continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
 //     for its own grace period, which cannot end before the walker's read section).
@@ -59,6 +61,22 @@
 //     By (a) and (b), every version with publish_seq <= P that no removal numbered
 //     <= E took away is visited, by exactly one pass (the ranges are disjoint and
 //     publish_seq never changes), and nothing with publish_seq > P is (G3+).
+//  P9 Slots and ids (slot_table.h; SPEC.md "Long runs"). Modules, methods and native
+//     versions live in place in the slots of their tables; an id is its slot index
+//     combined with the slot's generation, so it is unique in the process and never
+//     reused, while the slot is. Removal: clear() the slot (id word -> "free", a
+//     release) under the same lock as the unlink (P6) or unload, then, from the RCU
+//     callback that runs after a grace period (P4), destroy the record and recycle()
+//     the slot; the next claim() takes the lowest free index with the next generation.
+//     So a reader that loaded a record (by id, or by slot index in a walk) reads that
+//     record's own fields until its read section ends, never a later occupant's (G2);
+//     a lookup by a stale id finds nothing (the id word holds the new id, or "free");
+//     a walker standing on a retired version follows its unchanged `next` (P6). A walk
+//     visits slots 1..hw once each, so reuse cannot show it a record twice (G4); a
+//     record committed into a slot the walk already passed was published after the
+//     walk read that slot (P8 places it by its publish_seq). Limits (kCapacity) are on
+//     records live or awaiting reclamation, never on ids handed out; a generation that
+//     would overflow retires its slot for good.
 //
 // Which operations may run concurrently:
 //  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
@@ -75,7 +93,7 @@
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
-#include "published_table.h"
+#include "slot_table.h"
 #include "rcu.h"
 
 #include <atomic>
@@ -131,8 +149,8 @@ struct IlVersion {
 };
 
 struct Method {
-  Method(MethodId i, ModuleId mod, const MethodDesc& d)
-      : id(i), module_id(mod), host_key(d.host_key), token(d.token), flags(d.flags),
+  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* names_)
+      : id(i), module_id(mod), host_key(d.host_key), names(names_), token(d.token), flags(d.flags),
         ns_len(uint32_t(d.name_space.size())), name_len(uint32_t(d.name.size())),
         sig_len(uint32_t(d.signature.size())) {}
 
@@ -140,6 +158,9 @@ struct Method {
   const MethodId id;
   const ModuleId module_id;
   const uint64_t host_key;  // 0 = none
+  // namespace, name, signature, each NUL-terminated, in one allocation owned by the
+  // record (freed with it, after a grace period: P4).
+  const char* const names;
   const uint32_t token;
   const uint32_t flags;
   const uint32_t ns_len, name_len, sig_len;
@@ -165,24 +186,23 @@ struct Method {
 
   IlVersion il0{0, nullptr};
 
-  // The names live right after the object, in the same allocation: namespace, name,
-  // signature, each NUL-terminated.
-  const char* nameSpace() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  const char* nameSpace() const noexcept { return names; }
   const char* name() const noexcept { return nameSpace() + ns_len + 1; }
   const char* signature() const noexcept { return name() + name_len + 1; }
 };
 
 struct Module {
-  ModuleId id = 0;
-  bool collectible = false;
-  std::string path;
+  Module(ModuleId i, bool c, Runtime::State* o) : id(i), collectible(c), owner(o) {}
+  const ModuleId id;
+  const bool collectible;
+  std::string path;  // assigned before the record is committed (P9), then immutable
   // Loader mutex only.
   std::vector<Method*> methods;
   bool unloaded = false;
   // For retire(): the reclamation callback frees the module, its methods, their
   // versions, and gives their code back to the heap.
   rcu_head rcu{};
-  Runtime::State* owner = nullptr;
+  Runtime::State* const owner;
 };
 
 // A retired native version waiting for its grace period (P6). Allocated before the
@@ -199,10 +219,11 @@ struct Runtime::State {
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
-  // Capacities: 67M method ids, 268M version ids, 1M module ids (never reused).
-  using MethodTable = PublishedTable<Method, 16, 1024>;
-  using VersionTable = PublishedTable<NativeVersion, 16, 4096>;
-  using ModuleTable = PublishedTable<Module, 12, 256>;
+  // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
+  // 268M native versions, 1M modules. Ids are never reused.
+  using MethodTable = SlotTable<Method, 16, 1024>;
+  using VersionTable = SlotTable<NativeVersion, 16, 4096>;
+  using ModuleTable = SlotTable<Module, 12, 256>;
 
   CvmLock lock;
   std::mutex loader;  // registration and unload of modules and methods
@@ -214,20 +235,16 @@ struct Runtime::State {
   // Host keys of live methods. Loader mutex.
   std::unordered_map<uint64_t, MethodId> by_host_key;
 
-  MethodTable methods;  // store/clear: loader mutex (register) or CVM lock (unload)
-  ModuleTable modules;  // store/clear: loader mutex
-  // Lookup of versions by id for publishCode/activate. store/clear and the records
-  // reached through it: CVM lock. load() from outside the lock only inside an RCU read
-  // section, and only to choose a lock site label.
+  // The records, in place (P9). Methods: claim/commit under the loader mutex, clear
+  // under both (unload). Modules: loader mutex. Versions: CVM lock; load() from outside
+  // the lock only inside an RCU read section, and only to choose a lock site label.
+  // recycle(): reclamation callbacks.
+  MethodTable methods;
+  ModuleTable modules;
   VersionTable versions;
 
-  // Highest method/module id handed out. Writer: loader mutex, publish() after the
-  // record's table slot (P5). Readers: readPublished().
-  std::atomic<uint64_t> method_count{0};
-  std::atomic<uint64_t> module_count{0};
-  // Next version id. CVM lock only; atomic so memoryStats can read it without the lock
-  // (relaxed: a statistic).
-  std::atomic<uint64_t> next_version_id{1};
+  // Methods registered ever (relaxed: a statistic; rundown_begin's method_count).
+  std::atomic<uint64_t> methods_registered{0};
   // The publication sequence (P8). Writer: CVM lock, publish(); readers: readPublished().
   std::atomic<uint64_t> seq{0};
   // P8's two halves, for the writers (CVM lock held).
@@ -241,6 +258,7 @@ struct Runtime::State {
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
   std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
+  std::atomic<uint64_t> method_records{0};  // methods in their slots, unloaded ones until reclaimed
   std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
 
   struct SiteLabel {

@@ -58,7 +58,7 @@ struct Record {
 };
 }  // namespace
 
-// The directory of the object this code is linked into: libjitprov.so.0 for hosts
+// The directory of the object this code is linked into: libjitprov.so.1 for hosts
 // (installed or in the build tree, the provider sits beside it), or the executable
 // for programs linked with the static core.
 std::string ownDirectory() {

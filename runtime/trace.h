@@ -13,7 +13,7 @@
 namespace jitprov::trace {
 
 // dlopen()s the provider once per process (later calls return the first result).
-// $JITPROV_PROVIDER when set (that one or none), otherwise beside libjitprov.so.0 (the
+// $JITPROV_PROVIDER when set (that one or none), otherwise beside libjitprov.so.1 (the
 // object this code is linked into), then the library search path. A library without
 // the provider's ABI symbol is refused.
 bool loadProvider();

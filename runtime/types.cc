@@ -90,7 +90,7 @@ const char* errcMessage(Errc e) noexcept {
     case Errc::kInvalidUtf8: return "name is not valid UTF-8 or contains NUL";
     case Errc::kNameTooLong: return "name is longer than 64 KiB";
     case Errc::kInvalidArgument: return "invalid argument";
-    case Errc::kCapacityExhausted: return "id space or memory exhausted";
+    case Errc::kCapacityExhausted: return "a system resource (thread, file descriptor) is exhausted";
     case Errc::kCodeHeapExhausted: return "code heap exhausted";
     case Errc::kBusy: return "busy";
     case Errc::kAlreadyExists: return "a method with this host key is already registered";
@@ -99,6 +99,12 @@ const char* errcMessage(Errc e) noexcept {
     case Errc::kWrongCodeMode: return "call does not match the runtime's code mode (host or model heap)";
     case Errc::kOutOfMemory: return "out of memory";
     case Errc::kInternal: return "internal error in jitprov";
+    case Errc::kTooManyModules:
+      return "too many modules: 1048575 live or awaiting reclamation is the registry's limit";
+    case Errc::kTooManyMethods:
+      return "too many methods: 67108863 live or awaiting reclamation is the registry's limit";
+    case Errc::kTooManyVersions:
+      return "too many native code versions: 268435455 live or awaiting reclamation is the registry's limit";
   }
   return "unknown error";
 }

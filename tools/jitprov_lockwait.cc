@@ -288,7 +288,7 @@ std::string uprobePath(int pid) {
 }
 
 // True when the ELF file at `path` has a USDT note (.note.stapsdt) of provider
-// "jitprov": the executable itself, or libjitprov.so.0 in a host that links it.
+// "jitprov": the executable itself, or libjitprov.so.1 in a host that links it.
 bool hasJitprovProbes(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return false;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -322,7 +322,7 @@ bool hasJitprovProbes(const std::string& path) {
 }
 
 // The object in process `pid` that holds the jitprov probes: its executable, or the
-// first mapped file that has them (libjitprov.so.0). Empty when none does.
+// first mapped file that has them (libjitprov.so.1). Empty when none does.
 std::string probeObjectOf(int pid) {
   const std::string exe = readlinkStr("/proc/" + std::to_string(pid) + "/exe");
   if (!exe.empty() && hasJitprovProbes(exe)) return exe;
@@ -353,7 +353,7 @@ int main(int argc, char** argv) {
   cli.add_option("-p,--pid", pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
   cli.add_option("-b,--binary", binary,
                  "binary (or library) with the jitprov probes; default: the executable of PID, or the library "
-                 "mapped in it that has them (libjitprov.so.0)");
+                 "mapped in it that has them (libjitprov.so.1)");
   cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")
       ->check(jitprov::tools::finiteIn(86400));
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")

@@ -6,7 +6,7 @@
 // configurable rates; compilation cost is simulated outside the lock. A rundown thread
 // answers the triggers of --rundown-trigger.
 //
-// It is a host of the public C API (jitprov/jitprov.h, libjitprov.so.0) and nothing
+// It is a host of the public C API (jitprov/jitprov.h, libjitprov.so.1) and nothing
 // else, so every test built on it exercises that API.
 //
 // Signals: SIGINT/SIGTERM end it cleanly (exit rundown if asked, stats written);
@@ -120,7 +120,7 @@ struct App {
   std::vector<std::atomic<uint64_t>> active_version;
   std::vector<uint32_t> zipf_perm;                 // rank -> slot
   struct ModuleSlots {
-    uint32_t id;
+    uint64_t id;
     uint64_t begin, end;
     bool collectible;
     uint32_t generation;
@@ -143,7 +143,7 @@ struct App {
     const std::string path = std::string(collectible ? "/app/plugins/" : "/app/bin/") +
                              pick(kNamespaces, index) + (collectible ? ".Plugin" : "") + "." +
                              std::to_string(index) + (gen ? ".g" + std::to_string(gen) : "") + ".dll";
-    uint32_t mod = 0;
+    uint64_t mod = 0;
     if (int e = jitprov_module_register(rt, path.c_str(), collectible, &mod)) {
       std::fprintf(stderr, "jitprov-sim: register module %s: %s\n", path.c_str(), jitprov_strerror(e));
       return false;

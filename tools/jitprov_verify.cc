@@ -49,7 +49,8 @@ constexpr int kExitHold = 0, kExitViolated = 1, kExitUnreadable = 2, kExitLost =
 
 struct Fields {
   uint64_t method_id = 0, version_id = 0, code_start = 0;
-  uint32_t module_id = 0, rejit_id = 0, code_size = 0, token = 0, flags = 0;
+  uint64_t module_id = 0;
+  uint32_t rejit_id = 0, code_size = 0, token = 0, flags = 0;
   int64_t host_tier = -1;    // -1: a trace from before the field existed
   uint64_t publish_seq = 0;  // 0: a trace from before the field existed
   std::string tier;
@@ -182,7 +183,7 @@ bool methodFields(const bt_field* p, Fields* f) {
   bool ok = u64(p, "method_id", &f->method_id) && u64(p, "version_id", &f->version_id) &&
             u64(p, "code_start", &f->code_start) && enumLabel(p, "tier", &f->tier) &&
             str(p, "namespace", &ns) && str(p, "name", &name) && str(p, "signature", &sig);
-  ok = ok && u64(p, "module_id", &v) && ((f->module_id = uint32_t(v)), true);
+  ok = ok && u64(p, "module_id", &v) && ((f->module_id = v), true);
   ok = ok && u64(p, "rejit_id", &v) && ((f->rejit_id = uint32_t(v)), true);
   ok = ok && u64(p, "code_size", &v) && ((f->code_size = uint32_t(v)), true);
   ok = ok && u64(p, "method_token", &v) && ((f->token = uint32_t(v)), true);

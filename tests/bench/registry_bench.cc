@@ -170,7 +170,7 @@ BENCHMARK(BM_FloorPointerChase)->Unit(benchmark::kMillisecond)->Iterations(3);
 // Host mode: a runtime with 10 000 methods, each with one live version, through the C++
 // core and through the C API; each iteration publishes one more version at an address
 // the host picks and retires it again (HotSpot's flush-and-reuse).
-// The C API is called the way a host calls it: in libjitprov.so.0 (built next to this
+// The C API is called the way a host calls it: in libjitprov.so.1 (built next to this
 // benchmark; dlopen()ed, so its functions are reached through pointers, as through the
 // PLT), not in the static core this benchmark links.
 struct SharedLib {
@@ -209,7 +209,7 @@ struct HostApp {
     cfg.code_mode = JITPROV_CODE_HOST;
     if (so.runtime_create(&cfg, &crt) != JITPROV_OK) std::abort();
     const ModuleId mod = *rt.registerModule("/app/host.jar", false);
-    uint32_t cmod = 0;
+    uint64_t cmod = 0;
     (void)so.module_register(crt, "/app/host.jar", 0, &cmod);
     for (int i = 0; i < kMethods; ++i) {
       const std::string name = "m" + std::to_string(i);
@@ -282,7 +282,7 @@ void BM_HostPublishRetireInterleaved(benchmark::State& state) {
     One() {
       jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
       cfg.code_mode = JITPROV_CODE_HOST;
-      uint32_t mod = 0;
+      uint64_t mod = 0;
       if (jitprov_runtime_create(&cfg, &crt) != JITPROV_OK || jitprov_module_register(crt, "/app/one.jar", 0, &mod))
         std::abort();
       rt = jitprovInternalRuntime(crt);
@@ -438,7 +438,7 @@ int main(int argc, char** argv) {
         "BM_WalkBaseline/iterations:5");
   ratio("walk: with retirement / before (2nd pair)", "BM_Walk/lockfree_again/iterations:5",
         "BM_WalkBaseline_again/iterations:5");
-  ratio("publish+retire: libjitprov.so.0 / C++ core", "BM_HostPublishRetireC/iterations:200000",
+  ratio("publish+retire: libjitprov.so.1 / C++ core", "BM_HostPublishRetireC/iterations:200000",
         "BM_HostPublishRetireCpp/iterations:200000");
   {
     const double cpp = rep.counter("BM_HostPublishRetireInterleaved/iterations:400", "cpp_ns");

@@ -18,8 +18,8 @@ STAGE=$WORK/stage
 
 meson install -C "$BUILD" --destdir "$STAGE" --no-rebuild >"$WORK/install.log" 2>&1 ||
   { tail -20 "$WORK/install.log" >&2; fail "meson install --destdir"; }
-lib=$(find "$STAGE" -name libjitprov.so.0 -printf '%h\n' | head -1)
-[ -n "$lib" ] || fail "no libjitprov.so.0 in the stage"
+lib=$(find "$STAGE" -name libjitprov.so.1 -printf '%h\n' | head -1)
+[ -n "$lib" ] || fail "no libjitprov.so.1 in the stage"
 prefix=$(cd "$lib/../.." && pwd)  # <stage>/usr/local from <stage>/usr/local/lib/<arch>
 for f in "$lib/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include/jitprov/jitprov.h" \
          "$prefix/bin/jitprov-sim" "$prefix/bin/jitprov-verify" \
@@ -28,11 +28,11 @@ for f in "$lib/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include
 done
 pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts"
 
-soname=$(readelf -d "$lib/libjitprov.so.0" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-[ "$soname" = libjitprov.so.0 ] || fail "SONAME is '$soname', not libjitprov.so.0"
+soname=$(readelf -d "$lib/libjitprov.so.1" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = libjitprov.so.1 ] || fail "SONAME is '$soname', not libjitprov.so.1"
 # Defined dynamic symbols: jitprov_* functions, and the version node of libjitprov.map
 # (type A), nothing else.
-nm -D --defined-only "$lib/libjitprov.so.0" >"$WORK/nm"
+nm -D --defined-only "$lib/libjitprov.so.1" >"$WORK/nm"
 others=$(awk '!($2 == "A" && $3 == "JITPROV_0") && $3 !~ /^jitprov_/ {print $3}' "$WORK/nm")
 [ -z "$others" ] || fail "exported besides jitprov_*: $(echo "$others" | head -5 | tr '\n' ' ')"
 # Exactly the functions the installed header declares.
@@ -41,7 +41,7 @@ awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' "$WORK/nm" | sort >"$WORK/exporte
 diff "$WORK/declared" "$WORK/exported" >"$WORK/abi.diff" ||
   fail "exported functions differ from the header (< declared only, > exported only): $(cat "$WORK/abi.diff")"
 exported=$(wc -l <"$WORK/exported")
-pass "SONAME libjitprov.so.0; exactly the $exported functions of jitprov.h exported, nothing else"
+pass "SONAME libjitprov.so.1; exactly the $exported functions of jitprov.h exported, nothing else"
 
 # The README's program, compiled against the stage only.
 sed -n '/<!-- embed-example: begin -->/,/<!-- embed-example: end -->/p' "$SRC/README.md" |
@@ -52,7 +52,7 @@ flags=$(pkg-config --cflags --libs jitprov) || fail "pkg-config jitprov"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror "$WORK/embed.c" $flags -o "$WORK/embed" 2>"$WORK/cc.err" ||
   { cat "$WORK/cc.err" >&2; fail "README example does not build with: cc -std=c11 embed.c $flags"; }
-readelf -d "$WORK/embed" | grep -q 'NEEDED.*\[libjitprov.so.0\]' || fail "embed does not link libjitprov.so.0"
+readelf -d "$WORK/embed" | grep -q 'NEEDED.*\[libjitprov.so.1\]' || fail "embed does not link libjitprov.so.1"
 pass "README example builds with: pkg-config --cflags --libs jitprov -> $flags"
 
 start_sessiond

@@ -9,7 +9,7 @@ int jitprov_c11_smoke(void) {
   jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   jitprov_runtime* rt = NULL;
-  uint32_t mod = 0;
+  uint64_t mod = 0;
   uint64_t m = 0, v = 0;
   int e;
   cfg.code_mode = JITPROV_CODE_HOST;

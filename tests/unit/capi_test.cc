@@ -21,7 +21,7 @@ namespace {
 
 struct Host {
   jitprov_runtime* rt = nullptr;
-  uint32_t module = 0;
+  uint64_t module = 0;
   explicit Host(uint32_t mode = JITPROV_CODE_HOST) {
     jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
     cfg.code_mode = mode;
@@ -267,7 +267,7 @@ TEST(CApi, StructsCanGrow) {
   jitprov_runtime* bad = nullptr;
   old.sz = 12;
   EXPECT_EQ(jitprov_runtime_create(&old, &bad), JITPROV_E_INVALID_ARGUMENT);
-  uint32_t mod = 0;
+  uint64_t mod = 0;
   EXPECT_EQ(jitprov_module_register(rt, "m", 0, &mod), JITPROV_OK);
   jitprov_runtime_destroy(rt);
   // Output structs are written up to the caller's sz.

@@ -101,7 +101,7 @@ struct PerfMap {
   jitprov::tools::AtomicFile file;  // open between a rundown's BEGIN and END
   bool open = false;
   std::string final_path;
-  uint32_t stub_module = 0;
+  uint64_t stub_module = 0;
   uint64_t written = 0, lines = 0, errors = 0;
   std::string last_error;
 };
@@ -111,7 +111,7 @@ struct Agent {
   jvmtiEnv* jvmti = nullptr;
   jitprov_runtime* rt = nullptr;
   jitprov_rundown* rd = nullptr;
-  uint32_t java_module = 0, stub_module = 0;
+  uint64_t java_module = 0, stub_module = 0;
   VmStructs vm;
   PerfMap perfmap;
 

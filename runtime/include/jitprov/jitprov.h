@@ -33,7 +33,7 @@
  *
  * Tracing
  *  - jitprov_runtime_create() loads the LTTng-UST provider (libjitprov-lttng.so, found
- *    next to libjitprov.so.0, or at $JITPROV_PROVIDER); without it the runtime runs
+ *    next to libjitprov.so.1, or at $JITPROV_PROVIDER); without it the runtime runs
  *    untraced (jitprov_trace_provider_status() says why).
  *  - For lossless rundowns into a channel with --blocking-timeout (README), set
  *    LTTNG_UST_ALLOW_BLOCKING=1 in the environment before the first runtime is created.
@@ -57,7 +57,7 @@ extern "C" {
 #endif
 
 #define JITPROV_VERSION_MAJOR 0
-#define JITPROV_VERSION_MINOR 2
+#define JITPROV_VERSION_MINOR 3
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -75,7 +75,7 @@ enum jitprov_error {
   JITPROV_E_INVALID_UTF8 = 10,  /* a name is not UTF-8 (see JITPROV_METHOD_SANITIZE_NAMES) */
   JITPROV_E_NAME_TOO_LONG = 11, /* a name is longer than 64 KiB */
   JITPROV_E_INVALID_ARGUMENT = 12,
-  JITPROV_E_CAPACITY = 13,      /* an id space is exhausted */
+  JITPROV_E_CAPACITY = 13,      /* a system resource (thread, file descriptor) is exhausted */
   JITPROV_E_CODE_HEAP = 14,     /* the model code heap is exhausted */
   JITPROV_E_BUSY = 15,
   JITPROV_E_EXISTS = 16,        /* a live method has this host key (its id is returned) */
@@ -83,7 +83,12 @@ enum jitprov_error {
   JITPROV_E_VERSION_GONE = 18,  /* the version was retired or its method unloaded */
   JITPROV_E_WRONG_CODE_MODE = 19,
   JITPROV_E_NO_MEMORY = 20,
-  JITPROV_E_INTERNAL = 21
+  JITPROV_E_INTERNAL = 21,
+  /* The registry's limits are on records live or awaiting reclamation at once, never on
+   * ids handed out (ids are 64-bit and never reused): */
+  JITPROV_E_TOO_MANY_MODULES = 22,  /* 1048575 modules */
+  JITPROV_E_TOO_MANY_METHODS = 23,  /* 67108863 methods */
+  JITPROV_E_TOO_MANY_VERSIONS = 24  /* 268435455 native code versions */
 };
 
 /* A sentence fragment for an error ("unknown method id"); never NULL. */
@@ -141,10 +146,10 @@ JITPROV_API void jitprov_runtime_destroy(jitprov_runtime* rt);
 
 /* Registers a module; collectible modules can be unloaded. */
 JITPROV_API int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible,
-                                        uint32_t* module_id);
+                                        uint64_t* module_id);
 /* Unloads a collectible module with its methods and all their code (fires
  * method_unload and module_unload). Host-mode ranges are free again when it returns. */
-JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint32_t module_id);
+JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id);
 
 /* jitprov_method_desc.options */
 #define JITPROV_METHOD_SANITIZE_NAMES 0x1u /* replace ill-formed UTF-8 by U+FFFD, never refuse */
@@ -164,7 +169,7 @@ typedef struct jitprov_method_desc {
 
 /* Registers a method. Names are immutable afterwards. When a live method already has
  * desc->host_key, returns JITPROV_E_EXISTS and writes that method's id to *method_id. */
-JITPROV_API int jitprov_method_register(jitprov_runtime* rt, uint32_t module_id, const jitprov_method_desc* desc,
+JITPROV_API int jitprov_method_register(jitprov_runtime* rt, uint64_t module_id, const jitprov_method_desc* desc,
                                         uint64_t* method_id);
 /* The live method registered with host_key (!= 0); JITPROV_E_UNKNOWN_METHOD if none. */
 JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint64_t* method_id);
@@ -278,7 +283,7 @@ enum jitprov_sink_kind {
 typedef struct jitprov_sink_record {
   uint32_t kind; /* enum jitprov_sink_kind */
   uint64_t rundown_id;
-  uint32_t module_id;
+  uint64_t module_id;
   const char* module_path;
   uint64_t method_id;
   uint64_t version_id;

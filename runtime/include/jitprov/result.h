@@ -33,8 +33,11 @@ enum class Errc : uint8_t {
   kWrongCodeMode,    // host-mode call on a model-heap runtime, or the reverse
   kOutOfMemory,
   kInternal,         // a bug in jitprov: an exception reached the C boundary
+  kTooManyModules,   // the module table is full of live (or not yet reclaimed) modules
+  kTooManyMethods,   // the method table is full of live (or not yet reclaimed) methods
+  kTooManyVersions,  // the version table is full of live (or not yet reclaimed) versions
 };
-inline constexpr int kErrcCount = static_cast<int>(Errc::kInternal) + 1;
+inline constexpr int kErrcCount = static_cast<int>(Errc::kTooManyVersions) + 1;
 
 // A stable, human-readable sentence fragment for an error code.
 const char* errcMessage(Errc e) noexcept;

@@ -10,8 +10,8 @@
 
 namespace jitprov {
 
-using ModuleId = uint32_t;   // > 0, never reused
-using MethodId = uint64_t;   // > 0, never reused
+using ModuleId = uint64_t;   // > 0, unique in the process, never reused (registry.h P9)
+using MethodId = uint64_t;   // > 0, unique in the process, never reused
 using VersionId = uint64_t;  // > 0, unique in the process, never reused
 using RejitId = uint32_t;    // 0 = the original IL
 

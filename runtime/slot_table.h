@@ -1,0 +1,265 @@
+// SlotTable: records of one kind, stored in place in slots that are reused after a grace
+// period; an id names one occupancy of one slot and is never handed out twice.
+//
+// Layout: a fixed directory of chunk pointers; a chunk holds 2^kChunkBits slots and is
+// allocated (zeroed, by calloc) the first time a slot in it is claimed. A slot is an
+// atomic `id` word and the storage of one T. Slot 0 is never used, so no id is 0.
+//
+// Ids (registry.h P9): id = generation << 32 | index. The first occupant of a slot has
+// generation 0 (ids 1, 2, 3, ... as long as nothing is reused); each reuse takes the
+// next generation. A slot whose generation would pass kMaxGeneration is never reused
+// again (it costs one slot; at one reuse a microsecond that is 35 minutes of churn on
+// that one slot), so an id is unique in the process for its whole life.
+// The slot's id word: 0 = never occupied; `id` = occupied by the record with that id;
+// `id | kFree` = its last occupant left (cleared), and readers can tell "gone" from
+// "never issued" by comparing generations.
+//
+// Ordering:
+//  - claim() hands the writer a slot whose previous occupant was destroyed after a grace
+//    period that began when it was cleared; the writer constructs the record in place,
+//    then commit() publish()es the id word (release), then the high-water mark.
+//  - load(id)/at(index): readPublished() of the chunk and the id word (acquire): a reader
+//    that sees the id sees every field the constructor wrote. The fields stay as they
+//    are for as long as the reader's RCU read section lasts: clear() comes first, and
+//    the record is destroyed, and its slot offered to claim() (recycle()), only from a
+//    callback that runs after a grace period that began after clear() (rcu.h).
+//  - A reader holding a record loaded before clear() keeps reading that record: the
+//    slot cannot have a new occupant before the reader's read section ends.
+// Concurrency: load/at/highWater/state may run concurrently with anything. claim,
+// commit, unclaim and clear: serialised by the owner's lock. recycle(): any thread (the
+// RCU callback thread), under the table's own mutex.
+#pragma once
+
+#include "publish.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define JITPROV_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define JITPROV_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define JITPROV_POISON(p, n) ((void)(p), (void)(n))
+#define JITPROV_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+namespace jitprov {
+
+template <class T, unsigned kChunkBits, size_t kMaxChunks>
+class SlotTable {
+ public:
+  static constexpr unsigned kIndexBits = 32;
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+  static constexpr uint64_t kFree = uint64_t{1} << 63;
+  static constexpr uint64_t kMaxGeneration = (kFree >> kIndexBits) - 1;
+  static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
+  // Records that can be live (or awaiting their grace period) at once.
+  static constexpr uint64_t kCapacity = kChunkSize * kMaxChunks - 1;
+  static_assert(kChunkSize * kMaxChunks <= kIndexMask);
+
+  static uint64_t indexOf(uint64_t id) noexcept { return id & kIndexMask; }
+  static uint64_t generationOf(uint64_t id) noexcept { return (id & ~kFree) >> kIndexBits; }
+
+  struct Claim {
+    uint64_t id = 0;
+    void* storage = nullptr;
+  };
+  enum class State { kLive, kGone, kNeverIssued };
+
+  SlotTable() = default;
+  SlotTable(const SlotTable&) = delete;
+  SlotTable& operator=(const SlotTable&) = delete;
+  ~SlotTable() {
+    for (auto& c : chunks_) {
+      Slot* chunk = c.load(std::memory_order_relaxed);
+      if (chunk != nullptr) JITPROV_UNPOISON(chunk, kChunkSize * sizeof(Slot));
+      std::free(chunk);
+    }
+  }
+
+  // Writer: a slot for a new record, and the id it will have. False when kCapacity
+  // records are live or awaiting reclamation, or a chunk cannot be allocated.
+  bool claim(Claim* out) noexcept {
+    takeRecycled();
+    uint64_t id;
+    if (!free_.empty()) {
+      std::pop_heap(free_.begin(), free_.end(), LowerIndexFirst{});
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = claimed_hw_ + 1;
+      if (id > kCapacity || ensureChunk(id >> kChunkBits) == nullptr) return false;
+      claimed_hw_ = id;
+    }
+    Slot& s = slot(indexOf(id));
+    JITPROV_UNPOISON(s.storage, sizeof(T));
+    *out = Claim{id, s.storage};
+    return true;
+  }
+
+  // Writer: the record is constructed in claim.storage; readers may find it from now on.
+  void commit(const Claim& c) noexcept {
+    const uint64_t index = indexOf(c.id);
+    publish(slot(index).id, c.id);  // after the record's fields
+    // relaxed: the writer is the only one storing hw_.
+    if (index > hw_.load(std::memory_order_relaxed)) publish(hw_, index);  // after the id word
+  }
+
+  // Writer: the claimed slot was not used (nothing was constructed, or it was destroyed
+  // before commit()); the same id may be handed out again.
+  void unclaim(const Claim& c) noexcept {
+    JITPROV_POISON(slot(indexOf(c.id)).storage, sizeof(T));
+    if (c.id == claimed_hw_) {  // a fresh slot: never published, give the index back
+      --claimed_hw_;
+      return;
+    }
+    // It came from free_, whose capacity it left behind: push_back does not allocate.
+    free_.push_back(c.id);
+    std::push_heap(free_.begin(), free_.end(), LowerIndexFirst{});
+  }
+
+  // Writer: readers that load `id` from now on get nullptr. The record stays intact
+  // until the caller's reclamation callback destroys it and calls recycle().
+  void clear(uint64_t id) noexcept { publish(slot(indexOf(id)).id, id | kFree); }
+
+  // Any thread, after a grace period that began after clear(id), once the record is
+  // destroyed: the slot may be claimed again, by the next generation.
+  void recycle(uint64_t id) noexcept {
+    JITPROV_POISON(slot(indexOf(id)).storage, sizeof(T));
+    std::lock_guard<std::mutex> g(recycled_mu_);
+    if (generationOf(id) == kMaxGeneration) {
+      ++exhausted_;  // never reused: its ids are used up
+      return;
+    }
+    try {
+      recycled_.push_back(id + (uint64_t{1} << kIndexBits));
+    } catch (const std::bad_alloc&) {
+      ++lost_;  // out of memory: the slot stays unused (counted, see lostSlots())
+      return;
+    }
+    recycled_count_.store(recycled_.size(), std::memory_order_relaxed);
+  }
+
+  // Lock-free reader (or the writer): the live record with this id, or nullptr.
+  T* load(uint64_t id) const noexcept {
+    const uint64_t index = indexOf(id);
+    if (index == 0 || (id & kFree) != 0) return nullptr;
+    Slot* chunk = readPublished(chunks_[index >> kChunkBits]);
+    if (chunk == nullptr) return nullptr;
+    Slot& s = chunk[index & (kChunkSize - 1)];
+    return readPublished(s.id) == id ? reinterpret_cast<T*>(s.storage) : nullptr;
+  }
+
+  // Lock-free reader: the live record in slot `index` (1..highWater()), or nullptr.
+  T* at(uint64_t index) const noexcept {
+    Slot* chunk = readPublished(chunks_[index >> kChunkBits]);
+    if (chunk == nullptr) return nullptr;
+    Slot& s = chunk[index & (kChunkSize - 1)];
+    const uint64_t id = readPublished(s.id);
+    return id == 0 || (id & kFree) != 0 ? nullptr : reinterpret_cast<T*>(s.storage);
+  }
+
+  // For prefetching: the slot's address, or nullptr. Lock-free.
+  const void* slotAddress(uint64_t index) const noexcept {
+    if (index > kCapacity) return nullptr;
+    Slot* chunk = readPublished(chunks_[index >> kChunkBits]);
+    return chunk == nullptr ? nullptr : &chunk[index & (kChunkSize - 1)];
+  }
+
+  // The highest slot index ever committed: a walk visits 1..highWater(). Slots are
+  // claimed lowest index first, so it stays near the most records ever live at once.
+  uint64_t highWater() const noexcept { return readPublished(hw_); }
+
+  // For error messages: is `id` live, gone (its occupancy ended), or never handed out?
+  State state(uint64_t id) const noexcept {
+    const uint64_t index = indexOf(id);
+    if (index == 0 || (id & kFree) != 0 || index > kCapacity) return State::kNeverIssued;
+    Slot* chunk = readPublished(chunks_[index >> kChunkBits]);
+    if (chunk == nullptr) return State::kNeverIssued;
+    const uint64_t word = readPublished(chunk[index & (kChunkSize - 1)].id);
+    if (word == 0) return State::kNeverIssued;
+    if (word == id) return State::kLive;
+    return generationOf(id) <= generationOf(word) ? State::kGone : State::kNeverIssued;
+  }
+
+  static constexpr uint64_t slotBytes() noexcept { return sizeof(Slot); }
+  uint64_t allocatedBytes() const noexcept {
+    uint64_t n = sizeof(*this);
+    for (const auto& c : chunks_)
+      if (c.load(std::memory_order_relaxed) != nullptr) n += kChunkSize * sizeof(Slot);
+    return n;
+  }
+  // Slots retired for good because their generations ran out.
+  uint64_t exhaustedSlots() const {
+    std::lock_guard<std::mutex> g(recycled_mu_);
+    return exhausted_;
+  }
+  // Slots left unused because recording them for reuse ran out of memory.
+  uint64_t lostSlots() const {
+    std::lock_guard<std::mutex> g(recycled_mu_);
+    return lost_;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<uint64_t> id;
+    alignas(T) unsigned char storage[sizeof(T)];
+  };
+  struct LowerIndexFirst {  // a min-heap on the slot index
+    bool operator()(uint64_t a, uint64_t b) const noexcept { return indexOf(a) > indexOf(b); }
+  };
+
+  Slot& slot(uint64_t index) const noexcept {
+    // acquire: recycle() runs on another thread than the one that allocated the chunk.
+    return readPublished(chunks_[index >> kChunkBits])[index & (kChunkSize - 1)];
+  }
+
+  void takeRecycled() noexcept {
+    if (recycled_count_.load(std::memory_order_relaxed) == 0) return;  // relaxed: a hint
+    std::lock_guard<std::mutex> g(recycled_mu_);
+    try {
+      free_.reserve(free_.size() + recycled_.size());
+    } catch (const std::bad_alloc&) {
+      return;  // they stay in recycled_ for a later claim
+    }
+    for (uint64_t id : recycled_) {
+      free_.push_back(id);
+      std::push_heap(free_.begin(), free_.end(), LowerIndexFirst{});
+    }
+    recycled_.clear();
+    recycled_count_.store(0, std::memory_order_relaxed);
+  }
+
+  Slot* ensureChunk(uint64_t c) noexcept {
+    // relaxed: the writer is the only one storing chunks_.
+    Slot* chunk = chunks_[c].load(std::memory_order_relaxed);
+    if (chunk != nullptr) return chunk;
+    static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free);
+    // calloc'd zero bytes are valid `0` atomics (the static_assert above).
+    chunk = static_cast<Slot*>(std::calloc(kChunkSize, sizeof(Slot)));
+    if (chunk == nullptr) return nullptr;
+    for (uint64_t i = 0; i < kChunkSize; ++i) JITPROV_POISON(chunk[i].storage, sizeof(T));
+    publish(chunks_[c], chunk);
+    return chunk;
+  }
+
+  std::atomic<Slot*> chunks_[kMaxChunks] = {};
+  std::atomic<uint64_t> hw_{0};  // published high-water slot index
+  // Writer only.
+  uint64_t claimed_hw_ = 0;
+  std::vector<uint64_t> free_;  // next ids of reusable slots, a min-heap on the index
+  // Recycled by reclamation callbacks, waiting for the writer.
+  mutable std::mutex recycled_mu_;
+  std::vector<uint64_t> recycled_;
+  uint64_t exhausted_ = 0, lost_ = 0;
+  std::atomic<size_t> recycled_count_{0};
+};
+
+}  // namespace jitprov
