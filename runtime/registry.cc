@@ -182,8 +182,8 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
     trace::moduleUnload(mod->id, mod->path.c_str());
   }
-#if defined(JITPROV_PROTOCOL_FAULT_FREE_WITHOUT_GRACE)
-  State::reclaimModule(&mod->rcu);  // fault: readers may still hold these records
+#if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_REUSE_WITHOUT_GRACE)
+  State::reclaimModule(&mod->rcu);  // fault: slots reusable while readers may still hold the records
 #else
   rcu::retire(&mod->rcu, &State::reclaimModule);  // P4
 #endif
@@ -452,8 +452,8 @@ Result<void> Runtime::retireVersion(VersionId version) {
     trace::codeUnload(v->method->id, v->version_id, start, v->code_size, retire_seq);
     rv->version = v;
   }
-#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_FREE_WITHOUT_GRACE)
-  State::reclaimVersion(&rv->rcu);  // fault: walkers may still stand on it
+#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
+  State::reclaimVersion(&rv->rcu);  // fault: its slot reusable while walkers may still stand on it
 #else
   rcu::retire(&rv->rcu, &State::reclaimVersion);  // P4, P6
 #endif

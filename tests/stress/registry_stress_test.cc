@@ -20,6 +20,12 @@
 // GenerateEvents) and tries overlapping ones, which must be refused.
 // It also checks that live code ranges never overlap and that every entry point a
 // reader saw was the code of a published version of that method.
+// The churn variants (registry.h P9) keep a small live set and register, publish, retire
+// and unload at a high rate, so that every slot is reused many times during the walks:
+// the field checks (a) then also prove that no walk saw a later occupant of a slot under
+// an earlier id (the fields of every occupant differ: ids, names, code), and writers check
+// that stale ids (of an unloaded method, a retired version) find nothing, whatever now
+// lives in their slots.
 //
 // Why sequence numbers give "before": a writer takes a publication's number with a
 // seq_cst fetch_add *after* publishCode returned; a reader reads the counter (seq_cst)
@@ -121,6 +127,7 @@ class Log {
 // Writer-side bookkeeping of which methods exist, and the live code ranges.
 struct World {
   std::mutex mu;
+  std::vector<size_t> live_modules;  // indices into modules, not unloaded
   struct Mod {
     ModuleId id;
     bool collectible;
@@ -151,6 +158,7 @@ struct World {
   uint64_t next_slot = 0;
   std::vector<std::pair<uint64_t, uint32_t>> pinned;  // live for the whole test
   std::atomic<uint64_t> retires{0}, replays{0}, overlaps_refused{0};
+  std::atomic<uint64_t> stale_checks{0};  // lookups by stale ids that found nothing, as they must
 };
 
 struct Observation {
@@ -167,6 +175,7 @@ struct KeptWalk {
 
 struct ReaderReport {
   uint64_t walks = 0;
+  uint64_t reused_seen = 0;  // versions seen whose method or version id is of a reused slot
   uint64_t versions_checked = 0;
   uint64_t completeness_checked = 0;
   uint64_t caught_up = 0;  // versions the catch-up passes added
@@ -176,15 +185,24 @@ struct ReaderReport {
   std::vector<std::pair<MethodId, uint64_t>> entry_points;
 };
 
-class RegistryStress : public ::testing::TestWithParam<CodeMode> {
+struct Variant {
+  CodeMode mode;
+  bool churn;
+};
+
+// The generation part of an id (registry.h P9): > 0 once its slot was reused.
+uint64_t generationOf(uint64_t id) { return id >> 32; }
+
+class RegistryStress : public ::testing::TestWithParam<Variant> {
  protected:
   static constexpr int kWriters = 3;
   static constexpr int kReaders = 2;
   const uint64_t ops = envOr("JITPROV_STRESS_OPS", 60000);
   const uint64_t seed = envOr("JITPROV_STRESS_SEED", std::random_device{}());
 
-  const bool host = GetParam() == CodeMode::kHost;
-  Runtime rt{RuntimeConfig{.code_mode = GetParam()}};
+  const bool host = GetParam().mode == CodeMode::kHost;
+  const bool churn = GetParam().churn;
+  Runtime rt{RuntimeConfig{.code_mode = GetParam().mode}};
   Log log{ops * kWriters * 4 + 1024};
   static constexpr uint64_t kHostBase = 0x5500'0000'0000ULL;
   static constexpr uint64_t kSlot = 4096;
@@ -193,8 +211,9 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
 
   void SetUp() override {
     RecordProperty("seed", std::to_string(seed));
-    std::printf("stress: %d writers x %llu ops, %d readers, seed %llu\n", kWriters,
-                static_cast<unsigned long long>(ops), kReaders, static_cast<unsigned long long>(seed));
+    std::printf("stress: %d writers x %llu ops, %d readers, seed %llu%s\n", kWriters,
+                static_cast<unsigned long long>(ops), kReaders, static_cast<unsigned long long>(seed),
+                churn ? ", churn" : "");
     for (int i = 0; i < 8; ++i) addModule(i % 4 != 0);  // a quarter of modules are not collectible
     std::mt19937_64 rng(seed);
     for (int i = 0; i < 400; ++i) addMethod(rng);
@@ -246,20 +265,25 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     if (world.writer_error.empty()) world.writer_error = std::move(msg);
   }
 
-  void addModule(bool collectible) {
+  // Returns the module's index in world.modules (SIZE_MAX on failure).
+  size_t addModule(bool collectible) {
     static std::atomic<int> n{0};
     auto id = rt.registerModule("/app/mod" + std::to_string(n.fetch_add(1)) + ".dll", collectible);
-    if (!id.ok()) return fail(std::string("registerModule: ") + id.message());
+    if (!id.ok()) return fail(std::string("registerModule: ") + id.message()), SIZE_MAX;
     std::lock_guard<std::mutex> g(world.mu);
     world.modules.push_back({*id, collectible});
+    world.live_modules.push_back(world.modules.size() - 1);
+    return world.modules.size() - 1;
   }
 
-  void addMethod(std::mt19937_64& rng) {
+  // A method in module `in` (SIZE_MAX: a random live module).
+  void addMethod(std::mt19937_64& rng, size_t in = SIZE_MAX) {
     size_t mi;
     ModuleId mod;
     {
       std::lock_guard<std::mutex> g(world.mu);
-      mi = rng() % world.modules.size();
+      if (world.live_modules.empty()) return;
+      mi = in != SIZE_MAX ? in : world.live_modules[rng() % world.live_modules.size()];
       if (world.modules[mi].unloaded) return;
       mod = world.modules[mi].id;
     }
@@ -405,6 +429,12 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     log.fill(log.take(), LogEntry::kRetireEnd, f, 0);
     world.retires.fetch_add(1);
     freeHostSlot(start);
+    if (churn) {  // its id finds nothing now, even once its slot holds another version (P9)
+      auto again = rt.activate(vid);
+      if (again.ok() || again.error() != Errc::kVersionGone)
+        return fail("activate(retired version " + std::to_string(vid) + "): " + again.message());
+      world.stale_checks.fetch_add(1);
+    }
   }
 
   ModuleId world_module_id(size_t mi) {
@@ -418,11 +448,12 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     {
       std::lock_guard<std::mutex> g(world.mu);
       std::vector<size_t> candidates;
-      for (size_t i = 0; i < world.modules.size(); ++i)
-        if (world.modules[i].collectible && !world.modules[i].unloaded) candidates.push_back(i);
+      for (size_t i : world.live_modules)
+        if (world.modules[i].collectible) candidates.push_back(i);
       if (candidates.size() < 3) return;  // keep some collectible code around
       mi = candidates[rng() % candidates.size()];
       world.modules[mi].unloaded = true;
+      std::erase(world.live_modules, mi);
       // Its ranges stop being live now: the heap may reuse them once unload returned
       // and a grace period passed, never before this point.
       for (uint64_t s : world.modules[mi].live_starts) world.live.erase(s);
@@ -435,6 +466,7 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     log.fill(seq, LogEntry::kUnload, Fields{}, world_module_id(mi));
     auto r = rt.unloadModule(world_module_id(mi));
     if (!r.ok()) return fail(std::string("unloadModule: ") + r.message());
+    checkStale(mi);
     if (host) {
       // The module's live ranges are free for the host again. (Ranges retired one by
       // one went back already; a publication that raced with the unload keeps its slot
@@ -445,7 +477,69 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
     }
   }
 
+  // After module mi's unload returned: its ids find nothing, whatever occupies their
+  // slots now (P9), and the errors say "gone", not "unknown".
+  void checkStale(size_t mi) {
+    std::vector<MethodId> methods;
+    std::vector<VersionId> versions;
+    {
+      std::lock_guard<std::mutex> g(world.mu);
+      const auto& mod = world.modules[mi];
+      methods.assign(mod.methods.begin(), mod.methods.begin() + std::min<size_t>(mod.methods.size(), 2));
+      versions.assign(mod.versions.begin(), mod.versions.begin() + std::min<size_t>(mod.versions.size(), 2));
+    }
+    for (MethodId m : methods) {
+      if (rt.entryPoint(m) != 0) return fail("entry point of unloaded method " + std::to_string(m));
+      auto r = rt.requestRejit(m);
+      if (r.ok() || r.error() != Errc::kMethodUnloaded)
+        return fail("requestRejit(unloaded method " + std::to_string(m) + "): " + r.message());
+      world.stale_checks.fetch_add(1);
+    }
+    for (VersionId v : versions) {
+      auto a = rt.activate(v);
+      if (a.ok() || a.error() != Errc::kVersionGone)
+        return fail("activate(version " + std::to_string(v) + " of an unloaded module): " + a.message());
+      world.stale_checks.fetch_add(1);
+    }
+    auto u = rt.unloadModule(world_module_id(mi));
+    if (u.ok() || u.error() != Errc::kModuleUnloaded)
+      return fail("unloadModule(unloaded module) a second time: " + std::string(u.message()));
+  }
+
+  // Churn: modules of a few methods come and go; the live set stays small.
+  void churnWriter(int index) {
+    std::mt19937_64 rng(seed * 1000003 + index);
+    for (uint64_t i = 0; i < ops && !world_failed(); ++i) {
+      const unsigned op = unsigned(rng() % 100);
+      MethodId m = 0;
+      size_t live_modules;
+      {
+        std::lock_guard<std::mutex> g(world.mu);
+        if (!world.methods.empty()) m = world.methods[rng() % world.methods.size()];
+        live_modules = world.live_modules.size();
+      }
+      if (op < 12 && live_modules < 24) {
+        const size_t mi = addModule(true);
+        if (mi == SIZE_MAX) return;
+        for (int k = int(rng() % 4); k >= 0; --k) addMethod(rng, mi);
+      } else if (op < 40) {
+        compile(rng, m, Tier::kTier0);
+      } else if (op < 55) {
+        compile(rng, m, rng() % 4 == 0 ? Tier::kTier1Osr : Tier::kTier1);
+      } else if (op < 75) {
+        retire(rng);
+      } else if (op < 87) {
+        unload(rng);
+      } else if (op < 90 && host) {
+        overlap(rng, m);
+      } else {
+        (void)rt.entryPoint(m);
+      }
+    }
+  }
+
   void writer(int index) {
+    if (churn) return churnWriter(index);
     std::mt19937_64 rng(seed * 1000003 + index);
     for (uint64_t i = 0; i < ops && !world_failed(); ++i) {
       const unsigned op = unsigned(rng() % 100);
@@ -500,8 +594,11 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
   void reader(int index, ReaderReport* rep) {
     std::mt19937_64 rng(seed * 7919 + index);
     std::unordered_map<VersionId, std::pair<Fields, uint64_t>> model;  // vid -> (fields, seq)
-    std::unordered_map<ModuleId, uint64_t> unloaded_at;               // module -> unload seq
-    std::unordered_map<VersionId, uint64_t> retire_begun, retire_done;  // vid -> seq
+    // Versions neither unloaded nor retiring (as of the replay): what (b) must find.
+    std::unordered_map<VersionId, uint64_t> standing;              // vid -> publication seq
+    std::unordered_map<ModuleId, std::vector<VersionId>> of_module;  // for unloads
+    std::unordered_set<ModuleId> unloaded;
+    std::unordered_map<VersionId, uint64_t> retire_done;  // vid -> seq
     uint64_t replayed = 0;
     std::unordered_set<VersionId> seen_set;
     const uint64_t keep_every = ops * kWriters / 40;  // about 30 walks kept per reader
@@ -543,9 +640,20 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
       // Replay the log up to S1.
       for (; replayed < obs.s1; ++replayed) {
         const LogEntry& e = log.at(replayed);
-        if (e.kind == LogEntry::kPublish) model[e.f.version_id] = {e.f, replayed};
-        if (e.kind == LogEntry::kUnload) unloaded_at[e.module] = replayed;
-        if (e.kind == LogEntry::kRetireBegin) retire_begun[e.f.version_id] = replayed;
+        if (e.kind == LogEntry::kPublish) {
+          model[e.f.version_id] = {e.f, replayed};
+          // A publication logged after its module's unload began dies with it.
+          if (!unloaded.count(e.f.module_id)) {
+            standing[e.f.version_id] = replayed;
+            of_module[e.f.module_id].push_back(e.f.version_id);
+          }
+        }
+        if (e.kind == LogEntry::kUnload) {
+          unloaded.insert(e.module);
+          for (VersionId v : of_module[e.module]) standing.erase(v);
+          of_module.erase(e.module);
+        }
+        if (e.kind == LogEntry::kRetireBegin) standing.erase(e.f.version_id);
         if (e.kind == LogEntry::kRetireEnd) retire_done[e.f.version_id] = replayed;
       }
       // (a) and (c).
@@ -560,29 +668,26 @@ class RegistryStress : public ::testing::TestWithParam<CodeMode> {
         }
         if (!sameFields(f, it->second.first))
           rep->errors.push_back("G2: version " + std::to_string(f.version_id) + " fields differ from published");
+        if (generationOf(f.version_id) != 0 || generationOf(f.method_id) != 0) ++rep->reused_seen;
         auto done = retire_done.find(f.version_id);
         if (done != retire_done.end() && done->second < obs.s0)
           rep->errors.push_back("retired: version " + std::to_string(f.version_id) + " retired at seq " +
                                 std::to_string(done->second) + " < " + std::to_string(obs.s0) + " seen");
         ++rep->versions_checked;
       }
-      // (b): published before S0, module not unloaded before S1.
-      for (const auto& [vid, fs] : model) {
-        if (fs.second >= obs.s0) continue;
-        auto u = unloaded_at.find(fs.first.module_id);
-        if (u != unloaded_at.end() && u->second < obs.s1) continue;
-        auto rb = retire_begun.find(vid);
-        if (rb != retire_begun.end() && rb->second < obs.s1) continue;
+      // (b): published before S0, module not unloaded and retirement not begun before S1.
+      for (const auto& [vid, pub] : standing) {
+        if (pub >= obs.s0) continue;
         ++rep->completeness_checked;
         if (!seen_set.count(vid))
           rep->errors.push_back("G3: version " + std::to_string(vid) + " published at seq " +
-                                std::to_string(fs.second) + " < " + std::to_string(obs.s0) + " not seen");
+                                std::to_string(pub) + " < " + std::to_string(obs.s0) + " not seen");
       }
       if (rep->errors.size() > 20) return;
-      // Entry points: sampled, checked at the end against the whole log.
-      const uint64_t n = rt.registeredMethods();
-      for (int i = 0; i < 32 && n > 0; ++i) {
-        const MethodId m = 1 + rng() % n;
+      // Entry points of methods the walk saw (their slots may hold others by now):
+      // sampled, checked at the end against the whole log.
+      for (int i = 0; i < 32 && !obs.seen.empty(); ++i) {
+        const MethodId m = obs.seen[rng() % obs.seen.size()].method_id;
         const uint64_t ep = rt.entryPoint(m);
         if (ep != 0 && rep->entry_points.size() < 100000) rep->entry_points.emplace_back(m, ep);
       }
@@ -654,8 +759,9 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
       }
     }
   }
-  uint64_t walks = 0, checked = 0, complete = 0, eps = 0;
+  uint64_t walks = 0, checked = 0, complete = 0, eps = 0, reused = 0;
   for (ReaderReport& rep : reports) {
+    reused += rep.reused_seen;
     for (const std::string& e : rep.errors) ADD_FAILURE() << e << " (seed " << seed << ")";
     for (const Fields& f : rep.deferred) {
       auto it = all.find(f.version_id);
@@ -676,14 +782,17 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     complete += rep.completeness_checked;
   }
   const MemoryStats ms = rt.memoryStats();
-  std::printf("stress (%s): %llu walks, %llu versions field-checked, %llu completeness checks, %llu G3+ checks, "
-              "%llu versions caught up, %llu entry points, %llu log entries, %llu retired, %llu replays, %llu "
-              "overlaps refused, %llu ops lost a race to an unload\n",
-              host ? "host" : "model heap", (unsigned long long)walks, (unsigned long long)checked,
+  std::printf("stress (%s%s): %llu walks, %llu versions field-checked (%llu of reused slots), %llu completeness "
+              "checks, %llu G3+ checks, %llu versions caught up, %llu entry points, %llu stale ids checked, %llu log "
+              "entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an unload; "
+              "%llu methods live, %llu ever\n",
+              host ? "host" : "model heap", churn ? ", churn" : "", (unsigned long long)walks,
+              (unsigned long long)checked, (unsigned long long)reused,
               (unsigned long long)complete, (unsigned long long)plus_checked, (unsigned long long)caught_up,
-              (unsigned long long)eps, (unsigned long long)end,
+              (unsigned long long)eps, (unsigned long long)world.stale_checks.load(), (unsigned long long)end,
               (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
-              (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load());
+              (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load(),
+              (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods());
   // The test must have exercised what it claims to.
   EXPECT_GT(walks, 2u);
   EXPECT_GT(checked, 1000u);
@@ -693,6 +802,12 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   EXPECT_GT(ms.native_versions, 0u);
   EXPECT_GT(world.retires.load(), ops / 20);
   EXPECT_EQ(ms.retired, world.retires.load());
+  if (churn) {
+    // Slots were reused under the walks, and stale ids were tried.
+    EXPECT_GT(reused, 1000u) << "walks saw too few records of reused slots: P9 was not exercised";
+    EXPECT_GT(world.stale_checks.load(), ops / 20);
+    EXPECT_LT(ms.live_methods * 10, rt.registeredMethods()) << "the live set did not stay small";
+  }
   if (host) {
     EXPECT_GT(world.replays.load(), 0u);
     EXPECT_GT(world.overlaps_refused.load(), 0u);
@@ -701,9 +816,12 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CodeModes, RegistryStress, ::testing::Values(CodeMode::kModelHeap, CodeMode::kHost),
-                         [](const ::testing::TestParamInfo<CodeMode>& i) {
-                           return i.param == CodeMode::kHost ? std::string("Host") : std::string("ModelHeap");
+INSTANTIATE_TEST_SUITE_P(Variants, RegistryStress,
+                         ::testing::Values(Variant{CodeMode::kModelHeap, false}, Variant{CodeMode::kHost, false},
+                                           Variant{CodeMode::kModelHeap, true}, Variant{CodeMode::kHost, true}),
+                         [](const ::testing::TestParamInfo<Variant>& i) {
+                           return std::string(i.param.churn ? "Churn" : "") +
+                                  (i.param.mode == CodeMode::kHost ? "Host" : "ModelHeap");
                          });
 
 }  // namespace
