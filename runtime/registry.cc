@@ -72,7 +72,7 @@ Runtime::~Runtime() {
   }
   // Every retired module's callback references s_: wait for them first. After that no
   // reader may be running (the host's contract for destroying the runtime).
-  rcu::barrier();
+  drainReclamation();
   const uint64_t hw = s_->modules.highWater();
   for (uint64_t index = 1; index <= hw; ++index) {
     Module* mod = s_->modules.at(index);
@@ -256,13 +256,19 @@ void Runtime::State::freeVersion(NativeVersion* v, bool give_back_code) {
   native_versions.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Runtime::State::reclaimVersion(rcu_head* head) {
+void Runtime::State::reclaimBatch(rcu_head* head) {
   rcu::ReclaimScope scope;
-  auto* r = reinterpret_cast<RetiredVersion*>(reinterpret_cast<char*>(head) - offsetof(RetiredVersion, rcu));
-  r->owner->freeVersion(r->version, true);
-  delete r;
+  auto* b = reinterpret_cast<RetireBatch*>(reinterpret_cast<char*>(head) - offsetof(RetireBatch, rcu));
+  for (uint32_t i = 0; i < b->n; ++i) b->owner->freeVersion(b->versions[i], true);
+  delete b;
 }
 
+RetireBatch* Runtime::State::takeRetireBatch() noexcept {
+  RetireBatch* b = retire_batch;
+  retire_batch = nullptr;
+  retire_batch_full.store(true, std::memory_order_relaxed);
+  return b;
+}
 NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size) const {
   const uint64_t end = start + size;
   auto it = live_ranges.lower_bound(start);
@@ -412,16 +418,21 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
 }
 
 Result<void> Runtime::retireVersion(VersionId version) {
-  auto* rv = new (std::nothrow) RetiredVersion();
-  if (rv == nullptr) return Errc::kOutOfMemory;
-  rv->owner = s_.get();
+  // A batch for this retirement, allocated before the lock when the current one is
+  // full, so that retirement cannot fail for memory once it has begun.
+  std::unique_ptr<RetireBatch> fresh;
+  if (s_->retire_batch_full.load(std::memory_order_relaxed)) {  // relaxed: a hint
+    fresh.reset(new (std::nothrow) RetireBatch());
+    if (!fresh) return Errc::kOutOfMemory;
+  }
+  RetireBatch* full = nullptr;
+#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
+  NativeVersion* retired = nullptr;
+#endif
   {
     CvmLock::Guard lock(s_->lock, LockSite::kUnload, s_->labelFor(version).method_id);
     NativeVersion* v = s_->versions.load(version);
-    if (v == nullptr) {
-      delete rv;
-      return s_->missingVersion(version);
-    }
+    if (v == nullptr) return s_->missingVersion(version);
     JITPROV_ASSERT_HELD(s_->lock);
     // Find what points at v: its IL version's head or its predecessor's `next`.
     // relaxed loads: we hold the CVM lock, the only writer of both.
@@ -429,11 +440,15 @@ Result<void> Runtime::retireVersion(VersionId version) {
     std::atomic<NativeVersion*>* link = &il->native_head;
     while (link->load(std::memory_order_relaxed) != v) {
       NativeVersion* cur = link->load(std::memory_order_relaxed);
-      if (cur == nullptr) {  // not in its own list: a registry bug, never a host error
-        delete rv;
-        return Errc::kInternal;
-      }
+      if (cur == nullptr) return Errc::kInternal;  // not in its own list: a registry bug, never a host error
       link = &cur->next;
+    }
+    if (s_->retire_batch == nullptr) {
+      if (!fresh) fresh.reset(new (std::nothrow) RetireBatch());  // another retirement took ours
+      if (!fresh) return Errc::kOutOfMemory;
+      s_->retire_batch = fresh.release();
+      s_->retire_batch->owner = s_.get();
+      s_->retire_batch_full.store(false, std::memory_order_relaxed);
     }
     const uint64_t retire_seq = s_->takeRemovalSeq();  // P8: before the unlink
     publish(*link, v->next.load(std::memory_order_relaxed));  // P6: unlink; v->next stays
@@ -450,13 +465,21 @@ Result<void> Runtime::retireVersion(VersionId version) {
     s_->retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
     trace::codeUnload(v->method->id, v->version_id, start, v->code_size, retire_seq);
-    rv->version = v;
+#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
+    retired = v;
+#else
+    RetireBatch* b = s_->retire_batch;
+    b->versions[b->n++] = v;
+    if (b->n == RetireBatch::kCapacity) full = s_->takeRetireBatch();
+#endif
   }
 #if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
-  State::reclaimVersion(&rv->rcu);  // fault: its slot reusable while walkers may still stand on it
-#else
-  rcu::retire(&rv->rcu, &State::reclaimVersion);  // P4, P6
+  {
+    rcu::ReclaimScope scope;
+    s_->freeVersion(retired, true);  // fault: its slot reusable while walkers may still stand on it
+  }
 #endif
+  if (full != nullptr) rcu::retire(&full->rcu, &State::reclaimBatch);  // P4, P6
   return {};
 }
 
@@ -681,6 +704,14 @@ MemoryStats Runtime::memoryStats() const {
 LockStatsSnapshot Runtime::lockStats() const { return s_->lock.snapshot(); }
 void Runtime::resetLockStats() noexcept { s_->lock.resetStats(); }
 void Runtime::rundownActive(bool active) noexcept { s_->lock.rundownActive(active); }
-void Runtime::drainReclamation() { rcu::barrier(); }
+void Runtime::drainReclamation() {
+  RetireBatch* b = nullptr;
+  {
+    CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+    b = s_->takeRetireBatch();
+  }
+  if (b != nullptr) rcu::retire(&b->rcu, &State::reclaimBatch);
+  rcu::barrier();
+}
 
 }  // namespace jitprov

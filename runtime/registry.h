@@ -32,7 +32,9 @@
 //  P6 Retiring one native version V (under the CVM lock): publish() V's successor into
 //     whatever points at V (its IL version's native_head, or its predecessor's `next`),
 //     clear V's version-table slot, then queue V for reclamation after a grace period
-//     (P4, P9). V's own `next` is never changed: a walker standing on V when it is unlinked
+//     (P4, P9), in a batch of up to RetireBatch::kCapacity retirements that goes to RCU
+//     when full (or at drainReclamation() and destruction): a retired version's memory,
+//     slot and model-heap range wait for at most that many later retirements. V's own `next` is never changed: a walker standing on V when it is unlinked
 //     continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
 //     for its own grace period, which cannot end before the walker's read section).
@@ -205,12 +207,15 @@ struct Module {
   Runtime::State* const owner;
 };
 
-// A retired native version waiting for its grace period (P6). Allocated before the
-// CVM lock is taken, so retirement cannot fail for memory once it has begun.
-struct RetiredVersion {
+// Retired native versions waiting for their grace period (P6), handed to RCU together:
+// one callback per batch, not per version, so that the reclamation keeps pace with
+// churn (and a retirement allocates nothing but, once per batch, the next batch).
+struct RetireBatch {
+  static constexpr uint32_t kCapacity = 250;
   rcu_head rcu{};
-  NativeVersion* version = nullptr;
   Runtime::State* owner = nullptr;
+  uint32_t n = 0;
+  NativeVersion* versions[kCapacity];
 };
 
 struct Runtime::State {
@@ -243,6 +248,13 @@ struct Runtime::State {
   ModuleTable modules;
   VersionTable versions;
 
+  // Versions retired since the last batch went to RCU (P6). CVM lock. Bounded by
+  // RetireBatch::kCapacity; drainReclamation() and the destructor hand it over early.
+  RetireBatch* retire_batch = nullptr;
+  // Whether the next retirement needs a new batch (relaxed: a hint, so that it can
+  // allocate one before taking the lock; checked again under it).
+  std::atomic<bool> retire_batch_full{true};
+
   // Methods registered ever (relaxed: a statistic; rundown_begin's method_count).
   std::atomic<uint64_t> methods_registered{0};
   // The publication sequence (P8). Writer: CVM lock, publish(); readers: readPublished().
@@ -267,7 +279,9 @@ struct Runtime::State {
   };
   SiteLabel labelFor(VersionId version) const noexcept;
   static void reclaimModule(rcu_head* head);
-  static void reclaimVersion(rcu_head* head);
+  static void reclaimBatch(rcu_head* head);
+  // Hands the batch being filled, if any, to RCU. CVM lock held.
+  RetireBatch* takeRetireBatch() noexcept;
   void freeMethod(Method* m, bool give_back_code);
   void freeVersion(NativeVersion* v, bool give_back_code);
   // Host mode: the live version whose range overlaps [start, start + size), or null.

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <malloc.h>
 #include <unistd.h>
 
 namespace {
@@ -84,7 +85,7 @@ struct Live {
 };
 
 struct Checkpoint {
-  uint64_t rss = 0, registry = 0, versions_walked = 0;
+  uint64_t rss = 0, rss_trimmed = 0, malloc_in_use = 0, registry = 0, versions_walked = 0;
   double walk_ns_per_version = 0;
 };
 
@@ -150,6 +151,15 @@ class Soak {
   Checkpoint measure() {
     Checkpoint c;
     c.rss = rssBytes();
+    // The rest once the reclamation queue is drained: both checkpoints then hold the
+    // same live set and nothing else.
+    rt_.drainReclamation();
+    const struct mallinfo2 mi = mallinfo2();
+    c.malloc_in_use = mi.uordblks + mi.hblkhd;
+    // What the process holds once the allocator gives back the free pages it keeps
+    // (the heap's high-water mark is glibc's, not the registry's).
+    malloc_trim(0);
+    c.rss_trimmed = rssBytes();
     const jitprov::MemoryStats ms = rt_.memoryStats();
     c.registry = ms.method_bytes + ms.version_bytes + ms.table_bytes;
     std::vector<double> per;
@@ -221,26 +231,30 @@ int main(int argc, char** argv) {
     if (c == o.warmup) {
       t_warm = nowSec();
       warm = soak.measure();
-      std::printf("after warm-up (%" PRIu64 " cycles): RSS %.1f MB, registry %.1f MB, walk of the live set %.1f ns "
-                  "per version (%" PRIu64 " versions)\n",
-                  c, warm.rss / 1e6, warm.registry / 1e6, warm.walk_ns_per_version, warm.versions_walked);
+      std::printf("after warm-up (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use "
+                  "%.1f MB, registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions)\n",
+                  c, warm.rss / 1e6, warm.rss_trimmed / 1e6, warm.malloc_in_use / 1e6, warm.registry / 1e6,
+                  warm.walk_ns_per_version, warm.versions_walked);
       std::fflush(stdout);
       t_warm = nowSec() - t_warm;
     }
     if (c == next_report) {
       const double t = nowSec() - t0;
+      const struct mallinfo2 mi = mallinfo2();
       std::printf("  %" PRIu64 " cycles, %.0f s: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64
-                  " versions registered; RSS %.1f MB\n",
-                  c, t, soak.modules_, soak.methods_, soak.versions_, rssBytes() / 1e6);
+                  " versions registered; RSS %.1f MB, malloc in use %.1f MB\n",
+                  c, t, soak.modules_, soak.methods_, soak.versions_, rssBytes() / 1e6,
+                  double(mi.uordblks + mi.hblkhd) / 1e6);
       std::fflush(stdout);
       next_report += 100000;
     }
   }
   const double secs = nowSec() - t0 - t_warm;
   end = soak.measure();
-  std::printf("end (%" PRIu64 " cycles): RSS %.1f MB, registry %.1f MB, walk of the live set %.1f ns per version "
-              "(%" PRIu64 " versions)\n",
-              o.cycles, end.rss / 1e6, end.registry / 1e6, end.walk_ns_per_version, end.versions_walked);
+  std::printf("end (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use %.1f MB, "
+              "registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions)\n",
+              o.cycles, end.rss / 1e6, end.rss_trimmed / 1e6, end.malloc_in_use / 1e6, end.registry / 1e6,
+              end.walk_ns_per_version, end.versions_walked);
   std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64 " native versions, none refused\n",
               soak.modules_, soak.methods_, soak.versions_);
   // Registry calls: a module's registration and unload, a method's registration, and per
@@ -250,8 +264,10 @@ int main(int argc, char** argv) {
               "call = %.1f x floor %.1f ns)\n",
               double(o.cycles) / secs, double(soak.modules_) / secs, double(soak.methods_) / secs,
               double(soak.versions_) / secs, secs * 1e9 / ops, secs * 1e9 / ops / floor_ns, floor_ns);
-  std::printf("end / warm-up: RSS %.3f, registry memory %.3f, walk time per version %.3f\n",
-              double(end.rss) / double(warm.rss), double(end.registry) / double(warm.registry),
+  std::printf("end / warm-up: RSS %.3f (drained and trimmed %.3f), malloc in use %.3f, registry memory %.3f, walk "
+              "time per version %.3f\n",
+              double(end.rss) / double(warm.rss), double(end.rss_trimmed) / double(warm.rss_trimmed),
+              double(end.malloc_in_use) / double(warm.malloc_in_use), double(end.registry) / double(warm.registry),
               end.walk_ns_per_version / warm.walk_ns_per_version);
   return 0;
 }

@@ -54,7 +54,7 @@ struct RundownResult {
   uint64_t rundown_id = 0;
   RundownMode mode = RundownMode::kLockFree;
   RundownTrigger trigger = RundownTrigger::kApi;
-  uint64_t method_count = 0;  // method ids registered when it began
+  uint64_t method_count = 0;  // methods registered when it began (ever: unloaded ones too)
   uint64_t modules = 0;
   uint64_t methods = 0;
   uint64_t versions = 0;

@@ -1,0 +1,143 @@
+// Unit tests of slot reuse (registry.h P9): the slot table on its own, with a table
+// small enough to fill, and the registry's ids and errors across reuse.
+#include <jitprov/runtime.h>
+
+#include "registry.h"
+#include "slot_table.h"
+
+#include <gtest/gtest.h>
+
+#include <new>
+#include <set>
+#include <string>
+
+namespace jitprov {
+namespace {
+
+using Tiny = SlotTable<uint64_t, 2, 2>;  // 2 chunks of 4 slots; slot 0 unused: 7 records
+
+uint64_t put(Tiny& t, uint64_t value) {
+  Tiny::Claim c;
+  if (!t.claim(&c)) return 0;
+  new (c.storage) uint64_t(value);
+  t.commit(c);
+  return c.id;
+}
+
+TEST(SlotTable, FillsToItsCapacityThenRefuses) {
+  Tiny t;
+  ASSERT_EQ(Tiny::kCapacity, 7u);
+  for (uint64_t i = 1; i <= 7; ++i) EXPECT_EQ(put(t, i * 10), i) << "first occupants get ids 1, 2, ...";
+  Tiny::Claim c;
+  EXPECT_FALSE(t.claim(&c));
+  EXPECT_EQ(t.highWater(), 7u);
+  for (uint64_t i = 1; i <= 7; ++i) EXPECT_EQ(*t.load(i), i * 10);
+}
+
+TEST(SlotTable, ReusesTheLowestFreeSlotWithTheNextGeneration) {
+  Tiny t;
+  for (uint64_t i = 1; i <= 7; ++i) put(t, i);
+  t.clear(5);
+  t.clear(2);
+  // Cleared: not found, "gone"; the record is intact until recycled.
+  EXPECT_EQ(t.load(2), nullptr);
+  EXPECT_EQ(t.state(2), Tiny::State::kGone);
+  EXPECT_EQ(t.at(2), nullptr) << "walkers skip a cleared slot";
+  Tiny::Claim c;
+  EXPECT_FALSE(t.claim(&c)) << "a cleared slot is not reusable before its grace period";
+  t.recycle(5);
+  t.recycle(2);
+  const uint64_t a = put(t, 200), b = put(t, 500);
+  EXPECT_EQ(Tiny::indexOf(a), 2u) << "lowest index first";
+  EXPECT_EQ(Tiny::indexOf(b), 5u);
+  EXPECT_EQ(Tiny::generationOf(a), 1u);
+  EXPECT_NE(a, 2u);
+  EXPECT_EQ(t.load(2), nullptr) << "the stale id does not find the new occupant";
+  EXPECT_EQ(t.state(2), Tiny::State::kGone);
+  EXPECT_EQ(*t.load(a), 200u);
+  EXPECT_EQ(*t.at(2), 200u);
+  EXPECT_EQ(t.state(a + (uint64_t{1} << 32)), Tiny::State::kNeverIssued) << "a later generation";
+  EXPECT_EQ(t.state(0), Tiny::State::kNeverIssued);
+  EXPECT_EQ(t.highWater(), 7u);
+}
+
+TEST(SlotTable, IdsOfOneSlotAreNeverRepeated) {
+  Tiny t;
+  std::set<uint64_t> ids;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t id = put(t, uint64_t(i));
+    ASSERT_NE(id, 0u);
+    EXPECT_TRUE(ids.insert(id).second) << "id " << id << " handed out twice";
+    t.clear(id);
+    t.recycle(id);
+  }
+  EXPECT_EQ(t.highWater(), 1u) << "one slot served them all";
+}
+
+TEST(SlotTable, AnUnclaimedSlotIsHandedOutAgainWithTheSameId) {
+  Tiny t;
+  Tiny::Claim c;
+  ASSERT_TRUE(t.claim(&c));
+  t.unclaim(c);
+  EXPECT_EQ(put(t, 1), c.id);
+  EXPECT_EQ(t.highWater(), 1u);
+}
+
+// The registry: ids across reuse, and the errors of stale ids.
+TEST(SlotReuse, RegistryIdsAreNewAndStaleIdsAreGone) {
+  Runtime rt;
+  auto mod = rt.registerModule("/app/plugin.dll", true);
+  ASSERT_TRUE(mod.ok());
+  auto m = rt.registerMethod(*mod, MethodDesc{1, 0, "Ns", "Run", "void ()"});
+  ASSERT_TRUE(m.ok());
+  auto v = rt.beginJit(*m, Tier::kTier0, 0);
+  ASSERT_TRUE(v.ok());
+  ASSERT_TRUE(rt.publishCode(*v, 64).ok());
+  ASSERT_TRUE(rt.unloadModule(*mod).ok());
+  rt.drainReclamation();  // the grace period: the slots are reusable now
+
+  auto mod2 = rt.registerModule("/app/plugin2.dll", true);
+  ASSERT_TRUE(mod2.ok());
+  auto m2 = rt.registerMethod(*mod2, MethodDesc{2, 0, "Ns", "Run2", "void ()"});
+  ASSERT_TRUE(m2.ok());
+  auto v2 = rt.beginJit(*m2, Tier::kTier0, 0);
+  ASSERT_TRUE(v2.ok());
+  ASSERT_TRUE(rt.publishCode(*v2, 64).ok());
+  // Same slots, new ids.
+  EXPECT_EQ(*mod2 & 0xffffffff, *mod & 0xffffffff);
+  EXPECT_EQ(*m2 & 0xffffffff, *m & 0xffffffff);
+  EXPECT_EQ(*v2 & 0xffffffff, *v & 0xffffffff);
+  EXPECT_NE(*mod2, *mod);
+  EXPECT_NE(*m2, *m);
+  EXPECT_NE(*v2, *v);
+  // The stale ids find nothing, and say "gone", not "unknown".
+  EXPECT_EQ(rt.unloadModule(*mod).error(), Errc::kModuleUnloaded);
+  EXPECT_EQ(rt.registerMethod(*mod, MethodDesc{3, 0, "Ns", "X", "void ()"}).error(), Errc::kModuleUnloaded);
+  EXPECT_EQ(rt.beginJit(*m, Tier::kTier1, 0).error(), Errc::kMethodUnloaded);
+  EXPECT_EQ(rt.entryPoint(*m), 0u);
+  EXPECT_EQ(rt.activate(*v).error(), Errc::kVersionGone);
+  EXPECT_EQ(rt.retireVersion(*v).error(), Errc::kVersionGone);
+  // An id of a later generation was never handed out.
+  EXPECT_EQ(rt.beginJit(*m2 + (uint64_t{1} << 32), Tier::kTier1, 0).error(), Errc::kUnknownMethod);
+  // The walk shows the new occupant under its own id only.
+  int seen = 0;
+  rt.walk(WalkLocking::kNone, [&](const VersionView& view) {
+    ++seen;
+    EXPECT_EQ(view.method_id, *m2);
+    EXPECT_EQ(view.module_id, *mod2);
+    EXPECT_EQ(view.version_id, *v2);
+    EXPECT_EQ(view.name, "Run2");
+  });
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(rt.registeredMethods(), 2u);
+}
+
+TEST(SlotReuse, TheLimitsAreNamedInTheirErrors) {
+  EXPECT_NE(std::string(errcMessage(Errc::kTooManyModules)).find("1048575"), std::string::npos);
+  EXPECT_NE(std::string(errcMessage(Errc::kTooManyMethods)).find("67108863"), std::string::npos);
+  EXPECT_NE(std::string(errcMessage(Errc::kTooManyVersions)).find("268435455"), std::string::npos);
+  EXPECT_EQ(Runtime::State::ModuleTable::kCapacity, 1048575u);
+}
+
+}  // namespace
+}  // namespace jitprov
