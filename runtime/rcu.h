@@ -75,6 +75,12 @@ class ReclaimScope {
   ReclaimScope& operator=(const ReclaimScope&) = delete;
 };
 
+// Waits for a grace period (every read section that began before has ended), so that
+// the caller may reclaim at once, inside a ReclaimScope, what it made unreachable
+// before. False, without waiting, when that is impossible: inside a read section, or in
+// a forked child (then retire() instead).
+bool synchronize() noexcept;
+
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;
 

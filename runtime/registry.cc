@@ -162,6 +162,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       // P8: before any slot is cleared; a module without methods removes nothing (and
       // would leave a number no event carries).
       const uint64_t unload_seq = mod->methods.empty() ? 0 : s_->takeRemovalSeq();
+      mod->records = 1 + mod->methods.size();
       for (Method* m : mod->methods) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
@@ -173,6 +174,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
           for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
                v = v->next.load(std::memory_order_relaxed)) {
             s_->versions.clear(v->version_id);
+            ++mod->records;
             if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(v->code_start.load(std::memory_order_relaxed));
           }
         }
@@ -183,9 +185,10 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     trace::moduleUnload(mod->id, mod->path.c_str());
   }
 #if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_REUSE_WITHOUT_GRACE)
+  s_->awaiting_reclamation.fetch_add(mod->records, std::memory_order_relaxed);
   State::reclaimModule(&mod->rcu);  // fault: slots reusable while readers may still hold the records
 #else
-  rcu::retire(&mod->rcu, &State::reclaimModule);  // P4
+  s_->reclaimLater(&mod->rcu, &State::reclaimModule, mod->records);  // P4
 #endif
   return {};
 }
@@ -204,8 +207,21 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   State* owner = mod->owner;
   for (Method* m : mod->methods) owner->freeMethod(m, true);
   const ModuleId id = mod->id;
+  const uint64_t records = mod->records;
   mod->~Module();
   owner->modules.recycle(id);  // P9: after the grace period, the record destroyed
+  owner->awaiting_reclamation.fetch_sub(records, std::memory_order_relaxed);
+}
+
+void Runtime::State::reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept {
+  // relaxed: the counter bounds the backlog; the grace period orders the frees (P4).
+  const uint64_t backlog = awaiting_reclamation.fetch_add(records, std::memory_order_relaxed) + records;
+  if (backlog > kMaxBacklog && rcu::synchronize()) {
+    reclaimed_inline.fetch_add(1, std::memory_order_relaxed);
+    reclaim(head);  // every reader that could hold it is gone (its ReclaimScope: rcu.h)
+    return;
+  }
+  rcu::retire(head, reclaim);
 }
 
 Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noexcept {
@@ -260,6 +276,7 @@ void Runtime::State::reclaimBatch(rcu_head* head) {
   rcu::ReclaimScope scope;
   auto* b = reinterpret_cast<RetireBatch*>(reinterpret_cast<char*>(head) - offsetof(RetireBatch, rcu));
   for (uint32_t i = 0; i < b->n; ++i) b->owner->freeVersion(b->versions[i], true);
+  b->owner->awaiting_reclamation.fetch_sub(b->n, std::memory_order_relaxed);
   delete b;
 }
 
@@ -479,7 +496,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
     s_->freeVersion(retired, true);  // fault: its slot reusable while walkers may still stand on it
   }
 #endif
-  if (full != nullptr) rcu::retire(&full->rcu, &State::reclaimBatch);  // P4, P6
+  if (full != nullptr) s_->reclaimLater(&full->rcu, &State::reclaimBatch, full->n);  // P4, P6
   return {};
 }
 
@@ -698,6 +715,8 @@ MemoryStats Runtime::memoryStats() const {
   m.retired = s_->retired.load(std::memory_order_relaxed);
   m.replayed = s_->replayed.load(std::memory_order_relaxed);
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);
+  m.awaiting_reclamation = s_->awaiting_reclamation.load(std::memory_order_relaxed);
+  m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
   return m;
 }
 
@@ -710,7 +729,7 @@ void Runtime::drainReclamation() {
     CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
     b = s_->takeRetireBatch();
   }
-  if (b != nullptr) rcu::retire(&b->rcu, &State::reclaimBatch);
+  if (b != nullptr) s_->reclaimLater(&b->rcu, &State::reclaimBatch, b->n);
   rcu::barrier();
 }
 

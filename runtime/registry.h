@@ -34,7 +34,9 @@
 //     clear V's version-table slot, then queue V for reclamation after a grace period
 //     (P4, P9), in a batch of up to RetireBatch::kCapacity retirements that goes to RCU
 //     when full (or at drainReclamation() and destruction): a retired version's memory,
-//     slot and model-heap range wait for at most that many later retirements. V's own `next` is never changed: a walker standing on V when it is unlinked
+//     slot and model-heap range wait for at most that many later retirements. Past
+//     kMaxBacklog records awaiting reclamation, the removing thread waits for a grace
+//     period and reclaims its own removal (P4 holds either way; this bounds memory). V's own `next` is never changed: a walker standing on V when it is unlinked
 //     continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
 //     for its own grace period, which cannot end before the walker's read section).
@@ -205,6 +207,7 @@ struct Module {
   // versions, and gives their code back to the heap.
   rcu_head rcu{};
   Runtime::State* const owner;
+  uint64_t records = 0;  // its records awaiting reclamation (State::awaiting_reclamation)
 };
 
 // Retired native versions waiting for their grace period (P6), handed to RCU together:
@@ -254,6 +257,18 @@ struct Runtime::State {
   // Whether the next retirement needs a new batch (relaxed: a hint, so that it can
   // allocate one before taking the lock; checked again under it).
   std::atomic<bool> retire_batch_full{true};
+
+  // Records (modules, methods, native versions) removed and not reclaimed yet: the
+  // reclamation backlog, which the tables' high-water marks (and so memory and the walk)
+  // follow. Past kMaxBacklog, the thread that removes more waits for a grace period and
+  // reclaims what it removed itself, instead of queueing it for liburcu's call_rcu
+  // thread (which fell behind). Relaxed: a bound, not a synchronisation.
+  static constexpr uint64_t kMaxBacklog = 16384;
+  std::atomic<uint64_t> awaiting_reclamation{0};
+  std::atomic<uint64_t> reclaimed_inline{0};  // removals that did so (MemoryStats)
+  // Queues `head` for reclamation after a grace period, or, past kMaxBacklog, waits for
+  // one and reclaims it now. `records`: how many records it frees. No lock held.
+  void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 
   // Methods registered ever (relaxed: a statistic; rundown_begin's method_count).
   std::atomic<uint64_t> methods_registered{0};

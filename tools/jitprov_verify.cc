@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -126,7 +128,12 @@ struct Process {
 };
 
 struct Session {
-  std::string root;  // the directory above ust/ (or the trace itself)
+  std::string root;  // the directory above ust/ (or the trace itself), or the live URL
+  // Live (net://): read from lttng-relayd while the session records.
+  bool live = false;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool timed_out = false;
+  std::string connection_lost;  // why the live connection ended early, if it did
   std::string name;  // the trace's trace_name, when it has one
   std::vector<std::string> traces;
   std::map<int64_t, Process> processes;
@@ -345,6 +352,14 @@ void onEvent(Session* s, const bt_message* msg) {
       uint64_t cut = 0;
       if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
       r.cut_short = cut == 1;
+      if (s->live) {  // following a live session: say so as each rundown completes
+        std::printf("live: process %lld: rundown %llu ended: %zu method records received, %llu versions by its "
+                    "count%s, %.1f ms after its begin\n",
+                    (long long)p.pid, (unsigned long long)rid, r.records.size(),
+                    (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
+                    r.has_begin ? double(ts - r.begin_ts) / 1e6 : 0.0);
+        std::fflush(stdout);
+      }
     }
   }
 }
@@ -454,7 +469,8 @@ std::string readSession(Session* s) {
     bt_plugin_put_ref(ctf);
     return "babeltrace2's utils plugin is not installed";
   }
-  const bt_component_class_source* fs = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
+  const bt_component_class_source* fs =
+      bt_plugin_borrow_source_component_class_by_name_const(ctf, s->live ? "lttng-live" : "fs");
   const bt_component_class_filter* muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
   std::string why;
   bt_graph* graph = bt_graph_create(0);
@@ -472,6 +488,7 @@ std::string readSession(Session* s) {
     // One ctf.fs source per trace of the session, all feeding one muxer (time order).
     const std::vector<std::string>& traces = s->traces;
     for (const std::string& t : traces) {
+      if (s->live) break;  // the relay daemon serves the metadata
       if (std::string bad = checkMetadata(t); !bad.empty()) {
         why = t + ": " + bad;
         break;
@@ -482,7 +499,10 @@ std::string readSession(Session* s) {
       params = bt_value_map_create();
       inputs = nullptr;
       if (params == nullptr || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-          bt_value_array_append_string_element(inputs, traces[t].c_str()) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+          bt_value_array_append_string_element(inputs, traces[t].c_str()) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+          // Live: end with the session (the default, "continue", never ends).
+          (s->live && bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
+                          BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)) {
         why = "cannot set up babeltrace2";
         break;
       }
@@ -512,8 +532,23 @@ std::string readSession(Session* s) {
       why = takeError();
     while (why.empty()) {
       const bt_graph_run_status rs = bt_graph_run(graph);
-      if (rs == BT_GRAPH_RUN_STATUS_OK) break;  // every sink consumed everything
-      if (rs == BT_GRAPH_RUN_STATUS_AGAIN) continue;
+      if (rs == BT_GRAPH_RUN_STATUS_OK) break;  // every sink consumed everything (live: the session ended)
+      if (rs == BT_GRAPH_RUN_STATUS_AGAIN) {
+        if (s->live) {
+          if (std::chrono::steady_clock::now() >= s->deadline) {
+            s->timed_out = true;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));  // nothing new from the relay yet
+        }
+        continue;
+      }
+      if (s->live && s->error.empty()) {
+        // The relay daemon went away (or refused us) after the session began: what was
+        // received is still checked, and the loss is reported.
+        s->connection_lost = takeError();
+        break;
+      }
       why = s->error.empty() ? takeError() : s->error;
     }
   }
@@ -755,13 +790,41 @@ int main(int argc, char** argv) {
   cli.footer("Exit status: 0 every check ran and holds, 1 a guarantee is violated, 2 usage or unreadable input "
              "(or processes that cannot be told apart), 3 events lost, 4 nothing violated but something was not "
              "checked (the report says what).");
-  cli.add_option("TRACE_DIR", dir, "trace directory (an lttng session's output, or any directory above sessions)")
+  double timeout = 0;
+  cli.add_option("TRACE", dir,
+                 "trace directory (an lttng session's output, or any directory above sessions), or a live "
+                 "session on a relay daemon: net://RELAY[:PORT]/host/HOSTNAME/SESSION (followed from its start, "
+                 "each rundown reported as it ends, until the session is destroyed)")
       ->required();
   cli.add_flag("--json", json, "the report as one JSON object");
+  cli.add_option("--timeout", timeout,
+                 "live: stop following after this many seconds and check what was received (0: until the "
+                 "session is destroyed)")
+      ->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--show", show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
+  const bool live = dir.rfind("net://", 0) == 0;
+  if (!live && timeout != 0) {
+    std::fprintf(stderr, "jitprov-verify: --timeout is for live sessions (net://...)\n");
+    return kExitUnreadable;
+  }
+  std::map<std::string, Session> sessions;
   struct stat sb;
-  if (stat(dir.c_str(), &sb) != 0) {
+  if (live) {
+    // babeltrace2 checks the URL's form; a session name is required to follow one.
+    if (dir.find("/host/") == std::string::npos || dir.back() == '/') {
+      std::fprintf(stderr, "jitprov-verify: %s: a live URL names one session: net://RELAY[:PORT]/host/HOSTNAME/SESSION\n",
+                   dir.c_str());
+      return kExitUnreadable;
+    }
+    Session& s = sessions[dir];
+    s.root = dir;
+    s.live = true;
+    s.traces.push_back(dir);
+    if (timeout > 0)
+      s.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
+  } else if (stat(dir.c_str(), &sb) != 0) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), std::strerror(errno));
     return kExitUnreadable;
   }
@@ -769,13 +832,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
     return kExitUnreadable;
   }
-  const std::vector<std::string> traces = findTraces(dir);
-  if (traces.empty()) {
+  const std::vector<std::string> traces = live ? std::vector<std::string>{} : findTraces(dir);
+  if (!live && traces.empty()) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: no CTF trace in it (no `metadata` file below it)\n",
                  dir.c_str());
     return kExitUnreadable;
   }
-  std::map<std::string, Session> sessions;
   for (const std::string& t : traces) {
     Session& s = sessions[sessionRoot(t)];
     s.root = sessionRoot(t);
@@ -795,6 +857,13 @@ int main(int argc, char** argv) {
       return kExitUnreadable;
     }
     for (const auto& [pid, p] : s.processes) jitprov_events += p.events;
+    if (s.live && s.processes.empty() && !s.timed_out) {
+      std::fprintf(stderr, "jitprov-verify: live session %s: %s\n", root.c_str(),
+                   !s.connection_lost.empty() ? s.connection_lost.c_str()
+                                              : "the relay daemon has no such session (follow it once `lttng "
+                                                "create --live` has run), or it ended without jitprov events");
+      return kExitUnreadable;
+    }
   }
   if (jitprov_events == 0) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: no jitprov events in it\n", dir.c_str());
@@ -811,7 +880,12 @@ int main(int argc, char** argv) {
                          {"discarded_events", s.discarded_events},
                          {"discarded_packets", s.discarded_packets},
                          {"discard_messages_without_count", s.discarded_unknown}};
-    lost = lost || s.discarded_events > 0 || s.discarded_packets > 0 || s.discarded_unknown > 0;
+    lost = lost || s.discarded_events > 0 || s.discarded_packets > 0 || s.discarded_unknown > 0 ||
+           !s.connection_lost.empty();
+    if (!s.connection_lost.empty()) sj["live_connection_lost"] = s.connection_lost;
+    if (s.timed_out)
+      out.not_checked.push_back("live session " + root + ": still recording after --timeout " +
+                                std::to_string(timeout) + " s (what was received is checked)");
     nlohmann::json pjs = nlohmann::json::array();
     const size_t before = out.not_checked.size();
     for (auto& [pid, p] : s.processes) pjs.push_back(checkProcess(p, show, &out));
@@ -873,7 +947,12 @@ int main(int argc, char** argv) {
   for (const std::string& n : out.not_checked) std::printf("not checked: %s\n", n.c_str());
   if (lost) {
     uint64_t ev = 0, pk = 0;
-    for (const auto& [root, s] : sessions) ev += s.discarded_events, pk += s.discarded_packets;
+    for (const auto& [root, s] : sessions) {
+      ev += s.discarded_events, pk += s.discarded_packets;
+      if (!s.connection_lost.empty())
+        std::printf("EVENTS LOST: the live connection to the relay daemon ended before the session did: %s\n",
+                    s.connection_lost.c_str());
+    }
     std::printf("EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
                 "trusted\n",
                 (unsigned long long)ev, (unsigned long long)pk);

@@ -71,6 +71,18 @@ double floorNs() {
   return (nowSec() - t0) * 1e9 / kIters;
 }
 
+// The reclamation backlog, in trees whose MemoryStats has it (0 in earlier ones).
+template <class M>
+uint64_t backlogOf(const M& m) {
+  if constexpr (requires { m.awaiting_reclamation; }) return m.awaiting_reclamation;
+  return 0;
+}
+template <class M>
+uint64_t reclaimedInlineOf(const M& m) {
+  if constexpr (requires { m.reclaimed_inline; }) return m.reclaimed_inline;
+  return 0;
+}
+
 struct Options {
   uint64_t cycles = 1048580;  // past 1 048 575 modules, 67 108 863 methods, 268 435 455 versions
   uint64_t live = 1024;
@@ -86,6 +98,7 @@ struct Live {
 
 struct Checkpoint {
   uint64_t rss = 0, rss_trimmed = 0, malloc_in_use = 0, registry = 0, versions_walked = 0;
+  uint64_t backlog = 0, reclaimed_inline = 0;
   double walk_ns_per_version = 0;
 };
 
@@ -151,6 +164,9 @@ class Soak {
   Checkpoint measure() {
     Checkpoint c;
     c.rss = rssBytes();
+    const jitprov::MemoryStats before = rt_.memoryStats();
+    c.backlog = backlogOf(before);
+    c.reclaimed_inline = reclaimedInlineOf(before);
     // The rest once the reclamation queue is drained: both checkpoints then hold the
     // same live set and nothing else.
     rt_.drainReclamation();
@@ -232,9 +248,10 @@ int main(int argc, char** argv) {
       t_warm = nowSec();
       warm = soak.measure();
       std::printf("after warm-up (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use "
-                  "%.1f MB, registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions)\n",
+                  "%.1f MB, registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64 " records awaiting "
+                  "reclamation\n",
                   c, warm.rss / 1e6, warm.rss_trimmed / 1e6, warm.malloc_in_use / 1e6, warm.registry / 1e6,
-                  warm.walk_ns_per_version, warm.versions_walked);
+                  warm.walk_ns_per_version, warm.versions_walked, warm.backlog);
       std::fflush(stdout);
       t_warm = nowSec() - t_warm;
     }
@@ -252,9 +269,10 @@ int main(int argc, char** argv) {
   const double secs = nowSec() - t0 - t_warm;
   end = soak.measure();
   std::printf("end (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use %.1f MB, "
-              "registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions)\n",
+              "registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64
+              " records awaiting reclamation, %" PRIu64 " removals reclaimed by their own thread (backlog bound)\n",
               o.cycles, end.rss / 1e6, end.rss_trimmed / 1e6, end.malloc_in_use / 1e6, end.registry / 1e6,
-              end.walk_ns_per_version, end.versions_walked);
+              end.walk_ns_per_version, end.versions_walked, end.backlog, end.reclaimed_inline);
   std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64 " native versions, none refused\n",
               soak.modules_, soak.methods_, soak.versions_);
   // Registry calls: a module's registration and unload, a method's registration, and per

@@ -74,6 +74,9 @@ struct MemoryStats {
   uint64_t retired = 0;          // native versions retired one by one (retireVersion)
   uint64_t replayed = 0;         // host publications that returned an existing version
   uint64_t overlaps_refused = 0; // host publications refused for overlapping live code
+  uint64_t awaiting_reclamation = 0;  // records removed, waiting for their grace period
+  uint64_t reclaimed_inline = 0;      // removals whose thread waited for the grace period
+                                      // itself (the backlog was past its bound)
 };
 
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
