@@ -35,7 +35,7 @@
 //     (P4, P9), in a batch of up to RetireBatch::kCapacity retirements that goes to RCU
 //     when full (or at drainReclamation() and destruction): a retired version's memory,
 //     slot and model-heap range wait for at most that many later retirements. Past
-//     kMaxBacklog records awaiting reclamation, the removing thread waits for a grace
+//     max_backlog records awaiting reclamation, the removing thread waits for a grace
 //     period and reclaims its own removal (P4 holds either way; this bounds memory). V's own `next` is never changed: a walker standing on V when it is unlinked
 //     continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
@@ -222,7 +222,10 @@ struct RetireBatch {
 };
 
 struct Runtime::State {
-  explicit State(const RuntimeConfig& cfg) : lock(cfg.lock_stats), code_mode(cfg.code_mode) { fork::track(this); }
+  explicit State(const RuntimeConfig& cfg)
+      : lock(cfg.lock_stats), code_mode(cfg.code_mode), max_backlog(cfg.max_reclamation_backlog) {
+    fork::track(this);
+  }
   ~State() { fork::untrack(this); }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
@@ -260,13 +263,13 @@ struct Runtime::State {
 
   // Records (modules, methods, native versions) removed and not reclaimed yet: the
   // reclamation backlog, which the tables' high-water marks (and so memory and the walk)
-  // follow. Past kMaxBacklog, the thread that removes more waits for a grace period and
+  // follow. Past max_backlog, the thread that removes more waits for a grace period and
   // reclaims what it removed itself, instead of queueing it for liburcu's call_rcu
   // thread (which fell behind). Relaxed: a bound, not a synchronisation.
-  static constexpr uint64_t kMaxBacklog = 16384;
+  const uint64_t max_backlog;  // RuntimeConfig::max_reclamation_backlog
   std::atomic<uint64_t> awaiting_reclamation{0};
   std::atomic<uint64_t> reclaimed_inline{0};  // removals that did so (MemoryStats)
-  // Queues `head` for reclamation after a grace period, or, past kMaxBacklog, waits for
+  // Queues `head` for reclamation after a grace period, or, past max_backlog, waits for
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 

@@ -202,7 +202,10 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
 
   const bool host = GetParam().mode == CodeMode::kHost;
   const bool churn = GetParam().churn;
-  Runtime rt{RuntimeConfig{.code_mode = GetParam().mode}};
+  // Churn: a small backlog bound, so that removals are also reclaimed by their own
+  // thread after a grace period (registry.h P6), under the walks.
+  Runtime rt{RuntimeConfig{.code_mode = GetParam().mode,
+                           .max_reclamation_backlog = GetParam().churn ? uint64_t{256} : uint64_t{16384}}};
   Log log{ops * kWriters * 4 + 1024};
   static constexpr uint64_t kHostBase = 0x5500'0000'0000ULL;
   static constexpr uint64_t kSlot = 4096;
@@ -342,15 +345,16 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     {
       std::lock_guard<std::mutex> g(world.mu);
       mi = world.module_of.at(m);
-      // Live ranges never overlap.
       const uint64_t end = r->start + r->size;
-      auto next = world.live.lower_bound(r->start);
-      if (next != world.live.end() && next->first < end) world.overlap_error = "range overlaps a later one";
-      if (next != world.live.begin() && std::prev(next)->second > r->start)
-        world.overlap_error = "range overlaps an earlier one";
       // A module already marked unloaded had its ranges dropped from `live`; this one
-      // dies with it.
+      // dies with it, and may be reused already (the unload may have returned): only
+      // the ranges of live modules are checked and kept.
       if (!world.modules[mi].unloaded) {
+        // Live ranges never overlap.
+        auto next = world.live.lower_bound(r->start);
+        if (next != world.live.end() && next->first < end) world.overlap_error = "range overlaps a later one";
+        if (next != world.live.begin() && std::prev(next)->second > r->start)
+          world.overlap_error = "range overlaps an earlier one";
         world.live[r->start] = end;
         world.modules[mi].live_starts.insert(r->start);
       }
@@ -785,14 +789,15 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   std::printf("stress (%s%s): %llu walks, %llu versions field-checked (%llu of reused slots), %llu completeness "
               "checks, %llu G3+ checks, %llu versions caught up, %llu entry points, %llu stale ids checked, %llu log "
               "entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an unload; "
-              "%llu methods live, %llu ever\n",
+              "%llu methods live, %llu ever, %llu removals reclaimed by their own thread\n",
               host ? "host" : "model heap", churn ? ", churn" : "", (unsigned long long)walks,
               (unsigned long long)checked, (unsigned long long)reused,
               (unsigned long long)complete, (unsigned long long)plus_checked, (unsigned long long)caught_up,
               (unsigned long long)eps, (unsigned long long)world.stale_checks.load(), (unsigned long long)end,
               (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
               (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load(),
-              (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods());
+              (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods(),
+              (unsigned long long)ms.reclaimed_inline);
   // The test must have exercised what it claims to.
   EXPECT_GT(walks, 2u);
   EXPECT_GT(checked, 1000u);
@@ -807,6 +812,7 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     EXPECT_GT(reused, 1000u) << "walks saw too few records of reused slots: P9 was not exercised";
     EXPECT_GT(world.stale_checks.load(), ops / 20);
     EXPECT_LT(ms.live_methods * 10, rt.registeredMethods()) << "the live set did not stay small";
+    EXPECT_GT(ms.reclaimed_inline, 0u) << "no removal was reclaimed by its own thread";
   }
   if (host) {
     EXPECT_GT(world.replays.load(), 0u);

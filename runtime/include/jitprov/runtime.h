@@ -34,6 +34,10 @@ struct RuntimeConfig {
   // Who owns code addresses: the model heap (beginJit/publishCode) or the host
   // (publishHostCode).
   CodeMode code_mode = CodeMode::kModelHeap;
+  // Records removed and not yet reclaimed beyond which a thread that removes more waits
+  // for a grace period and reclaims its removal itself (registry.h P6, P9): bounds the
+  // memory and the walk when liburcu's reclamation thread falls behind.
+  uint64_t max_reclamation_backlog = 16384;
 };
 
 // How a walk synchronises with writers.
