@@ -127,6 +127,9 @@ struct Process {
   bool seq_fields = true;  // every event carried the sequence fields
 };
 
+// Where live progress lines go: stdout, or stderr when stdout carries the JSON report.
+FILE* g_progress = stdout;
+
 struct Session {
   std::string root;  // the directory above ust/ (or the trace itself), or the live URL
   // Live (net://): read from lttng-relayd while the session records.
@@ -353,12 +356,13 @@ void onEvent(Session* s, const bt_message* msg) {
       if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
       r.cut_short = cut == 1;
       if (s->live) {  // following a live session: say so as each rundown completes
-        std::printf("live: process %lld: rundown %llu ended: %zu method records received, %llu versions by its "
+        std::fprintf(g_progress,
+                    "live: process %lld: rundown %llu ended: %zu method records received, %llu versions by its "
                     "count%s, %.1f ms after its begin\n",
                     (long long)p.pid, (unsigned long long)rid, r.records.size(),
                     (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
                     r.has_begin ? double(ts - r.begin_ts) / 1e6 : 0.0);
-        std::fflush(stdout);
+        std::fflush(g_progress);
       }
     }
   }
@@ -804,6 +808,7 @@ int main(int argc, char** argv) {
   cli.add_option("--show", show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
   const bool live = dir.rfind("net://", 0) == 0;
+  if (json) g_progress = stderr;
   if (!live && timeout != 0) {
     std::fprintf(stderr, "jitprov-verify: --timeout is for live sessions (net://...)\n");
     return kExitUnreadable;
@@ -828,7 +833,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), std::strerror(errno));
     return kExitUnreadable;
   }
-  if (!S_ISDIR(sb.st_mode)) {
+  if (!live && !S_ISDIR(sb.st_mode)) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
     return kExitUnreadable;
   }

@@ -9,7 +9,7 @@
 //
 // Printed: the rate (cycles, and registrations of each kind per second), and, after the
 // warm-up (--warmup cycles) and at the end, the process RSS, the registry's own memory
-// accounting and the time of a lock-free walk of the live set (median of 9, ns per
+// accounting and the time of a lock-free walk of the live set (median of 31, ns per
 // version), with the end / warm-up ratios; and the physical floor measured in the same
 // run (an uncontended lock pair around a 56-byte allocation and its free, as
 // jitprov-bench-registry's BM_FloorTwoLocksAndNode). Exit 1 if any registration failed.
@@ -179,7 +179,7 @@ class Soak {
     const jitprov::MemoryStats ms = rt_.memoryStats();
     c.registry = ms.method_bytes + ms.version_bytes + ms.table_bytes;
     std::vector<double> per;
-    for (int i = 0; i < 9; ++i) {
+    for (int i = 0; i < 31; ++i) {
       uint64_t sum = 0;
       const double t0 = nowSec();
       const jitprov::WalkStats st = rt_.walk(jitprov::WalkLocking::kNone, [&](const jitprov::VersionView& v) {
@@ -190,8 +190,8 @@ class Soak {
       c.versions_walked = st.versions;
       per.push_back(st.versions ? t * 1e9 / double(st.versions) : 0);
     }
-    std::nth_element(per.begin(), per.begin() + 4, per.end());
-    c.walk_ns_per_version = per[4];
+    std::nth_element(per.begin(), per.begin() + 15, per.end());
+    c.walk_ns_per_version = per[15];
     return c;
   }
 

@@ -64,7 +64,9 @@ setup_session() {
   local name=$1 out=$2; shift 2
   local rundown_opts=("$@")
   [ ${#rundown_opts[@]} -eq 0 ] && rundown_opts=(--subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf)
-  lttng create "$name" --output="$out" >/dev/null || fail "lttng create $name"
+  # CREATE_OPTS replaces --output (e.g. a live session: --live=... --set-url=net://...).
+  # shellcheck disable=SC2086
+  lttng create "$name" ${CREATE_OPTS:---output=$out} >/dev/null || fail "lttng create $name"
   lttng enable-channel -u -s "$name" jitprov_rundown "${rundown_opts[@]}" >/dev/null || fail "enable rundown channel"
   # shellcheck disable=SC2086
   lttng enable-channel -u -s "$name" jitprov_runtime ${RUNTIME_CHANNEL_OPTS:---subbuf-size=1M --num-subbuf=4} >/dev/null ||
@@ -76,10 +78,13 @@ setup_session() {
   if [ "${VPID:-1}" = 1 ]; then lttng add-context -u -s "$name" -t vpid >/dev/null || fail "add vpid context"; fi
 }
 
-# Starts jitprov-sim with --ready-file and --stats-json in $WORK; sets SIM_PID.
+# Starts jitprov-sim with --ready-file and --stats-json in $WORK; sets SIM_PID. With
+# SIM_NETNS set, inside that network namespace (ip netns exec: the same pid).
 start_sim() {
   rm -f "$WORK/ready" "$WORK/stats.json"
-  "$SIM" --ready-file "$WORK/ready" --stats-json "$WORK/stats.json" "$@" 2>"$WORK/sim.err" &
+  local prefix=()
+  [ -n "${SIM_NETNS:-}" ] && prefix=(ip netns exec "$SIM_NETNS")
+  "${prefix[@]}" "$SIM" --ready-file "$WORK/ready" --stats-json "$WORK/stats.json" "$@" 2>"$WORK/sim.err" &
   SIM_PID=$!
   track_pid "$SIM_PID"
   for _ in $(seq 600); do

@@ -17,6 +17,7 @@ JITPROV_PACKAGES=(
   openjdk-17-jdk-headless                          # the JVM agent: jvmti.h, java, javac, jcmd
   bc                                               # arithmetic in the benchmark scripts
   util-linux procps                                # unshare, setarch; pgrep, ps
+  iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
 )
 
 log() { printf '%s\n' "$*" >&2; }
