@@ -460,6 +460,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
       if (cur == nullptr) return Errc::kInternal;  // not in its own list: a registry bug, never a host error
       link = &cur->next;
     }
+    std::unique_lock<std::mutex> batch_lock(s_->retire_batch_mu);
     if (s_->retire_batch == nullptr) {
       if (!fresh) fresh.reset(new (std::nothrow) RetireBatch());  // another retirement took ours
       if (!fresh) return Errc::kOutOfMemory;
@@ -726,7 +727,7 @@ void Runtime::rundownActive(bool active) noexcept { s_->lock.rundownActive(activ
 void Runtime::drainReclamation() {
   RetireBatch* b = nullptr;
   {
-    CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+    std::lock_guard<std::mutex> g(s_->retire_batch_mu);
     b = s_->takeRetireBatch();
   }
   if (b != nullptr) s_->reclaimLater(&b->rcu, &State::reclaimBatch, b->n);

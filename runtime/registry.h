@@ -254,8 +254,10 @@ struct Runtime::State {
   ModuleTable modules;
   VersionTable versions;
 
-  // Versions retired since the last batch went to RCU (P6). CVM lock. Bounded by
-  // RetireBatch::kCapacity; drainReclamation() and the destructor hand it over early.
+  // Versions retired since the last batch went to RCU (P6). Guarded by retire_batch_mu,
+  // taken under the CVM lock by retireVersion() (lock order: CVM lock, then it) and alone
+  // by drainReclamation() and the destructor, which hand a partial batch over early.
+  std::mutex retire_batch_mu;
   RetireBatch* retire_batch = nullptr;
   // Whether the next retirement needs a new batch (relaxed: a hint, so that it can
   // allocate one before taking the lock; checked again under it).
@@ -298,7 +300,7 @@ struct Runtime::State {
   SiteLabel labelFor(VersionId version) const noexcept;
   static void reclaimModule(rcu_head* head);
   static void reclaimBatch(rcu_head* head);
-  // Hands the batch being filled, if any, to RCU. CVM lock held.
+  // Takes the batch being filled, if any. retire_batch_mu held.
   RetireBatch* takeRetireBatch() noexcept;
   void freeMethod(Method* m, bool give_back_code);
   void freeVersion(NativeVersion* v, bool give_back_code);
