@@ -32,6 +32,17 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 bool isValidUtf8(std::string_view s) noexcept {
   for (size_t i = 0; i < s.size();) {
+    // ASCII without NUL, 8 bytes at a time (names are mostly that): no byte has its high
+    // bit set, and none is zero (the classic has-zero-byte test).
+    if (s.size() - i >= 8) {
+      uint64_t w;
+      __builtin_memcpy(&w, s.data() + i, 8);
+      constexpr uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+      if ((w & kHigh) == 0 && ((w - kLow) & ~w & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     const size_t n = sequenceLength(s, i);
     if (n == 0) return false;
     i += n;

@@ -42,6 +42,7 @@
 #include <set>
 #include <thread>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -55,7 +56,7 @@ struct Fields {
   uint32_t rejit_id = 0, code_size = 0, token = 0, flags = 0;
   int64_t host_tier = -1;    // -1: a trace from before the field existed
   uint64_t publish_seq = 0;  // 0: a trace from before the field existed
-  std::string tier;
+  uint64_t tier = 0;   // the enumeration's value (its label is checked to exist)
   uint64_t names = 0;  // hash of namespace, name, signature
 };
 
@@ -108,6 +109,9 @@ struct Version {
   // B) gives B (a removal numbered below B was complete before that walk began); a
   // record of the catch-up gives P (it began after P was read).
   uint64_t removal_after = 0;
+  uint64_t removal = UINT64_MAX;  // the number of its removal the trace shows (checkProcess)
+  uint32_t appearances = 0;       // rundowns it is in (checkProcess)
+  uint64_t in_rundowns = 0;       // bit k: in the k-th rundown of its process (k < 64)
   bool loaded = false;
   Fields load;  // when loaded
 };
@@ -148,8 +152,41 @@ struct Session {
 };
 
 // --- field access -------------------------------------------------------------------
+// A structure's member by name. Looked up by name once per (structure class, name) and
+// then by index: babeltrace2's by-name lookup (a string hash and compare) cost more than
+// decoding the event. A direct-mapped cache; `name` is one of this file's literals, so
+// its address identifies it (two copies of a literal only take two entries). Field
+// classes die with their graph, and another may be allocated at the same address: the
+// cache is emptied whenever a graph is made (resetMemberCache()).
+struct MemberCacheEntry {
+  const bt_field_class* fc = nullptr;
+  const char* name = nullptr;
+  int64_t index = -1;  // -1: no such member
+};
+MemberCacheEntry g_member_cache[1024];
+void resetMemberCache() {
+  for (MemberCacheEntry& e : g_member_cache) e = MemberCacheEntry{};
+}
+
 const bt_field* member(const bt_field* s, const char* name) {
-  return s == nullptr ? nullptr : bt_field_structure_borrow_member_field_by_name_const(s, name);
+  if (s == nullptr) return nullptr;
+  using Entry = MemberCacheEntry;
+  Entry* cache = g_member_cache;
+  const bt_field_class* fc = bt_field_borrow_class_const(s);
+  const uintptr_t h = (reinterpret_cast<uintptr_t>(fc) >> 4) * 31 ^ (reinterpret_cast<uintptr_t>(name) >> 0);
+  Entry& e = cache[(h ^ (h >> 10)) & 1023];
+  if (e.fc != fc || e.name != name) {
+    e = Entry{fc, name, -1};
+    const uint64_t n = bt_field_class_structure_get_member_count(fc);
+    for (uint64_t i = 0; i < n; ++i) {
+      const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
+      if (std::strcmp(bt_field_class_structure_member_get_name(m), name) == 0) {
+        e.index = int64_t(i);
+        break;
+      }
+    }
+  }
+  return e.index < 0 ? nullptr : bt_field_structure_borrow_member_field_by_index_const(s, uint64_t(e.index));
 }
 
 bool u64(const bt_field* s, const char* name, uint64_t* out) {
@@ -167,10 +204,10 @@ bool u64(const bt_field* s, const char* name, uint64_t* out) {
   return false;
 }
 
-bool str(const bt_field* s, const char* name, std::string* out) {
+bool str(const bt_field* s, const char* name, std::string_view* out) {
   const bt_field* f = member(s, name);
   if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) return false;
-  out->assign(bt_field_string_get_value(f), bt_field_string_get_length(f));
+  *out = std::string_view(bt_field_string_get_value(f), bt_field_string_get_length(f));
   return true;
 }
 
@@ -187,11 +224,25 @@ bool enumLabel(const bt_field* s, const char* name, std::string* out) {
   return true;
 }
 
+// An enumeration's value, if the trace's metadata maps it to exactly one label.
+bool enumValue(const bt_field* s, const char* name, uint64_t* out) {
+  const bt_field* f = member(s, name);
+  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return false;
+  bt_field_class_enumeration_mapping_label_array labels;
+  uint64_t count = 0;
+  if (bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &count) !=
+          BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
+      count != 1)
+    return false;
+  *out = bt_field_integer_unsigned_get_value(f);
+  return true;
+}
+
 bool methodFields(const bt_field* p, Fields* f) {
   uint64_t v;
-  std::string ns, name, sig;
+  std::string_view ns, name, sig;
   bool ok = u64(p, "method_id", &f->method_id) && u64(p, "version_id", &f->version_id) &&
-            u64(p, "code_start", &f->code_start) && enumLabel(p, "tier", &f->tier) &&
+            u64(p, "code_start", &f->code_start) && enumValue(p, "tier", &f->tier) &&
             str(p, "namespace", &ns) && str(p, "name", &name) && str(p, "signature", &sig);
   ok = ok && u64(p, "module_id", &v) && ((f->module_id = v), true);
   ok = ok && u64(p, "rejit_id", &v) && ((f->rejit_id = uint32_t(v)), true);
@@ -208,7 +259,7 @@ bool methodFields(const bt_field* p, Fields* f) {
   }
   // The tier's label comes from the trace's own metadata (enumLabel: a value outside the
   // mapping has no label and fails above), not from a list kept here.
-  std::hash<std::string> h;
+  std::hash<std::string_view> h;
   f->names = h(ns) * 1000003u ^ h(name) * 31u ^ h(sig);
   return true;
 }
@@ -477,6 +528,7 @@ std::string readSession(Session* s) {
       bt_plugin_borrow_source_component_class_by_name_const(ctf, s->live ? "lttng-live" : "fs");
   const bt_component_class_filter* muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
   std::string why;
+  resetMemberCache();  // the previous graph's field classes are gone
   bt_graph* graph = bt_graph_create(0);
   bt_value* params = bt_value_map_create();
   bt_value* inputs = nullptr;
@@ -584,12 +636,18 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
       p.seen_seqs.push_back(rec.f.publish_seq);
     }
   }
-  std::unordered_map<uint64_t, uint32_t> appearances;  // version_id -> rundowns it is in
+  uint64_t rundown_index = 0;
   for (auto& [rid, r] : p.rundowns) {
     std::sort(r.records.begin(), r.records.end(),
               [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
-    for (size_t i = 0; i < r.records.size(); ++i)
-      if (i == 0 || r.records[i].version_id != r.records[i - 1].version_id) ++appearances[r.records[i].version_id];
+    for (size_t i = 0; i < r.records.size(); ++i) {
+      if (i != 0 && r.records[i].version_id == r.records[i - 1].version_id) continue;
+      if (auto it = p.versions.find(r.records[i].version_id); it != p.versions.end()) {
+        ++it->second.appearances;
+        if (rundown_index < 64) it->second.in_rundowns |= uint64_t{1} << rundown_index;
+      }
+    }
+    ++rundown_index;
   }
   std::sort(p.seen_seqs.begin(), p.seen_seqs.end());
   p.seen_seqs.erase(std::unique(p.seen_seqs.begin(), p.seen_seqs.end()), p.seen_seqs.end());
@@ -611,6 +669,7 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     if (auto it = p.module_unload.find(module_id); it != p.module_unload.end()) r = std::min(r, it->second);
     return r;
   };
+  for (auto& [vid, v] : p.versions) v.removal = removal(vid, v.method_id, v.module_id);  // once, not per rundown
 
   nlohmann::json pj = {{"vpid", p.pid},           {"events", p.events},
                        {"method_load", p.method_loads}, {"method_unload", p.method_unloads},
@@ -621,7 +680,9 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     out->not_checked.push_back(who + ": events without the publication sequence fields (a trace of an older "
                                      "jitprov): G3+ and removals are not checked");
   nlohmann::json rjs = nlohmann::json::array();
+  rundown_index = 0;
   for (auto& [rid, r] : p.rundowns) {
+    const uint64_t index = rundown_index++;
     nlohmann::json j = {{"rundown_id", rid}, {"mode", r.mode}, {"trigger", r.trigger},
                         {"begin_ns", r.begin_ts}, {"end_ns", r.end_ts},
                         {"method_records", r.records.size()}, {"module_records", r.module_records}};
@@ -687,7 +748,7 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     // G2: against method_load, and no record of code removed before the walk reached it.
     uint64_t checked2 = 0, no_load = 0, bad2 = 0, shown2 = 0, beyond_p = 0;
     for (const Record& rec : r.records) {
-      const std::string vs = "version_id " + std::to_string(rec.version_id);
+      auto vs = [&] { return "version_id " + std::to_string(rec.version_id); };
       auto it = p.versions.find(rec.version_id);
       if (it == p.versions.end() || !it->second.loaded) {
         ++no_load;
@@ -696,23 +757,26 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
         const std::string d = diff(rec.f, it->second.load);
         if (!d.empty()) {
           ++bad2;
-          violate("G2", vs + ": " + d + " differ from its method_load", &shown2);
+          violate("G2", vs() + ": " + d + " differ from its method_load", &shown2);
         }
       }
       if (!exact || rec.f.publish_seq == 0) continue;
       if (rec.f.publish_seq > r.publish_seq) {
         ++beyond_p;
-        violate("G3+", vs + " has publish_seq " + std::to_string(rec.f.publish_seq) +
+        violate("G3+", vs() + " has publish_seq " + std::to_string(rec.f.publish_seq) +
                            " > rundown_end.publish_seq " + std::to_string(r.publish_seq),
                 &shown2);
       }
       // The first pass began after B was read, the catch-up after P (SPEC.md, P8).
       const bool first = rec.f.publish_seq <= r.begin_seq;
       const uint64_t bound = first ? r.begin_seq : r.publish_seq;
-      const uint64_t rm = removal(rec.version_id, rec.f.method_id, rec.f.module_id);
+      const uint64_t rm = it != p.versions.end() && it->second.method_id == rec.f.method_id &&
+                                  it->second.module_id == rec.f.module_id
+                              ? it->second.removal
+                              : removal(rec.version_id, rec.f.method_id, rec.f.module_id);
       if (rm < bound) {
         ++bad2;
-        violate("G2", vs + " was removed (sequence " + std::to_string(rm) + ") before the " +
+        violate("G2", vs() + " was removed (sequence " + std::to_string(rm) + ") before the " +
                           (first ? "walk began (" : "catch-up began (") + std::to_string(bound) +
                           ") but is reported",
                 &shown2);
@@ -729,14 +793,15 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     if (exact && !r.cut_short) {  // cut short: complete it is not, and says so
       for (const auto& [vid, v] : p.versions) {
         if (v.publish_seq == 0 || v.publish_seq > r.publish_seq) continue;
-        const bool in_r = std::binary_search(
-            r.records.begin(), r.records.end(), Record{vid, {}},
-            [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
+        const bool in_r = index < 64 ? (v.in_rundowns >> index & 1) != 0
+                                     : std::binary_search(r.records.begin(), r.records.end(), Record{vid, {}},
+                                                          [](const Record& a, const Record& b) {
+                                                            return a.version_id < b.version_id;
+                                                          });
         // Known only from this rundown: nothing to check it against.
-        auto ap = appearances.find(vid);
-        const uint32_t elsewhere = (ap == appearances.end() ? 0 : ap->second) - (in_r ? 1 : 0);
+        const uint32_t elsewhere = v.appearances - (in_r ? 1 : 0);
         if (!v.loaded && elsewhere == 0) continue;
-        if (removal(vid, v.method_id, v.module_id) <= r.end_seq) continue;  // removed: may be absent
+        if (v.removal <= r.end_seq) continue;  // removed: may be absent
         // Not removed up to E, for sure: a later walk saw it alive after E, or the trace
         // shows every number from its last sign of life to E (so no removal hides there).
         if (!(v.removal_after > r.end_seq || covered(v.removal_after, r.end_seq))) {
