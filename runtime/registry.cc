@@ -131,7 +131,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   // lock-free readers (entryPoint, recordCall) may hold the record, and it could not be
   // taken back at once.
   try {
-    mod->methods.reserve(mod->methods.size() + 1);
+    if (mod->methods.size() == mod->methods.capacity()) mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
     if (desc.host_key != 0) s_->by_host_key.emplace(desc.host_key, slot.id);
   } catch (const std::bad_alloc&) {
     s_->methods.unclaim(slot);
