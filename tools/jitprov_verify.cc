@@ -211,29 +211,32 @@ bool str(const bt_field* s, const char* name, std::string_view* out) {
   return true;
 }
 
-bool enumLabel(const bt_field* s, const char* name, std::string* out) {
+// An enumeration field the trace's metadata maps to exactly one label, or nullptr.
+const bt_field* enumField(const bt_field* s, const char* name, const char** label) {
   const bt_field* f = member(s, name);
-  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return false;
+  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return nullptr;
   bt_field_class_enumeration_mapping_label_array labels;
   uint64_t count = 0;
   if (bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &count) !=
           BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
       count != 1)
-    return false;
-  *out = labels[0];
+    return nullptr;
+  *label = labels[0];
+  return f;
+}
+
+bool enumLabel(const bt_field* s, const char* name, std::string* out) {
+  const char* label = nullptr;
+  if (enumField(s, name, &label) == nullptr) return false;
+  *out = label;
   return true;
 }
 
-// An enumeration's value, if the trace's metadata maps it to exactly one label.
+// An enumeration's value (the label is only checked to exist).
 bool enumValue(const bt_field* s, const char* name, uint64_t* out) {
-  const bt_field* f = member(s, name);
-  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return false;
-  bt_field_class_enumeration_mapping_label_array labels;
-  uint64_t count = 0;
-  if (bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &count) !=
-          BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
-      count != 1)
-    return false;
+  const char* label = nullptr;
+  const bt_field* f = enumField(s, name, &label);
+  if (f == nullptr) return false;
   *out = bt_field_integer_unsigned_get_value(f);
   return true;
 }

@@ -83,26 +83,38 @@ TEST(SlotTable, AnUnclaimedSlotIsHandedOutAgainWithTheSameId) {
   EXPECT_EQ(t.highWater(), 1u);
 }
 
+// A collectible module with one method compiled at tier 0: its three ids.
+struct Loaded {
+  ModuleId mod = 0;
+  MethodId method = 0;
+  VersionId version = 0;
+};
+Loaded loadOne(Runtime& rt, const char* path, uint32_t token, const char* name) {
+  Loaded l;
+  auto mod = rt.registerModule(path, true);
+  EXPECT_TRUE(mod.ok());
+  auto m = rt.registerMethod(*mod, MethodDesc{token, 0, "Ns", name, "void ()"});
+  EXPECT_TRUE(m.ok());
+  auto v = rt.beginJit(*m, Tier::kTier0, 0);
+  EXPECT_TRUE(v.ok());
+  EXPECT_TRUE(rt.publishCode(*v, 64).ok());
+  return Loaded{*mod, *m, *v};
+}
+
 // The registry: ids across reuse, and the errors of stale ids.
 TEST(SlotReuse, RegistryIdsAreNewAndStaleIdsAreGone) {
   Runtime rt;
-  auto mod = rt.registerModule("/app/plugin.dll", true);
-  ASSERT_TRUE(mod.ok());
-  auto m = rt.registerMethod(*mod, MethodDesc{1, 0, "Ns", "Run", "void ()"});
-  ASSERT_TRUE(m.ok());
-  auto v = rt.beginJit(*m, Tier::kTier0, 0);
-  ASSERT_TRUE(v.ok());
-  ASSERT_TRUE(rt.publishCode(*v, 64).ok());
+  const Loaded first = loadOne(rt, "/app/plugin.dll", 1, "Run");
+  auto mod = &first.mod;
+  auto m = &first.method;
+  auto v = &first.version;
   ASSERT_TRUE(rt.unloadModule(*mod).ok());
   rt.drainReclamation();  // the grace period: the slots are reusable now
 
-  auto mod2 = rt.registerModule("/app/plugin2.dll", true);
-  ASSERT_TRUE(mod2.ok());
-  auto m2 = rt.registerMethod(*mod2, MethodDesc{2, 0, "Ns", "Run2", "void ()"});
-  ASSERT_TRUE(m2.ok());
-  auto v2 = rt.beginJit(*m2, Tier::kTier0, 0);
-  ASSERT_TRUE(v2.ok());
-  ASSERT_TRUE(rt.publishCode(*v2, 64).ok());
+  const Loaded second = loadOne(rt, "/app/plugin2.dll", 2, "Run2");
+  auto mod2 = &second.mod;
+  auto m2 = &second.method;
+  auto v2 = &second.version;
   // Same slots, new ids.
   EXPECT_EQ(*mod2 & 0xffffffff, *mod & 0xffffffff);
   EXPECT_EQ(*m2 & 0xffffffff, *m & 0xffffffff);
