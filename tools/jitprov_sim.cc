@@ -287,7 +287,7 @@ bool writeStats(const std::string& path, const App& app, const jitprov_rundown* 
                   {"rundown", opt.rundown}, {"rundown_trigger", opt.triggers}, {"seed", opt.seed}}},
       {"provider", jitprov_trace_provider_status()},
       {"memory", {{"live_methods", ms.live_methods}, {"native_versions", ms.native_versions},
-                  {"method_bytes", ms.method_bytes}, {"version_bytes", ms.version_bytes},
+                  {"method_bytes", ms.method_bytes}, {"version_bytes", ms.version_bytes}, {"table_bytes", ms.table_bytes},
                   {"retired", ms.retired}}},
       {"jit", jitToJson(app.counters)},
       {"lock", lockStatsToJson(*ls)},
