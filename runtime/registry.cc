@@ -718,6 +718,8 @@ MemoryStats Runtime::memoryStats() const {
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);
   m.awaiting_reclamation = s_->awaiting_reclamation.load(std::memory_order_relaxed);
   m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
+  m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
+                    s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots();
   return m;
 }
 

@@ -82,6 +82,11 @@ uint64_t reclaimedInlineOf(const M& m) {
   if constexpr (requires { m.reclaimed_inline; }) return m.reclaimed_inline;
   return 0;
 }
+template <class M>
+uint64_t slotsRetiredOf(const M& m) {
+  if constexpr (requires { m.slots_retired; }) return m.slots_retired;
+  return 0;
+}
 
 struct Options {
   uint64_t cycles = 1048580;  // past 1 048 575 modules, 67 108 863 methods, 268 435 455 versions
@@ -98,7 +103,7 @@ struct Live {
 
 struct Checkpoint {
   uint64_t rss = 0, rss_trimmed = 0, malloc_in_use = 0, registry = 0, versions_walked = 0;
-  uint64_t backlog = 0, reclaimed_inline = 0;
+  uint64_t backlog = 0, reclaimed_inline = 0, slots_retired = 0;
   double walk_ns_per_version = 0;
 };
 
@@ -167,6 +172,7 @@ class Soak {
     const jitprov::MemoryStats before = rt_.memoryStats();
     c.backlog = backlogOf(before);
     c.reclaimed_inline = reclaimedInlineOf(before);
+    c.slots_retired = slotsRetiredOf(before);
     // The rest once the reclamation queue is drained: both checkpoints then hold the
     // same live set and nothing else.
     rt_.drainReclamation();
@@ -273,8 +279,9 @@ int main(int argc, char** argv) {
               " records awaiting reclamation, %" PRIu64 " removals reclaimed by their own thread (backlog bound)\n",
               o.cycles, end.rss / 1e6, end.rss_trimmed / 1e6, end.malloc_in_use / 1e6, end.registry / 1e6,
               end.walk_ns_per_version, end.versions_walked, end.backlog, end.reclaimed_inline);
-  std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64 " native versions, none refused\n",
-              soak.modules_, soak.methods_, soak.versions_);
+  std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64
+              " native versions, none refused; %" PRIu64 " slots retired for good (generations run out, or no memory to record them)\n",
+              soak.modules_, soak.methods_, soak.versions_, end.slots_retired);
   // Registry calls: a module's registration and unload, a method's registration, and per
   // version beginJit, publishCode, activate and (all but the method's last) retire.
   const double ops = 2.0 * double(soak.modules_) + 4.0 * double(soak.versions_);

@@ -81,6 +81,8 @@ struct MemoryStats {
   uint64_t awaiting_reclamation = 0;  // records removed, waiting for their grace period
   uint64_t reclaimed_inline = 0;      // removals whose thread waited for the grace period
                                       // itself (the backlog was past its bound)
+  uint64_t slots_retired = 0;  // table slots never reused again: their generations ran out,
+                               // or recording them for reuse ran out of memory
 };
 
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
