@@ -216,7 +216,7 @@ void Runtime::State::reclaimModule(rcu_head* head) {
 void Runtime::State::reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept {
   // relaxed: the counter bounds the backlog; the grace period orders the frees (P4).
   const uint64_t backlog = awaiting_reclamation.fetch_add(records, std::memory_order_relaxed) + records;
-  if (backlog > max_backlog && rcu::synchronize()) {
+  if (max_backlog != 0 && backlog > max_backlog && rcu::synchronize()) {
     reclaimed_inline.fetch_add(1, std::memory_order_relaxed);
     reclaim(head);  // every reader that could hold it is gone (its ReclaimScope: rcu.h)
     return;

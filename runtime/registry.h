@@ -34,9 +34,10 @@
 //     clear V's version-table slot, then queue V for reclamation after a grace period
 //     (P4, P9), in a batch of up to RetireBatch::kCapacity retirements that goes to RCU
 //     when full (or at drainReclamation() and destruction): a retired version's memory,
-//     slot and model-heap range wait for at most that many later retirements. Past
-//     max_backlog records awaiting reclamation, the removing thread waits for a grace
-//     period and reclaims its own removal (P4 holds either way; this bounds memory). V's own `next` is never changed: a walker standing on V when it is unlinked
+//     slot and model-heap range wait for at most that many later retirements. With a
+//     max_backlog set, past that many records awaiting reclamation the removing thread
+//     waits for a grace period and reclaims its own removal (P4 holds either way; this
+//     bounds memory, and makes that thread wait for readers: off by default). V's own `next` is never changed: a walker standing on V when it is unlinked
 //     continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
 //     for its own grace period, which cannot end before the walker's read section).
@@ -265,9 +266,10 @@ struct Runtime::State {
 
   // Records (modules, methods, native versions) removed and not reclaimed yet: the
   // reclamation backlog, which the tables' high-water marks (and so memory and the walk)
-  // follow. Past max_backlog, the thread that removes more waits for a grace period and
-  // reclaims what it removed itself, instead of queueing it for liburcu's call_rcu
-  // thread (which fell behind). Relaxed: a bound, not a synchronisation.
+  // follow. Past max_backlog (0: no bound), the thread that removes more waits for a
+  // grace period and reclaims what it removed itself, instead of queueing it for
+  // liburcu's call_rcu thread (which fell behind). Relaxed: a bound, not a
+  // synchronisation.
   const uint64_t max_backlog;  // RuntimeConfig::max_reclamation_backlog
   std::atomic<uint64_t> awaiting_reclamation{0};
   std::atomic<uint64_t> reclaimed_inline{0};  // removals that did so (MemoryStats)

@@ -7,7 +7,9 @@
 // then tier 1 again and again), every new version activated and the one it replaces
 // retired, so each method has one live version. The live set is --live modules.
 //
-// Printed: the rate (cycles, and registrations of each kind per second), and, after the
+// --max-backlog: RuntimeConfig::max_reclamation_backlog (default here 16384; 0: none, the
+// runtime's default). Printed: the rate (cycles, and registrations of each kind per
+// second), and, after the
 // warm-up (--warmup cycles) and at the end, the process RSS, the registry's own memory
 // accounting and the time of a lock-free walk of the live set (median of 31, ns per
 // version), with the end / warm-up ratios; and the physical floor measured in the same
@@ -94,7 +96,16 @@ struct Options {
   uint32_t methods = 64;
   uint32_t versions = 4;
   uint64_t warmup = 20000;
+  uint64_t max_backlog = 16384;  // RuntimeConfig::max_reclamation_backlog (0: none)
 };
+
+// The runtime's configuration: the backlog bound where the tree has one.
+template <class C = jitprov::RuntimeConfig>
+C configFor(const Options& o) {
+  C c;
+  if constexpr (requires { c.max_reclamation_backlog; }) c.max_reclamation_backlog = o.max_backlog;
+  return c;
+}
 
 struct Live {
   ModuleId module;
@@ -111,7 +122,7 @@ int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "jitprov-bench-churn: %s\n", why);
   std::fprintf(stderr,
                "usage: jitprov-bench-churn [--cycles N] [--live MODULES] [--methods PER_MODULE] "
-               "[--versions PER_METHOD] [--warmup CYCLES]\n");
+               "[--versions PER_METHOD] [--warmup CYCLES] [--max-backlog RECORDS|0]\n");
   return 2;
 }
 
@@ -127,7 +138,7 @@ bool parseCount(const char* s, uint64_t* out) {
 
 class Soak {
  public:
-  explicit Soak(const Options& o) : o_(o) {}
+  explicit Soak(const Options& o) : o_(o), rt_(configFor(o)) {}
 
   bool cycle() {
     if (live_.size() >= o_.live) {
@@ -226,18 +237,25 @@ int main(int argc, char** argv) {
     if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h")) return usage(nullptr), 0;
     if (i + 1 >= argc) return usage((std::string(a) + " needs a value, or is not an option").c_str());
     uint64_t v = 0;
+    if (!std::strcmp(a, "--max-backlog") && !std::strcmp(argv[i + 1], "0")) {
+      o.max_backlog = 0;
+      ++i;
+      continue;
+    }
     if (!parseCount(argv[++i], &v)) return usage((std::string(a) + ": not a positive number").c_str());
     if (!std::strcmp(a, "--cycles")) o.cycles = v;
     else if (!std::strcmp(a, "--live")) o.live = v;
     else if (!std::strcmp(a, "--methods") && v <= 1u << 20) o.methods = uint32_t(v);
     else if (!std::strcmp(a, "--versions") && v <= 1u << 20) o.versions = uint32_t(v);
     else if (!std::strcmp(a, "--warmup")) o.warmup = v;
+    else if (!std::strcmp(a, "--max-backlog")) o.max_backlog = v;
     else return usage((std::string("unknown option or value out of range: ") + a).c_str());
   }
   if (o.warmup >= o.cycles) return usage("--warmup must be less than --cycles");
   std::printf("churn: %" PRIu64 " cycles (unload the oldest module, register one with %u methods, %u versions "
-              "each, 1 live per method); live set %" PRIu64 " modules\n",
-              o.cycles, o.methods, o.versions, o.live);
+              "each, 1 live per method); live set %" PRIu64 " modules; reclamation backlog bound %s\n",
+              o.cycles, o.methods, o.versions, o.live,
+              o.max_backlog ? std::to_string(o.max_backlog).c_str() : "none");
   std::fflush(stdout);
   const double floor_ns = floorNs();
   Soak soak(o);

@@ -36,8 +36,11 @@ struct RuntimeConfig {
   CodeMode code_mode = CodeMode::kModelHeap;
   // Records removed and not yet reclaimed beyond which a thread that removes more waits
   // for a grace period and reclaims its removal itself (registry.h P6, P9): bounds the
-  // memory and the walk when liburcu's reclamation thread falls behind.
-  uint64_t max_reclamation_backlog = 16384;
+  // memory and the walk when liburcu's reclamation thread falls behind, at the price of
+  // that wait, which lasts until every reader's current read section ends (a rundown's
+  // batch of 1024 methods included). 0, the default: no bound, no thread ever waits for
+  // readers. tools/bench-churn measures both.
+  uint64_t max_reclamation_backlog = 0;
 };
 
 // How a walk synchronises with writers.
