@@ -70,8 +70,9 @@
 //     versions live in place in the slots of their tables; an id is its slot index
 //     combined with the slot's generation, so it is unique in the process and never
 //     reused, while the slot is. Removal: clear() the slot (id word -> "free", a
-//     release) under the same lock as the unlink (P6) or unload, then, from the RCU
-//     callback that runs after a grace period (P4), destroy the record and recycle()
+//     release) under the same lock as the unlink (P6) or unload, then, after a grace
+//     period (P4: from the RCU callback, or from the removing thread once
+//     rcu::synchronize() returned, past max_backlog), destroy the record and recycle()
 //     the slot; the next claim() takes the lowest free index with the next generation.
 //     So a reader that loaded a record (by id, or by slot index in a walk) reads that
 //     record's own fields until its read section ends, never a later occupant's (G2);
