@@ -150,7 +150,7 @@ class SlotTable {
   // Lock-free reader (or the writer): the live record with this id, or nullptr.
   T* load(uint64_t id) const noexcept {
     const uint64_t index = indexOf(id);
-    if (index == 0 || (id & kFree) != 0) return nullptr;
+    if (index == 0 || index > kCapacity || (id & kFree) != 0) return nullptr;  // any id may come from a host
     Slot* chunk = readPublished(chunks_[index >> kChunkBits]);
     if (chunk == nullptr) return nullptr;
     Slot& s = chunk[index & (kChunkSize - 1)];

@@ -61,6 +61,24 @@ TEST(SlotTable, ReusesTheLowestFreeSlotWithTheNextGeneration) {
   EXPECT_EQ(t.highWater(), 7u);
 }
 
+TEST(SlotTable, IdsOutsideTheTableFindNothing) {
+  Tiny t;
+  put(t, 1);
+  for (uint64_t id : {uint64_t{8}, uint64_t{0xffffffff}, ~uint64_t{0}, uint64_t{1} << 63, (uint64_t{1} << 32) | 9})
+    EXPECT_EQ(t.load(id), nullptr) << id;
+  EXPECT_EQ(t.state(0xffffffff), Tiny::State::kNeverIssued);
+}
+
+TEST(SlotReuse, GarbageIdsAreUnknown) {
+  Runtime rt;
+  for (uint64_t id : {uint64_t{0xffffffff}, ~uint64_t{0}, uint64_t{0x7fffffff12345678}}) {
+    EXPECT_EQ(rt.unloadModule(id).error(), Errc::kUnknownModule) << id;
+    EXPECT_EQ(rt.beginJit(id, Tier::kTier0, 0).error(), Errc::kUnknownMethod) << id;
+    EXPECT_EQ(rt.activate(id).error(), Errc::kUnknownVersion) << id;
+    EXPECT_EQ(rt.entryPoint(id), 0u) << id;
+  }
+}
+
 TEST(SlotTable, IdsOfOneSlotAreNeverRepeated) {
   Tiny t;
   std::set<uint64_t> ids;
