@@ -24,6 +24,7 @@
 // runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
 #include "verify_checks.h"
+#include "verify_state.h"
 #include <jitprov/utf8.h>
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
@@ -80,45 +81,49 @@ std::string diff(const Fields& a, const Fields& b) {
   return d;
 }
 
-struct Record {
-  uint64_t version_id;
-  Fields f;
-};
+// A version's fields as one number: what G2 compares, 8 bytes instead of the record.
+uint64_t digest(const Fields& f) {
+  return jitprov::verify::digestOf({f.method_id, f.module_id, f.rejit_id, f.tier, uint64_t(f.host_tier),
+                                    f.code_start, f.code_size, f.token, f.flags, f.publish_seq, f.names});
+}
+
+using jitprov::verify::VersionEntry;
 
 struct Rundown {
   uint64_t id = 0;
+  uint64_t index = 0;  // order of first appearance in its process: its bit in VersionEntry::in_rundowns
   bool has_begin = false, has_end = false;
   int64_t begin_ts = 0, end_ts = 0, last_ts = 0;  // last_ts: its last event
   std::string mode, trigger;
-  uint64_t module_records = 0;
-  std::vector<Record> records;
+  uint64_t module_records = 0, method_records = 0;
+  uint64_t after_begin = 0;  // records published after B: the catch-up's
   uint64_t end_modules = 0, end_methods = 0, end_versions = 0, end_skipped = 0, end_retried = 0, end_duration = 0;
   // The publication sequence: B on rundown_begin; P, E and caught_up on rundown_end.
   bool has_begin_seq = false, has_end_seq = false;
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0, caught_up = 0;
   bool cut_short = false;  // the application's shutdown ended it early
+  // Checked as records arrive.
+  uint64_t g2_checked = 0, g2_no_load = 0, g2_mismatch = 0, duplicates = 0;
+  std::vector<uint64_t> mismatched, duplicated;  // version ids of the first few (--show)
+  // The 65th and later rundowns of a process: their records' version ids (no bit left).
+  std::vector<uint64_t> late;
+  // Checked at the end (checkProcess).
+  uint64_t g2_removed = 0, beyond_p = 0, checked3 = 0, missing = 0, undecidable = 0;
+  std::vector<std::string> g2_messages, g3_messages;
 };
 
-// What the trace says about one version.
-struct Version {
-  uint64_t method_id = 0;
-  uint64_t module_id = 0;
-  uint64_t publish_seq = 0;
-  // A lower bound of the number of its removal, from what the trace shows of it: a
-  // method_load at s gives s + 1; a record of a rundown's first pass (publish_seq <=
-  // B) gives B (a removal numbered below B was complete before that walk began); a
-  // record of the catch-up gives P (it began after P was read).
-  uint64_t removal_after = 0;
-  uint64_t removal = UINT64_MAX;  // the number of its removal the trace shows (checkProcess)
-  uint32_t appearances = 0;       // rundowns it is in (checkProcess)
-  uint64_t in_rundowns = 0;       // bit k: in the k-th rundown of its process (k < 64)
-  bool loaded = false;
-  Fields load;  // when loaded
+// A rundown record that arrived before its version's method_load (the record was
+// emitted between the publication and the method_load's emission): compared when the
+// method_load arrives.
+struct EarlyRecord {
+  uint64_t rundown_index;
+  uint64_t digest;
 };
 
 struct Process {
   int64_t pid = 0;
-  std::unordered_map<uint64_t, Version> versions;        // version_id ->
+  jitprov::verify::VersionTable versions;
+  std::unordered_multimap<uint64_t, EarlyRecord> early;  // version_id ->
   std::unordered_map<uint64_t, uint64_t> method_unload;  // method_id -> unload_seq (0: no field)
   std::unordered_map<uint64_t, uint64_t> code_unload;    // version_id -> retire_seq (0: no field)
   // module_id -> its unload's number: one number removes every method of the module, so
@@ -126,13 +131,19 @@ struct Process {
   std::unordered_map<uint64_t, uint64_t> module_unload;
   int64_t last_ts = 0;  // the process's last event
   std::map<uint64_t, Rundown> rundowns;                  // rundown_id ->
-  std::vector<uint64_t> seen_seqs;                       // every sequence number the trace shows
+  std::vector<Rundown*> by_index;                        // Rundown::index ->
+  jitprov::verify::SeqSet seen_seqs;                     // every sequence number the trace shows
   uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
   bool seq_fields = true;  // every event carried the sequence fields
+  // For a second reading that names the fields of G2 mismatches (explainMismatches).
+  std::unordered_map<uint64_t, Fields> explain_load;                         // version_id ->
+  std::map<std::pair<uint64_t, uint64_t>, Fields> explain_record;            // (rundown_id, version_id) ->
 };
 
 // Where live progress lines go: stdout, or stderr when stdout carries the JSON report.
 FILE* g_progress = stdout;
+// Violations shown per check (--show).
+uint64_t g_show = 5;
 
 struct Session {
   std::string root;  // the directory above ust/ (or the trace itself), or the live URL
@@ -147,8 +158,11 @@ struct Session {
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
   uint64_t unattributed = 0;  // jitprov events of no known process
   std::string error;          // fatal: a field missing or malformed
-  // The process of each stream whose trace names one (per-process buffers).
+  // The process of each stream whose trace names one (per-process buffers); emptied
+  // with each graph (streams die with it).
   std::unordered_map<const bt_stream*, int64_t> stream_pid;
+  // Second reading (explainMismatches): only the fields of G2 mismatches are collected.
+  bool explaining = false;
 };
 
 // --- field access -------------------------------------------------------------------
@@ -204,13 +218,6 @@ bool u64(const bt_field* s, const char* name, uint64_t* out) {
   return false;
 }
 
-bool str(const bt_field* s, const char* name, std::string_view* out) {
-  const bt_field* f = member(s, name);
-  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) return false;
-  *out = std::string_view(bt_field_string_get_value(f), bt_field_string_get_length(f));
-  return true;
-}
-
 // An enumeration field the trace's metadata maps to exactly one label, or nullptr.
 const bt_field* enumField(const bt_field* s, const char* name, const char** label) {
   const bt_field* f = member(s, name);
@@ -232,49 +239,115 @@ bool enumLabel(const bt_field* s, const char* name, std::string* out) {
   return true;
 }
 
-// An enumeration's value (the label is only checked to exist).
-bool enumValue(const bt_field* s, const char* name, uint64_t* out) {
-  const char* label = nullptr;
-  const bt_field* f = enumField(s, name, &label);
-  if (f == nullptr) return false;
-  *out = bt_field_integer_unsigned_get_value(f);
-  return true;
+// Where a method record's members are, per payload class: found by name once, then
+// read by index with their types known (the records are nearly every event).
+enum MethodMember { kMethodId, kVersionId, kCodeStart, kTier, kNamespace, kName, kSignature, kModuleId,
+                    kRejitId, kCodeSize, kToken, kFlags, kHostTier, kPublishSeq, kMethodMembers };
+constexpr const char* kMethodMemberNames[kMethodMembers] = {
+    "method_id", "version_id", "code_start", "tier", "namespace", "name", "signature", "module_id",
+    "rejit_id", "code_size", "method_token", "method_flags", "host_tier", "publish_seq"};
+struct MethodLayout {
+  const bt_field_class* fc = nullptr;
+  bool usable = false;  // every required member there, of a usable type
+  int64_t index[kMethodMembers];
+  bool is_signed[kMethodMembers];
+  uint64_t tiers_labelled = 0;  // bit v: tier value v maps to exactly one label (checked once)
+};
+std::vector<MethodLayout> g_layouts;  // emptied with each graph (resetGraphCaches)
+
+MethodLayout& layoutOf(const bt_field_class* fc) {
+  for (MethodLayout& l : g_layouts)
+    if (l.fc == fc) return l;
+  MethodLayout l;
+  l.fc = fc;
+  l.usable = true;
+  const uint64_t n = bt_field_class_structure_get_member_count(fc);
+  for (int k = 0; k < kMethodMembers; ++k) {
+    l.index[k] = -1;
+    l.is_signed[k] = false;
+    for (uint64_t i = 0; i < n; ++i) {
+      const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
+      if (std::strcmp(bt_field_class_structure_member_get_name(m), kMethodMemberNames[k]) != 0) continue;
+      const bt_field_class_type t = bt_field_class_get_type(bt_field_class_structure_member_borrow_field_class_const(m));
+      const bool text = k == kNamespace || k == kName || k == kSignature;
+      const bool ok = text ? t == BT_FIELD_CLASS_TYPE_STRING
+                     : k == kTier ? t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION
+                                  : bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
+      if (ok) {
+        l.index[k] = int64_t(i);
+        l.is_signed[k] = !text && bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER);
+      }
+      break;
+    }
+    if (l.index[k] < 0 && k != kHostTier && k != kPublishSeq) l.usable = false;  // those two are newer
+  }
+  g_layouts.push_back(l);
+  return g_layouts.back();
 }
 
-bool methodFields(const bt_field* p, Fields* f) {
-  uint64_t v;
-  std::string_view ns, name, sig;
-  bool ok = u64(p, "method_id", &f->method_id) && u64(p, "version_id", &f->version_id) &&
-            u64(p, "code_start", &f->code_start) && enumValue(p, "tier", &f->tier) &&
-            str(p, "namespace", &ns) && str(p, "name", &name) && str(p, "signature", &sig);
-  ok = ok && u64(p, "module_id", &v) && ((f->module_id = v), true);
-  ok = ok && u64(p, "rejit_id", &v) && ((f->rejit_id = uint32_t(v)), true);
-  ok = ok && u64(p, "code_size", &v) && ((f->code_size = uint32_t(v)), true);
-  ok = ok && u64(p, "method_token", &v) && ((f->token = uint32_t(v)), true);
-  ok = ok && u64(p, "method_flags", &v) && ((f->flags = uint32_t(v)), true);
-  if (!ok) return false;
-  if (member(p, "host_tier") != nullptr) {
-    if (!u64(p, "host_tier", &v) || v > UINT16_MAX) return false;
+// A method record's fields; its names are left in `names` (valid until the next message),
+// *names_plain says whether all three are ASCII without NUL (then valid UTF-8).
+bool methodFields(const bt_field* p, Fields* f, std::string_view names[3], bool* names_plain) {
+  const bt_field_class* fc = bt_field_borrow_class_const(p);
+  MethodLayout* l = &layoutOf(fc);
+  if (!l->usable) return false;
+  auto at = [&](int k) { return bt_field_structure_borrow_member_field_by_index_const(p, uint64_t(l->index[k])); };
+  auto num = [&](int k) {
+    return l->is_signed[k] ? uint64_t(bt_field_integer_signed_get_value(at(k))) : bt_field_integer_unsigned_get_value(at(k));
+  };
+  f->method_id = num(kMethodId);
+  f->version_id = num(kVersionId);
+  f->code_start = num(kCodeStart);
+  f->module_id = num(kModuleId);
+  f->rejit_id = uint32_t(num(kRejitId));
+  f->code_size = uint32_t(num(kCodeSize));
+  f->token = uint32_t(num(kToken));
+  f->flags = uint32_t(num(kFlags));
+  // The tier's label comes from the trace's own metadata (a value outside the mapping
+  // has no label), not from a list kept here.
+  const bt_field* tier = at(kTier);
+  f->tier = bt_field_integer_unsigned_get_value(tier);
+  if (f->tier >= 64 || (l->tiers_labelled >> f->tier & 1) == 0) {
+    bt_field_class_enumeration_mapping_label_array labels;
+    uint64_t count = 0;
+    if (bt_field_enumeration_unsigned_get_mapping_labels(tier, &labels, &count) !=
+            BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
+        count != 1)
+      return false;
+    if (f->tier < 64) l->tiers_labelled |= uint64_t{1} << f->tier;
+  }
+  if (l->index[kHostTier] >= 0) {
+    const uint64_t v = num(kHostTier);
+    if (v > UINT16_MAX) return false;
     f->host_tier = int64_t(v);
   }
-  if (member(p, "publish_seq") != nullptr) {
-    if (!u64(p, "publish_seq", &f->publish_seq) || f->publish_seq == 0) return false;
+  if (l->index[kPublishSeq] >= 0) {
+    f->publish_seq = num(kPublishSeq);
+    if (f->publish_seq == 0) return false;
   }
-  // The tier's label comes from the trace's own metadata (enumLabel: a value outside the
-  // mapping has no label and fails above), not from a list kept here.
-  std::hash<std::string_view> h;
-  f->names = h(ns) * 1000003u ^ h(name) * 31u ^ h(sig);
+  bool plain = true;
+  uint64_t h[3];
+  for (int i = 0; i < 3; ++i) {
+    const bt_field* sf = at(kNamespace + i);
+    names[i] = std::string_view(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
+    bool p_i = false;
+    h[i] = jitprov::verify::nameDigest(names[i], &p_i);
+    plain = plain && p_i;
+  }
+  f->names = jitprov::verify::digestOf({h[0], h[1], h[2]});
+  *names_plain = plain;
   return true;
 }
 
-// Why a method record cannot be what jitprov emitted ("" when it can be).
-std::string impossible(const bt_field* p, const Fields& f) {
-  auto text = [&](const char* n) {
-    const bt_field* sf = member(p, n);
-    return std::string_view(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
-  };
-  return jitprov::verify::impossibleRecord({f.method_id, f.version_id, f.module_id, f.code_start, f.code_size,
-                                            text("namespace"), text("name"), text("signature")});
+// Why a method record cannot be what jitprov emitted ("" when it can be). Names known
+// to be plain ASCII are only measured.
+std::string impossible(const Fields& f, const std::string_view names[3], bool names_plain) {
+  if (names_plain && names[0].size() <= 4096 && names[1].size() <= 4096 && names[2].size() <= 4096 &&
+      f.method_id != 0 && f.version_id != 0 && f.module_id != 0 && f.code_start != 0 && f.code_size != 0 &&
+      f.code_start <= UINT64_MAX - f.code_size)
+    return "";
+  return jitprov::verify::impossibleRecord(
+      {f.method_id, f.version_id, f.module_id, f.code_start, f.code_size, names[0], names[1], names[2]});
 }
 
 // The process an event belongs to: its `vpid` context, else the vpid of its trace
@@ -305,11 +378,70 @@ void onStreamBeginning(Session* s, const bt_message* msg) {
   }
 }
 
+// What an event is, by its class: decided once per class (a name compare per event
+// cost more than a flat lookup). Classes die with their graph: emptied with each one.
+enum class Kind : uint8_t {
+  kOther, kMethodLoad, kMethodUnload, kCodeUnload,
+  kRundownBegin, kRundownModule, kRundownMethod, kRundownEnd, kRundownOther,
+  kJitprovOther  // another jitprov event: counted as the process's
+};
+std::unordered_map<const bt_event_class*, Kind> g_kinds;
+
+Kind kindOf(const bt_event_class* ec) {
+  auto it = g_kinds.find(ec);
+  if (it != g_kinds.end()) return it->second;
+  const char* c = bt_event_class_get_name(ec);
+  const std::string_view n = c == nullptr ? "" : c;
+  Kind k = Kind::kOther;
+  if (n == "jitprov_runtime:method_load") k = Kind::kMethodLoad;
+  else if (n == "jitprov_runtime:method_unload") k = Kind::kMethodUnload;
+  else if (n == "jitprov_runtime:code_unload") k = Kind::kCodeUnload;
+  else if (n == "jitprov_rundown:rundown_begin") k = Kind::kRundownBegin;
+  else if (n == "jitprov_rundown:module") k = Kind::kRundownModule;
+  else if (n == "jitprov_rundown:method") k = Kind::kRundownMethod;
+  else if (n == "jitprov_rundown:rundown_end") k = Kind::kRundownEnd;
+  else if (n.rfind("jitprov_rundown:", 0) == 0) k = Kind::kRundownOther;
+  else if (n.rfind("jitprov_", 0) == 0) k = Kind::kJitprovOther;
+  g_kinds.emplace(ec, k);
+  return k;
+}
+
+void resetGraphCaches(Session* s) {
+  resetMemberCache();
+  g_kinds.clear();
+  g_layouts.clear();
+  s->stream_pid.clear();
+}
+
+// The second reading: the fields of the versions whose records did not match.
+void onExplainEvent(Session* s, const bt_event* ev, Kind kind) {
+  if (kind != Kind::kMethodLoad && kind != Kind::kRundownMethod) return;
+  const int64_t pid = processOf(s, ev);
+  auto pit = s->processes.find(pid);
+  if (pid < 0 || pit == s->processes.end()) return;
+  Process& p = pit->second;
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  Fields fl;
+  std::string_view names[3];
+  uint64_t rid = 0;
+  bool plain = false;
+  if (!methodFields(f, &fl, names, &plain) || (kind == Kind::kRundownMethod && !u64(f, "rundown_id", &rid)))
+    return;
+  if (kind == Kind::kMethodLoad) {
+    if (auto it = p.explain_load.find(fl.version_id); it != p.explain_load.end() && it->second.version_id == 0)
+      it->second = fl;
+  } else if (auto it = p.explain_record.find({rid, fl.version_id});
+             it != p.explain_record.end() && it->second.version_id == 0) {
+    it->second = fl;
+  }
+}
+
 void onEvent(Session* s, const bt_message* msg) {
   const bt_event* ev = bt_message_event_borrow_event_const(msg);
-  const char* name = bt_event_class_get_name(bt_event_borrow_class_const(ev));
-  if (name == nullptr || std::strncmp(name, "jitprov_", 8) != 0) return;
-  const std::string n(name);
+  const bt_event_class* ec = bt_event_borrow_class_const(ev);
+  const Kind kind = kindOf(ec);
+  if (kind == Kind::kOther) return;
+  if (s->explaining) return onExplainEvent(s, ev, kind);
   const int64_t pid = processOf(s, ev);
   if (pid < 0) {
     ++s->unattributed;
@@ -318,17 +450,18 @@ void onEvent(Session* s, const bt_message* msg) {
   Process& p = s->processes[pid];
   p.pid = pid;
   ++p.events;
+  auto n = [&] { return std::string(bt_event_class_get_name(ec)); };
   int64_t ts = 0;
   if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &ts) !=
       BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
-    s->error = "event " + n + " has no usable timestamp";
+    s->error = "event " + n() + " has no usable timestamp";
     return;
   }
   p.last_ts = std::max(p.last_ts, ts);
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
-  auto bad = [&](const char* what) { s->error = "event " + n + ": missing or malformed " + what; };
+  auto bad = [&](const char* what) { s->error = "event " + n() + ": missing or malformed " + what; };
   auto damaged = [&](const std::string& why) {
-    s->error = "event " + n + " cannot be what jitprov emitted (" + why + "): damaged input";
+    s->error = "event " + n() + " cannot be what jitprov emitted (" + why + "): damaged input";
   };
   // An optional sequence field: absent in traces of older versions (then the exact
   // checks are not possible), never 0 when present.
@@ -340,84 +473,134 @@ void onEvent(Session* s, const bt_message* msg) {
     }
     return u64(f, field, out) && *out != 0;
   };
-  if (n == "jitprov_runtime:method_load") {
-    Fields fl;
-    if (!methodFields(f, &fl)) return bad("method fields");
-    if (const std::string why = impossible(f, fl); !why.empty()) return damaged(why);
-    if (fl.publish_seq == 0) p.seq_fields = false;
-    ++p.method_loads;
-    Version& v = p.versions[fl.version_id];
-    v.method_id = fl.method_id;
-    v.module_id = fl.module_id;
-    v.publish_seq = fl.publish_seq;
-    v.removal_after = std::max(v.removal_after, fl.publish_seq + 1);
-    if (!v.loaded) {
-      v.loaded = true;
-      v.load = std::move(fl);
+  switch (kind) {
+    case Kind::kMethodLoad: {
+      Fields fl;
+      std::string_view names[3];
+      bool plain = false;
+      if (!methodFields(f, &fl, names, &plain)) return bad("method fields");
+      if (const std::string why = impossible(fl, names, plain); !why.empty()) return damaged(why);
+      if (fl.publish_seq == 0) p.seq_fields = false;
+      ++p.method_loads;
+      if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
+      VersionEntry& v = p.versions.get(fl.version_id);
+      if (v.digest != 0) return;  // a second method_load of it: the first is its publication
+      v.method_id = fl.method_id;
+      v.module_id = fl.module_id;
+      v.publish_seq = fl.publish_seq;
+      v.digest = digest(fl);
+      // Records that arrived first are compared now.
+      if (!p.early.empty()) {
+        auto [lo, hi] = p.early.equal_range(fl.version_id);
+        for (auto it = lo; it != hi; ++it) {
+          Rundown& r = *p.by_index[it->second.rundown_index];
+          ++r.g2_checked;
+          if (it->second.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
+        }
+        p.early.erase(lo, hi);
+      }
+      return;
     }
-    if (v.publish_seq != 0) p.seen_seqs.push_back(v.publish_seq);
-  } else if (n == "jitprov_runtime:method_unload") {
-    uint64_t mid, module, seq;
-    if (!u64(f, "method_id", &mid) || !u64(f, "module_id", &module) || !seqField("unload_seq", &seq))
-      return bad("method_id/module_id/unload_seq");
-    ++p.method_unloads;
-    p.method_unload.emplace(mid, seq);  // keeps the first
-    if (seq != 0) p.module_unload.emplace(module, seq);
-    if (seq != 0) p.seen_seqs.push_back(seq);
-  } else if (n == "jitprov_runtime:code_unload") {
-    uint64_t vid, seq;
-    if (!u64(f, "version_id", &vid) || !seqField("retire_seq", &seq)) return bad("version_id/retire_seq");
-    ++p.code_unloads;
-    p.code_unload.emplace(vid, seq);
-    if (seq != 0) p.seen_seqs.push_back(seq);
-  } else if (n.rfind("jitprov_rundown:", 0) == 0) {
-    uint64_t rid;
-    if (!u64(f, "rundown_id", &rid)) return bad("rundown_id");
-    Rundown& r = p.rundowns[rid];
+    case Kind::kMethodUnload: {
+      uint64_t mid, module, seq;
+      if (!u64(f, "method_id", &mid) || !u64(f, "module_id", &module) || !seqField("unload_seq", &seq))
+        return bad("method_id/module_id/unload_seq");
+      ++p.method_unloads;
+      p.method_unload.emplace(mid, seq);  // keeps the first
+      if (seq != 0) p.module_unload.emplace(module, seq);
+      if (seq != 0) p.seen_seqs.add(seq);
+      return;
+    }
+    case Kind::kCodeUnload: {
+      uint64_t vid, seq;
+      if (!u64(f, "version_id", &vid) || !seqField("retire_seq", &seq)) return bad("version_id/retire_seq");
+      ++p.code_unloads;
+      p.code_unload.emplace(vid, seq);
+      if (seq != 0) p.seen_seqs.add(seq);
+      return;
+    }
+    case Kind::kJitprovOther: return;
+    default: break;
+  }
+  // A rundown's event.
+  uint64_t rid;
+  if (!u64(f, "rundown_id", &rid)) return bad("rundown_id");
+  auto [rit, fresh] = p.rundowns.try_emplace(rid);
+  Rundown& r = rit->second;
+  if (fresh) {
     r.id = rid;
-    r.last_ts = std::max(r.last_ts, ts);
-    if (n == "jitprov_rundown:rundown_begin") {
-      if (r.has_begin) return bad("rundown_id (a second rundown_begin with the same id)");
-      r.has_begin = true;
-      r.begin_ts = ts;
-      if (!enumLabel(f, "mode", &r.mode) || !enumLabel(f, "trigger", &r.trigger)) return bad("mode/trigger");
-      if (member(f, "publish_seq") != nullptr) {
-        if (!u64(f, "publish_seq", &r.begin_seq)) return bad("publish_seq");
-        r.has_begin_seq = true;
-      }
-    } else if (n == "jitprov_rundown:module") {
-      ++r.module_records;
-    } else if (n == "jitprov_rundown:method") {
-      Record rec;
-      if (!methodFields(f, &rec.f)) return bad("method fields");
-      if (const std::string why = impossible(f, rec.f); !why.empty()) return damaged(why);
-      rec.version_id = rec.f.version_id;
-      r.records.push_back(std::move(rec));
-    } else if (n == "jitprov_rundown:rundown_end") {
-      r.has_end = true;
-      r.end_ts = ts;
-      if (!u64(f, "modules", &r.end_modules) || !u64(f, "methods", &r.end_methods) ||
-          !u64(f, "versions", &r.end_versions) || !u64(f, "skipped", &r.end_skipped) ||
-          !u64(f, "retried", &r.end_retried) || !u64(f, "duration_ns", &r.end_duration))
-        return bad("counts");
-      if (member(f, "publish_seq") != nullptr) {
-        if (!u64(f, "publish_seq", &r.publish_seq) || !u64(f, "end_seq", &r.end_seq) ||
-            !u64(f, "caught_up", &r.caught_up))
-          return bad("publish_seq/end_seq/caught_up");
-        r.has_end_seq = true;
-      }
-      uint64_t cut = 0;
-      if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
-      r.cut_short = cut == 1;
-      if (s->live) {  // following a live session: say so as each rundown completes
-        std::fprintf(g_progress,
-                    "live: process %lld: rundown %llu ended: %zu method records received, %llu versions by its "
-                    "count%s, %.1f ms after its begin\n",
-                    (long long)p.pid, (unsigned long long)rid, r.records.size(),
-                    (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
-                    r.has_begin ? double(ts - r.begin_ts) / 1e6 : 0.0);
-        std::fflush(g_progress);
-      }
+    r.index = p.by_index.size();
+    p.by_index.push_back(&r);
+  }
+  r.last_ts = std::max(r.last_ts, ts);
+  if (kind == Kind::kRundownBegin) {
+    if (r.has_begin) return bad("rundown_id (a second rundown_begin with the same id)");
+    r.has_begin = true;
+    r.begin_ts = ts;
+    if (!enumLabel(f, "mode", &r.mode) || !enumLabel(f, "trigger", &r.trigger)) return bad("mode/trigger");
+    if (member(f, "publish_seq") != nullptr) {
+      if (!u64(f, "publish_seq", &r.begin_seq)) return bad("publish_seq");
+      r.has_begin_seq = true;
+    }
+  } else if (kind == Kind::kRundownModule) {
+    ++r.module_records;
+  } else if (kind == Kind::kRundownMethod) {
+    Fields fl;
+    std::string_view names[3];
+    bool plain = false;
+    if (!methodFields(f, &fl, names, &plain)) return bad("method fields");
+    if (const std::string why = impossible(fl, names, plain); !why.empty()) return damaged(why);
+    ++r.method_records;
+    if (fl.publish_seq > r.begin_seq) ++r.after_begin;
+    // A record's publish_seq is a publication's number: evidence like a method_load's.
+    if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
+    bool created = false;
+    VersionEntry& v = p.versions.get(fl.version_id, &created);
+    if (created) {  // known from rundowns only (so far)
+      v.method_id = fl.method_id;
+      v.module_id = fl.module_id;
+      v.publish_seq = fl.publish_seq;
+    }
+    // G4 (G4 of the 65th and later rundowns: at the end, from `late`).
+    if (r.index < 64) {
+      const uint64_t bit = uint64_t{1} << r.index;
+      if ((v.in_rundowns & bit) != 0 && r.duplicates++ < g_show) r.duplicated.push_back(fl.version_id);
+      v.in_rundowns |= bit;
+    } else {
+      r.late.push_back(fl.version_id);
+    }
+    // G2 against its method_load, now or when it arrives.
+    const uint64_t d = digest(fl);
+    if (v.digest == 0) {
+      p.early.emplace(fl.version_id, EarlyRecord{r.index, d});
+    } else {
+      ++r.g2_checked;
+      if (d != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
+    }
+  } else if (kind == Kind::kRundownEnd) {
+    r.has_end = true;
+    r.end_ts = ts;
+    if (!u64(f, "modules", &r.end_modules) || !u64(f, "methods", &r.end_methods) ||
+        !u64(f, "versions", &r.end_versions) || !u64(f, "skipped", &r.end_skipped) ||
+        !u64(f, "retried", &r.end_retried) || !u64(f, "duration_ns", &r.end_duration))
+      return bad("counts");
+    if (member(f, "publish_seq") != nullptr) {
+      if (!u64(f, "publish_seq", &r.publish_seq) || !u64(f, "end_seq", &r.end_seq) ||
+          !u64(f, "caught_up", &r.caught_up))
+        return bad("publish_seq/end_seq/caught_up");
+      r.has_end_seq = true;
+    }
+    uint64_t cut = 0;
+    if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
+    r.cut_short = cut == 1;
+    if (s->live) {  // following a live session: say so as each rundown completes
+      std::fprintf(g_progress,
+                   "live: process %lld: rundown %llu ended: %llu method records received, %llu versions by its "
+                   "count%s, %.1f ms after its begin\n",
+                   (long long)p.pid, (unsigned long long)rid, (unsigned long long)r.method_records,
+                   (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
+                   r.has_begin ? double(ts - r.begin_ts) / 1e6 : 0.0);
+      std::fflush(g_progress);
     }
   }
 }
@@ -440,6 +623,7 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
       case BT_MESSAGE_TYPE_EVENT: onEvent(s, m); break;
       case BT_MESSAGE_TYPE_STREAM_BEGINNING: onStreamBeginning(s, m); break;
       case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+        if (s->explaining) break;  // counted by the first reading
         uint64_t c = 0;
         if (bt_message_discarded_events_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
           s->discarded_events += c;
@@ -448,6 +632,7 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
         break;
       }
       case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
+        if (s->explaining) break;
         uint64_t c = 0;
         if (bt_message_discarded_packets_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
           s->discarded_packets += c;
@@ -531,7 +716,7 @@ std::string readSession(Session* s) {
       bt_plugin_borrow_source_component_class_by_name_const(ctf, s->live ? "lttng-live" : "fs");
   const bt_component_class_filter* muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
   std::string why;
-  resetMemberCache();  // the previous graph's field classes are gone
+  resetGraphCaches(s);  // the previous graph's classes and streams are gone
   bt_graph* graph = bt_graph_create(0);
   bt_value* params = bt_value_map_create();
   bt_value* inputs = nullptr;
@@ -618,6 +803,24 @@ std::string readSession(Session* s) {
   return why;
 }
 
+// G2 compared digests: which fields differ is read from the trace again, for the
+// mismatches shown (rare; a live session cannot be read twice: there the report says
+// "fields (their digest)"). Sets s->explaining when it read again.
+std::string explainMismatches(Session* s) {
+  if (s->live) return "";
+  bool any = false;
+  for (auto& [pid, p] : s->processes)
+    for (auto& [rid, r] : p.rundowns)
+      for (const uint64_t vid : r.mismatched) {
+        p.explain_load.try_emplace(vid);
+        p.explain_record.try_emplace({rid, vid});
+        any = true;
+      }
+  if (!any) return "";
+  s->explaining = true;
+  return readSession(s);
+}
+
 // The checks of one process, appended to `report`; violations and what could not be
 // checked are returned through the two lists.
 struct Outcome {
@@ -625,54 +828,92 @@ struct Outcome {
   std::vector<std::string> not_checked;
 };
 
-nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
-  // Records of complete rundowns are evidence too (Version::removal_after).
-  for (auto& [rid, r] : p.rundowns) {
-    const bool seqs = r.has_begin_seq && r.has_end_seq;
-    for (const Record& rec : r.records) {
-      if (!seqs || rec.f.publish_seq == 0) continue;
-      Version& v = p.versions[rec.version_id];
-      v.method_id = rec.f.method_id;
-      v.module_id = rec.f.module_id;
-      v.publish_seq = rec.f.publish_seq;
-      v.removal_after = std::max(v.removal_after, rec.f.publish_seq <= r.begin_seq ? r.begin_seq : r.publish_seq);
-      p.seen_seqs.push_back(rec.f.publish_seq);
-    }
+// G2, G3+ and G4 of every rundown of a process, from what was kept while streaming.
+// `explained`: the fields of G2 mismatches were read again (Process::explain_*).
+nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
+  const uint64_t show = g_show;
+  // Records whose method_load never came: nothing to compare them with.
+  for (const auto& [vid, e] : p.early) ++p.by_index[e.rundown_index]->g2_no_load;
+  // The 65th and later rundowns: G4 from their sorted records.
+  for (Rundown* r : p.by_index) {
+    if (r->index < 64) continue;
+    std::sort(r->late.begin(), r->late.end());
+    for (size_t i = 1; i < r->late.size(); ++i)
+      if (r->late[i] == r->late[i - 1] && r->duplicates++ < show) r->duplicated.push_back(r->late[i]);
   }
-  uint64_t rundown_index = 0;
-  for (auto& [rid, r] : p.rundowns) {
-    std::sort(r.records.begin(), r.records.end(),
-              [](const Record& a, const Record& b) { return a.version_id < b.version_id; });
-    for (size_t i = 0; i < r.records.size(); ++i) {
-      if (i != 0 && r.records[i].version_id == r.records[i - 1].version_id) continue;
-      if (auto it = p.versions.find(r.records[i].version_id); it != p.versions.end()) {
-        ++it->second.appearances;
-        if (rundown_index < 64) it->second.in_rundowns |= uint64_t{1} << rundown_index;
-      }
-    }
-    ++rundown_index;
-  }
-  std::sort(p.seen_seqs.begin(), p.seen_seqs.end());
-  p.seen_seqs.erase(std::unique(p.seen_seqs.begin(), p.seen_seqs.end()), p.seen_seqs.end());
-  // Every number in [lo, hi] appears in the trace (as a publication or a removal).
-  auto covered = [&](uint64_t lo, uint64_t hi) {
-    if (lo > hi) return true;
-    auto it = std::lower_bound(p.seen_seqs.begin(), p.seen_seqs.end(), lo);
-    if (it == p.seen_seqs.end() || *it != lo) return false;
-    const size_t i = size_t(it - p.seen_seqs.begin());
-    return i + (hi - lo) < p.seen_seqs.size() && p.seen_seqs[i + (hi - lo)] == hi;
+  auto inRundown = [](const VersionEntry& v, const Rundown& r) {
+    return r.index < 64 ? (v.in_rundowns >> r.index & 1) != 0
+                        : std::binary_search(r.late.begin(), r.late.end(), v.version_id);
   };
   // The number of a version's removal the trace shows, or UINT64_MAX: its own retirement,
   // its method's unload, or its module's (one number for all of a module's methods).
   auto removal = [&](uint64_t vid, uint64_t method_id, uint64_t module_id) {
     uint64_t r = UINT64_MAX;
-    if (auto it = p.code_unload.find(vid); it != p.code_unload.end() && it->second != 0) r = it->second;
-    if (auto it = p.method_unload.find(method_id); it != p.method_unload.end() && it->second != 0)
-      r = std::min(r, it->second);
-    if (auto it = p.module_unload.find(module_id); it != p.module_unload.end()) r = std::min(r, it->second);
+    if (!p.code_unload.empty())
+      if (auto it = p.code_unload.find(vid); it != p.code_unload.end() && it->second != 0) r = it->second;
+    if (!p.method_unload.empty())
+      if (auto it = p.method_unload.find(method_id); it != p.method_unload.end() && it->second != 0)
+        r = std::min(r, it->second);
+    if (!p.module_unload.empty())
+      if (auto it = p.module_unload.find(module_id); it != p.module_unload.end()) r = std::min(r, it->second);
     return r;
   };
-  for (auto& [vid, v] : p.versions) v.removal = removal(vid, v.method_id, v.module_id);  // once, not per rundown
+  auto exactOf = [&](const Rundown& r) {
+    return p.seq_fields && r.has_begin && r.has_end && r.has_begin_seq && r.has_end_seq;
+  };
+  auto vs = [](uint64_t vid) { return "version_id " + std::to_string(vid); };
+  // One pass over the versions for every rundown: G2's "not removed before the walk
+  // reached it", and G3+.
+  p.versions.forEach([&](const VersionEntry& v) {
+    if (v.publish_seq == 0) return;  // a trace without the sequence fields: nothing exact
+    const uint64_t rm = removal(v.version_id, v.method_id, v.module_id);
+    // A lower bound of the number of its removal, from what the trace shows of it: a
+    // method_load at s gives s + 1; a record of a rundown's first pass (publish_seq <= B)
+    // gives B (a removal numbered below B was complete before that walk began); a record
+    // of the catch-up gives P (it began after P was read).
+    uint64_t removal_after = v.digest != 0 ? v.publish_seq + 1 : 0;
+    uint32_t appearances = 0;
+    for (const Rundown* r : p.by_index) {
+      if (!inRundown(v, *r)) continue;
+      ++appearances;
+      if (r->has_begin_seq && r->has_end_seq)
+        removal_after = std::max(removal_after, v.publish_seq <= r->begin_seq ? r->begin_seq : r->publish_seq);
+    }
+    for (Rundown* rp : p.by_index) {
+      Rundown& r = *rp;
+      if (!exactOf(r)) continue;
+      const bool in_r = appearances != 0 && inRundown(v, r);
+      if (in_r) {
+        if (v.publish_seq > r.publish_seq && r.beyond_p++ < show)
+          r.g2_messages.push_back("G3+: " + vs(v.version_id) + " has publish_seq " + std::to_string(v.publish_seq) +
+                                  " > rundown_end.publish_seq " + std::to_string(r.publish_seq));
+        // The first pass began after B was read, the catch-up after P (SPEC.md, P8).
+        const bool first = v.publish_seq <= r.begin_seq;
+        const uint64_t bound = first ? r.begin_seq : r.publish_seq;
+        if (rm < bound && r.g2_removed++ < show)
+          r.g2_messages.push_back("G2: " + vs(v.version_id) + " was removed (sequence " + std::to_string(rm) +
+                                  ") before the " + (first ? "walk began (" : "catch-up began (") +
+                                  std::to_string(bound) + ") but is reported");
+      }
+      // G3+: every version the trace knows, published up to P, not removed up to E.
+      if (r.cut_short || v.publish_seq > r.publish_seq) continue;  // cut short: not complete, and says so
+      // Known only from this rundown: nothing to check it against.
+      if (v.digest == 0 && appearances - (in_r ? 1 : 0) == 0) continue;
+      if (rm <= r.end_seq) continue;  // removed: may be absent
+      // Not removed up to E, for sure: a later walk saw it alive after E, or the trace
+      // shows every number from its last sign of life to E (so no removal hides there).
+      if (!(removal_after > r.end_seq || p.seen_seqs.covered(removal_after, r.end_seq))) {
+        if (!in_r) ++r.undecidable;
+        continue;
+      }
+      ++r.checked3;
+      if (!in_r && r.missing++ < show)
+        r.g3_messages.push_back("G3: " + vs(v.version_id) + " (method " + std::to_string(v.method_id) +
+                                ", publish_seq " + std::to_string(v.publish_seq) +
+                                ") was published before the rundown's end (publish_seq " +
+                                std::to_string(r.publish_seq) + "), not removed, but is missing");
+    }
+  });
 
   nlohmann::json pj = {{"vpid", p.pid},           {"events", p.events},
                        {"method_load", p.method_loads}, {"method_unload", p.method_unloads},
@@ -683,47 +924,40 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
     out->not_checked.push_back(who + ": events without the publication sequence fields (a trace of an older "
                                      "jitprov): G3+ and removals are not checked");
   nlohmann::json rjs = nlohmann::json::array();
-  rundown_index = 0;
   for (auto& [rid, r] : p.rundowns) {
-    const uint64_t index = rundown_index++;
     nlohmann::json j = {{"rundown_id", rid}, {"mode", r.mode}, {"trigger", r.trigger},
                         {"begin_ns", r.begin_ts}, {"end_ns", r.end_ts},
-                        {"method_records", r.records.size()}, {"module_records", r.module_records}};
+                        {"method_records", r.method_records}, {"module_records", r.module_records}};
     std::vector<std::string> rv;
-    auto violate = [&](const std::string& check, const std::string& what, uint64_t* shown) {
+    auto violate = [&](const std::string& check, const std::string& what) {
       ++out->violations;
-      if (shown == nullptr || (*shown)++ < uint64_t(show)) rv.push_back(check + ": " + what);
+      rv.push_back(check + ": " + what);
     };
-    const bool exact = p.seq_fields && r.has_begin && r.has_end && r.has_begin_seq && r.has_end_seq;
+    const bool exact = exactOf(r);
     j["cut_short"] = r.cut_short;
-    if (!r.has_begin) violate("begin", "no rundown_begin", nullptr);
+    if (!r.has_begin) violate("begin", "no rundown_begin");
     // No end: a violation while the process's events go on after the rundown's last one;
     // when the trace itself ends first (the session stopped, the process died), the
     // rundown was not finished in it, which is no guarantee broken: not checked.
     const bool trace_ended_first = !r.has_end && p.last_ts <= r.last_ts;
     if (!r.has_end && !trace_ended_first)
-      violate("end", "no rundown_end, although the process's events go on after the rundown's last one", nullptr);
+      violate("end", "no rundown_end, although the process's events go on after the rundown's last one");
     if (trace_ended_first)
       out->not_checked.push_back(who + ", rundown " + std::to_string(rid) +
                                  ": the trace ends before its rundown_end (the session stopped or the process "
                                  "ended): not complete in this trace");
-    uint64_t after_begin = 0;  // records published after B: the catch-up's
-    for (const Record& rec : r.records)
-      if (rec.f.publish_seq > r.begin_seq) ++after_begin;
     if (r.has_end) {
       j["rundown_end"] = {{"modules", r.end_modules}, {"methods", r.end_methods}, {"versions", r.end_versions},
                           {"skipped", r.end_skipped}, {"retried", r.end_retried},
                           {"duration_ns", r.end_duration}};
       // Cut short because its session stopped and started again meanwhile, a rundown lost
       // the records emitted while the session was stopped: then only "not more".
-      if (r.cut_short ? r.records.size() > r.end_versions : r.end_versions != r.records.size())
+      if (r.cut_short ? r.method_records > r.end_versions : r.end_versions != r.method_records)
         violate("counts", "rundown_end.versions = " + std::to_string(r.end_versions) + " but " +
-                              std::to_string(r.records.size()) + " method records",
-                nullptr);
+                              std::to_string(r.method_records) + " method records");
       if (r.end_modules != r.module_records)
         violate("counts", "rundown_end.modules = " + std::to_string(r.end_modules) + " but " +
-                              std::to_string(r.module_records) + " module records",
-                nullptr);
+                              std::to_string(r.module_records) + " module records");
       if (exact) {
         j["rundown_end"]["publish_seq"] = r.publish_seq;
         j["rundown_end"]["end_seq"] = r.end_seq;
@@ -731,108 +965,45 @@ nlohmann::json checkProcess(Process& p, int show, Outcome* out) {
         j["begin_seq"] = r.begin_seq;
         if (!(r.begin_seq <= r.publish_seq && r.publish_seq <= r.end_seq))
           violate("counts", "sequence values out of order: begin " + std::to_string(r.begin_seq) + ", publish_seq " +
-                                std::to_string(r.publish_seq) + ", end_seq " + std::to_string(r.end_seq),
-                  nullptr);
-        if (r.cut_short ? after_begin > r.caught_up : r.caught_up != after_begin)
+                                std::to_string(r.publish_seq) + ", end_seq " + std::to_string(r.end_seq));
+        if (r.cut_short ? r.after_begin > r.caught_up : r.caught_up != r.after_begin)
           violate("counts", "rundown_end.caught_up = " + std::to_string(r.caught_up) + " but " +
-                                std::to_string(after_begin) + " records published after rundown_begin",
-                  nullptr);
+                                std::to_string(r.after_begin) + " records published after rundown_begin");
       }
     }
-    // G4.
-    uint64_t dups = 0, shown4 = 0;
-    for (size_t i = 1; i < r.records.size(); ++i) {
-      if (r.records[i].version_id == r.records[i - 1].version_id) {
-        ++dups;
-        violate("G4", "version_id " + std::to_string(r.records[i].version_id) + " appears twice", &shown4);
-      }
+    // Counted in full, shown up to --show each.
+    out->violations += r.duplicates + r.g2_mismatch + r.g2_removed + r.beyond_p + r.missing;
+    for (const uint64_t vid : r.duplicated) rv.push_back("G4: " + vs(vid) + " appears twice");
+    j["G4"] = {{"status", r.duplicates ? "violated" : "pass"}, {"duplicates", r.duplicates}};
+    for (const uint64_t vid : r.mismatched) {
+      auto load = p.explain_load.find(vid);
+      auto rec = p.explain_record.find({rid, vid});
+      const bool named = explained && load != p.explain_load.end() && load->second.version_id != 0 &&
+                         rec != p.explain_record.end() && rec->second.version_id != 0;
+      const std::string d = named ? diff(rec->second, load->second) : "";
+      rv.push_back("G2: " + vs(vid) + ": " +
+                   (!d.empty() ? d : std::string("fields (their digest)")) + " differ from its method_load");
     }
-    j["G4"] = {{"status", dups ? "violated" : "pass"}, {"duplicates", dups}};
-    // G2: against method_load, and no record of code removed before the walk reached it.
-    uint64_t checked2 = 0, no_load = 0, bad2 = 0, shown2 = 0, beyond_p = 0;
-    for (const Record& rec : r.records) {
-      auto vs = [&] { return "version_id " + std::to_string(rec.version_id); };
-      auto it = p.versions.find(rec.version_id);
-      if (it == p.versions.end() || !it->second.loaded) {
-        ++no_load;
-      } else {
-        ++checked2;
-        const std::string d = diff(rec.f, it->second.load);
-        if (!d.empty()) {
-          ++bad2;
-          violate("G2", vs() + ": " + d + " differ from its method_load", &shown2);
-        }
-      }
-      if (!exact || rec.f.publish_seq == 0) continue;
-      if (rec.f.publish_seq > r.publish_seq) {
-        ++beyond_p;
-        violate("G3+", vs() + " has publish_seq " + std::to_string(rec.f.publish_seq) +
-                           " > rundown_end.publish_seq " + std::to_string(r.publish_seq),
-                &shown2);
-      }
-      // The first pass began after B was read, the catch-up after P (SPEC.md, P8).
-      const bool first = rec.f.publish_seq <= r.begin_seq;
-      const uint64_t bound = first ? r.begin_seq : r.publish_seq;
-      const uint64_t rm = it != p.versions.end() && it->second.method_id == rec.f.method_id &&
-                                  it->second.module_id == rec.f.module_id
-                              ? it->second.removal
-                              : removal(rec.version_id, rec.f.method_id, rec.f.module_id);
-      if (rm < bound) {
-        ++bad2;
-        violate("G2", vs() + " was removed (sequence " + std::to_string(rm) + ") before the " +
-                          (first ? "walk began (" : "catch-up began (") + std::to_string(bound) +
-                          ") but is reported",
-                &shown2);
-      }
-    }
+    rv.insert(rv.end(), r.g2_messages.begin(), r.g2_messages.end());
+    const uint64_t bad2 = r.g2_mismatch + r.g2_removed;
     // No record at all: nothing can be inconsistent.
-    const char* status2 = bad2 ? "violated" : checked2 || r.records.empty() ? "pass" : "not checked";
+    const char* status2 = bad2 ? "violated" : r.g2_checked || r.method_records == 0 ? "pass" : "not checked";
     j["G2"] = {{"status", status2},
-               {"records_checked", checked2},
-               {"records_without_method_load", no_load},
+               {"records_checked", r.g2_checked},
+               {"records_without_method_load", r.g2_no_load},
                {"mismatches", bad2}};
-    // G3+: every version the trace knows, published up to P, not removed up to E.
-    uint64_t checked3 = 0, missing = 0, undecidable = 0, shown3 = 0;
-    if (exact && !r.cut_short) {  // cut short: complete it is not, and says so
-      for (const auto& [vid, v] : p.versions) {
-        if (v.publish_seq == 0 || v.publish_seq > r.publish_seq) continue;
-        const bool in_r = index < 64 ? (v.in_rundowns >> index & 1) != 0
-                                     : std::binary_search(r.records.begin(), r.records.end(), Record{vid, {}},
-                                                          [](const Record& a, const Record& b) {
-                                                            return a.version_id < b.version_id;
-                                                          });
-        // Known only from this rundown: nothing to check it against.
-        const uint32_t elsewhere = v.appearances - (in_r ? 1 : 0);
-        if (!v.loaded && elsewhere == 0) continue;
-        if (v.removal <= r.end_seq) continue;  // removed: may be absent
-        // Not removed up to E, for sure: a later walk saw it alive after E, or the trace
-        // shows every number from its last sign of life to E (so no removal hides there).
-        if (!(v.removal_after > r.end_seq || covered(v.removal_after, r.end_seq))) {
-          if (!in_r) ++undecidable;
-          continue;
-        }
-        ++checked3;
-        if (!in_r) {
-          ++missing;
-          violate("G3", "version_id " + std::to_string(vid) + " (method " + std::to_string(v.method_id) +
-                            ", publish_seq " + std::to_string(v.publish_seq) +
-                            ") was published before the rundown's end (publish_seq " + std::to_string(r.publish_seq) +
-                            "), not removed, but is missing",
-                  &shown3);
-        }
-      }
-    }
+    rv.insert(rv.end(), r.g3_messages.begin(), r.g3_messages.end());
     // Nothing to check, but the trace shows every publication and removal since the
     // process began: then there was nothing else to find.
-    const bool whole_history = exact && !r.cut_short && covered(1, r.end_seq);
-    const char* status3 = missing || beyond_p       ? "violated"
-                          : r.cut_short             ? "cut short"
-                          : checked3 || whole_history ? "pass"
-                                                      : "not checked";
+    const bool whole_history = exact && !r.cut_short && p.seen_seqs.covered(1, r.end_seq);
+    const char* status3 = r.missing || r.beyond_p      ? "violated"
+                          : r.cut_short                ? "cut short"
+                          : r.checked3 || whole_history ? "pass"
+                                                        : "not checked";
     j["G3"] = {{"status", status3},
-               {"versions_checked", checked3},
-               {"missing", missing},
-               {"undecidable", undecidable}};
+               {"versions_checked", r.checked3},
+               {"missing", r.missing},
+               {"undecidable", r.undecidable}};
     const std::string rname = who + ", rundown " + std::to_string(rid);
     if (std::string(status2) == "not checked")
       out->not_checked.push_back(rname + ": G2: no record had its method_load in the trace (enable "
@@ -875,6 +1046,7 @@ int main(int argc, char** argv) {
       ->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--show", show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return *rc;
+  g_show = uint64_t(show);
   const bool live = dir.rfind("net://", 0) == 0;
   if (json) g_progress = stderr;
   if (!live && timeout != 0) {
@@ -942,6 +1114,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: no jitprov events in it\n", dir.c_str());
     return kExitUnreadable;
   }
+  for (auto& [root, s] : sessions) {
+    if (const std::string why = explainMismatches(&s); !why.empty()) {
+      std::fprintf(stderr, "jitprov-verify: read trace %s again: %s\n", root.c_str(), why.c_str());
+      return kExitUnreadable;
+    }
+  }
 
   Outcome out;
   bool lost = false;
@@ -961,7 +1139,7 @@ int main(int argc, char** argv) {
                                 std::to_string(timeout) + " s (what was received is checked)");
     nlohmann::json pjs = nlohmann::json::array();
     const size_t before = out.not_checked.size();
-    for (auto& [pid, p] : s.processes) pjs.push_back(checkProcess(p, show, &out));
+    for (auto& [pid, p] : s.processes) pjs.push_back(checkProcess(p, s.explaining, &out));
     for (size_t i = before; i < out.not_checked.size(); ++i)
       out.not_checked[i] = "session " + (s.name.empty() ? root : s.name) + ", " + out.not_checked[i];
     sj["processes"] = pjs;

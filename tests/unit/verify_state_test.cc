@@ -1,0 +1,141 @@
+// jitprov-verify's streaming state (tools/verify_state.h) and its fast name check
+// (tools/verify_checks.h), against plain models of the same questions.
+#include "verify_checks.h"
+#include "verify_state.h"
+
+#include <jitprov/utf8.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+namespace {
+
+using jitprov::verify::SeqSet;
+using jitprov::verify::VersionEntry;
+using jitprov::verify::VersionTable;
+
+TEST(VersionTable, FindsWhatItHoldsAndNothingElse) {
+  VersionTable t;
+  EXPECT_EQ(t.find(1), nullptr);
+  bool created = false;
+  VersionEntry& a = t.get(1, &created);
+  EXPECT_TRUE(created);
+  a.method_id = 10;
+  EXPECT_EQ(&t.get(1, &created), &a);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(t.find(1)->method_id, 10u);
+  EXPECT_EQ(t.find(2), nullptr);
+  // Past the first chunk, and far past it (a damaged id's slot).
+  t.get(VersionTable::kChunkSize + 5).method_id = 11;
+  t.get(0xffffffffu).method_id = 12;
+  EXPECT_EQ(t.find(VersionTable::kChunkSize + 5)->method_id, 11u);
+  EXPECT_EQ(t.find(0xffffffffu)->method_id, 12u);
+  EXPECT_EQ(t.find(VersionTable::kChunkSize + 6), nullptr);
+  EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(VersionTable, ReusedSlotsKeepEveryGeneration) {
+  // Ids generation << 32 | slot: generations 0..3 of slots 1..1000 (a churning registry).
+  VersionTable t;
+  std::map<uint64_t, uint64_t> model;
+  uint64_t n = 0;
+  for (uint64_t gen = 0; gen < 4; ++gen)
+    for (uint64_t slot = 1; slot <= 1000; ++slot) {
+      const uint64_t id = gen << 32 | slot;
+      t.get(id).method_id = ++n;
+      model[id] = n;
+    }
+  EXPECT_EQ(t.size(), 4000u);
+  EXPECT_EQ(t.overflowed(), 3000u);
+  for (const auto& [id, m] : model) {
+    ASSERT_NE(t.find(id), nullptr) << id;
+    EXPECT_EQ(t.find(id)->method_id, m) << id;
+  }
+  EXPECT_EQ(t.find(uint64_t{4} << 32 | 1), nullptr);
+  std::set<uint64_t> seen;
+  t.forEach([&](const VersionEntry& e) { EXPECT_TRUE(seen.insert(e.version_id).second); });
+  EXPECT_EQ(seen.size(), model.size());
+}
+
+TEST(SeqSet, CoveredMatchesAPlainSet) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    SeqSet s;
+    std::set<uint64_t> model;
+    // Mostly in order with small disorder and gaps, as streams of several CPUs merged.
+    uint64_t next = 1;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t v = rng() % 10 == 0 ? next + rng() % 50 : next++;
+      if (rng() % 97 == 0) ++next;  // a gap
+      s.add(v);
+      model.insert(v);
+    }
+    for (int q = 0; q < 2000; ++q) {
+      const uint64_t lo = 1 + rng() % (next + 10), hi = lo + rng() % 40;
+      bool all = true;
+      for (uint64_t v = lo; v <= hi && all; ++v) all = model.count(v) != 0;
+      ASSERT_EQ(s.covered(lo, hi), all) << lo << ".." << hi << " round " << round;
+    }
+    EXPECT_TRUE(s.covered(5, 4));  // an empty interval
+  }
+}
+
+TEST(SeqSet, AWholeHistoryIsOneRange) {
+  SeqSet s;
+  for (uint64_t v = 1; v <= 100000; ++v) s.add(v);
+  for (uint64_t v = 1; v <= 100000; v += 7) s.add(v);  // seen again (a rundown's records)
+  EXPECT_EQ(s.ranges(), 1u);
+  EXPECT_TRUE(s.covered(1, 100000));
+  EXPECT_FALSE(s.covered(1, 100001));
+  EXPECT_FALSE(s.covered(0, 5));
+}
+
+TEST(SeqSet, ExtremesDoNotWrap) {
+  SeqSet s;
+  s.add(UINT64_MAX);
+  s.add(UINT64_MAX - 1);
+  s.add(1);
+  EXPECT_TRUE(s.covered(UINT64_MAX - 1, UINT64_MAX));
+  EXPECT_FALSE(s.covered(1, 2));
+  EXPECT_EQ(s.ranges(), 2u);
+}
+
+TEST(NameDigest, PlainOnlyWhenValidUtf8AndEqualNamesAgree) {
+  bool plain = false;
+  const std::string names[] = {"", "a", "System.Collections.Generic", "Method_123(int32,string)", "1234567",
+                               "12345678", "123456789"};
+  for (const std::string& n : names) {
+    const uint64_t h = jitprov::verify::nameDigest(n, &plain);
+    EXPECT_TRUE(plain) << n;
+    bool again = false;
+    EXPECT_EQ(jitprov::verify::nameDigest(std::string(n), &again), h);
+  }
+  EXPECT_NE(jitprov::verify::nameDigest("Foo.Bar", &plain), jitprov::verify::nameDigest("Foo.Baz", &plain));
+  EXPECT_NE(jitprov::verify::nameDigest("abcdefgh", &plain), jitprov::verify::nameDigest("abcdefgh\x01", &plain));
+  // Not plain: a byte with its high bit (valid UTF-8 or not), or a NUL, in any position.
+  for (size_t len = 1; len <= 17; ++len)
+    for (size_t pos = 0; pos < len; ++pos)
+      for (const char c : {'\0', '\x80', '\xC3', '\xFF'}) {
+        std::string s(len, 'x');
+        s[pos] = c;
+        jitprov::verify::nameDigest(s, &plain);
+        EXPECT_FALSE(plain) << "len " << len << " pos " << pos << " byte " << int(uint8_t(c));
+      }
+  // Plain implies valid: random ASCII strings of every length up to 40.
+  std::mt19937 rng(3);
+  for (int i = 0; i < 5000; ++i) {
+    std::string s(rng() % 41, ' ');
+    for (char& c : s) c = char(rng() % 128);
+    jitprov::verify::nameDigest(s, &plain);
+    EXPECT_EQ(plain, s.find('\0') == std::string::npos) << i;
+    if (plain) {
+      EXPECT_TRUE(jitprov::isValidUtf8(s));
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,183 @@
+// What jitprov-verify keeps while it streams a trace: a few words per code version and
+// the set of publication sequence numbers seen, never the events themselves. Pure data
+// structures (no babeltrace2), unit-tested in tests/unit/verify_state_test.cc.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace jitprov::verify {
+
+// What the trace says about one version: 48 bytes.
+struct VersionEntry {
+  uint64_t version_id;   // 0: an empty entry (an id of 0 is refused as damaged input)
+  uint64_t method_id;    // from its method_load, else from its first rundown record
+  uint64_t module_id;
+  uint64_t publish_seq;  // 0: none known (a trace from before the field existed)
+  uint64_t digest;       // of its method_load's fields; 0: no method_load in the trace
+  uint64_t in_rundowns;  // bit k: in the k-th rundown of its process (k < 64)
+};
+
+// Versions by id. The registry's ids are `generation << 32 | slot`, slots dense from 1
+// (runtime/slot_table.h; before slots, ids counted from 1): an entry is found at its
+// slot in chunks of 131 072 (6 MB), mapped when first touched (pages never written are
+// never resident), in huge pages where the kernel allows (a rundown's records come in
+// the registry's walk order, not by id: page walks cost more than the entries). No
+// hashing, no allocation per version, no slack but the last chunk's. An id whose slot
+// holds another id (the slot reused by a later generation, or damaged input) goes to a
+// hash map beside.
+class VersionTable {
+ public:
+  static constexpr unsigned kChunkBits = 17;
+  static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
+
+  VersionEntry* find(uint64_t id) {
+    const uint64_t slot = id & 0xffffffffu;
+    const uint64_t c = slot >> kChunkBits;
+    if (c >= chunks_.size() || chunks_[c] == nullptr) return nullptr;
+    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
+    if (e.version_id == id) return &e;
+    if (e.version_id == 0) return nullptr;  // entries are never removed: nothing overflowed from here
+    auto it = overflow_.find(id);
+    return it == overflow_.end() ? nullptr : &it->second;
+  }
+
+  // The entry of `id` (non-zero), made empty but for its id when new; *created says so.
+  VersionEntry& get(uint64_t id, bool* created = nullptr) {
+    const uint64_t slot = id & 0xffffffffu;
+    const uint64_t c = slot >> kChunkBits;
+    if (c >= chunks_.size()) chunks_.resize(c + 1);
+    if (chunks_[c] == nullptr) {
+      void* p = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
+      chunks_[c].reset(static_cast<VersionEntry*>(p));
+    }
+    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
+    bool fresh = false;
+    VersionEntry* out = &e;
+    if (e.version_id == 0) {
+      e.version_id = id;
+      fresh = true;
+    } else if (e.version_id != id) {
+      auto [it, inserted] = overflow_.try_emplace(id, VersionEntry{id, 0, 0, 0, 0, 0});
+      fresh = inserted;
+      out = &it->second;
+    }
+    if (fresh) ++size_;
+    if (created != nullptr) *created = fresh;
+    return *out;
+  }
+
+  // Every entry: those in chunks by slot, then the overflow.
+  template <class F>
+  void forEach(F&& f) {
+    for (auto& chunk : chunks_) {
+      if (chunk == nullptr) continue;
+      for (uint64_t i = 0; i < kChunkSize; ++i)
+        if (chunk.get()[i].version_id != 0) f(chunk.get()[i]);
+    }
+    for (auto& [id, e] : overflow_) f(e);
+  }
+
+  size_t size() const { return size_; }
+  size_t overflowed() const { return overflow_.size(); }
+
+ private:
+  static constexpr size_t kChunkBytes = kChunkSize * sizeof(VersionEntry);  // 3 huge pages
+  static_assert(kChunkBytes % (2u << 20) == 0);
+  struct Free {
+    void operator()(VersionEntry* p) const { munmap(p, kChunkBytes); }
+  };
+  std::vector<std::unique_ptr<VersionEntry, Free>> chunks_;
+  std::unordered_map<uint64_t, VersionEntry> overflow_;
+  size_t size_ = 0;
+};
+
+// The sequence numbers a trace shows (publications and removals), as sorted disjoint
+// ranges: a trace that shows every number costs one range. Numbers arrive almost in
+// order (streams of several CPUs, merged by time): they are buffered and merged in
+// batches at least as large as the set, so each costs O(log) amortized.
+class SeqSet {
+ public:
+  void add(uint64_t s) {
+    if (pending_.empty() && !ranges_.empty()) {  // in order, or seen already: the common cases
+      auto& last = ranges_.back();
+      if (last.second != UINT64_MAX && s == last.second + 1) {
+        last.second = s;
+        return;
+      }
+      if (s >= last.first && s <= last.second) return;
+    }
+    pending_.push_back(s);
+    if (pending_.size() >= std::max<size_t>(kMinBatch, ranges_.size())) flush();
+  }
+
+  // Every number in [lo, hi] is in the set (true when lo > hi).
+  bool covered(uint64_t lo, uint64_t hi) {
+    if (lo > hi) return true;
+    flush();
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), lo,
+                               [](uint64_t v, const std::pair<uint64_t, uint64_t>& r) { return v < r.first; });
+    if (it == ranges_.begin()) return false;
+    --it;
+    return it->first <= lo && hi <= it->second;
+  }
+
+  size_t ranges() {
+    flush();
+    return ranges_.size();
+  }
+
+  void flush() {
+    if (pending_.empty()) return;
+    std::sort(pending_.begin(), pending_.end());
+    std::vector<std::pair<uint64_t, uint64_t>> merged;
+    merged.reserve(ranges_.size() + 1);
+    auto append = [&](uint64_t lo, uint64_t hi) {
+      if (!merged.empty() && (merged.back().second == UINT64_MAX || lo <= merged.back().second + 1))
+        merged.back().second = std::max(merged.back().second, hi);
+      else
+        merged.emplace_back(lo, hi);
+    };
+    size_t i = 0;
+    for (const uint64_t s : pending_) {
+      while (i < ranges_.size() && ranges_[i].first <= s) append(ranges_[i].first, ranges_[i].second), ++i;
+      append(s, s);
+    }
+    for (; i < ranges_.size(); ++i) append(ranges_[i].first, ranges_[i].second);
+    ranges_ = std::move(merged);
+    ranges_.shrink_to_fit();
+    pending_.clear();
+  }
+
+ private:
+  static constexpr size_t kMinBatch = 4096;
+  std::vector<uint64_t> pending_;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+};
+
+// A digest of a method record's values (ids, code range, tier, names' hash, ...),
+// never 0 (0 marks "no method_load").
+inline uint64_t digestOf(std::initializer_list<uint64_t> values) {
+  uint64_t h = 0x243f6a8885a308d3u;
+  for (const uint64_t v : values) {
+    h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+  }
+  h *= 0xc4ceb9fe1a85ec53u;
+  h ^= h >> 33;
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace jitprov::verify
