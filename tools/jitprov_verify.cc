@@ -105,7 +105,7 @@ struct Rundown {
   // Checked as records arrive.
   uint64_t g2_checked = 0, g2_no_load = 0, g2_mismatch = 0, duplicates = 0;
   std::vector<uint64_t> mismatched, duplicated;  // version ids of the first few (--show)
-  // The 65th and later rundowns of a process: their records' version ids (no bit left).
+  // The 64th and later rundowns of a process: their records' version ids (no bit left).
   std::vector<uint64_t> late;
   // Checked at the end (checkProcess).
   uint64_t g2_removed = 0, beyond_p = 0, checked3 = 0, missing = 0, undecidable = 0;
@@ -124,11 +124,11 @@ struct Process {
   int64_t pid = 0;
   jitprov::verify::VersionTable versions;
   std::unordered_multimap<uint64_t, EarlyRecord> early;  // version_id ->
-  std::unordered_map<uint64_t, uint64_t> method_unload;  // method_id -> unload_seq (0: no field)
-  std::unordered_map<uint64_t, uint64_t> code_unload;    // version_id -> retire_seq (0: no field)
+  jitprov::verify::IdMap method_unload;  // method_id -> unload_seq (0: no field)
+  jitprov::verify::IdMap code_unload;    // version_id -> retire_seq (0: no field)
   // module_id -> its unload's number: one number removes every method of the module, so
   // a version of a method whose own method_unload is not in the trace is removed too.
-  std::unordered_map<uint64_t, uint64_t> module_unload;
+  jitprov::verify::IdMap module_unload;
   int64_t last_ts = 0;  // the process's last event
   std::map<uint64_t, Rundown> rundowns;                  // rundown_id ->
   std::vector<Rundown*> by_index;                        // Rundown::index ->
@@ -163,6 +163,7 @@ struct Session {
   std::unordered_map<const bt_stream*, int64_t> stream_pid;
   // Second reading (explainMismatches): only the fields of G2 mismatches are collected.
   bool explaining = false;
+  Process* last_process = nullptr;  // of the last event (most events are of the one before's)
 };
 
 // --- field access -------------------------------------------------------------------
@@ -387,11 +388,23 @@ enum class Kind : uint8_t {
 };
 std::unordered_map<const bt_event_class*, Kind> g_kinds;
 
+// The last classes seen, direct-mapped in front of g_kinds (a hash lookup per event).
+struct KindCacheEntry {
+  const bt_event_class* ec = nullptr;
+  Kind kind = Kind::kOther;
+};
+KindCacheEntry g_kind_cache[64];
+
 Kind kindOf(const bt_event_class* ec) {
+  KindCacheEntry& c = g_kind_cache[(reinterpret_cast<uintptr_t>(ec) >> 4) & 63];
+  if (c.ec == ec) return c.kind;
   auto it = g_kinds.find(ec);
-  if (it != g_kinds.end()) return it->second;
-  const char* c = bt_event_class_get_name(ec);
-  const std::string_view n = c == nullptr ? "" : c;
+  if (it != g_kinds.end()) {
+    c = {ec, it->second};
+    return it->second;
+  }
+  const char* name = bt_event_class_get_name(ec);
+  const std::string_view n = name == nullptr ? "" : name;
   Kind k = Kind::kOther;
   if (n == "jitprov_runtime:method_load") k = Kind::kMethodLoad;
   else if (n == "jitprov_runtime:method_unload") k = Kind::kMethodUnload;
@@ -403,12 +416,14 @@ Kind kindOf(const bt_event_class* ec) {
   else if (n.rfind("jitprov_rundown:", 0) == 0) k = Kind::kRundownOther;
   else if (n.rfind("jitprov_", 0) == 0) k = Kind::kJitprovOther;
   g_kinds.emplace(ec, k);
+  c = {ec, k};
   return k;
 }
 
 void resetGraphCaches(Session* s) {
   resetMemberCache();
   g_kinds.clear();
+  for (KindCacheEntry& e : g_kind_cache) e = KindCacheEntry{};
   g_layouts.clear();
   s->stream_pid.clear();
 }
@@ -447,8 +462,11 @@ void onEvent(Session* s, const bt_message* msg) {
     ++s->unattributed;
     return;
   }
-  Process& p = s->processes[pid];
-  p.pid = pid;
+  if (s->last_process == nullptr || s->last_process->pid != pid) {  // std::map nodes stay put
+    s->last_process = &s->processes[pid];
+    s->last_process->pid = pid;
+  }
+  Process& p = *s->last_process;
   ++p.events;
   auto n = [&] { return std::string(bt_event_class_get_name(ec)); };
   int64_t ts = 0;
@@ -505,6 +523,7 @@ void onEvent(Session* s, const bt_message* msg) {
       uint64_t mid, module, seq;
       if (!u64(f, "method_id", &mid) || !u64(f, "module_id", &module) || !seqField("unload_seq", &seq))
         return bad("method_id/module_id/unload_seq");
+      if (mid == 0 || module == 0) return damaged("an id of 0");
       ++p.method_unloads;
       p.method_unload.emplace(mid, seq);  // keeps the first
       if (seq != 0) p.module_unload.emplace(module, seq);
@@ -514,8 +533,11 @@ void onEvent(Session* s, const bt_message* msg) {
     case Kind::kCodeUnload: {
       uint64_t vid, seq;
       if (!u64(f, "version_id", &vid) || !seqField("retire_seq", &seq)) return bad("version_id/retire_seq");
+      if (vid == 0) return damaged("an id of 0");
       ++p.code_unloads;
       p.code_unload.emplace(vid, seq);
+      // Marked, so that the end looks up only the versions some code_unload names.
+      p.versions.get(vid).in_rundowns |= VersionEntry::kRetired;
       if (seq != 0) p.seen_seqs.add(seq);
       return;
     }
@@ -554,15 +576,14 @@ void onEvent(Session* s, const bt_message* msg) {
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
-    bool created = false;
-    VersionEntry& v = p.versions.get(fl.version_id, &created);
-    if (created) {  // known from rundowns only (so far)
+    VersionEntry& v = p.versions.get(fl.version_id);
+    if (v.method_id == 0) {  // known from rundowns only (so far)
       v.method_id = fl.method_id;
       v.module_id = fl.module_id;
       v.publish_seq = fl.publish_seq;
     }
-    // G4 (G4 of the 65th and later rundowns: at the end, from `late`).
-    if (r.index < 64) {
+    // G4 (G4 of the 64th and later rundowns: at the end, from `late`).
+    if (r.index < VersionEntry::kRundownBits) {
       const uint64_t bit = uint64_t{1} << r.index;
       if ((v.in_rundowns & bit) != 0 && r.duplicates++ < g_show) r.duplicated.push_back(fl.version_id);
       v.in_rundowns |= bit;
@@ -616,6 +637,19 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
     default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+  }
+  // The batch's rundown records first: their versions' entries are fetched together.
+  if (!s->explaining && s->last_process != nullptr) {
+    for (uint64_t i = 0; i < count; ++i) {
+      if (bt_message_get_type(msgs[i]) != BT_MESSAGE_TYPE_EVENT) continue;
+      const bt_event* ev = bt_message_event_borrow_event_const(msgs[i]);
+      if (kindOf(bt_event_borrow_class_const(ev)) != Kind::kRundownMethod) continue;
+      const bt_field* payload = bt_event_borrow_payload_field_const(ev);
+      const MethodLayout& l = layoutOf(bt_field_borrow_class_const(payload));
+      if (!l.usable || l.is_signed[kVersionId]) continue;
+      s->last_process->versions.prefetch(bt_field_integer_unsigned_get_value(
+          bt_field_structure_borrow_member_field_by_index_const(payload, uint64_t(l.index[kVersionId]))));
+    }
   }
   for (uint64_t i = 0; i < count; ++i) {
     const bt_message* m = msgs[i];
@@ -834,28 +868,26 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
   const uint64_t show = g_show;
   // Records whose method_load never came: nothing to compare them with.
   for (const auto& [vid, e] : p.early) ++p.by_index[e.rundown_index]->g2_no_load;
-  // The 65th and later rundowns: G4 from their sorted records.
+  // The 64th and later rundowns: G4 from their sorted records.
   for (Rundown* r : p.by_index) {
-    if (r->index < 64) continue;
+    if (r->index < VersionEntry::kRundownBits) continue;
     std::sort(r->late.begin(), r->late.end());
     for (size_t i = 1; i < r->late.size(); ++i)
       if (r->late[i] == r->late[i - 1] && r->duplicates++ < show) r->duplicated.push_back(r->late[i]);
   }
   auto inRundown = [](const VersionEntry& v, const Rundown& r) {
-    return r.index < 64 ? (v.in_rundowns >> r.index & 1) != 0
+    return r.index < VersionEntry::kRundownBits ? (v.in_rundowns >> r.index & 1) != 0
                         : std::binary_search(r.late.begin(), r.late.end(), v.version_id);
   };
   // The number of a version's removal the trace shows, or UINT64_MAX: its own retirement,
   // its method's unload, or its module's (one number for all of a module's methods).
-  auto removal = [&](uint64_t vid, uint64_t method_id, uint64_t module_id) {
+  auto removal = [&](const VersionEntry& v) {
     uint64_t r = UINT64_MAX;
-    if (!p.code_unload.empty())
-      if (auto it = p.code_unload.find(vid); it != p.code_unload.end() && it->second != 0) r = it->second;
-    if (!p.method_unload.empty())
-      if (auto it = p.method_unload.find(method_id); it != p.method_unload.end() && it->second != 0)
-        r = std::min(r, it->second);
-    if (!p.module_unload.empty())
-      if (auto it = p.module_unload.find(module_id); it != p.module_unload.end()) r = std::min(r, it->second);
+    const uint64_t vid = v.version_id, method_id = v.method_id, module_id = v.module_id;
+    if (v.in_rundowns & VersionEntry::kRetired)
+      if (const uint64_t* s = p.code_unload.find(vid); s != nullptr && *s != 0) r = *s;
+    if (const uint64_t* s = p.method_unload.find(method_id); s != nullptr && *s != 0) r = std::min(r, *s);
+    if (const uint64_t* s = p.module_unload.find(module_id); s != nullptr) r = std::min(r, *s);
     return r;
   };
   auto exactOf = [&](const Rundown& r) {
@@ -866,7 +898,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
   // reached it", and G3+.
   p.versions.forEach([&](const VersionEntry& v) {
     if (v.publish_seq == 0) return;  // a trace without the sequence fields: nothing exact
-    const uint64_t rm = removal(v.version_id, v.method_id, v.module_id);
+    const uint64_t rm = removal(v);
     // A lower bound of the number of its removal, from what the trace shows of it: a
     // method_load at s gives s + 1; a record of a rundown's first pass (publish_seq <= B)
     // gives B (a removal numbered below B was complete before that walk began); a record

@@ -24,7 +24,10 @@ struct VersionEntry {
   uint64_t module_id;
   uint64_t publish_seq;  // 0: none known (a trace from before the field existed)
   uint64_t digest;       // of its method_load's fields; 0: no method_load in the trace
-  uint64_t in_rundowns;  // bit k: in the k-th rundown of its process (k < 64)
+  uint64_t in_rundowns;  // bit k: in the k-th rundown of its process (k < kRundownBits);
+                         // kRetired: a code_unload names it
+  static constexpr unsigned kRundownBits = 63;
+  static constexpr uint64_t kRetired = uint64_t{1} << 63;
 };
 
 // Versions by id. The registry's ids are `generation << 32 | slot`, slots dense from 1
@@ -49,6 +52,14 @@ class VersionTable {
     if (e.version_id == 0) return nullptr;  // entries are never removed: nothing overflowed from here
     auto it = overflow_.find(id);
     return it == overflow_.end() ? nullptr : &it->second;
+  }
+
+  // Starts loading the entry of `id` into the cache (a rundown's records come in walk
+  // order: each would miss; several misses in flight cost about one).
+  void prefetch(uint64_t id) const {
+    const uint64_t slot = id & 0xffffffffu;
+    const uint64_t c = slot >> kChunkBits;
+    if (c < chunks_.size() && chunks_[c] != nullptr) __builtin_prefetch(chunks_[c].get() + (slot & (kChunkSize - 1)), 1);
   }
 
   // The entry of `id` (non-zero), made empty but for its id when new; *created says so.
@@ -100,6 +111,50 @@ class VersionTable {
   };
   std::vector<std::unique_ptr<VersionEntry, Free>> chunks_;
   std::unordered_map<uint64_t, VersionEntry> overflow_;
+  size_t size_ = 0;
+};
+
+// A map from non-zero 64-bit ids to numbers, open addressing (linear probing, at most
+// half full): one probe where std::unordered_map chases a bucket and a node. For the
+// removals a trace shows (version, method, module -> sequence number), looked up once
+// per version at the end.
+class IdMap {
+ public:
+  // Inserts id -> value unless id is there already (the first is kept); false then.
+  bool emplace(uint64_t id, uint64_t value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    Slot& s = slots_[indexOf(slots_, id)];
+    if (s.id == id) return false;
+    s = Slot{id, value};
+    ++size_;
+    return true;
+  }
+  const uint64_t* find(uint64_t id) const {
+    if (size_ == 0) return nullptr;
+    const Slot& s = slots_[indexOf(slots_, id)];
+    return s.id == id ? &s.value : nullptr;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  struct Slot {
+    uint64_t id = 0, value = 0;  // id 0: empty
+  };
+  // Where id is, or the empty slot where it would go.
+  static size_t indexOf(const std::vector<Slot>& slots, uint64_t id) {
+    const size_t mask = slots.size() - 1;
+    const uint64_t h = id * 0x9E3779B97F4A7C15u;
+    for (size_t i = size_t(h ^ (h >> 32)) & mask;; i = (i + 1) & mask)
+      if (slots[i].id == id || slots[i].id == 0) return i;
+  }
+  void grow() {
+    std::vector<Slot> next(slots_.empty() ? 16 : 2 * slots_.size());
+    for (const Slot& s : slots_)
+      if (s.id != 0) next[indexOf(next, s.id)] = s;
+    slots_.swap(next);
+  }
+  std::vector<Slot> slots_;
   size_t size_ = 0;
 };
 

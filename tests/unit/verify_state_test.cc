@@ -61,6 +61,26 @@ TEST(VersionTable, ReusedSlotsKeepEveryGeneration) {
   EXPECT_EQ(seen.size(), model.size());
 }
 
+TEST(IdMap, MatchesStdMapAndKeepsTheFirst) {
+  jitprov::verify::IdMap m;
+  std::map<uint64_t, uint64_t> model;
+  std::mt19937_64 rng(11);
+  EXPECT_EQ(m.find(1), nullptr);
+  for (int i = 0; i < 50000; ++i) {
+    const uint64_t id = 1 + (i % 3 == 0 ? rng() : rng() % 20000), v = rng();
+    EXPECT_EQ(m.emplace(id, v), model.emplace(id, v).second);
+  }
+  EXPECT_EQ(m.size(), model.size());
+  for (const auto& [id, v] : model) {
+    ASSERT_NE(m.find(id), nullptr);
+    EXPECT_EQ(*m.find(id), v);
+  }
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t id = 1 + rng();
+    EXPECT_EQ(m.find(id) != nullptr, model.count(id) != 0);
+  }
+}
+
 TEST(SeqSet, CoveredMatchesAPlainSet) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 20; ++round) {
