@@ -78,6 +78,7 @@ Runtime::~Runtime() {
     Module* mod = s_->modules.at(index);
     if (mod == nullptr) continue;
     for (Method* m : mod->methods) s_->freeMethod(m, false);
+    s_->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
     mod->~Module();  // the tables free their chunks
   }
 }
@@ -108,43 +109,39 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   for (std::string_view s : {desc.name_space, desc.name, desc.signature}) {
     if (Errc e = checkName(s); e != Errc::kOk) return e;
   }
-  const size_t name_bytes = desc.name_space.size() + desc.name.size() + desc.signature.size() + 3;
 
   std::lock_guard<std::mutex> g(s_->loader);
   Module* mod = s_->modules.load(module);
   if (mod == nullptr) return s_->missingModule(module);
   if (desc.host_key != 0 && s_->by_host_key.count(desc.host_key) != 0) return Errc::kAlreadyExists;
-  char* names = static_cast<char*>(std::malloc(name_bytes));
-  if (names == nullptr) return Errc::kOutOfMemory;
-  char* p = names;
-  for (std::string_view s : {desc.name_space, desc.name, desc.signature}) {
-    s.copy(p, s.size());
-    p[s.size()] = '\0';
-    p += s.size() + 1;
-  }
   State::MethodTable::Claim slot;
-  if (!s_->methods.claim(&slot)) {
-    std::free(names);
-    return Errc::kTooManyMethods;
-  }
+  if (!s_->methods.claim(&slot)) return Errc::kTooManyMethods;
   // Everything that can fail comes before commit(): once the slot is published,
   // lock-free readers (entryPoint, recordCall) may hold the record, and it could not be
-  // taken back at once.
+  // taken back at once. Strings copied into the arena before a failure stay there,
+  // unused, until the module goes.
+  const uint64_t arena_before = mod->names.bytes();
+  const char *ns, *name, *sig;
   try {
+    ns = mod->names.intern(desc.name_space);
+    name = mod->names.copyAfter(desc.name, &desc.host_key, desc.host_key != 0 ? sizeof desc.host_key : 0);
+    sig = mod->names.intern(desc.signature);
     if (mod->methods.size() == mod->methods.capacity()) mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
     if (desc.host_key != 0) s_->by_host_key.emplace(desc.host_key, slot.id);
   } catch (const std::bad_alloc&) {
     s_->methods.unclaim(slot);
-    std::free(names);
+    s_->method_bytes.fetch_add(mod->names.bytes() - arena_before, std::memory_order_relaxed);
     return Errc::kOutOfMemory;
   }
-  auto* m = new (slot.storage) Method(slot.id, module, desc, names);
+  auto* m = new (slot.storage) Method(slot.id, module, desc, ns, name, sig);
   s_->methods.commit(slot);  // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
   s_->methods_registered.fetch_add(1, std::memory_order_relaxed);
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
   s_->live_methods.fetch_add(1, std::memory_order_relaxed);
-  s_->method_bytes.fetch_add(State::MethodTable::slotBytes() + name_bytes, std::memory_order_relaxed);
+  // The slot, and what the module's arena grew by (its strings are counted with methods).
+  s_->method_bytes.fetch_add(State::MethodTable::slotBytes() + (mod->names.bytes() - arena_before),
+                             std::memory_order_relaxed);
   return m->id;
 }
 
@@ -168,7 +165,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
         // Under the lock: ordered before any publication that reuses a host range.
         trace::methodUnload(m->id, m->module_id, unload_seq);
-        if (m->host_key != 0) s_->by_host_key.erase(m->host_key);
+        if (m->has_host_key) s_->by_host_key.erase(m->hostKey());
         for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
           // relaxed: we hold the CVM lock, the only writer of native_head and next.
           for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
@@ -206,6 +203,7 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
   State* owner = mod->owner;
   for (Method* m : mod->methods) owner->freeMethod(m, true);
+  owner->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
   const ModuleId id = mod->id;
   const uint64_t records = mod->records;
   mod->~Module();
@@ -250,12 +248,10 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
     }
     il = next;
   }
-  method_bytes.fetch_sub(MethodTable::slotBytes() + m->ns_len + m->name_len + m->sig_len + 3,
-                         std::memory_order_relaxed);
+  method_bytes.fetch_sub(MethodTable::slotBytes(), std::memory_order_relaxed);  // strings: with the module
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   il_versions.fetch_sub(ils, std::memory_order_relaxed);
   const MethodId id = m->id;
-  std::free(const_cast<char*>(m->names));
   m->~Method();
   methods.recycle(id);  // P9
   method_records.fetch_sub(1, std::memory_order_relaxed);

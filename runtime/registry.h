@@ -24,8 +24,10 @@
 //     unloaded, last_rejit); call_count is relaxed and only a counter.
 //  P4 Memory a reader may reach is freed, or reused, only from an RCU callback (rcu.h),
 //     queued after the memory became unreachable for new readers.
-//  P5 Registration constructs the Method in its slot, then commit()s the slot (its id
-//     word, then the high-water mark: both publish()). A walk reads the high-water mark
+//  P5 Registration copies the method's strings into its module's NameArena and
+//     constructs the Method in its slot, then commit()s the slot (its id word, then the
+//     high-water mark: both publish()): a reader that finds the method sees its strings.
+//     The strings are freed with the module, after its methods (P4). A walk reads the high-water mark
 //     once (acquire) and visits slots 1..hw, so a method registered before the walk
 //     started is visited; one registered after may be missed. The walk is O(hw), and hw
 //     stays at the most records ever live or awaiting reclamation at once (P9).
@@ -99,10 +101,12 @@
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
+#include "name_arena.h"
 #include "slot_table.h"
 #include "rcu.h"
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -155,21 +159,29 @@ struct IlVersion {
 };
 
 struct Method {
-  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* names_)
-      : id(i), module_id(mod), host_key(d.host_key), names(names_), token(d.token), flags(d.flags),
+  // `name` was copied by NameArena::copyAfter(d.host_key, ...) when d.host_key != 0.
+  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig)
+      : id(i), module_id(mod), ns_(ns), name_(name), sig_(sig), token(d.token), flags(d.flags),
         ns_len(uint32_t(d.name_space.size())), name_len(uint32_t(d.name.size())),
-        sig_len(uint32_t(d.signature.size())) {}
+        sig_len(uint32_t(d.signature.size())), has_host_key(d.host_key != 0) {}
 
   // Immutable after registration (P5).
   const MethodId id;
   const ModuleId module_id;
-  const uint64_t host_key;  // 0 = none
-  // namespace, name, signature, each NUL-terminated, in one allocation owned by the
-  // record (freed with it, after a grace period: P4).
-  const char* const names;
+  // namespace, name, signature: NUL-terminated, in the module's NameArena (namespace and
+  // signature interned there), freed with the module after a grace period (P4).
+  const char* const ns_;
+  const char* const name_;
+  const char* const sig_;
   const uint32_t token;
   const uint32_t flags;
   const uint32_t ns_len, name_len, sig_len;
+  RejitId last_rejit = 0;  // CVM lock only (P3)
+  const bool has_host_key;  // its host key is stored just before its name (hostKey())
+  bool unloaded = false;    // CVM lock only (P3)
+  // relaxed: a counter deciding tier-up; exactly one increment reaches the threshold
+  // whatever the ordering, and nothing else is read through it.
+  std::atomic<uint32_t> call_count{0};
 
   // Head of the IL versions, newest first; starts at il0. Writer: requestRejit under the
   // CVM lock, publish() (P1). Readers: readPublished().
@@ -178,23 +190,25 @@ struct Method {
   // publish(). Readers: entryPoint(), readPublished(): pairs so that the code's
   // publication (P2) is visible to whoever jumps to it.
   std::atomic<uint64_t> entry_point{0};
-  // relaxed: a counter deciding tier-up; exactly one increment reaches the threshold
-  // whatever the ordering, and nothing else is read through it.
-  std::atomic<uint32_t> call_count{0};
   // The newest publish_seq of the method's versions (P8). Writer: publications under the
   // CVM lock; readers: the catch-up pass (relaxed, ordered by its acquire of seq).
   std::atomic<uint64_t> last_publish_seq{0};
 
   // CVM lock only (P3).
   IlVersion* active_il = &il0;
-  RejitId last_rejit = 0;
-  bool unloaded = false;
 
   IlVersion il0{0, nullptr};
 
-  const char* nameSpace() const noexcept { return names; }
-  const char* name() const noexcept { return nameSpace() + ns_len + 1; }
-  const char* signature() const noexcept { return name() + name_len + 1; }
+  // The host's key, 0 = none: kept in the arena, so that methods without one (every
+  // model-heap host's) do not pay 8 bytes for it.
+  uint64_t hostKey() const noexcept {
+    uint64_t k = 0;
+    if (has_host_key) std::memcpy(&k, name_ - sizeof k, sizeof k);
+    return k;
+  }
+  const char* nameSpace() const noexcept { return ns_; }
+  const char* name() const noexcept { return name_; }
+  const char* signature() const noexcept { return sig_; }
 };
 
 struct Module {
@@ -204,6 +218,9 @@ struct Module {
   std::string path;  // assigned before the record is committed (P9), then immutable
   // Loader mutex only.
   std::vector<Method*> methods;
+  // Its methods' strings: written under the loader mutex at registration, read by anyone
+  // holding one of its methods, freed with the module (P4).
+  NameArena names;
   bool unloaded = false;
   // For retire(): the reclamation callback frees the module, its methods, their
   // versions, and gives their code back to the heap.
