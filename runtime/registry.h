@@ -26,11 +26,12 @@
 //     queued after the memory became unreachable for new readers.
 //  P5 Registration copies the method's strings into its module's NameArena and
 //     constructs the Method in its slot, then commit()s the slot (its id word, then the
-//     high-water mark: both publish()): a reader that finds the method sees its strings.
-//     The strings are freed with the module, after its methods (P4). A walk reads the high-water mark
-//     once (acquire) and visits slots 1..hw, so a method registered before the walk
-//     started is visited; one registered after may be missed. The walk is O(hw), and hw
-//     stays at the most records ever live or awaiting reclamation at once (P9).
+//     high-water mark: both publish()): a reader that finds the method sees its strings,
+//     which are freed with the module, after its methods (P4). A walk reads the
+//     high-water mark once (acquire) and visits slots 1..hw, so a method registered
+//     before the walk started is visited; one registered after may be missed. The walk
+//     is O(hw), and hw stays at the most records ever live or awaiting reclamation at
+//     once (P9).
 //  P6 Retiring one native version V (under the CVM lock): publish() V's successor into
 //     whatever points at V (its IL version's native_head, or its predecessor's `next`),
 //     clear V's version-table slot, then queue V for reclamation after a grace period
