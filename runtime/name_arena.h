@@ -45,7 +45,8 @@ class NameArena {
     return p;
   }
 
-  // The one copy of `s` in this arena (made on first use). Throws std::bad_alloc.
+  // The one copy of `s` in this arena (made on first use), its length before it
+  // (internedLength()). Throws std::bad_alloc.
   const char* intern(std::string_view s) {
     // Open addressing, linear probing, at most half full; an entry keeps its string's
     // hash, so that a probe compares bytes only when the hashes agree.
@@ -57,10 +58,18 @@ class NameArena {
       const Entry& e = set_[i];
       if (e.hash == h && e.len == s.size() && std::memcmp(e.p, s.data(), s.size()) == 0) return e.p;
     }
-    const char* p = copy(s);
-    set_[i] = Entry{p, uint32_t(s.size()), h};
+    const uint32_t len = uint32_t(s.size());
+    const char* p = copyAfter(s, &len, sizeof len);
+    set_[i] = Entry{p, len, h};
     ++interned_;
     return p;
+  }
+
+  // The length of a string intern() returned (stored just before it).
+  static uint32_t internedLength(const char* interned) noexcept {
+    uint32_t len;
+    std::memcpy(&len, interned - sizeof len, sizeof len);
+    return len;
   }
 
   // Bytes allocated: chunks and the intern set.

@@ -25,8 +25,8 @@ namespace {
 // acquire (or wrote under the lock), so code_size is visible (P2).
 VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
   return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, v.host_tier,
-                     code_start, v.code_size, m.token, m.flags, {m.nameSpace(), m.ns_len}, {m.name(), m.name_len},
-                     {m.signature(), m.sig_len}, v.publish_seq};
+                     code_start, v.code_size, m.token, m.flags, {m.nameSpace(), m.nsLen()}, {m.name(), m.name_len},
+                     {m.signature(), m.sigLen()}, v.publish_seq};
 }
 
 LockSite publishSite(Tier tier) noexcept {
@@ -126,7 +126,11 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     ns = mod->names.intern(desc.name_space);
     name = mod->names.copyAfter(desc.name, &desc.host_key, desc.host_key != 0 ? sizeof desc.host_key : 0);
     sig = mod->names.intern(desc.signature);
-    if (mod->methods.size() == mod->methods.capacity()) mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
+    if (mod->methods.size() == mod->methods.capacity()) {
+      const size_t before = mod->methods.capacity();
+      mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
+      s_->list_bytes.fetch_add((mod->methods.capacity() - before) * sizeof(Method*), std::memory_order_relaxed);
+    }
     if (desc.host_key != 0) s_->by_host_key.emplace(desc.host_key, slot.id);
   } catch (const std::bad_alloc&) {
     s_->methods.unclaim(slot);
@@ -204,6 +208,7 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   State* owner = mod->owner;
   for (Method* m : mod->methods) owner->freeMethod(m, true);
   owner->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
+  owner->list_bytes.fetch_sub(mod->methods.capacity() * sizeof(Method*), std::memory_order_relaxed);
   const ModuleId id = mod->id;
   const uint64_t records = mod->records;
   mod->~Module();
@@ -304,7 +309,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
-  IlVersion* il = m->active_il;
+  IlVersion* il = m->activeIl();
   State::VersionTable::Claim slot;
   if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
   // relaxed load of the head: we hold the CVM lock, its only writer.
@@ -396,7 +401,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
       s_->overlaps_refused.fetch_add(1, std::memory_order_relaxed);
       return Errc::kRangeOverlap;
     }
-    IlVersion* il = m->active_il;
+    IlVersion* il = m->activeIl();
     State::VersionTable::Claim slot;
     if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
@@ -474,7 +479,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
     if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(start);
     if (il->active_native == v) {
       il->active_native = nullptr;
-      if (v->method->active_il == il) publish(v->method->entry_point, uint64_t{0});  // nothing to run
+      if (v->method->activeIl() == il) publish(v->method->entry_point, uint64_t{0});  // nothing to run
     }
     s_->retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
@@ -531,7 +536,7 @@ Result<void> Runtime::activate(VersionId version) {
   const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
   if (start == 0) return Errc::kNotPublished;
   v->il->active_native = v;
-  if (v->method->active_il == v->il) publish(v->method->entry_point, start);  // backpatch
+  if (v->method->activeIl() == v->il) publish(v->method->entry_point, start);  // backpatch
   return {};
 }
 
@@ -540,12 +545,10 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
-  // relaxed: we hold the CVM lock, the only writer of il_head.
-  auto* il = new (std::nothrow) IlVersion(m->last_rejit + 1, m->il_head.load(std::memory_order_relaxed));
+  IlVersion* const newest = m->activeIl();
+  auto* il = new (std::nothrow) IlVersion(newest->rejit_id + 1, newest);
   if (il == nullptr) return Errc::kOutOfMemory;
-  m->last_rejit = il->rejit_id;
-  publish(m->il_head, il);  // P1
-  m->active_il = il;
+  publish(m->il_head, il);  // P1; and the new IL version is the active one (P3)
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
@@ -708,7 +711,7 @@ MemoryStats Runtime::memoryStats() const {
   const uint64_t records = s_->method_records.load(std::memory_order_relaxed) * State::MethodTable::slotBytes() +
                            m.native_versions * State::VersionTable::slotBytes();
   const uint64_t tables = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
-  m.table_bytes = tables > records ? tables - records : 0;
+  m.table_bytes = (tables > records ? tables - records : 0) + s_->list_bytes.load(std::memory_order_relaxed);
   m.retired = s_->retired.load(std::memory_order_relaxed);
   m.replayed = s_->replayed.load(std::memory_order_relaxed);
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);

@@ -20,8 +20,9 @@
 //     immutable field written before. 0 means "not compiled yet"; a published
 //     code_start never changes. (Host-mode versions are linked already published: P1
 //     covers their code_start.)
-//  P3 Readers never read the lock-protected control state (active_il, active_native,
-//     unloaded, last_rejit); call_count is relaxed and only a counter.
+//  P3 Readers never read the lock-protected control state (active_native, unloaded);
+//     call_count is relaxed and only a counter. The active IL version is the newest
+//     (il_head: requestRejit makes each new one active), read under the lock.
 //  P4 Memory a reader may reach is freed, or reused, only from an RCU callback (rcu.h),
 //     queued after the memory became unreachable for new readers.
 //  P5 Registration copies the method's strings into its module's NameArena and
@@ -160,11 +161,11 @@ struct IlVersion {
 };
 
 struct Method {
-  // `name` was copied by NameArena::copyAfter(d.host_key, ...) when d.host_key != 0.
+  // `ns` and `sig` come from NameArena::intern() (their lengths are stored before them),
+  // `name` from copyAfter(name, &d.host_key, 8) when d.host_key != 0, else copy().
   Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig)
       : id(i), module_id(mod), ns_(ns), name_(name), sig_(sig), token(d.token), flags(d.flags),
-        ns_len(uint32_t(d.name_space.size())), name_len(uint32_t(d.name.size())),
-        sig_len(uint32_t(d.signature.size())), has_host_key(d.host_key != 0) {}
+        name_len(uint32_t(d.name.size())), has_host_key(d.host_key != 0) {}
 
   // Immutable after registration (P5).
   const MethodId id;
@@ -176,13 +177,12 @@ struct Method {
   const char* const sig_;
   const uint32_t token;
   const uint32_t flags;
-  const uint32_t ns_len, name_len, sig_len;
-  RejitId last_rejit = 0;  // CVM lock only (P3)
-  const bool has_host_key;  // its host key is stored just before its name (hostKey())
-  bool unloaded = false;    // CVM lock only (P3)
+  const uint32_t name_len;
   // relaxed: a counter deciding tier-up; exactly one increment reaches the threshold
   // whatever the ordering, and nothing else is read through it.
   std::atomic<uint32_t> call_count{0};
+  const bool has_host_key;  // its host key is stored just before its name (hostKey())
+  bool unloaded = false;    // CVM lock only (P3)
 
   // Head of the IL versions, newest first; starts at il0. Writer: requestRejit under the
   // CVM lock, publish() (P1). Readers: readPublished().
@@ -195,10 +195,10 @@ struct Method {
   // CVM lock; readers: the catch-up pass (relaxed, ordered by its acquire of seq).
   std::atomic<uint64_t> last_publish_seq{0};
 
-  // CVM lock only (P3).
-  IlVersion* active_il = &il0;
-
   IlVersion il0{0, nullptr};
+
+  // The active IL version: the newest (P3). CVM lock held (relaxed: its only writer).
+  IlVersion* activeIl() const noexcept { return il_head.load(std::memory_order_relaxed); }
 
   // The host's key, 0 = none: kept in the arena, so that methods without one (every
   // model-heap host's) do not pay 8 bytes for it.
@@ -210,6 +210,8 @@ struct Method {
   const char* nameSpace() const noexcept { return ns_; }
   const char* name() const noexcept { return name_; }
   const char* signature() const noexcept { return sig_; }
+  uint32_t nsLen() const noexcept { return NameArena::internedLength(ns_); }
+  uint32_t sigLen() const noexcept { return NameArena::internedLength(sig_); }
 };
 
 struct Module {
@@ -311,6 +313,7 @@ struct Runtime::State {
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
   std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
+  std::atomic<uint64_t> list_bytes{0};  // modules' method lists (Module::methods' capacity)
   std::atomic<uint64_t> method_records{0};  // methods in their slots, unloaded ones until reclaimed
   std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
 

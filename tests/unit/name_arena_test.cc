@@ -39,12 +39,17 @@ TEST(NameArena, InternedStringsAreStoredOnce) {
     const std::string ns = "Contoso.Type" + std::to_string(i % 37);
     const char* p = a.intern(ns);
     EXPECT_EQ(std::string(p), ns);
+    EXPECT_EQ(NameArena::internedLength(p), ns.size());
     distinct.insert(p);
   }
   EXPECT_EQ(distinct.size(), 37u);
   // Equal prefixes, different lengths, and the empty string are different strings.
   EXPECT_NE(a.intern("Contoso.Type1"), a.intern("Contoso.Type10"));
   EXPECT_EQ(std::string(a.intern("")), "");
+  EXPECT_EQ(NameArena::internedLength(a.intern("")), 0u);
+  const std::string big(70000, 'n');  // longer than a chunk
+  EXPECT_EQ(NameArena::internedLength(a.intern(big)), big.size());
+  EXPECT_EQ(a.intern(big), a.intern(big));
   EXPECT_EQ(a.intern(""), a.intern(""));
   const uint64_t before = a.bytes();
   for (int i = 0; i < 1000; ++i) a.intern("Contoso.Type" + std::to_string(i % 37));

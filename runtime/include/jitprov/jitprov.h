@@ -235,7 +235,7 @@ typedef struct jitprov_memory_stats {
   uint64_t native_versions;   /* live, and retired ones awaiting their grace period */
   uint64_t method_bytes;      /* method records with their names */
   uint64_t version_bytes;     /* IL and native version nodes */
-  uint64_t table_bytes;       /* id -> record tables */
+  uint64_t table_bytes;       /* id -> record tables, modules' method lists */
   uint64_t retired;           /* native versions retired (jitprov_code_retire) */
   uint64_t replayed;          /* host publications that returned an existing version */
   uint64_t overlaps_refused;  /* host publications refused with JITPROV_E_RANGE_OVERLAP */

@@ -77,7 +77,7 @@ struct MemoryStats {
   uint64_t native_versions = 0;
   uint64_t method_bytes = 0;     // method records (their slots) and their names
   uint64_t version_bytes = 0;    // IL version nodes and native version records (slots)
-  uint64_t table_bytes = 0;      // the rest of the tables: free slots, directories
+  uint64_t table_bytes = 0;      // the rest of the tables (free slots, directories) and modules' method lists
   uint64_t retired = 0;          // native versions retired one by one (retireVersion)
   uint64_t replayed = 0;         // host publications that returned an existing version
   uint64_t overlaps_refused = 0; // host publications refused for overlapping live code
