@@ -11,7 +11,6 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,23 +34,25 @@ struct VersionEntry {
 // slot in chunks of 131 072 (6 MB), mapped when first touched (pages never written are
 // never resident), in huge pages where the kernel allows (a rundown's records come in
 // the registry's walk order, not by id: page walks cost more than the entries). No
-// hashing, no allocation per version, no slack but the last chunk's. An id whose slot
-// holds another id (the slot reused by a later generation, or damaged input) goes to a
-// hash map beside.
+// hashing, no allocation per version, no slack but the last chunk's. A slot reused by
+// later generations (or damaged input) puts the next ids in further layers of chunks,
+// up to kLayers, then in an open-addressing table beside.
 class VersionTable {
  public:
   static constexpr unsigned kChunkBits = 17;
   static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
+  static constexpr unsigned kLayers = 4;
 
   VersionEntry* find(uint64_t id) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c >= chunks_.size() || chunks_[c] == nullptr) return nullptr;
-    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
-    if (e.version_id == id) return &e;
-    if (e.version_id == 0) return nullptr;  // entries are never removed: nothing overflowed from here
-    auto it = overflow_.find(id);
-    return it == overflow_.end() ? nullptr : &it->second;
+    for (unsigned l = 0; l < kLayers; ++l) {
+      if (c >= layers_[l].size() || layers_[l][c] == nullptr) return nullptr;
+      VersionEntry& e = layers_[l][c].get()[slot & (kChunkSize - 1)];
+      if (e.version_id == id) return &e;
+      if (e.version_id == 0) return nullptr;  // entries are never removed: none further
+    }
+    return overflow_.find(id);
   }
 
   // Starts loading the entry of `id` into the cache (a rundown's records come in walk
@@ -59,49 +60,48 @@ class VersionTable {
   void prefetch(uint64_t id) const {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c < chunks_.size() && chunks_[c] != nullptr) __builtin_prefetch(chunks_[c].get() + (slot & (kChunkSize - 1)), 1);
+    if (c < layers_[0].size() && layers_[0][c] != nullptr)
+      __builtin_prefetch(layers_[0][c].get() + (slot & (kChunkSize - 1)), 1);
   }
 
   // The entry of `id` (non-zero), made empty but for its id when new; *created says so.
+  // Valid until the next get() (an entry beside the layers may move).
   VersionEntry& get(uint64_t id, bool* created = nullptr) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c >= chunks_.size()) chunks_.resize(c + 1);
-    if (chunks_[c] == nullptr) {
-      void* p = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
-      chunks_[c].reset(static_cast<VersionEntry*>(p));
+    for (unsigned l = 0; l < kLayers; ++l) {
+      std::vector<Chunk>& layer = layers_[l];
+      if (c >= layer.size()) layer.resize(c + 1);
+      if (layer[c] == nullptr) layer[c] = newChunk();
+      VersionEntry& e = layer[c].get()[slot & (kChunkSize - 1)];
+      if (e.version_id == id) return found(e, false, created);
+      if (e.version_id == 0) {
+        e.version_id = id;
+        if (l > 0) ++overflowed_;
+        return found(e, true, created);
+      }
     }
-    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
     bool fresh = false;
-    VersionEntry* out = &e;
-    if (e.version_id == 0) {
-      e.version_id = id;
-      fresh = true;
-    } else if (e.version_id != id) {
-      auto [it, inserted] = overflow_.try_emplace(id, VersionEntry{id, 0, 0, 0, 0, 0});
-      fresh = inserted;
-      out = &it->second;
-    }
-    if (fresh) ++size_;
-    if (created != nullptr) *created = fresh;
-    return *out;
+    VersionEntry& e = overflow_.get(id, &fresh);
+    if (fresh) ++overflowed_;
+    return found(e, fresh, created);
   }
 
-  // Every entry: those in chunks by slot, then the overflow.
+  // Every entry: layer by layer, by slot, then the table beside.
   template <class F>
   void forEach(F&& f) {
-    for (auto& chunk : chunks_) {
-      if (chunk == nullptr) continue;
-      for (uint64_t i = 0; i < kChunkSize; ++i)
-        if (chunk.get()[i].version_id != 0) f(chunk.get()[i]);
-    }
-    for (auto& [id, e] : overflow_) f(e);
+    for (auto& layer : layers_)
+      for (auto& chunk : layer) {
+        if (chunk == nullptr) continue;
+        for (uint64_t i = 0; i < kChunkSize; ++i)
+          if (chunk.get()[i].version_id != 0) f(chunk.get()[i]);
+      }
+    overflow_.forEach(f);
   }
 
   size_t size() const { return size_; }
-  size_t overflowed() const { return overflow_.size(); }
+  // Entries not in the first layer (slots seen with more than one id).
+  size_t overflowed() const { return overflowed_; }
 
  private:
   static constexpr size_t kChunkBytes = kChunkSize * sizeof(VersionEntry);  // 3 huge pages
@@ -109,9 +109,64 @@ class VersionTable {
   struct Free {
     void operator()(VersionEntry* p) const { munmap(p, kChunkBytes); }
   };
-  std::vector<std::unique_ptr<VersionEntry, Free>> chunks_;
-  std::unordered_map<uint64_t, VersionEntry> overflow_;
-  size_t size_ = 0;
+  using Chunk = std::unique_ptr<VersionEntry, Free>;
+
+  static Chunk newChunk() {
+    void* p = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
+    return Chunk(static_cast<VersionEntry*>(p));
+  }
+  VersionEntry& found(VersionEntry& e, bool fresh, bool* created) {
+    if (fresh) ++size_;
+    if (created != nullptr) *created = fresh;
+    return e;
+  }
+
+  // Open addressing (linear probing, at most half full) of entries by id.
+  class Beside {
+   public:
+    VersionEntry* find(uint64_t id) {
+      if (size_ == 0) return nullptr;
+      VersionEntry& e = slots_[indexOf(slots_, id)];
+      return e.version_id == id ? &e : nullptr;
+    }
+    VersionEntry& get(uint64_t id, bool* fresh) {
+      if (2 * (size_ + 1) > slots_.size()) grow();
+      VersionEntry& e = slots_[indexOf(slots_, id)];
+      *fresh = e.version_id == 0;
+      if (*fresh) {
+        e.version_id = id;
+        ++size_;
+      }
+      return e;
+    }
+    template <class F>
+    void forEach(F&& f) {
+      for (VersionEntry& e : slots_)
+        if (e.version_id != 0) f(e);
+    }
+
+   private:
+    static size_t indexOf(const std::vector<VersionEntry>& slots, uint64_t id) {
+      const size_t mask = slots.size() - 1;
+      const uint64_t h = id * 0x9E3779B97F4A7C15u;
+      for (size_t i = size_t(h ^ (h >> 32)) & mask;; i = (i + 1) & mask)
+        if (slots[i].version_id == id || slots[i].version_id == 0) return i;
+    }
+    void grow() {
+      std::vector<VersionEntry> next(slots_.empty() ? 64 : 2 * slots_.size(), VersionEntry{0, 0, 0, 0, 0, 0});
+      for (const VersionEntry& e : slots_)
+        if (e.version_id != 0) next[indexOf(next, e.version_id)] = e;
+      slots_.swap(next);
+    }
+    std::vector<VersionEntry> slots_;
+    size_t size_ = 0;
+  };
+
+  std::vector<Chunk> layers_[kLayers];
+  Beside overflow_;
+  size_t size_ = 0, overflowed_ = 0;
 };
 
 // A map from non-zero 64-bit ids to numbers, open addressing (linear probing, at most

@@ -39,23 +39,25 @@ TEST(VersionTable, FindsWhatItHoldsAndNothingElse) {
 }
 
 TEST(VersionTable, ReusedSlotsKeepEveryGeneration) {
-  // Ids generation << 32 | slot: generations 0..3 of slots 1..1000 (a churning registry).
+  // Ids generation << 32 | slot: generations 0..7 of slots 1..1000 (a churning
+  // registry): the layers, then the table beside.
   VersionTable t;
   std::map<uint64_t, uint64_t> model;
   uint64_t n = 0;
-  for (uint64_t gen = 0; gen < 4; ++gen)
+  for (uint64_t gen = 0; gen < 8; ++gen)
     for (uint64_t slot = 1; slot <= 1000; ++slot) {
       const uint64_t id = gen << 32 | slot;
       t.get(id).method_id = ++n;
       model[id] = n;
     }
-  EXPECT_EQ(t.size(), 4000u);
-  EXPECT_EQ(t.overflowed(), 3000u);
+  EXPECT_EQ(t.size(), 8000u);
+  EXPECT_EQ(t.overflowed(), 7000u);
   for (const auto& [id, m] : model) {
     ASSERT_NE(t.find(id), nullptr) << id;
     EXPECT_EQ(t.find(id)->method_id, m) << id;
   }
-  EXPECT_EQ(t.find(uint64_t{4} << 32 | 1), nullptr);
+  EXPECT_EQ(t.find(uint64_t{8} << 32 | 1), nullptr);
+  EXPECT_EQ(t.find(uint64_t{3} << 32 | 1001), nullptr);
   std::set<uint64_t> seen;
   t.forEach([&](const VersionEntry& e) { EXPECT_TRUE(seen.insert(e.version_id).second); });
   EXPECT_EQ(seen.size(), model.size());
