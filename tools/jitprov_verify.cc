@@ -124,7 +124,8 @@ struct Process {
   int64_t pid = 0;
   jitprov::verify::VersionTable versions;
   std::unordered_multimap<uint64_t, EarlyRecord> early;  // version_id ->
-  jitprov::verify::IdMap method_unload;  // method_id -> unload_seq (0: no field)
+  // method_id -> unload_seq, only where it is not its module's (module_unload).
+  jitprov::verify::IdMap method_unload;
   jitprov::verify::IdMap code_unload;    // version_id -> retire_seq (0: no field)
   // module_id -> its unload's number: one number removes every method of the module, so
   // a version of a method whose own method_unload is not in the trace is removed too.
@@ -525,9 +526,12 @@ void onEvent(Session* s, const bt_message* msg) {
         return bad("method_id/module_id/unload_seq");
       if (mid == 0 || module == 0) return damaged("an id of 0");
       ++p.method_unloads;
-      p.method_unload.emplace(mid, seq);  // keeps the first
-      if (seq != 0) p.module_unload.emplace(module, seq);
-      if (seq != 0) p.seen_seqs.add(seq);
+      if (seq == 0) return;  // no number: nothing exact follows from it
+      p.seen_seqs.add(seq);
+      // One number removes every method of a module (registry.h P8): kept per module; a
+      // method's own only where it differs from its module's (none in jitprov's traces).
+      if (!p.module_unload.emplace(module, seq) && *p.module_unload.find(module) != seq)
+        p.method_unload.emplace(mid, seq);  // keeps the first
       return;
     }
     case Kind::kCodeUnload: {
@@ -886,7 +890,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
     const uint64_t vid = v.version_id, method_id = v.method_id, module_id = v.module_id;
     if (v.in_rundowns & VersionEntry::kRetired)
       if (const uint64_t* s = p.code_unload.find(vid); s != nullptr && *s != 0) r = *s;
-    if (const uint64_t* s = p.method_unload.find(method_id); s != nullptr && *s != 0) r = std::min(r, *s);
+    if (const uint64_t* s = p.method_unload.find(method_id); s != nullptr) r = std::min(r, *s);
     if (const uint64_t* s = p.module_unload.find(module_id); s != nullptr) r = std::min(r, *s);
     return r;
   };

@@ -34,14 +34,17 @@ struct VersionEntry {
 // slot in chunks of 131 072 (6 MB), mapped when first touched (pages never written are
 // never resident), in huge pages where the kernel allows (a rundown's records come in
 // the registry's walk order, not by id: page walks cost more than the entries). No
-// hashing, no allocation per version, no slack but the last chunk's. A slot reused by
-// later generations (or damaged input) puts the next ids in further layers of chunks,
-// up to kLayers, then in an open-addressing table beside.
+// hashing, no allocation per version, no slack but the last chunk's. The ids of a slot
+// reused by later generations (or of damaged input) go to an open-addressing table
+// beside, at most 3/4 full, grown by half: about 80 bytes per entry.
 class VersionTable {
  public:
   static constexpr unsigned kChunkBits = 17;
   static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
-  static constexpr unsigned kLayers = 4;
+  // A reused slot's later ids are spread over the whole table (slots are reused lowest
+  // first, wherever removals left them): a second layer of chunks would be touched
+  // everywhere for a few entries each. One layer, then the table beside.
+  static constexpr unsigned kLayers = 1;
 
   VersionEntry* find(uint64_t id) {
     const uint64_t slot = id & 0xffffffffu;
@@ -100,7 +103,7 @@ class VersionTable {
   }
 
   size_t size() const { return size_; }
-  // Entries not in the first layer (slots seen with more than one id).
+  // Entries beside the chunks (slots seen with more than one id).
   size_t overflowed() const { return overflowed_; }
 
  private:
@@ -123,7 +126,7 @@ class VersionTable {
     return e;
   }
 
-  // Open addressing (linear probing, at most half full) of entries by id.
+  // Open addressing (linear probing, at most 3/4 full, any capacity) of entries by id.
   class Beside {
    public:
     VersionEntry* find(uint64_t id) {
@@ -132,7 +135,7 @@ class VersionTable {
       return e.version_id == id ? &e : nullptr;
     }
     VersionEntry& get(uint64_t id, bool* fresh) {
-      if (2 * (size_ + 1) > slots_.size()) grow();
+      if (4 * (size_ + 1) > 3 * slots_.size()) grow();
       VersionEntry& e = slots_[indexOf(slots_, id)];
       *fresh = e.version_id == 0;
       if (*fresh) {
@@ -149,13 +152,16 @@ class VersionTable {
 
    private:
     static size_t indexOf(const std::vector<VersionEntry>& slots, uint64_t id) {
-      const size_t mask = slots.size() - 1;
-      const uint64_t h = id * 0x9E3779B97F4A7C15u;
-      for (size_t i = size_t(h ^ (h >> 32)) & mask;; i = (i + 1) & mask)
+      uint64_t h = id * 0x9E3779B97F4A7C15u;
+      h ^= h >> 29;
+      // The hash scaled to the capacity (no power of two needed: growth by half).
+      size_t i = size_t((unsigned __int128)h * slots.size() >> 64);
+      for (;; i = i + 1 == slots.size() ? 0 : i + 1)
         if (slots[i].version_id == id || slots[i].version_id == 0) return i;
     }
     void grow() {
-      std::vector<VersionEntry> next(slots_.empty() ? 64 : 2 * slots_.size(), VersionEntry{0, 0, 0, 0, 0, 0});
+      std::vector<VersionEntry> next(slots_.empty() ? 64 : slots_.size() + slots_.size() / 2,
+                                     VersionEntry{0, 0, 0, 0, 0, 0});
       for (const VersionEntry& e : slots_)
         if (e.version_id != 0) next[indexOf(next, e.version_id)] = e;
       slots_.swap(next);
