@@ -120,6 +120,12 @@ struct EarlyRecord {
   uint64_t digest;
 };
 
+// A rundown record waiting to be applied to its version's entry (applyRecords).
+struct PendingRecord {
+  uint64_t version_id, method_id, module_id, publish_seq, digest;
+  uint64_t rundown_index;
+};
+
 struct Process {
   int64_t pid = 0;
   jitprov::verify::VersionTable versions;
@@ -134,6 +140,11 @@ struct Process {
   std::map<uint64_t, Rundown> rundowns;                  // rundown_id ->
   std::vector<Rundown*> by_index;                        // Rundown::index ->
   jitprov::verify::SeqSet seen_seqs;                     // every sequence number the trace shows
+  // Rundown records not applied to their versions yet: a walk's records come in walk
+  // order, scattered over the version table; applied in batches sorted by id, the
+  // table is swept instead of probed at random (a miss each: most of the time at 10 M).
+  std::vector<PendingRecord> pending;
+  static constexpr size_t kPendingBatch = 1 << 16;
   uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
   bool seq_fields = true;  // every event carried the sequence fields
   // For a second reading that names the fields of G2 mismatches (explainMismatches).
@@ -380,6 +391,42 @@ void onStreamBeginning(Session* s, const bt_message* msg) {
   }
 }
 
+// The pending rundown records, in order of version id: G4 (a bit per rundown, or the
+// `late` list), G2 against the method_load (now, or when it arrives: Process::early),
+// and the versions known only from records.
+void applyRecords(Process& p) {
+  std::sort(p.pending.begin(), p.pending.end(),
+            [](const PendingRecord& a, const PendingRecord& b) { return a.version_id < b.version_id; });
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < p.pending.size(); ++i) {
+    if (i + kAhead < p.pending.size()) p.versions.prefetch(p.pending[i + kAhead].version_id);
+    const PendingRecord& rec = p.pending[i];
+    Rundown& r = *p.by_index[rec.rundown_index];
+    VersionEntry& v = p.versions.get(rec.version_id);
+    if (v.method_id == 0) {  // known from rundowns only (so far)
+      v.method_id = rec.method_id;
+      v.module_id = rec.module_id;
+      v.publish_seq = rec.publish_seq;
+    }
+    // G4 (G4 of the 64th and later rundowns: at the end, from `late`).
+    if (r.index < VersionEntry::kRundownBits) {
+      const uint64_t bit = uint64_t{1} << r.index;
+      if ((v.in_rundowns & bit) != 0 && r.duplicates++ < g_show) r.duplicated.push_back(rec.version_id);
+      v.in_rundowns |= bit;
+    } else {
+      r.late.push_back(rec.version_id);
+    }
+    // G2 against its method_load, now or when it arrives.
+    if (v.digest == 0) {
+      p.early.emplace(rec.version_id, EarlyRecord{r.index, rec.digest});
+    } else {
+      ++r.g2_checked;
+      if (rec.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(rec.version_id);
+    }
+  }
+  p.pending.clear();
+}
+
 // What an event is, by its class: decided once per class (a name compare per event
 // cost more than a flat lookup). Classes die with their graph: emptied with each one.
 enum class Kind : uint8_t {
@@ -580,28 +627,8 @@ void onEvent(Session* s, const bt_message* msg) {
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
-    VersionEntry& v = p.versions.get(fl.version_id);
-    if (v.method_id == 0) {  // known from rundowns only (so far)
-      v.method_id = fl.method_id;
-      v.module_id = fl.module_id;
-      v.publish_seq = fl.publish_seq;
-    }
-    // G4 (G4 of the 64th and later rundowns: at the end, from `late`).
-    if (r.index < VersionEntry::kRundownBits) {
-      const uint64_t bit = uint64_t{1} << r.index;
-      if ((v.in_rundowns & bit) != 0 && r.duplicates++ < g_show) r.duplicated.push_back(fl.version_id);
-      v.in_rundowns |= bit;
-    } else {
-      r.late.push_back(fl.version_id);
-    }
-    // G2 against its method_load, now or when it arrives.
-    const uint64_t d = digest(fl);
-    if (v.digest == 0) {
-      p.early.emplace(fl.version_id, EarlyRecord{r.index, d});
-    } else {
-      ++r.g2_checked;
-      if (d != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
-    }
+    p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, digest(fl), r.index});
+    if (p.pending.size() >= Process::kPendingBatch) applyRecords(p);
   } else if (kind == Kind::kRundownEnd) {
     r.has_end = true;
     r.end_ts = ts;
@@ -641,19 +668,6 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
     default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-  }
-  // The batch's rundown records first: their versions' entries are fetched together.
-  if (!s->explaining && s->last_process != nullptr) {
-    for (uint64_t i = 0; i < count; ++i) {
-      if (bt_message_get_type(msgs[i]) != BT_MESSAGE_TYPE_EVENT) continue;
-      const bt_event* ev = bt_message_event_borrow_event_const(msgs[i]);
-      if (kindOf(bt_event_borrow_class_const(ev)) != Kind::kRundownMethod) continue;
-      const bt_field* payload = bt_event_borrow_payload_field_const(ev);
-      const MethodLayout& l = layoutOf(bt_field_borrow_class_const(payload));
-      if (!l.usable || l.is_signed[kVersionId]) continue;
-      s->last_process->versions.prefetch(bt_field_integer_unsigned_get_value(
-          bt_field_structure_borrow_member_field_by_index_const(payload, uint64_t(l.index[kVersionId]))));
-    }
   }
   for (uint64_t i = 0; i < count; ++i) {
     const bt_message* m = msgs[i];
@@ -1151,6 +1165,7 @@ int main(int argc, char** argv) {
     return kExitUnreadable;
   }
   for (auto& [root, s] : sessions) {
+    for (auto& [pid, p] : s.processes) applyRecords(p);
     if (const std::string why = explainMismatches(&s); !why.empty()) {
       std::fprintf(stderr, "jitprov-verify: read trace %s again: %s\n", root.c_str(), why.c_str());
       return kExitUnreadable;
