@@ -56,7 +56,9 @@ class NameArena {
     size_t i = h & mask;
     for (; set_[i].p != nullptr; i = (i + 1) & mask) {
       const Entry& e = set_[i];
-      if (e.hash == h && e.len == s.size() && std::memcmp(e.p, s.data(), s.size()) == 0) return e.p;
+      // (An empty view may have no data: memcmp is not given a null pointer.)
+      if (e.hash == h && e.len == s.size() && (s.empty() || std::memcmp(e.p, s.data(), s.size()) == 0))
+        return e.p;
     }
     const uint32_t len = uint32_t(s.size());
     const char* p = copyAfter(s, &len, sizeof len);

@@ -40,7 +40,7 @@ RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/
 lttng start jvm >/dev/null || fail "lttng start"
 java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
   -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,stats="$WORK/agent.json" \
-  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 7 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
+  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 12 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
 JAVA_PID=$!
 track_pid "$JAVA_PID"
 
@@ -58,7 +58,10 @@ lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/de
 # Hot phase: sample stacks; bpftrace names JIT frames from /tmp/perf-PID.map.
 touch "$WORK/ready/go-hot"
 sleep 2  # a rundown (every:1) has written the map with the hot code
-timeout -s INT 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID/ { @[ustack(perf, 3)] = count(); }" \
+# The hot phase lasts 12 s: bpftrace names the frames when it exits, from the JVM's maps
+# and perf map, so the JVM must outlive it (with 7 s, one run had every frame
+# [unknown]). Six frames: the workload's methods run below reflection and stubs.
+timeout -s INT 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID/ { @[ustack(perf, 6)] = count(); }" \
   >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
 named=$(grep -c 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")
 [ "$named" -gt 0 ] || { head -30 "$WORK/ustack.txt" >&2; fail "no ustack frame named a workload method"; }
