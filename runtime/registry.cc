@@ -184,6 +184,11 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
     trace::moduleUnload(mod->id, mod->path.c_str());
+#if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_NAMES_WITHOUT_GRACE)
+    // fault: the methods' strings freed at once, while walkers may still be reading them (P5)
+    mod->names.~NameArena();
+    new (&mod->names) NameArena();
+#endif
   }
 #if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_REUSE_WITHOUT_GRACE)
   s_->awaiting_reclamation.fetch_add(mod->records, std::memory_order_relaxed);
