@@ -231,17 +231,24 @@ bool u64(const bt_field* s, const char* name, uint64_t* out) {
   return false;
 }
 
-// An enumeration field the trace's metadata maps to exactly one label, or nullptr.
-const bt_field* enumField(const bt_field* s, const char* name, const char** label) {
-  const bt_field* f = member(s, name);
-  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return nullptr;
+// Whether the trace's metadata maps the value of enumeration field `f` to exactly one
+// label (then *label is it).
+bool oneLabel(const bt_field* f, const char** label) {
   bt_field_class_enumeration_mapping_label_array labels;
   uint64_t count = 0;
   if (bt_field_enumeration_unsigned_get_mapping_labels(f, &labels, &count) !=
           BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
       count != 1)
-    return nullptr;
+    return false;
   *label = labels[0];
+  return true;
+}
+
+// An enumeration field the trace's metadata maps to exactly one label, or nullptr.
+const bt_field* enumField(const bt_field* s, const char* name, const char** label) {
+  const bt_field* f = member(s, name);
+  if (f == nullptr || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION) return nullptr;
+  if (!oneLabel(f, label)) return nullptr;
   return f;
 }
 
@@ -321,12 +328,8 @@ bool methodFields(const bt_field* p, Fields* f, std::string_view names[3], bool*
   const bt_field* tier = at(kTier);
   f->tier = bt_field_integer_unsigned_get_value(tier);
   if (f->tier >= 64 || (l->tiers_labelled >> f->tier & 1) == 0) {
-    bt_field_class_enumeration_mapping_label_array labels;
-    uint64_t count = 0;
-    if (bt_field_enumeration_unsigned_get_mapping_labels(tier, &labels, &count) !=
-            BT_FIELD_ENUMERATION_GET_MAPPING_LABELS_STATUS_OK ||
-        count != 1)
-      return false;
+    const char* label = nullptr;
+    if (!oneLabel(tier, &label)) return false;
     if (f->tier < 64) l->tiers_labelled |= uint64_t{1} << f->tier;
   }
   if (l->index[kHostTier] >= 0) {

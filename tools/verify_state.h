@@ -41,20 +41,16 @@ class VersionTable {
  public:
   static constexpr unsigned kChunkBits = 17;
   static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
-  // A reused slot's later ids are spread over the whole table (slots are reused lowest
-  // first, wherever removals left them): a second layer of chunks would be touched
-  // everywhere for a few entries each. One layer, then the table beside.
-  static constexpr unsigned kLayers = 1;
+  // (A second layer of chunks for reused slots was tried: their later ids are spread
+  // over the whole table, so it was touched everywhere for a few entries each.)
 
   VersionEntry* find(uint64_t id) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    for (unsigned l = 0; l < kLayers; ++l) {
-      if (c >= layers_[l].size() || layers_[l][c] == nullptr) return nullptr;
-      VersionEntry& e = layers_[l][c].get()[slot & (kChunkSize - 1)];
-      if (e.version_id == id) return &e;
-      if (e.version_id == 0) return nullptr;  // entries are never removed: none further
-    }
+    if (c >= chunks_.size() || chunks_[c] == nullptr) return nullptr;
+    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
+    if (e.version_id == id) return &e;
+    if (e.version_id == 0) return nullptr;  // entries are never removed: none beside
     return overflow_.find(id);
   }
 
@@ -63,42 +59,37 @@ class VersionTable {
   void prefetch(uint64_t id) const {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c < layers_[0].size() && layers_[0][c] != nullptr)
-      __builtin_prefetch(layers_[0][c].get() + (slot & (kChunkSize - 1)), 1);
+    if (c < chunks_.size() && chunks_[c] != nullptr)
+      __builtin_prefetch(chunks_[c].get() + (slot & (kChunkSize - 1)), 1);
   }
 
   // The entry of `id` (non-zero), made empty but for its id when new; *created says so.
-  // Valid until the next get() (an entry beside the layers may move).
+  // Valid until the next get() (an entry beside the chunks may move).
   VersionEntry& get(uint64_t id, bool* created = nullptr) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    for (unsigned l = 0; l < kLayers; ++l) {
-      std::vector<Chunk>& layer = layers_[l];
-      if (c >= layer.size()) layer.resize(c + 1);
-      if (layer[c] == nullptr) layer[c] = newChunk();
-      VersionEntry& e = layer[c].get()[slot & (kChunkSize - 1)];
-      if (e.version_id == id) return found(e, false, created);
-      if (e.version_id == 0) {
-        e.version_id = id;
-        if (l > 0) ++overflowed_;
-        return found(e, true, created);
-      }
+    if (c >= chunks_.size()) chunks_.resize(c + 1);
+    if (chunks_[c] == nullptr) chunks_[c] = newChunk();
+    VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
+    if (e.version_id == id) return found(e, false, created);
+    if (e.version_id == 0) {
+      e.version_id = id;
+      return found(e, true, created);
     }
     bool fresh = false;
-    VersionEntry& e = overflow_.get(id, &fresh);
+    VersionEntry& beside = overflow_.get(id, &fresh);
     if (fresh) ++overflowed_;
-    return found(e, fresh, created);
+    return found(beside, fresh, created);
   }
 
-  // Every entry: layer by layer, by slot, then the table beside.
+  // Every entry: those in chunks by slot, then the table beside.
   template <class F>
   void forEach(F&& f) {
-    for (auto& layer : layers_)
-      for (auto& chunk : layer) {
-        if (chunk == nullptr) continue;
-        for (uint64_t i = 0; i < kChunkSize; ++i)
-          if (chunk.get()[i].version_id != 0) f(chunk.get()[i]);
-      }
+    for (auto& chunk : chunks_) {
+      if (chunk == nullptr) continue;
+      for (uint64_t i = 0; i < kChunkSize; ++i)
+        if (chunk.get()[i].version_id != 0) f(chunk.get()[i]);
+    }
     overflow_.forEach(f);
   }
 
@@ -170,7 +161,7 @@ class VersionTable {
     size_t size_ = 0;
   };
 
-  std::vector<Chunk> layers_[kLayers];
+  std::vector<Chunk> chunks_;
   Beside overflow_;
   size_t size_ = 0, overflowed_ = 0;
 };
