@@ -135,9 +135,65 @@ static __always_inline struct lw_thread* thread_state(int create) {
   return t;
 }
 
+/* The arguments a program uses, from the spec libbpf recorded for the probe site
+ * (usdt.bpf.h's __bpf_usdt_specs, found by the attach cookie), looked up once per hit.
+ * bpf_usdt_arg() would look the spec up again for every argument and read each
+ * register with a bpf_probe_read_kernel() call; here a register is a plain load from
+ * the context at a constant offset (one inline-asm load per register, so that the
+ * compiler cannot merge the cases into a load at a variable offset, which the verifier
+ * refuses). BPF_USDT would also fetch every declared argument: the programs below
+ * fetch only those they use. */
+static __always_inline struct __bpf_usdt_spec* usdt_spec(struct pt_regs* ctx) {
+  int id = __bpf_usdt_spec_id(ctx);
+  if (id < 0) return 0;
+  return bpf_map_lookup_elem(&__bpf_usdt_specs, &id);
+}
+
+#define LW_REG(f)                                                                          \
+  case __builtin_offsetof(struct pt_regs, f):                                              \
+    asm volatile("%0 = *(u64 *)(%1 + %2)" : "=r"(v) : "r"(ctx), "i"(__builtin_offsetof(struct pt_regs, f))); \
+    break;
+
+static __always_inline int usdt_reg(struct pt_regs* ctx, short off, unsigned long* out) {
+  unsigned long v;
+  switch (off) {
+    LW_REG(r15) LW_REG(r14) LW_REG(r13) LW_REG(r12) LW_REG(bp) LW_REG(bx) LW_REG(r11) LW_REG(r10)
+    LW_REG(r9) LW_REG(r8) LW_REG(ax) LW_REG(cx) LW_REG(dx) LW_REG(si) LW_REG(di) LW_REG(ip) LW_REG(sp)
+    default:
+      return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Argument n (0-based) of the hit whose spec is `spec`; 0 when it cannot be read, as
+ * bpf_usdt_arg() gives. */
+static __always_inline long arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spec, unsigned n) {
+  if (!spec || n >= BPF_USDT_MAX_ARG_CNT || n >= (unsigned)spec->arg_cnt) return 0;
+  struct __bpf_usdt_arg_spec* a = &spec->args[n];
+  unsigned long val;
+  switch (a->arg_type) {
+    case BPF_USDT_ARG_CONST:
+      val = a->val_off;
+      break;
+    case BPF_USDT_ARG_REG:
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return 0;
+      break;
+    case BPF_USDT_ARG_REG_DEREF:
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return 0;
+      if (bpf_probe_read_user(&val, sizeof(val), (void*)(val + a->val_off)) != 0) return 0;
+      break;
+    default:
+      return 0;
+  }
+  val <<= a->arg_bitshift;
+  return a->arg_signed ? (long)val >> a->arg_bitshift : (long)(val >> a->arg_bitshift);
+}
+
 SEC("usdt")
-int BPF_USDT(lock_wait_begin, int site, __u64 method_id) {
+int lock_wait_begin(struct pt_regs* ctx) {  /* (site, method_id) */
   if (!mine()) return 0;
+  int site = arg(ctx, usdt_spec(ctx), 0);
   if (site <= 0 || site >= LW_SITES) {
     count_drop(LW_BAD_ARG);
     return 0;
@@ -156,8 +212,11 @@ int BPF_USDT(lock_wait_begin, int site, __u64 method_id) {
  * contended = 1: the wait began at this thread's lock_wait_begin; none seen (attached
  * in the middle of a wait) is counted as incomplete, never as a wait. */
 SEC("usdt")
-int BPF_USDT(lock_acquired, int site, __u64 method_id, int contended) {
+int lock_acquired(struct pt_regs* ctx) {  /* (site, method_id, contended) */
   if (!mine()) return 0;
+  struct __bpf_usdt_spec* spec = usdt_spec(ctx);
+  int site = arg(ctx, spec, 0);
+  int contended = arg(ctx, spec, 2);
   if (site <= 0 || site >= LW_SITES) {
     count_drop(LW_BAD_ARG);
     return 0;
@@ -197,8 +256,9 @@ int BPF_USDT(lock_acquired, int site, __u64 method_id, int contended) {
 }
 
 SEC("usdt")
-int BPF_USDT(lock_released, int site, __u64 method_id) {
+int lock_released(struct pt_regs* ctx) {  /* (site, method_id) */
   if (!mine()) return 0;
+  int site = arg(ctx, usdt_spec(ctx), 0);
   __u64 now = bpf_ktime_get_ns();
   struct lw_proc* p = proc_state(0);
   if (p) p->holder_site = 0;
@@ -215,7 +275,7 @@ int BPF_USDT(lock_released, int site, __u64 method_id) {
 }
 
 SEC("usdt")
-int BPF_USDT(jit_begin, __u64 method_id, int tier) {
+int jit_begin(struct pt_regs* ctx) {  /* (method_id, tier): neither is needed here */
   if (!mine()) return 0;
   struct lw_thread* t = thread_state(1);
   if (t) t->jit_start = bpf_ktime_get_ns();
@@ -223,8 +283,9 @@ int BPF_USDT(jit_begin, __u64 method_id, int tier) {
 }
 
 SEC("usdt")
-int BPF_USDT(jit_end, __u64 method_id, int tier, __u64 code_start, __u64 code_size) {
+int jit_end(struct pt_regs* ctx) {  /* (method_id, tier, code_start, code_size) */
   if (!mine()) return 0;
+  int tier = arg(ctx, usdt_spec(ctx), 1);
   __u64 now = bpf_ktime_get_ns();
   struct lw_thread* t = thread_state(0);
   if (!t || t->jit_start == 0) {
@@ -244,8 +305,9 @@ int BPF_USDT(jit_end, __u64 method_id, int tier, __u64 code_start, __u64 code_si
 }
 
 SEC("usdt")
-int BPF_USDT(rundown_begin, __u64 rundown_id, int mode, int trigger) {
+int rundown_begin(struct pt_regs* ctx) {  /* (rundown_id, mode, trigger) */
   if (!mine()) return 0;
+  __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
   struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
   __u8 one = 1;
   if (bpf_map_update_elem(&rundowns, &k, &one, BPF_NOEXIST) != 0) return 0; /* seen, or no room */
@@ -255,8 +317,9 @@ int BPF_USDT(rundown_begin, __u64 rundown_id, int mode, int trigger) {
 }
 
 SEC("usdt")
-int BPF_USDT(rundown_end, __u64 rundown_id, __u64 methods, __u64 versions, __u64 skipped) {
+int rundown_end(struct pt_regs* ctx) {  /* (rundown_id, methods, versions, skipped) */
   if (!mine()) return 0;
+  __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
   struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
   if (bpf_map_delete_elem(&rundowns, &k) != 0) return 0; /* began before we attached */
   struct lw_proc* p = proc_state(0);
