@@ -3,8 +3,13 @@
 // Shape (one writer at a time, many lock-free readers, like folly's HazptrSWMRSet):
 //
 //   methods_ table (id -> Method*)
-//     Method ── il_head ──> IlVersion(rejit n) ──next──> ... ──> il0 (inside Method)
+//     Method ── il_head ──> IlVersion(rejit n) ──next──> ... ──> IlVersion(rejit 0) ──> null
 //                              └─ native_head ──> NativeVersion ──next──> older ... ──> null
+//
+// A method's first IL version (rejit 0) is allocated when its code is first needed
+// (beginJit, publishHostCode, requestRejit): a method never compiled has no IL version
+// (il_head null), and its record stays small (P1 covers the first IL version's
+// publication as any other's).
 //
 // Lists grow at the head only. A native version leaves its list in two ways: its whole
 // module is unloaded (its methods are cleared from the tables under the lock and freed
@@ -184,9 +189,10 @@ struct Method {
   const bool has_host_key;  // its host key is stored just before its name (hostKey())
   bool unloaded = false;    // CVM lock only (P3)
 
-  // Head of the IL versions, newest first; starts at il0. Writer: requestRejit under the
+  // Head of the IL versions, newest first; null until the method's code is first needed
+  // (State::activeIlOrCreate: IL version 0). Writers: that and requestRejit, under the
   // CVM lock, publish() (P1). Readers: readPublished().
-  std::atomic<IlVersion*> il_head{&il0};
+  std::atomic<IlVersion*> il_head{nullptr};
   // The code callers run, 0 = none. Writer: activate/requestRejit under the CVM lock,
   // publish(). Readers: entryPoint(), readPublished(): pairs so that the code's
   // publication (P2) is visible to whoever jumps to it.
@@ -195,9 +201,8 @@ struct Method {
   // CVM lock; readers: the catch-up pass (relaxed, ordered by its acquire of seq).
   std::atomic<uint64_t> last_publish_seq{0};
 
-  IlVersion il0{0, nullptr};
-
-  // The active IL version: the newest (P3). CVM lock held (relaxed: its only writer).
+  // The active IL version: the newest (P3), null before the first. CVM lock held
+  // (relaxed: its only writer).
   IlVersion* activeIl() const noexcept { return il_head.load(std::memory_order_relaxed); }
 
   // The host's key, 0 = none: kept in the arena, so that methods without one (every
@@ -326,6 +331,9 @@ struct Runtime::State {
   static void reclaimBatch(rcu_head* head);
   // Takes the batch being filled, if any. retire_batch_mu held.
   RetireBatch* takeRetireBatch() noexcept;
+  // The method's active IL version, its first one (rejit 0) allocated and published now
+  // if it has none (P1); null when out of memory. CVM lock held.
+  IlVersion* activeIlOrCreate(Method* m) noexcept;
   void freeMethod(Method* m, bool give_back_code);
   void freeVersion(NativeVersion* v, bool give_back_code);
   // Host mode: the live version whose range overlaps [start, start + size), or null.

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 dir=${BUILD_DIR:-build-fault}
-for spec in ${FAULTS:-relaxed-head:thread link-before-init:thread relaxed-code-start:thread unload-reuse-without-grace:thread unload-reuse-without-grace:address retire-reuse-without-grace:thread retire-reuse-without-grace:address unlink-poison-next:thread no-catch-up:thread}; do
+for spec in ${FAULTS:-relaxed-head:thread link-before-init:thread relaxed-code-start:thread unload-reuse-without-grace:thread unload-reuse-without-grace:address retire-reuse-without-grace:thread retire-reuse-without-grace:address unlink-poison-next:thread no-catch-up:thread unload-names-without-grace:thread relaxed-il-head:thread}; do
   f=${spec%%:*}; san=${spec##*:}
   if [ "$san" = address ]; then setup=asan; else setup=tsan; fi
   rm -rf "$dir"

@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -102,6 +103,27 @@ const T& pick(const T (&a)[N], uint64_t r) {
   return a[r % N];
 }
 
+// n zero-valued atomics whose memory becomes resident only where written: calloc maps a
+// large block as fresh zero pages without writing them (std::vector would write every
+// element), so the compile state of a method never compiled costs the process no RSS.
+template <class T>
+class ZeroedArray {
+  static_assert(T::is_always_lock_free && sizeof(T) == sizeof(typename T::value_type),
+                "all-zero bytes must be a valid T: a lock-free atomic integer");
+
+ public:
+  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(std::calloc(n ? n : 1, sizeof(T)))) {
+    if (p_ == nullptr) throw std::bad_alloc();
+  }
+  ZeroedArray(const ZeroedArray&) = delete;
+  ZeroedArray& operator=(const ZeroedArray&) = delete;
+  ~ZeroedArray() { std::free(p_); }
+  T& operator[](size_t i) noexcept { return p_[i]; }
+
+ private:
+  T* p_;
+};
+
 // The application: methods in module-contiguous slots, so an unloaded module's slots
 // are refilled by its replacement's methods.
 struct App {
@@ -114,10 +136,10 @@ struct App {
   std::vector<std::atomic<uint64_t>> slot_method;
   // slot -> a JIT thread is compiling it (one compile per method at a time, as a
   // runtime's per-method JIT lock would). CAS acquire / store release: a try-lock.
-  std::vector<std::atomic<uint8_t>> compiling;
+  ZeroedArray<std::atomic<uint8_t>> compiling;
   // slot -> the version last activated for it (0 = none). Only the thread that holds
   // the slot's `compiling` try-lock reads or writes it (relaxed).
-  std::vector<std::atomic<uint64_t>> active_version;
+  ZeroedArray<std::atomic<uint64_t>> active_version;
   std::vector<uint32_t> zipf_perm;                 // rank -> slot
   struct ModuleSlots {
     uint64_t id;
@@ -165,7 +187,8 @@ struct App {
         return false;
       }
       slot_method[s].store(m, std::memory_order_release);
-      active_version[s].store(0, std::memory_order_relaxed);
+      // (a read of a page never written maps the zero page: no RSS)
+      if (active_version[s].load(std::memory_order_relaxed) != 0) active_version[s].store(0, std::memory_order_relaxed);
     }
     modules.push_back({mod, begin, end, collectible, gen});
     return true;
