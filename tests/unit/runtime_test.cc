@@ -208,6 +208,42 @@ TEST_F(RuntimeTest, RejitAddsAnIlVersionAndResetsTheEntryPoint) {
   EXPECT_EQ(s.views[1].code_start, t0.start);
 }
 
+// A method's first IL version exists once its code is first needed: a method never
+// compiled costs no IL version node; beginJit, or a ReJIT request before any code,
+// creates it (rejit 0), and an unload frees whatever exists.
+TEST_F(RuntimeTest, TheFirstIlVersionComesWithTheFirstCode) {
+  auto a = rt.registerMethod(mod, desc("Never"));
+  auto b = rt.registerMethod(mod, desc("Compiled"));
+  auto c = rt.registerMethod(mod, desc("RejitFirst"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  const uint64_t before = rt.memoryStats().version_bytes;
+  EXPECT_EQ(walkAll(rt).views.size(), 0u);
+  CodeRange t0 = jit(rt, *b, Tier::kTier0);
+  const uint64_t one = rt.memoryStats().version_bytes - before;  // an IL version and a native one
+  EXPECT_GT(one, 0u);
+  CodeRange t1 = jit(rt, *b, Tier::kTier1);
+  const uint64_t native = rt.memoryStats().version_bytes - before - one;  // a native version only
+  EXPECT_GT(one, native);
+  auto r = rt.requestRejit(*c);  // IL versions 0 and 1 at once
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, 1u);
+  EXPECT_EQ(rt.memoryStats().il_versions, 1u);
+  CodeRange rj = jit(rt, *c, Tier::kInstrumented);
+  Seen s = walkAll(rt);
+  ASSERT_EQ(s.views.size(), 3u);
+  std::map<uint64_t, const VersionView*> by_start;
+  for (const VersionView& v : s.views) by_start[v.code_start] = &v;
+  ASSERT_TRUE(by_start.count(t0.start) && by_start.count(t1.start) && by_start.count(rj.start));
+  EXPECT_EQ(by_start[t0.start]->rejit_id, 0u);
+  EXPECT_EQ(by_start[t1.start]->rejit_id, 0u);
+  EXPECT_EQ(by_start[rj.start]->rejit_id, 1u);
+  EXPECT_EQ(by_start[rj.start]->method_id, *c);
+  ASSERT_TRUE(rt.unloadModule(mod).ok());
+  rt.drainReclamation();
+  EXPECT_EQ(rt.memoryStats().version_bytes, 0u);
+  EXPECT_EQ(rt.memoryStats().il_versions, 0u);
+}
+
 TEST_F(RuntimeTest, UnloadRemovesMethodsAndReusesCodeOnlyAfterAGracePeriod) {
   auto keep_mod = rt.registerModule("/app/System.dll", false);
   ASSERT_TRUE(keep_mod.ok());

@@ -73,7 +73,8 @@ struct CompleteWalk {
 struct MemoryStats {
   uint64_t live_modules = 0;
   uint64_t live_methods = 0;
-  uint64_t il_versions = 0;      // ReJIT IL versions (the original is inside its method)
+  uint64_t il_versions = 0;      // ReJIT IL versions (not counted: each method's original, allocated
+                                 // with its first code)
   uint64_t native_versions = 0;
   uint64_t method_bytes = 0;     // method records (their slots) and their names
   uint64_t version_bytes = 0;    // IL version nodes and native version records (slots)
