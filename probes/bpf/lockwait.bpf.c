@@ -166,10 +166,12 @@ static __always_inline int usdt_reg(struct pt_regs* ctx, short off, unsigned lon
   return 0;
 }
 
-/* Argument n (0-based) of the hit whose spec is `spec`; 0 when it cannot be read, as
- * bpf_usdt_arg() gives. */
+/* Argument n (0-based) of the hit whose spec is `spec`; LW_ARG_UNREADABLE (-1) when it
+ * cannot be read (bpf_usdt_arg() would give 0, a valid tier): every program counts that
+ * as a bad argument, since no site, tier, flag or rundown id the runtime passes is -1. */
+#define LW_ARG_UNREADABLE (-1L)
 static __always_inline long arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spec, unsigned n) {
-  if (!spec || n >= BPF_USDT_MAX_ARG_CNT || n >= (unsigned)spec->arg_cnt) return 0;
+  if (!spec || n >= BPF_USDT_MAX_ARG_CNT || n >= (unsigned)spec->arg_cnt) return LW_ARG_UNREADABLE;
   struct __bpf_usdt_arg_spec* a = &spec->args[n];
   unsigned long val;
   switch (a->arg_type) {
@@ -177,14 +179,14 @@ static __always_inline long arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spe
       val = a->val_off;
       break;
     case BPF_USDT_ARG_REG:
-      if (usdt_reg(ctx, a->reg_off, &val) != 0) return 0;
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return LW_ARG_UNREADABLE;
       break;
     case BPF_USDT_ARG_REG_DEREF:
-      if (usdt_reg(ctx, a->reg_off, &val) != 0) return 0;
-      if (bpf_probe_read_user(&val, sizeof(val), (void*)(val + a->val_off)) != 0) return 0;
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return LW_ARG_UNREADABLE;
+      if (bpf_probe_read_user(&val, sizeof(val), (void*)(val + a->val_off)) != 0) return LW_ARG_UNREADABLE;
       break;
     default:
-      return 0;
+      return LW_ARG_UNREADABLE;
   }
   val <<= a->arg_bitshift;
   return a->arg_signed ? (long)val >> a->arg_bitshift : (long)(val >> a->arg_bitshift);
@@ -217,7 +219,7 @@ int lock_acquired(struct pt_regs* ctx) {  /* (site, method_id, contended) */
   struct __bpf_usdt_spec* spec = usdt_spec(ctx);
   int site = arg(ctx, spec, 0);
   int contended = arg(ctx, spec, 2);
-  if (site <= 0 || site >= LW_SITES) {
+  if (site <= 0 || site >= LW_SITES || contended < 0 || contended > 1) {
     count_drop(LW_BAD_ARG);
     return 0;
   }
@@ -262,6 +264,10 @@ int lock_released(struct pt_regs* ctx) {  /* (site, method_id) */
   __u64 now = bpf_ktime_get_ns();
   struct lw_proc* p = proc_state(0);
   if (p) p->holder_site = 0;
+  if (site <= 0 || site >= LW_SITES) {
+    count_drop(LW_BAD_ARG);
+    return 0;
+  }
   struct lw_thread* t = thread_state(0);
   if (!t || t->hold_start == 0 || t->site != (__u32)site) {
     count_drop(LW_INCOMPLETE_RELEASE);
@@ -308,6 +314,10 @@ SEC("usdt")
 int rundown_begin(struct pt_regs* ctx) {  /* (rundown_id, mode, trigger) */
   if (!mine()) return 0;
   __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
+  if (rundown_id == (__u64)LW_ARG_UNREADABLE) {
+    count_drop(LW_BAD_ARG);
+    return 0;
+  }
   struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
   __u8 one = 1;
   if (bpf_map_update_elem(&rundowns, &k, &one, BPF_NOEXIST) != 0) return 0; /* seen, or no room */
@@ -320,6 +330,10 @@ SEC("usdt")
 int rundown_end(struct pt_regs* ctx) {  /* (rundown_id, methods, versions, skipped) */
   if (!mine()) return 0;
   __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
+  if (rundown_id == (__u64)LW_ARG_UNREADABLE) {
+    count_drop(LW_BAD_ARG);
+    return 0;
+  }
   struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
   if (bpf_map_delete_elem(&rundowns, &k) != 0) return 0; /* began before we attached */
   struct lw_proc* p = proc_state(0);

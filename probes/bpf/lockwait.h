@@ -29,7 +29,7 @@ enum lw_drop {
   LW_INCOMPLETE_ACQUIRE = 1,   /* lock_acquired with no lock_wait_begin: began before attaching */
   LW_INCOMPLETE_RELEASE = 2,   /* lock_released with no lock_acquired: acquired before attaching */
   LW_INCOMPLETE_JIT = 3,       /* jit_end with no jit_begin: began before attaching */
-  LW_BAD_ARG = 4,              /* lost: a site or tier outside the known range */
+  LW_BAD_ARG = 4,              /* lost: a site, tier or flag outside its range, or an argument unreadable */
   LW_DROP_KINDS = 5,
 };
 
