@@ -16,7 +16,8 @@ import java.util.Deque;
  *   churn  CHURN_S seconds: new loader per round, every class run, old loaders dropped, GC;
  *          then writes READY_DIR/quiet
  *   quiet  until READY_DIR/go-hot exists (at most QUIET_S seconds): nothing runs
- *   hot    HOT_S seconds: the last generation's code run in a loop (for profilers)
+ *   hot    HOT_S seconds, or until READY_DIR/stop exists: the last generation's code run
+ *          in a loop (for profilers)
  * Usage: java -cp CLASSES jitwork.JitWorkload CLASSES CHURN_S HOT_S QUIET_S READY_DIR
  */
 public final class JitWorkload {
@@ -65,7 +66,8 @@ public final class JitWorkload {
     while (System.nanoTime() < end && !Files.exists(ready.resolve("go-hot"))) Thread.sleep(20);
     System.out.println("quiet: done");
     end = System.nanoTime() + (long) (hot * 1e9);
-    while (System.nanoTime() < end) s += runAll(cs, 200);
+    Path stop = ready.resolve("stop");
+    while (System.nanoTime() < end && !Files.exists(stop)) s += runAll(cs, 200);
     sink = s;
     System.out.println("hot: done " + (s & 1));
   }
