@@ -4,7 +4,8 @@ tests check decoded fields instead of scraping babeltrace2's text output.
 
 As a module: events(path, prefixes) yields (name, fields) in time order, where fields
 maps each payload field to an int, a str, or an enumeration's label, plus "vpid" when
-the event carries that context.
+the event carries that context, and with times=True "_ns": the event's time in ns since
+the Unix epoch (the trace clock's offset plus its cycles).
 As a program: bt2read.py TRACE [PREFIX...] prints one JSON object per event.
 """
 import json
@@ -22,7 +23,7 @@ def _value(f):
     return int(f)
 
 
-def events(path, prefixes=()):
+def events(path, prefixes=(), times=False):
     prefixes = tuple(prefixes)
     for msg in bt2.TraceCollectionMessageIterator(path):
         if type(msg) is not bt2._EventMessageConst:
@@ -34,6 +35,8 @@ def events(path, prefixes=()):
         ctx = ev.common_context_field
         if ctx is not None and "vpid" in ctx:
             fields["vpid"] = int(ctx["vpid"])
+        if times:
+            fields["_ns"] = msg.default_clock_snapshot.ns_from_origin
         yield ev.name, fields
 
 

@@ -5,7 +5,7 @@
 #  - a bpftrace `ustack` sample names a workload method through /tmp/perf-PID.map;
 #  - its rundowns into a real lttng session (private lttng-sessiond) pass jitprov-verify;
 #  - every nmethod `jcmd Compiler.codelist` lists in use at a quiet moment (in two
-#    listings around the last rundown) is in that rundown with the same address, size,
+#    listings around a rundown) is in that rundown with the same address, size,
 #    comp level (host_tier) and name.
 #   jvm_agent.sh AGENT_SO VERIFY_BINARY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +51,9 @@ for _ in $(seq 300); do [ -f "$WORK/ready/quiet" ] && break; sleep 0.1; done
 sleep 1
 jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist1.txt" 2>&1 ||
   { head -n 5 "$WORK/codelist1.txt" "$WORK/java.out" >&2; fail "jcmd Compiler.codelist"; }
+date +%s%N >"$WORK/window"  # the rundown compared begins after the first listing ...
 sleep 2.5  # at least two every:1 rundowns
+date +%s%N >>"$WORK/window"  # ... and ends before the second
 jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist2.txt" 2>&1 ||
   { head -n 5 "$WORK/codelist2.txt" "$WORK/java.out" >&2; fail "jcmd Compiler.codelist"; }
 lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/destroy"
@@ -100,17 +102,22 @@ def codelist(path):
 a, b = codelist(w + "/codelist1.txt"), codelist(w + "/codelist2.txt")
 stable = {k: v for k, v in a.items() if b.get(k) == v}
 assert len(stable) > 2000, (len(a), len(b), len(stable))
-# The last complete rundown.
-rundowns, cur = [], None
-for name, f in events(w + "/trace", ["jitprov_rundown:"]):
+# The last rundown that began after the first listing and ended before the second: an
+# nmethod in use in both listings was live through it (the quiet phase may still finish
+# compiles queued before it, and the sweeper may flush code after the second listing).
+t_after, t_before = (int(l) for l in open(w + "/window"))
+rundowns, cur, all_times = [], None, []
+for name, f in events(w + "/trace", ["jitprov_rundown:"], times=True):
     if name == "jitprov_rundown:rundown_begin":
-        cur = {}
+        cur, begin = {}, f["_ns"]
     elif name == "jitprov_rundown:method" and cur is not None:
         cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"])
     elif name == "jitprov_rundown:rundown_end" and cur is not None:
-        rundowns.append(cur)
+        all_times.append(((begin - t_after) / 1e9, (f["_ns"] - t_after) / 1e9))
+        if begin >= t_after and f["_ns"] <= t_before:
+            rundowns.append(cur)
         cur = None
-assert rundowns, "no complete rundown in the trace"
+assert rundowns, "no complete rundown between the listings (0 to %.3f s): %s" % ((t_before - t_after) / 1e9, all_times)
 last = rundowns[-1]
 # HotSpot's method handle intrinsics (MethodHandle.invokeBasic, linkTo*: native adapters
 # generated per signature) share jmethodIDs, so JVMTI names them by whichever intrinsic
@@ -125,7 +132,7 @@ def same(k, v):
 intrinsics = sum(1 for v in stable.values() if v[0].startswith("java.lang.invoke.MethodHandle."))
 bad = [(hex(k), v, last.get(k)) for k, v in stable.items() if not same(k, v)]
 assert not bad, "%d of %d stable nmethods differ or are missing, e.g. %s" % (len(bad), len(stable), bad[:3])
-print("codelist: %d nmethods in use in both listings, all in the last of %d rundowns (%d versions) with the "
+print("codelist: %d nmethods in use in both listings, all in the last of %d rundowns between them (%d versions) with the "
       "same address, size, level and name (%d method handle intrinsics: name checked to the class); agent: %d "
       "loads, %d unloads, %d methods, tier by %s"
       % (len(stable), len(rundowns), len(last), intrinsics, agent["loads"], agent["unloads"], agent["methods"],
