@@ -24,6 +24,7 @@
 // runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
 #include "verify_checks.h"
+#include "verify_pipe.h"
 #include "verify_state.h"
 #include <jitprov/utf8.h>
 #include <babeltrace2/babeltrace.h>
@@ -40,6 +41,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <string>
@@ -87,6 +89,7 @@ uint64_t digest(const Fields& f) {
                                     f.code_start, f.code_size, f.token, f.flags, f.publish_seq, f.names});
 }
 
+using jitprov::verify::BatchPipe;
 using jitprov::verify::VersionEntry;
 
 struct Rundown {
@@ -157,6 +160,8 @@ FILE* g_progress = stdout;
 // Violations shown per check (--show).
 uint64_t g_show = 5;
 
+struct Batch;  // of events read, for the checking thread (below)
+
 struct Session {
   std::string root;  // the directory above ust/ (or the trace itself), or the live URL
   // Live (net://): read from lttng-relayd while the session records.
@@ -175,6 +180,8 @@ struct Session {
   std::unordered_map<const bt_stream*, int64_t> stream_pid;
   // Second reading (explainMismatches): only the fields of G2 mismatches are collected.
   bool explaining = false;
+  // The first reading's pipe to the checking thread (readSession); null on the second.
+  BatchPipe<Batch>* pipe = nullptr;
   Process* last_process = nullptr;  // of the last event (most events are of the one before's)
 };
 
@@ -502,53 +509,59 @@ void onExplainEvent(Session* s, const bt_event* ev, Kind kind) {
   }
 }
 
-void onEvent(Session* s, const bt_message* msg) {
-  const bt_event* ev = bt_message_event_borrow_event_const(msg);
-  const bt_event_class* ec = bt_event_borrow_class_const(ev);
-  const Kind kind = kindOf(ec);
-  if (kind == Kind::kOther) return;
-  if (s->explaining) return onExplainEvent(s, ev, kind);
-  const int64_t pid = processOf(s, ev);
-  if (pid < 0) {
-    ++s->unattributed;
-    return;
+// --- reading (the graph's thread) and checking (the pipe's thread) -------------------
+// The reading thread decodes each event through babeltrace2 and keeps what the checks
+// need in an Item; the checking thread applies the items to the process's tables
+// (applyItem). The two share nothing else: Session's reading side (stream_pid,
+// unattributed, the discarded counts, name) is the reader's, its processes and `error`
+// the checker's until the pipe is drained.
+enum ItemFlags : uint8_t {
+  kNoSeqField = 1,  // an unload without its sequence field (a trace from before it existed)
+};
+struct Item {
+  Kind kind;
+  uint8_t flags = 0;
+  uint32_t rare = 0;  // rundown_begin / rundown_end: their index in Batch::rare
+  int64_t pid = 0, ts = 0;
+  uint64_t rid = 0;   // the rundown's id, for rundown events
+  // method_load, a rundown's method: its fields. method_unload: method_id, module_id
+  // and publish_seq = its unload_seq; code_unload: version_id and publish_seq = its
+  // retire_seq (0: none).
+  Fields fl;
+};
+// A rundown_begin's or rundown_end's other fields.
+struct RareItem {
+  std::string mode, trigger;  // begin
+  bool has_seq = false;       // begin: publish_seq; end: publish_seq, end_seq, caught_up
+  uint64_t begin_seq = 0;
+  uint64_t modules = 0, methods = 0, versions = 0, skipped = 0, retried = 0, duration = 0;
+  uint64_t publish_seq = 0, end_seq = 0, caught_up = 0;
+  bool cut_short = false;
+};
+struct Batch {
+  std::vector<Item> items;
+  std::vector<RareItem> rare;
+  std::string error;  // the reader's: the event after the last item could not be read
+  void clear() {
+    items.clear();
+    rare.clear();
+    error.clear();
   }
-  if (s->last_process == nullptr || s->last_process->pid != pid) {  // std::map nodes stay put
-    s->last_process = &s->processes[pid];
-    s->last_process->pid = pid;
+};
+constexpr size_t kBatchItems = 4096;
+
+// The checking side of one event.
+void applyItem(Session* s, const Item& it, const Batch& b) {
+  if (s->last_process == nullptr || s->last_process->pid != it.pid) {  // std::map nodes stay put
+    s->last_process = &s->processes[it.pid];
+    s->last_process->pid = it.pid;
   }
   Process& p = *s->last_process;
   ++p.events;
-  auto n = [&] { return std::string(bt_event_class_get_name(ec)); };
-  int64_t ts = 0;
-  if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &ts) !=
-      BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
-    s->error = "event " + n() + " has no usable timestamp";
-    return;
-  }
-  p.last_ts = std::max(p.last_ts, ts);
-  const bt_field* f = bt_event_borrow_payload_field_const(ev);
-  auto bad = [&](const char* what) { s->error = "event " + n() + ": missing or malformed " + what; };
-  auto damaged = [&](const std::string& why) {
-    s->error = "event " + n() + " cannot be what jitprov emitted (" + why + "): damaged input";
-  };
-  // An optional sequence field: absent in traces of older versions (then the exact
-  // checks are not possible), never 0 when present.
-  auto seqField = [&](const char* field, uint64_t* out) {
-    *out = 0;
-    if (member(f, field) == nullptr) {
-      p.seq_fields = false;
-      return true;
-    }
-    return u64(f, field, out) && *out != 0;
-  };
-  switch (kind) {
+  p.last_ts = std::max(p.last_ts, it.ts);
+  const Fields& fl = it.fl;
+  switch (it.kind) {
     case Kind::kMethodLoad: {
-      Fields fl;
-      std::string_view names[3];
-      bool plain = false;
-      if (!methodFields(f, &fl, names, &plain)) return bad("method fields");
-      if (const std::string why = impossible(fl, names, plain); !why.empty()) return damaged(why);
       if (fl.publish_seq == 0) p.seq_fields = false;
       ++p.method_loads;
       if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
@@ -561,107 +574,216 @@ void onEvent(Session* s, const bt_message* msg) {
       // Records that arrived first are compared now.
       if (!p.early.empty()) {
         auto [lo, hi] = p.early.equal_range(fl.version_id);
-        for (auto it = lo; it != hi; ++it) {
-          Rundown& r = *p.by_index[it->second.rundown_index];
+        for (auto e = lo; e != hi; ++e) {
+          Rundown& r = *p.by_index[e->second.rundown_index];
           ++r.g2_checked;
-          if (it->second.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
+          if (e->second.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
         }
         p.early.erase(lo, hi);
       }
       return;
     }
     case Kind::kMethodUnload: {
-      uint64_t mid, module, seq;
-      if (!u64(f, "method_id", &mid) || !u64(f, "module_id", &module) || !seqField("unload_seq", &seq))
-        return bad("method_id/module_id/unload_seq");
-      if (mid == 0 || module == 0) return damaged("an id of 0");
+      if (it.flags & kNoSeqField) p.seq_fields = false;
       ++p.method_unloads;
+      const uint64_t seq = fl.publish_seq;
       if (seq == 0) return;  // no number: nothing exact follows from it
       p.seen_seqs.add(seq);
       // One number removes every method of a module (registry.h P8): kept per module; a
       // method's own only where it differs from its module's (none in jitprov's traces).
-      if (!p.module_unload.emplace(module, seq) && *p.module_unload.find(module) != seq)
-        p.method_unload.emplace(mid, seq);  // keeps the first
+      if (!p.module_unload.emplace(fl.module_id, seq) && *p.module_unload.find(fl.module_id) != seq)
+        p.method_unload.emplace(fl.method_id, seq);  // keeps the first
       return;
     }
     case Kind::kCodeUnload: {
-      uint64_t vid, seq;
-      if (!u64(f, "version_id", &vid) || !seqField("retire_seq", &seq)) return bad("version_id/retire_seq");
-      if (vid == 0) return damaged("an id of 0");
+      if (it.flags & kNoSeqField) p.seq_fields = false;
       ++p.code_unloads;
-      p.code_unload.emplace(vid, seq);
+      p.code_unload.emplace(fl.version_id, fl.publish_seq);
       // Marked, so that the end looks up only the versions some code_unload names.
-      p.versions.get(vid).in_rundowns |= VersionEntry::kRetired;
-      if (seq != 0) p.seen_seqs.add(seq);
+      p.versions.get(fl.version_id).in_rundowns |= VersionEntry::kRetired;
+      if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
       return;
     }
     case Kind::kJitprovOther: return;
     default: break;
   }
   // A rundown's event.
-  uint64_t rid;
-  if (!u64(f, "rundown_id", &rid)) return bad("rundown_id");
-  auto [rit, fresh] = p.rundowns.try_emplace(rid);
+  auto [rit, fresh] = p.rundowns.try_emplace(it.rid);
   Rundown& r = rit->second;
   if (fresh) {
-    r.id = rid;
+    r.id = it.rid;
     r.index = p.by_index.size();
     p.by_index.push_back(&r);
   }
-  r.last_ts = std::max(r.last_ts, ts);
-  if (kind == Kind::kRundownBegin) {
-    if (r.has_begin) return bad("rundown_id (a second rundown_begin with the same id)");
-    r.has_begin = true;
-    r.begin_ts = ts;
-    if (!enumLabel(f, "mode", &r.mode) || !enumLabel(f, "trigger", &r.trigger)) return bad("mode/trigger");
-    if (member(f, "publish_seq") != nullptr) {
-      if (!u64(f, "publish_seq", &r.begin_seq)) return bad("publish_seq");
-      r.has_begin_seq = true;
+  r.last_ts = std::max(r.last_ts, it.ts);
+  if (it.kind == Kind::kRundownBegin) {
+    if (r.has_begin) {
+      s->error = "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with "
+                 "the same id)";
+      return;
     }
-  } else if (kind == Kind::kRundownModule) {
+    const RareItem& x = b.rare[it.rare];
+    r.has_begin = true;
+    r.begin_ts = it.ts;
+    r.mode = x.mode;
+    r.trigger = x.trigger;
+    r.has_begin_seq = x.has_seq;
+    r.begin_seq = x.begin_seq;
+  } else if (it.kind == Kind::kRundownModule) {
     ++r.module_records;
-  } else if (kind == Kind::kRundownMethod) {
-    Fields fl;
-    std::string_view names[3];
-    bool plain = false;
-    if (!methodFields(f, &fl, names, &plain)) return bad("method fields");
-    if (const std::string why = impossible(fl, names, plain); !why.empty()) return damaged(why);
+  } else if (it.kind == Kind::kRundownMethod) {
     ++r.method_records;
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
     p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, digest(fl), r.index});
     if (p.pending.size() >= Process::kPendingBatch) applyRecords(p);
-  } else if (kind == Kind::kRundownEnd) {
+  } else if (it.kind == Kind::kRundownEnd) {
+    const RareItem& x = b.rare[it.rare];
     r.has_end = true;
-    r.end_ts = ts;
-    if (!u64(f, "modules", &r.end_modules) || !u64(f, "methods", &r.end_methods) ||
-        !u64(f, "versions", &r.end_versions) || !u64(f, "skipped", &r.end_skipped) ||
-        !u64(f, "retried", &r.end_retried) || !u64(f, "duration_ns", &r.end_duration))
-      return bad("counts");
-    if (member(f, "publish_seq") != nullptr) {
-      if (!u64(f, "publish_seq", &r.publish_seq) || !u64(f, "end_seq", &r.end_seq) ||
-          !u64(f, "caught_up", &r.caught_up))
-        return bad("publish_seq/end_seq/caught_up");
-      r.has_end_seq = true;
+    r.end_ts = it.ts;
+    r.end_modules = x.modules;
+    r.end_methods = x.methods;
+    r.end_versions = x.versions;
+    r.end_skipped = x.skipped;
+    r.end_retried = x.retried;
+    r.end_duration = x.duration;
+    r.has_end_seq = x.has_seq;
+    if (x.has_seq) {
+      r.publish_seq = x.publish_seq;
+      r.end_seq = x.end_seq;
+      r.caught_up = x.caught_up;
     }
-    uint64_t cut = 0;
-    if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
-    r.cut_short = cut == 1;
+    r.cut_short = x.cut_short;
     if (s->live) {  // following a live session: say so as each rundown completes
       std::fprintf(g_progress,
                    "live: process %lld: rundown %llu ended: %llu method records received, %llu versions by its "
                    "count%s, %.1f ms after its begin\n",
-                   (long long)p.pid, (unsigned long long)rid, (unsigned long long)r.method_records,
+                   (long long)p.pid, (unsigned long long)it.rid, (unsigned long long)r.method_records,
                    (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
-                   r.has_begin ? double(ts - r.begin_ts) / 1e6 : 0.0);
+                   r.has_begin ? double(it.ts - r.begin_ts) / 1e6 : 0.0);
       std::fflush(g_progress);
     }
   }
 }
 
+// The checking thread's work: a batch's items in order, then the reader's error if the
+// batch ends with one. The first error stops the reading (BatchPipe::fail).
+void applyBatch(Session* s, BatchPipe<Batch>* pipe, Batch& b) {
+  for (const Item& it : b.items) {
+    applyItem(s, it, b);
+    if (!s->error.empty()) return pipe->fail();
+  }
+  if (!b.error.empty()) {
+    s->error = b.error;
+    pipe->fail();
+  }
+}
+
+// The reading side of one event: decoded into an Item of the current batch (or, on the
+// second reading, the fields of the mismatches to explain).
+void readEvent(Session* s, const bt_message* msg) {
+  const bt_event* ev = bt_message_event_borrow_event_const(msg);
+  const bt_event_class* ec = bt_event_borrow_class_const(ev);
+  const Kind kind = kindOf(ec);
+  if (kind == Kind::kOther) return;
+  if (s->explaining) return onExplainEvent(s, ev, kind);
+  const int64_t pid = processOf(s, ev);
+  if (pid < 0) {
+    ++s->unattributed;
+    return;
+  }
+  Batch& b = s->pipe->current();
+  auto n = [&] { return std::string(bt_event_class_get_name(ec)); };
+  auto bad = [&](const char* what) { b.error = "event " + n() + ": missing or malformed " + what; };
+  auto damaged = [&](const std::string& why) {
+    b.error = "event " + n() + " cannot be what jitprov emitted (" + why + "): damaged input";
+  };
+  Item it{kind};
+  it.pid = pid;
+  if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &it.ts) !=
+      BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+    b.error = "event " + n() + " has no usable timestamp";
+    return;
+  }
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  // An optional sequence field: absent in traces of older versions (then the exact
+  // checks are not possible), never 0 when present.
+  auto seqField = [&](const char* field, uint64_t* out) {
+    *out = 0;
+    if (member(f, field) == nullptr) {
+      it.flags |= kNoSeqField;
+      return true;
+    }
+    return u64(f, field, out) && *out != 0;
+  };
+  auto record = [&] {
+    std::string_view names[3];
+    bool plain = false;
+    if (!methodFields(f, &it.fl, names, &plain)) {
+      bad("method fields");
+      return false;
+    }
+    if (const std::string why = impossible(it.fl, names, plain); !why.empty()) {
+      damaged(why);
+      return false;
+    }
+    return true;
+  };
+  switch (kind) {
+    case Kind::kMethodLoad:
+      if (!record()) return;
+      break;
+    case Kind::kMethodUnload:
+      if (!u64(f, "method_id", &it.fl.method_id) || !u64(f, "module_id", &it.fl.module_id) ||
+          !seqField("unload_seq", &it.fl.publish_seq))
+        return bad("method_id/module_id/unload_seq");
+      if (it.fl.method_id == 0 || it.fl.module_id == 0) return damaged("an id of 0");
+      break;
+    case Kind::kCodeUnload:
+      if (!u64(f, "version_id", &it.fl.version_id) || !seqField("retire_seq", &it.fl.publish_seq))
+        return bad("version_id/retire_seq");
+      if (it.fl.version_id == 0) return damaged("an id of 0");
+      break;
+    case Kind::kJitprovOther: break;
+    default: {  // a rundown's event
+      if (!u64(f, "rundown_id", &it.rid)) return bad("rundown_id");
+      if (kind == Kind::kRundownBegin) {
+        RareItem x;
+        if (!enumLabel(f, "mode", &x.mode) || !enumLabel(f, "trigger", &x.trigger)) return bad("mode/trigger");
+        if (member(f, "publish_seq") != nullptr) {
+          if (!u64(f, "publish_seq", &x.begin_seq)) return bad("publish_seq");
+          x.has_seq = true;
+        }
+        it.rare = uint32_t(b.rare.size());
+        b.rare.push_back(std::move(x));
+      } else if (kind == Kind::kRundownMethod) {
+        if (!record()) return;
+      } else if (kind == Kind::kRundownEnd) {
+        RareItem x;
+        if (!u64(f, "modules", &x.modules) || !u64(f, "methods", &x.methods) || !u64(f, "versions", &x.versions) ||
+            !u64(f, "skipped", &x.skipped) || !u64(f, "retried", &x.retried) || !u64(f, "duration_ns", &x.duration))
+          return bad("counts");
+        if (member(f, "publish_seq") != nullptr) {
+          if (!u64(f, "publish_seq", &x.publish_seq) || !u64(f, "end_seq", &x.end_seq) ||
+              !u64(f, "caught_up", &x.caught_up))
+            return bad("publish_seq/end_seq/caught_up");
+          x.has_seq = true;
+        }
+        uint64_t cut = 0;
+        if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return bad("cut_short");
+        x.cut_short = cut == 1;
+        it.rare = uint32_t(b.rare.size());
+        b.rare.push_back(std::move(x));
+      }
+    }
+  }
+  b.items.push_back(it);
+}
+
 bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* it, void* data) {
   auto* s = static_cast<Session*>(data);
+  if (s->pipe != nullptr && s->pipe->failed()) return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
   bt_message_array_const msgs;
   uint64_t count = 0;
   switch (bt_message_iterator_next(it, &msgs, &count)) {
@@ -672,35 +794,45 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
     default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
   }
+  bool read_error = false;
   for (uint64_t i = 0; i < count; ++i) {
     const bt_message* m = msgs[i];
-    switch (bt_message_get_type(m)) {
-      case BT_MESSAGE_TYPE_EVENT: onEvent(s, m); break;
-      case BT_MESSAGE_TYPE_STREAM_BEGINNING: onStreamBeginning(s, m); break;
-      case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
-        if (s->explaining) break;  // counted by the first reading
-        uint64_t c = 0;
-        if (bt_message_discarded_events_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
-          s->discarded_events += c;
-        else
-          ++s->discarded_unknown;
-        break;
+    if (!read_error) {
+      switch (bt_message_get_type(m)) {
+        case BT_MESSAGE_TYPE_EVENT:
+          readEvent(s, m);
+          read_error = s->pipe != nullptr && !s->pipe->current().error.empty();
+          break;
+        case BT_MESSAGE_TYPE_STREAM_BEGINNING: onStreamBeginning(s, m); break;
+        case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
+          if (s->explaining) break;  // counted by the first reading
+          uint64_t c = 0;
+          if (bt_message_discarded_events_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+            s->discarded_events += c;
+          else
+            ++s->discarded_unknown;
+          break;
+        }
+        case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
+          if (s->explaining) break;
+          uint64_t c = 0;
+          if (bt_message_discarded_packets_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
+            s->discarded_packets += c;
+          else
+            ++s->discarded_unknown;
+          break;
+        }
+        default: break;
       }
-      case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
-        if (s->explaining) break;
-        uint64_t c = 0;
-        if (bt_message_discarded_packets_get_count(m, &c) == BT_PROPERTY_AVAILABILITY_AVAILABLE)
-          s->discarded_packets += c;
-        else
-          ++s->discarded_unknown;
-        break;
-      }
-      default: break;
     }
     bt_message_put_ref(m);
   }
-  return s->error.empty() ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK
-                          : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+  if (s->pipe == nullptr) return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;  // the second reading
+  // Live: every message array handed over at once (no thread), so that each rundown is
+  // reported as it ends; from files, full batches to the checking thread.
+  if (read_error || s->live || s->pipe->current().items.size() >= kBatchItems) s->pipe->push();
+  return read_error || s->pipe->failed() ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR
+                                         : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
 // The root cause babeltrace2 recorded, as one line.
@@ -772,6 +904,12 @@ std::string readSession(Session* s) {
   const bt_component_class_filter* muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
   std::string why;
   resetGraphCaches(s);  // the previous graph's classes and streams are gone
+  // The first reading checks on a thread of its own (from files) or at once (live).
+  std::optional<BatchPipe<Batch>> pipe;
+  if (!s->explaining) {
+    pipe.emplace(!s->live, 4, [s, &pipe](Batch& b) { applyBatch(s, &*pipe, b); });
+    s->pipe = &*pipe;
+  }
   bt_graph* graph = bt_graph_create(0);
   bt_value* params = bt_value_map_create();
   bt_value* inputs = nullptr;
@@ -831,6 +969,7 @@ std::string readSession(Session* s) {
       why = takeError();
     while (why.empty()) {
       const bt_graph_run_status rs = bt_graph_run(graph);
+      if (rs != BT_GRAPH_RUN_STATUS_AGAIN && pipe) pipe->drain();  // s->error is the reader's now
       if (rs == BT_GRAPH_RUN_STATUS_OK) break;  // every sink consumed everything (live: the session ended)
       if (rs == BT_GRAPH_RUN_STATUS_AGAIN) {
         if (s->live) {
@@ -851,6 +990,8 @@ std::string readSession(Session* s) {
       why = s->error.empty() ? takeError() : s->error;
     }
   }
+  if (pipe) pipe->drain();  // everything read is checked (a timed-out live session, a set-up error)
+  s->pipe = nullptr;
   bt_value_put_ref(params);
   bt_graph_put_ref(graph);
   bt_plugin_put_ref(ctf);

@@ -3,12 +3,15 @@
 # (jitprov-sim-faults --inject-fault) breaks its rundowns on purpose; tiny channels lose
 # events; files are truncated or corrupted for real.
 # One case per run, so that each fault is its own test:
-#   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE
+#   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
+# With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
+# build must print the same report with the same exit status, and no race.
 #   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
-CASE=${3:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
+CASE=${3:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE [VERIFY_TSAN]}
+VERIFY_TSAN=${4:-}
 require_lttng
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
@@ -39,6 +42,11 @@ expect() {
   [ $rc -eq "$want" ] || { cat "$WORK/$name.out"; fail "$name: exit $rc, expected $want"; }
   grep -qE "$pattern" "$WORK/$name.out" || { cat "$WORK/$name.out"; fail "$name: no '$pattern' in the report"; }
   pass "$name: exit $rc, $(grep -m1 -E "$pattern" "$WORK/$name.out" | sed 's/^ *//')"
+  [ -n "$VERIFY_TSAN" ] || return 0
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$VERIFY_TSAN" "$WORK/$name" >"$WORK/$name.tsan" 2>&1; rc=$?
+  [ $rc -eq "$want" ] || { head -40 "$WORK/$name.tsan"; fail "$name: the ThreadSanitizer build exits $rc, expected $want"; }
+  diff "$WORK/$name.out" "$WORK/$name.tsan" >&2 || fail "$name: the ThreadSanitizer build's report differs"
+  pass "$name: the ThreadSanitizer build: the same report, exit $rc"
 }
 
 case $CASE in
