@@ -281,6 +281,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     end.cut_short = true;
     trace::rundownEnd(trace::Sessions(restarted), r.rundown_id, end);
   }
+  if (fault_ == RundownFault::kBeginTwice) trace::rundownBegin(to, r.rundown_id, mode, trigger, r.method_count, begin_seq);
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

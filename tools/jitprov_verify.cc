@@ -992,6 +992,8 @@ std::string readSession(Session* s) {
   }
   if (pipe) pipe->drain();  // everything read is checked (a timed-out live session, a set-up error)
   s->pipe = nullptr;
+  // The checking thread's error in the last batches: handed over after the graph ended.
+  if (why.empty() && !s->error.empty()) why = s->error;
   bt_value_put_ref(params);
   bt_graph_put_ref(graph);
   bt_plugin_put_ref(ctf);

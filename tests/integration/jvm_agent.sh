@@ -40,7 +40,7 @@ RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/
 lttng start jvm >/dev/null || fail "lttng start"
 java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
   -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,stats="$WORK/agent.json" \
-  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 40 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
+  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 120 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
 JAVA_PID=$!
 track_pid "$JAVA_PID"
 trap 'cleanup_pids; rm -f "/tmp/perf-$JAVA_PID.map"' EXIT  # the agent's perf map (perfmap=/tmp)
@@ -62,7 +62,7 @@ lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/de
 touch "$WORK/ready/go-hot"
 sleep 2  # a rundown (every:1) has written the map with the hot code
 # bpftrace names the frames when it exits, from the JVM's maps and perf map, so the JVM
-# must outlive it: the hot phase lasts until ready/stop (at most 40 s). With ASLR on,
+# must outlive it: the hot phase lasts until ready/stop (at most 120 s, far beyond 5 windows). With ASLR on,
 # bpftrace 0.17 reloads a process's symbols for every frame it names unless told to cache
 # them: 41.6 s (30 s of CPU) for one 3 s window of this JVM, 3.3 s with the cache. Only
 # the thread that runs the workload ("java"; the launcher's own thread is "java" too, and
@@ -79,7 +79,8 @@ done
 touch "$WORK/ready/stop"
 [ "$named" -gt 0 ] || { head -30 "$WORK/ustack.txt" "$WORK/bpftrace.err" >&2; fail "no ustack frame named a workload method in $window windows of 3 s"; }
 pass "bpftrace ustack: $named stack entries name workload methods (window $window), e.g. $(grep -o -m1 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")"
-wait "$JAVA_PID" || { cat "$WORK/java.out" >&2; fail "the JVM exit status $?"; }
+wait "$JAVA_PID"; jrc=$?
+[ $jrc -eq 0 ] || { cat "$WORK/java.out" >&2; fail "the JVM exit status $jrc"; }
 
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
 [ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }

@@ -6,7 +6,7 @@
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
 # With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
 # build must print the same report with the same exit status, and no race.
-#   CASE: good | duplicate | torn | skip | no-end | lost | unreadable | processes | runtime-only | cut-short | restarted
+#   CASE: good | duplicate | torn | skip | no-end | begin-twice | lost | unreadable | processes | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -73,6 +73,12 @@ skip)
 no-end)
   trace noend --inject-fault no-end
   expect noend 1 'VIOLATION end: no rundown_end'
+  ;;
+begin-twice)
+  # A second rundown_begin with the same id, after rundown_end: the last events of the
+  # trace, so the checking thread finds it after babeltrace2's graph has ended.
+  trace begintwice --inject-fault begin-twice
+  expect begintwice 2 'a second rundown_begin with the same id'
   ;;
 lost)
   TINY=1 trace lost

@@ -79,6 +79,7 @@ enum class RundownFault : uint8_t {
   kTorn,       // one version's record carries a wrong code_size
   kSkip,       // one version's record is not emitted (nor counted)
   kNoEnd,      // rundown_end is not emitted
+  kBeginTwice, // rundown_begin is emitted again after rundown_end, with the same id
 };
 bool parseRundownFault(std::string_view s, RundownFault* out) noexcept;
 
