@@ -55,7 +55,7 @@
 
 namespace jitprov {
 
-template <class T, unsigned kChunkBits, size_t kMaxChunks>
+template <class T, unsigned kChunkBits, size_t kMaxChunks, bool kHugeAdvice = true>
 class SlotTable {
  public:
   static constexpr unsigned kIndexBits = 32;
@@ -257,13 +257,15 @@ class SlotTable {
     return chunk;
   }
 
-  // A chunk of 2 MB or more is mapped at a 2 MB boundary and advised into transparent
-  // huge pages (where the kernel allows; THP's "madvise" mode is Debian's default;
-  // JITPROV_HUGE_PAGES=0 in the environment leaves them out): the walk reads the chunks
+  // A chunk of 2 MB or more is mapped at a 2 MB boundary and, for a table that asks for
+  // it (kHugeAdvice), advised into transparent huge pages (where the kernel allows; THP's
+  // "madvise" mode is Debian's default; JITPROV_HUGE_PAGES=0 in the environment leaves
+  // them out): the walk reads the chunks
   // in order, and with 4 KB pages a walk of 10 M methods crosses 240 000 pages, each a
   // TLB miss the hardware prefetcher does not cross. Measured, 10 M methods, the walk's
   // share of a rundown (jitprov-bench-emit under perf): 35.2 ns per version with 4 KB
-  // pages, 20.3 with huge pages. The price is paid at the first touch of each 2 MB.
+  // pages, 23.2 with the version table in huge pages. The price is paid at the first
+  // touch of each 2 MB (registry.h: why the method table does not ask).
   static constexpr size_t kChunkBytes = kChunkSize * sizeof(Slot);
   static constexpr size_t kHugePage = size_t{2} << 20;
   static constexpr bool kMapped = kChunkBytes >= kHugePage;
@@ -279,7 +281,7 @@ class SlotTable {
       const char* e = std::getenv("JITPROV_HUGE_PAGES");
       return e == nullptr || std::string_view(e) != "0";
     }();
-    if (huge) (void)madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
+    if (huge && kHugeAdvice) (void)madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
     return reinterpret_cast<Slot*>(aligned);
   }
 
