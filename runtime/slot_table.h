@@ -257,18 +257,18 @@ class SlotTable {
     return chunk;
   }
 
-  // A chunk of 2 MB or more is mapped at a 2 MB boundary and, for a table that asks for
-  // it (kHugeAdvice), advised into transparent huge pages (where the kernel allows; THP's
+  // A table that asks for it (kHugeAdvice) maps its chunks of 2 MB or more at a 2 MB
+  // boundary and advises them into transparent huge pages (where the kernel allows; THP's
   // "madvise" mode is Debian's default; JITPROV_HUGE_PAGES=0 in the environment leaves
-  // them out): the walk reads the chunks
-  // in order, and with 4 KB pages a walk of 10 M methods crosses 240 000 pages, each a
-  // TLB miss the hardware prefetcher does not cross. Measured, 10 M methods, the walk's
-  // share of a rundown (jitprov-bench-emit under perf): 35.2 ns per version with 4 KB
-  // pages, 23.2 with the version table in huge pages. The price is paid at the first
-  // touch of each 2 MB (registry.h: why the method table does not ask).
+  // that out); other chunks are calloc'd. The walk reads the chunks in order, and with
+  // 4 KB pages a walk of 10 M methods crosses 240 000 pages, each a TLB miss the hardware
+  // prefetcher does not cross. Measured, 10 M methods, the walk's share of a rundown
+  // (jitprov-bench-emit under perf): 35.2 ns per version with 4 KB pages, 23.2 with the
+  // version table in huge pages. The price is paid at the first touch of each 2 MB
+  // (registry.h: why the method table does not ask).
   static constexpr size_t kChunkBytes = kChunkSize * sizeof(Slot);
   static constexpr size_t kHugePage = size_t{2} << 20;
-  static constexpr bool kMapped = kChunkBytes >= kHugePage;
+  static constexpr bool kMapped = kHugeAdvice && kChunkBytes >= kHugePage;
   static Slot* mapChunk() noexcept {
     void* p = mmap(nullptr, kChunkBytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
@@ -281,7 +281,7 @@ class SlotTable {
       const char* e = std::getenv("JITPROV_HUGE_PAGES");
       return e == nullptr || std::string_view(e) != "0";
     }();
-    if (huge && kHugeAdvice) (void)madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
+    if (huge) (void)madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
     return reinterpret_cast<Slot*>(aligned);
   }
 
