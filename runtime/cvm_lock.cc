@@ -70,29 +70,38 @@ HistSnapshot AtomicHist::snapshot() const noexcept {
 CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
     : lock_(lock), method_id_(method_id), site_(site) {
   in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
-  // An uncontended acquisition (the try-lock succeeds) waits for nothing: one clock read,
-  // and one probe (lock_acquired, contended 0). A contended one fires lock_wait_begin
-  // first. The clock reads sit inside the probes, so that an attached tracer's own cost
-  // (a uprobe hit per probe) is not counted as waiting by the in-process statistics.
-  bool contended = false;
+  // Timed for the statistics, or for a tracer on lock_released (which reports the
+  // durations): two clock reads for an uncontended acquisition, three for a contended
+  // one. An uncontended acquisition (the try-lock succeeds) waits for nothing and fires
+  // one probe (lock_acquired, contended 0); a contended one fires lock_wait_begin first.
+  // The clock reads sit inside the probes, so that a tracer's own cost (a uprobe hit per
+  // probe) is not counted as waiting.
+  timed_ = lock_.stats_ || JITPROV_USDT_ENABLED(lock_released);
   if (lock_.mu_.try_lock()) {
-    if (lock_.stats_) wait_start_ = acquired_ = monotonicNs();
+    if (timed_) wait_start_ = acquired_ = monotonicNs();
   } else {
-    contended = true;
+    contended_ = true;
+    const uint8_t holder = lock_.holder_site_.load(std::memory_order_relaxed);
+    blocked_by_ = holder != 0 ? holder : JITPROV_BLOCKED_BY_UNKNOWN;
     JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
-    if (lock_.stats_) wait_start_ = monotonicNs();
+    if (timed_) wait_start_ = monotonicNs();
     lock_.mu_.lock();
-    if (lock_.stats_) acquired_ = monotonicNs();
+    if (timed_) acquired_ = monotonicNs();
   }
-  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_, contended ? 1 : 0);
+  lock_.holder_site_.store(static_cast<uint8_t>(site_), std::memory_order_relaxed);
+  JITPROV_PROBE_LOCK_ACQUIRED(static_cast<int>(site_), method_id_, contended_ ? 1 : 0);
   lock_.owner_.store(threadTag(), std::memory_order_relaxed);
 }
 
 CvmLock::Guard::~Guard() {
-  const uint64_t released = lock_.stats_ ? monotonicNs() : 0;
+  const uint64_t released = timed_ ? monotonicNs() : 0;
   lock_.owner_.store(0, std::memory_order_relaxed);
+  lock_.holder_site_.store(0, std::memory_order_relaxed);
   lock_.mu_.unlock();
-  JITPROV_PROBE_LOCK_RELEASED(static_cast<int>(site_), method_id_);
+  JITPROV_PROBE_LOCK_RELEASED(static_cast<int>(site_), method_id_,
+                              timed_ ? acquired_ - wait_start_ : JITPROV_USDT_UNMEASURED,
+                              timed_ ? released - acquired_ : JITPROV_USDT_UNMEASURED, in_rundown_ ? 1 : 0,
+                              blocked_by_);
   if (lock_.stats_) {
     const int r = in_rundown_ ? 1 : 0;
     const int s = static_cast<int>(site_);

@@ -3,8 +3,10 @@
 // Every acquisition names its LockSite and the method it is for, and
 //  - fires the USDT probes jitprov:lock_wait_begin / lock_acquired / lock_released
 //    (each behind its own semaphore, so they cost a load when nobody is attached);
-//  - when stats are on, records the wait and hold time in per-site log2 histograms,
-//    split by whether a rundown was running when the wait began.
+//  - when stats are on, or a tracer is attached to lock_released, measures the wait and
+//    the hold (lock_released reports them, with the rundown state and the site that held
+//    the lock when the wait began); with stats on, records them in per-site log2
+//    histograms, split by whether a rundown was running when the wait began.
 // Update-side code asserts the lock is held with JITPROV_ASSERT_HELD (debug builds).
 #pragma once
 
@@ -56,8 +58,23 @@ class CvmLock {
     uint64_t wait_start_ = 0;
     uint64_t acquired_ = 0;
     LockSite site_;
+    uint8_t blocked_by_ = 0;  // lock_released's blocked_by: 0 no wait, else the holder's site (or unknown)
     bool in_rundown_;
+    bool contended_ = false;
+    bool timed_;  // wait_start_ and acquired_ were taken
   };
+
+  // Whether a rundown ran at some time between two marks (JIT paths' "during a rundown").
+  struct RundownMark {
+    uint64_t starts;
+    bool active;
+  };
+  RundownMark rundownMark() const noexcept {
+    return {rundown_starts_.load(std::memory_order_relaxed), rundowns_.load(std::memory_order_relaxed) > 0};
+  }
+  static bool rundownBetween(RundownMark a, RundownMark b) noexcept {
+    return a.active || b.active || a.starts != b.starts;
+  }
 
   bool heldByThisThread() const noexcept;
   // fork() handlers only (fork.cc): held across fork() so that no mutation is half done
@@ -68,6 +85,7 @@ class CvmLock {
   void resetStats() noexcept;
   // relaxed: a plain counter consulted only to label statistics.
   void rundownActive(bool active) noexcept {
+    if (active) rundown_starts_.fetch_add(1, std::memory_order_relaxed);
     rundowns_.fetch_add(active ? 1 : -1, std::memory_order_relaxed);
   }
 
@@ -78,6 +96,10 @@ class CvmLock {
   // assertions. relaxed: a thread only ever compares it against itself.
   std::atomic<uint64_t> owner_{0};
   std::atomic<int> rundowns_{0};
+  std::atomic<uint64_t> rundown_starts_{0};
+  // The holder's LockSite, stored after it acquires and cleared before it releases; read
+  // by a thread whose try-lock failed, to say what it waits behind. relaxed: a label.
+  std::atomic<uint8_t> holder_site_{0};
   AtomicHist wait_[2][kLockSiteMax + 1];
   AtomicHist hold_[2][kLockSiteMax + 1];
 };

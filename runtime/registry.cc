@@ -305,10 +305,23 @@ NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size) const 
 // ---------------------------------------------------------------------------------
 // JIT paths
 
+namespace {
+// This thread's JIT path in progress, for jit_end's jit_ns and in_rundown: timed only
+// while a tracer is attached to jit_end. Per thread, as a tracer would keep it: the
+// path is its thread's last beginJit. initial-exec: see cvm_lock.cc.
+struct JitPathClock {
+  uint64_t start_ns;  // 0: not timed
+  CvmLock::RundownMark mark;
+};
+thread_local __attribute__((tls_model("initial-exec"))) JitPathClock t_jit_path{};
+}  // namespace
+
 Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_offset) {
   if (!validTier(tier)) return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
   JITPROV_PROBE_JIT_BEGIN(method, static_cast<int>(tier));
+  t_jit_path.start_ns = 0;
+  if (JITPROV_USDT_ENABLED(jit_end)) t_jit_path = {monotonicNs(), s_->lock.rundownMark()};
   CvmLock::Guard lock(s_->lock, publishSite(tier), method);
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
@@ -377,7 +390,13 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     range = {start, code_size, seq};
     published = v;
   }
-  JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size);
+  if (JITPROV_USDT_ENABLED(jit_end)) {
+    const JitPathClock begun = t_jit_path;
+    t_jit_path.start_ns = 0;
+    JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size,
+                          begun.start_ns != 0 ? monotonicNs() - begun.start_ns : JITPROV_USDT_UNMEASURED,
+                          begun.start_ns != 0 && CvmLock::rundownBetween(begun.mark, s_->lock.rundownMark()) ? 1 : 0);
+  }
   trace::methodLoad(viewOf(*published->method, *published, range.start));
   return range;
 }

@@ -3,8 +3,10 @@
 //
 // Per lock site and split by "during a rundown" / "outside": count, total, max and a
 // log2 histogram of lock wait and of lock hold time; and the JIT-path latency
-// (jit_begin..jit_end) by tier. Every way to lose a sample is counted and printed.
-// Exit: 0 ok, 1 error, 2 usage, 3 data lost.
+// (jit_begin..jit_end) by tier. The runtime measures each acquisition and each JIT path
+// while the tool is attached and reports it at its end (lock_released, jit_end): two
+// probes attached, one hit per acquisition and one per JIT path. Every way to lose a
+// sample is counted and printed. Exit: 0 ok, 1 error, 2 usage, 3 data lost.
 #include "lockwait.h"
 #include "lockwait.skel.h"
 
@@ -32,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -162,9 +165,10 @@ nlohmann::json histJson(const lw_hist& h) {
           {"log2_buckets", std::vector<unsigned long long>(h.buckets, h.buckets + last + 1)}};
 }
 
-const char* kDropNames[LW_DROP_KINDS] = {"thread_map_full", "incomplete_acquire", "incomplete_release",
-                                         "incomplete_jit", "bad_argument"};
-bool isLoss(int kind) { return kind == LW_DROP_THREAD_MAP_FULL || kind == LW_BAD_ARG; }
+// unmeasured_*: begun before the tool attached (the runtime had no reason to time them
+// yet); not a loss. bad_argument: a hit whose arguments could not be used, a loss.
+const char* kDropNames[LW_DROP_KINDS] = {"unmeasured_lock", "unmeasured_jit", "bad_argument"};
+bool isLoss(int kind) { return kind == LW_BAD_ARG; }
 
 std::string siteName(int site) {
   return site == 0 ? "unknown" : std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site)));
@@ -182,8 +186,8 @@ nlohmann::json toJson(const Totals& t, double seconds) {
       const lw_site& s = t.sites[r * LW_SITES + site];
       j[r ? "rundown" : "outside"] = {{"wait", histJson(s.wait)}, {"hold", histJson(s.hold)}};
     }
-    // Its waits by the site that held the lock when each began ("unknown": acquired
-    // before attaching, or between the holder's acquisition and its probe).
+    // Its contended waits by the site that held the lock when each began ("unknown": the
+    // holder was between its acquisition and storing its site).
     nlohmann::json by = nlohmann::json::object();
     for (int h = 0; h < LW_SITES; ++h) {
       const lw_blame& b = t.blame[site * LW_SITES + h];
@@ -287,17 +291,18 @@ std::string uprobePath(int pid) {
   return "int3";
 }
 
-// True when the ELF file at `path` has a USDT note (.note.stapsdt) of provider
-// "jitprov": the executable itself, or libjitprov.so.1 in a host that links it.
-bool hasJitprovProbes(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return false;
+// The jitprov USDT probes of the ELF file at `path` (the executable itself, or
+// libjitprov.so.1 in a host that links it): name -> its fewest arguments over its sites.
+// Empty when it has none (or is not ELF).
+std::map<std::string, int> jitprovProbes(const std::string& path) {
+  std::map<std::string, int> probes;
+  if (elf_version(EV_CURRENT) == EV_NONE) return probes;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool found = false;
+  if (fd < 0) return probes;
   if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
     size_t shstrndx = 0;
     if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
-      for (Elf_Scn* scn = nullptr; !found && (scn = elf_nextscn(elf, scn)) != nullptr;) {
+      for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
         GElf_Shdr sh;
         if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_NOTE) continue;
         const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
@@ -305,21 +310,32 @@ bool hasJitprovProbes(const std::string& path) {
         Elf_Data* data = elf_getdata(scn, nullptr);
         GElf_Nhdr nh;
         size_t off = 0, name_off = 0, desc_off = 0;
-        while (data != nullptr && !found && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) != 0) {
+        while (data != nullptr && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) != 0) {
           // desc: pc, base, semaphore (one address each), then provider\0name\0args\0
           const size_t addr = elf_getident(elf, nullptr)[EI_CLASS] == ELFCLASS64 ? 8 : 4;
           if (nh.n_type != 3 || nh.n_descsz <= 3 * addr) continue;
-          const char* provider = static_cast<const char*>(data->d_buf) + desc_off + 3 * addr;
-          found = strnlen(provider, nh.n_descsz - 3 * addr) < nh.n_descsz - 3 * addr &&
-                  std::strcmp(provider, "jitprov") == 0;
+          const char* p = static_cast<const char*>(data->d_buf) + desc_off + 3 * addr;
+          const char* end = static_cast<const char*>(data->d_buf) + desc_off + nh.n_descsz;
+          const char* provider = p;
+          const char* probe = provider + strnlen(provider, size_t(end - provider)) + 1;
+          if (probe >= end || std::strcmp(provider, "jitprov") != 0) continue;
+          const char* args = probe + strnlen(probe, size_t(end - probe)) + 1;
+          if (args >= end) continue;
+          // Arguments are separated by spaces ("-4@%eax 8@%rdx"); none: an empty string.
+          int n = 0;
+          for (const char* c = args; c < end && *c != '\0'; ++c)
+            if (*c != ' ' && (c == args || c[-1] == ' ')) ++n;
+          auto [it, fresh] = probes.emplace(probe, n);
+          if (!fresh) it->second = std::min(it->second, n);
         }
       }
     }
     elf_end(elf);
   }
   close(fd);
-  return found;
+  return probes;
 }
+bool hasJitprovProbes(const std::string& path) { return !jitprovProbes(path).empty(); }
 
 // The object in process `pid` that holds the jitprov probes: its executable, or the
 // first mapped file that has them (libjitprov.so.1). Empty when none does.
@@ -347,7 +363,7 @@ int main(int argc, char** argv) {
   double interval = 0;
   int count = 0;
   bool json = false;
-  bool wait_only = false;
+  bool locks_only = false;
   CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
                "and rundown state, from the jitprov USDT probes (eBPF)"};
   cli.add_option("-p,--pid", pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
@@ -359,8 +375,9 @@ int main(int argc, char** argv) {
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(jitprov::tools::wholeIn(0, 1000000000));
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
-  cli.add_flag("--wait-only", wait_only,
-               "attach only the probes lock waits need (no hold times, no JIT-path latency): half the cost");
+  cli.add_flag("--locks-only", locks_only,
+               "attach only lock_released (lock wait and hold times, no JIT-path latency): one probe hit per lock "
+               "acquisition, none per JIT path");
   cli.add_flag("-v,--verbose", g_verbose,
                "show libbpf's own messages, and whether the kernel runs the probes through the uprobe trampoline");
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-lockwait", argc, argv)) return *rc;
@@ -387,10 +404,33 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-lockwait: open binary %s: %s\n", binary.c_str(), std::strerror(errno));
     return 1;
   }
-  if (!hasJitprovProbes(binary)) {
+  const std::map<std::string, int> notes = jitprovProbes(binary);
+  if (notes.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: %s: no jitprov USDT probes in it (not an ELF file built with jitprov)\n",
                  binary.c_str());
     return 1;
+  }
+  // The probes this tool reads and the arguments it needs of them (the runtime's own
+  // measurements, appended in jitprov 0.4: an older build's probes do not carry them).
+  struct Need {
+    const char* name;
+    int args;
+    bool wanted;
+  } const needs[] = {{"lock_released", 6, true}, {"jit_end", 6, !locks_only}};
+  for (const Need& n : needs) {
+    if (!n.wanted) continue;
+    const auto it = notes.find(n.name);
+    if (it == notes.end()) {
+      std::fprintf(stderr, "jitprov-lockwait: %s: no jitprov:%s probe in it\n", binary.c_str(), n.name);
+      return 1;
+    }
+    if (it->second < n.args) {
+      std::fprintf(stderr,
+                   "jitprov-lockwait: %s: its jitprov:%s probe has %d arguments, this tool needs %d (the durations "
+                   "the runtime measures, since jitprov 0.4): use the jitprov-lockwait built with it\n",
+                   binary.c_str(), n.name, it->second, n.args);
+      return 1;
+    }
   }
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
     std::fprintf(stderr, "jitprov-lockwait: load BPF programs: the kernel has no BTF (/sys/kernel/btf/vmlinux)\n");
@@ -415,32 +455,15 @@ int main(int argc, char** argv) {
     bpf_link** link;
     const char* name;
   } probes[] = {
-      {skel->progs.lock_wait_begin, &skel->links.lock_wait_begin, "lock_wait_begin"},
-      {skel->progs.lock_acquired, &skel->links.lock_acquired, "lock_acquired"},
       {skel->progs.lock_released, &skel->links.lock_released, "lock_released"},
-      {skel->progs.jit_begin, &skel->links.jit_begin, "jit_begin"},
       {skel->progs.jit_end, &skel->links.jit_end, "jit_end"},
-      {skel->progs.rundown_begin, &skel->links.rundown_begin, "rundown_begin"},
-      {skel->progs.rundown_end, &skel->links.rundown_end, "rundown_end"},
   };
   for (const Probe& p : probes) {
-    if (wait_only && (p.link == &skel->links.lock_released || p.link == &skel->links.jit_begin ||
-                      p.link == &skel->links.jit_end))
-      continue;
+    if (locks_only && p.link == &skel->links.jit_end) continue;
     *p.link = bpf_program__attach_usdt(p.prog, pid == 0 ? -1 : pid, binary.c_str(), "jitprov", p.name, nullptr);
     if (*p.link == nullptr) {
       const int e = errno;
-      const bool rundown_probe = p.link == &skel->links.rundown_begin || p.link == &skel->links.rundown_end;
-      if (e == ENOENT && rundown_probe) {
-        // A binary without the rundown engine: every sample counts as "outside".
-        std::fprintf(stderr, "jitprov-lockwait: %s has no jitprov:%s probe: no rundown state\n", binary.c_str(),
-                     p.name);
-        continue;
-      }
-      if (e == ENOENT) {
-        std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to %s: the binary has no such probe\n",
-                     p.name, binary.c_str());
-      } else if (e == ESRCH) {
+      if (e == ESRCH) {
         std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to pid %d: No such process\n", p.name, pid);
       } else {
         std::fprintf(stderr, "jitprov-lockwait: attach usdt jitprov:%s to %s: %s\n", p.name, binary.c_str(),
@@ -525,7 +548,7 @@ int main(int argc, char** argv) {
   lockwait__destroy(skel);
   if (rc != 0) return rc;
   if (lost > 0) {
-    std::fprintf(stderr, "jitprov-lockwait: %llu samples lost (thread map full or bad arguments)\n",
+    std::fprintf(stderr, "jitprov-lockwait: %llu samples lost (probe arguments it could not use)\n",
                  (unsigned long long)lost);
     return 3;
   }

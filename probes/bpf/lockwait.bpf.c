@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
-/* jitprov-lockwait's BPF side: attached to the jitprov USDT probes (libbpf USDT
+/* jitprov-lockwait's BPF side: attached to two jitprov USDT probes (libbpf USDT
  * support; the probes' semaphores are raised by the kernel while attached).
  *
- * Per lock site and rundown state it aggregates wait (lock_wait_begin ->
- * lock_acquired) and hold (lock_acquired -> lock_released) times, and per tier the
- * JIT-path latency (jit_begin -> jit_end), into per-CPU log2 histograms that user
- * space sums. Nothing goes through a ring buffer, so nothing can overflow one; every
- * other way to lose or miss a sample is counted in `drops`. */
+ * The runtime measures each lock acquisition and each JIT path itself while a tracer is
+ * attached, and reports it whole at its end: lock_released carries the wait and hold
+ * times, the rundown state as the wait began and the site that held the lock then;
+ * jit_end carries the JIT path's latency and whether a rundown ran during it. So one
+ * probe hit per acquisition and one per JIT path give every figure: no clock read here,
+ * no per-thread state, nothing left half-done by attaching in the middle of a wait or a
+ * rundown. Per lock site and rundown state the programs aggregate wait and hold times,
+ * per tier the JIT-path latency, into per-CPU log2 histograms that user space sums.
+ * Nothing goes through a ring buffer, so nothing can overflow one; a sample that cannot
+ * be used is counted in `drops`. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -19,23 +24,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Knobs, set before load. */
 const volatile unsigned int target_tgid = 0; /* 0: any process */
 
-/* Per process: its rundowns in progress and its lock's holder (lw_proc). Rundown state
- * is per process and per rundown id: a rundown_end whose begin was not seen (attached in
- * the middle of it) changes nothing, and processes never share a state. */
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 4096);
-  __type(key, __u32);
-  __type(value, struct lw_proc);
-} procs SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 4096);
-  __type(key, struct lw_rundown_key);
-  __type(value, __u8);
-} rundowns SEC(".maps");
-
 /* [waiting site][holder site] (holder 0: unknown). */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -43,15 +31,6 @@ struct {
   __type(key, __u32);
   __type(value, struct lw_blame);
 } blame SEC(".maps");
-
-/* Per-thread state in task-local storage: one pointer away from the task (no hash
- * lookup on every probe hit), no size limit to overflow, freed when the thread exits. */
-struct {
-  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, int);
-  __type(value, struct lw_thread);
-} threads SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,31 +58,12 @@ static __always_inline void count_drop(__u32 kind) {
   if (d) *d += 1;
 }
 
-/* With -p PID (target_tgid set) the one process's state is a global: no helper call,
- * no hash lookup on every probe hit. */
-struct lw_proc target_proc = {};
-
-static __always_inline struct lw_proc* proc_state(int create) {
-  if (target_tgid != 0) return &target_proc; /* mine() already checked the tgid */
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-  struct lw_proc* p = bpf_map_lookup_elem(&procs, &tgid);
-  if (!p && create) {
-    struct lw_proc zero = {};
-    bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
-    p = bpf_map_lookup_elem(&procs, &tgid);
-    if (!p) count_drop(LW_DROP_THREAD_MAP_FULL);
-  }
-  return p;
-}
-
-static __always_inline unsigned int in_rundown(void) {
-  struct lw_proc* p = proc_state(0);
-  return p && p->rundowns > 0;
-}
-
 static __always_inline int mine(void) {
   return target_tgid == 0 || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
+
+/* A duration the runtime did not measure (JITPROV_USDT_UNMEASURED). */
+#define LW_UNMEASURED (~0ULL)
 
 static __always_inline __u32 log2_bucket(__u64 v) {
   __u32 b = 0;
@@ -126,13 +86,6 @@ static __always_inline void hist_add(struct lw_hist* h, __u64 ns) {
   if (ns > h->max_ns) h->max_ns = ns;
   __u32 b = log2_bucket(ns);
   if (b < LW_BUCKETS) h->buckets[b]++;
-}
-
-static __always_inline struct lw_thread* thread_state(int create) {
-  struct lw_thread* t = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-                                             create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-  if (!t && create) count_drop(LW_DROP_THREAD_MAP_FULL); /* out of memory for it */
-  return t;
 }
 
 /* The arguments a program uses, from the spec libbpf recorded for the probe site
@@ -166,12 +119,14 @@ static __always_inline int usdt_reg(struct pt_regs* ctx, short off, unsigned lon
   return 0;
 }
 
-/* Argument n (0-based) of the hit whose spec is `spec`; LW_ARG_UNREADABLE (-1) when it
- * cannot be read (bpf_usdt_arg() would give 0, a valid tier): every program counts that
- * as a bad argument, since no site, tier, flag or rundown id the runtime passes is -1. */
-#define LW_ARG_UNREADABLE (-1L)
-static __always_inline long arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spec, unsigned n) {
-  if (!spec || n >= BPF_USDT_MAX_ARG_CNT || n >= (unsigned)spec->arg_cnt) return LW_ARG_UNREADABLE;
+/* Argument n (0-based) of the hit whose spec is `spec`, into *out (sign-extended for a
+ * signed argument); -1 when it cannot be read: every program counts that as a bad
+ * argument (bpf_usdt_arg() would give 0, a valid tier or duration). */
+static __always_inline int arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spec, unsigned n, __u64* out) {
+  /* Written on every path: the verifier refuses a program whose compiler read an
+   * argument left unset on a failed path (undefined, so free to be any register). */
+  *out = 0;
+  if (!spec || n >= BPF_USDT_MAX_ARG_CNT || n >= (unsigned)spec->arg_cnt) return -1;
   struct __bpf_usdt_arg_spec* a = &spec->args[n];
   unsigned long val;
   switch (a->arg_type) {
@@ -179,69 +134,44 @@ static __always_inline long arg(struct pt_regs* ctx, struct __bpf_usdt_spec* spe
       val = a->val_off;
       break;
     case BPF_USDT_ARG_REG:
-      if (usdt_reg(ctx, a->reg_off, &val) != 0) return LW_ARG_UNREADABLE;
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return -1;
       break;
     case BPF_USDT_ARG_REG_DEREF:
-      if (usdt_reg(ctx, a->reg_off, &val) != 0) return LW_ARG_UNREADABLE;
-      if (bpf_probe_read_user(&val, sizeof(val), (void*)(val + a->val_off)) != 0) return LW_ARG_UNREADABLE;
+      if (usdt_reg(ctx, a->reg_off, &val) != 0) return -1;
+      if (bpf_probe_read_user(&val, sizeof(val), (void*)(val + a->val_off)) != 0) return -1;
       break;
     default:
-      return LW_ARG_UNREADABLE;
+      return -1;
   }
   val <<= a->arg_bitshift;
-  return a->arg_signed ? (long)val >> a->arg_bitshift : (long)(val >> a->arg_bitshift);
-}
-
-SEC("usdt")
-int lock_wait_begin(struct pt_regs* ctx) {  /* (site, method_id) */
-  if (!mine()) return 0;
-  int site = arg(ctx, usdt_spec(ctx), 0);
-  if (site <= 0 || site >= LW_SITES) {
-    count_drop(LW_BAD_ARG);
-    return 0;
-  }
-  struct lw_thread* t = thread_state(1);
-  if (!t) return 0;
-  t->wait_start = bpf_ktime_get_ns();
-  t->site = site;
-  struct lw_proc* p = proc_state(0);
-  t->in_rundown = p && p->rundowns > 0;
-  t->blocked_by = p ? p->holder_site : 0;
+  *out = a->arg_signed ? (__u64)((long)val >> a->arg_bitshift) : (val >> a->arg_bitshift);
   return 0;
 }
 
-/* contended = 0: the lock was free, no lock_wait_begin fired: a wait of 0 ns.
- * contended = 1: the wait began at this thread's lock_wait_begin; none seen (attached
- * in the middle of a wait) is counted as incomplete, never as a wait. */
+/* (site, method_id, wait_ns, hold_ns, in_rundown, blocked_by) */
 SEC("usdt")
-int lock_acquired(struct pt_regs* ctx) {  /* (site, method_id, contended) */
+int lock_released(struct pt_regs* ctx) {
   if (!mine()) return 0;
   struct __bpf_usdt_spec* spec = usdt_spec(ctx);
-  int site = arg(ctx, spec, 0);
-  int contended = arg(ctx, spec, 2);
-  if (site <= 0 || site >= LW_SITES || contended < 0 || contended > 1) {
+  __u64 site = 0, wait = 0, hold = 0, in_rundown = 0, by = 0;
+  if (arg(ctx, spec, 0, &site) || arg(ctx, spec, 2, &wait) || arg(ctx, spec, 3, &hold) ||
+      arg(ctx, spec, 4, &in_rundown) || arg(ctx, spec, 5, &by) || site == 0 || site >= LW_SITES ||
+      in_rundown > 1 || (by >= LW_SITES && by != JITPROV_BLOCKED_BY_UNKNOWN)) {
     count_drop(LW_BAD_ARG);
     return 0;
   }
-  __u64 now = bpf_ktime_get_ns();
-  struct lw_thread* t = thread_state(!contended);
-  __u64 wait = 0;
-  if (!t) {
-    if (contended) count_drop(LW_INCOMPLETE_ACQUIRE);
+  if (wait == LW_UNMEASURED || hold == LW_UNMEASURED) {
+    count_drop(LW_UNMEASURED_LOCK);
     return 0;
   }
-  struct lw_proc* p = proc_state(1);
-  if (p) p->holder_site = site; /* this thread holds it now */
-  if (!contended) {
-    t->site = site;
-    t->in_rundown = p && p->rundowns > 0;
-  } else if (t->wait_start == 0 || t->site != (__u32)site) {
-    count_drop(LW_INCOMPLETE_ACQUIRE);
-    t->hold_start = 0;
-    return 0;
-  } else {
-    wait = now - t->wait_start;
-    __u32 bkey = t->site * LW_SITES + (t->blocked_by < LW_SITES ? t->blocked_by : 0);
+  __u32 key = (__u32)(in_rundown * LW_SITES + site);
+  struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
+  if (s) {
+    hist_add(&s->wait, wait);
+    hist_add(&s->hold, hold);
+  }
+  if (by != 0) { /* it waited: blame the holder (index 0: unknown) */
+    __u32 bkey = (__u32)(site * LW_SITES + (by == JITPROV_BLOCKED_BY_UNKNOWN ? 0 : by));
     struct lw_blame* b = bpf_map_lookup_elem(&blame, &bkey);
     if (b) {
       b->count++;
@@ -249,94 +179,26 @@ int lock_acquired(struct pt_regs* ctx) {  /* (site, method_id, contended) */
       if (wait > b->max_ns) b->max_ns = wait;
     }
   }
-  __u32 key = t->in_rundown * LW_SITES + t->site;
-  struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
-  if (s) hist_add(&s->wait, wait);
-  t->wait_start = 0;
-  t->hold_start = now;
   return 0;
 }
 
+/* (method_id, tier, code_start, code_size, jit_ns, in_rundown) */
 SEC("usdt")
-int lock_released(struct pt_regs* ctx) {  /* (site, method_id) */
+int jit_end(struct pt_regs* ctx) {
   if (!mine()) return 0;
-  int site = arg(ctx, usdt_spec(ctx), 0);
-  __u64 now = bpf_ktime_get_ns();
-  struct lw_proc* p = proc_state(0);
-  if (p) p->holder_site = 0;
-  if (site <= 0 || site >= LW_SITES) {
+  struct __bpf_usdt_spec* spec = usdt_spec(ctx);
+  __u64 tier = 0, ns = 0, in_rundown = 0;
+  if (arg(ctx, spec, 1, &tier) || arg(ctx, spec, 4, &ns) || arg(ctx, spec, 5, &in_rundown) ||
+      tier >= LW_TIERS || in_rundown > 1) {
     count_drop(LW_BAD_ARG);
     return 0;
   }
-  struct lw_thread* t = thread_state(0);
-  if (!t || t->hold_start == 0 || t->site != (__u32)site) {
-    count_drop(LW_INCOMPLETE_RELEASE);
+  if (ns == LW_UNMEASURED) {
+    count_drop(LW_UNMEASURED_JIT);
     return 0;
   }
-  __u32 key = t->in_rundown * LW_SITES + t->site;
-  struct lw_site* s = bpf_map_lookup_elem(&site_stats, &key);
-  if (s) hist_add(&s->hold, now - t->hold_start);
-  t->hold_start = 0;
-  return 0;
-}
-
-SEC("usdt")
-int jit_begin(struct pt_regs* ctx) {  /* (method_id, tier): neither is needed here */
-  if (!mine()) return 0;
-  struct lw_thread* t = thread_state(1);
-  if (t) t->jit_start = bpf_ktime_get_ns();
-  return 0;
-}
-
-SEC("usdt")
-int jit_end(struct pt_regs* ctx) {  /* (method_id, tier, code_start, code_size) */
-  if (!mine()) return 0;
-  int tier = arg(ctx, usdt_spec(ctx), 1);
-  __u64 now = bpf_ktime_get_ns();
-  struct lw_thread* t = thread_state(0);
-  if (!t || t->jit_start == 0) {
-    count_drop(LW_INCOMPLETE_JIT);
-    return 0;
-  }
-  if (tier < 0 || tier >= LW_TIERS) {
-    count_drop(LW_BAD_ARG);
-    t->jit_start = 0;
-    return 0;
-  }
-  __u32 key = (in_rundown() ? LW_TIERS : 0) + tier;
+  __u32 key = (__u32)(in_rundown * LW_TIERS + tier);
   struct lw_hist* h = bpf_map_lookup_elem(&jit_stats, &key);
-  if (h) hist_add(h, now - t->jit_start);
-  t->jit_start = 0;
-  return 0;
-}
-
-SEC("usdt")
-int rundown_begin(struct pt_regs* ctx) {  /* (rundown_id, mode, trigger) */
-  if (!mine()) return 0;
-  __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
-  if (rundown_id == (__u64)LW_ARG_UNREADABLE) {
-    count_drop(LW_BAD_ARG);
-    return 0;
-  }
-  struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
-  __u8 one = 1;
-  if (bpf_map_update_elem(&rundowns, &k, &one, BPF_NOEXIST) != 0) return 0; /* seen, or no room */
-  struct lw_proc* p = proc_state(1);
-  if (p) __sync_fetch_and_add(&p->rundowns, 1);
-  return 0;
-}
-
-SEC("usdt")
-int rundown_end(struct pt_regs* ctx) {  /* (rundown_id, methods, versions, skipped) */
-  if (!mine()) return 0;
-  __u64 rundown_id = arg(ctx, usdt_spec(ctx), 0);
-  if (rundown_id == (__u64)LW_ARG_UNREADABLE) {
-    count_drop(LW_BAD_ARG);
-    return 0;
-  }
-  struct lw_rundown_key k = {.tgid = bpf_get_current_pid_tgid() >> 32, .rundown_id = rundown_id};
-  if (bpf_map_delete_elem(&rundowns, &k) != 0) return 0; /* began before we attached */
-  struct lw_proc* p = proc_state(0);
-  if (p && p->rundowns > 0) __sync_fetch_and_add(&p->rundowns, -1);
+  if (h) hist_add(h, ns);
   return 0;
 }

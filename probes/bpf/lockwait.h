@@ -25,36 +25,10 @@ struct lw_site {
 
 /* Where a sample can be lost or be incomplete (index into the `drops` map). */
 enum lw_drop {
-  LW_DROP_THREAD_MAP_FULL = 0, /* lost: no room to remember a thread's wait or JIT path */
-  LW_INCOMPLETE_ACQUIRE = 1,   /* lock_acquired with no lock_wait_begin: began before attaching */
-  LW_INCOMPLETE_RELEASE = 2,   /* lock_released with no lock_acquired: acquired before attaching */
-  LW_INCOMPLETE_JIT = 3,       /* jit_end with no jit_begin: began before attaching */
-  LW_BAD_ARG = 4,              /* lost: a site, tier or flag outside its range, or an argument unreadable */
-  LW_DROP_KINDS = 5,
-};
-
-/* Per-thread state while a wait, a hold or a JIT path is in progress. */
-struct lw_thread {
-  unsigned long long wait_start;
-  unsigned long long hold_start;
-  unsigned long long jit_start;
-  unsigned int site;
-  unsigned int in_rundown;
-  unsigned int blocked_by; /* the site that held the lock when the wait began; 0 unknown */
-};
-
-/* Per traced process: rundowns in progress (begun while attached, not yet ended) and
- * the site that holds the lock now (0: free, or acquired before attaching). */
-struct lw_proc {
-  unsigned int rundowns;
-  unsigned int holder_site;
-};
-
-/* A rundown in progress, by process and id. */
-struct lw_rundown_key {
-  unsigned int tgid;
-  unsigned int pad;
-  unsigned long long rundown_id;
+  LW_UNMEASURED_LOCK = 0, /* an acquisition that began before the tracer attached: not measured */
+  LW_UNMEASURED_JIT = 1,  /* a JIT path that began before the tracer attached: not measured */
+  LW_BAD_ARG = 2,         /* lost: a site, tier or flag outside its range, or an argument unreadable */
+  LW_DROP_KINDS = 3,
 };
 
 /* Waits of one site blamed on the site that held the lock when they began. */

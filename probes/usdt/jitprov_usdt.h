@@ -6,8 +6,12 @@
 // predicted branch; arguments are not even computed. The semaphores are defined once,
 // in jitprov_usdt.cc.
 //
-// Argument types are part of the probe ABI: site and tier are u8-valued ints, ids and
-// addresses 64-bit.
+// Argument types are part of the probe ABI: site and tier are u8-valued ints, ids,
+// addresses and durations 64-bit. Arguments are only ever appended to a probe (a tracer
+// that reads the first ones keeps working). Durations are measured by the runtime
+// (CLOCK_MONOTONIC) only while a tracer is attached to the probe that reports them (or
+// in-process statistics are on): lock_released and jit_end carry everything a lock-wait
+// tool needs, one probe hit per acquisition and one per JIT path, no clock in the tracer.
 //
 // The site instruction. sys/sdt.h (systemtap 4.8) places a 1-byte `nop` at each probe,
 // which the kernel turns into an int3 trap while a tracer is attached. On x86-64 jitprov
@@ -20,6 +24,13 @@
 #pragma once
 
 #define _SDT_HAS_SEMAPHORES 1
+// Operands in registers or constants, never in memory, in optimized builds: a BPF
+// program reads a register argument with a load from its context, a memory one with a
+// bpf_probe_read_user() call per argument per hit. (Unoptimized code keeps sys/sdt.h's
+// default, memory included: tests/integration/usdt_argforms.cc has each form.)
+#if defined(__OPTIMIZE__) && defined(__x86_64__) && !defined(STAP_SDT_ARG_CONSTRAINT)
+#define STAP_SDT_ARG_CONSTRAINT nr
+#endif
 #include <sys/sdt.h>
 
 #if defined(__x86_64__) && !defined(JITPROV_USDT_NOP1)
@@ -42,6 +53,9 @@ JITPROV_USDT_DECLARE(rundown_end);
 
 #define JITPROV_USDT_ENABLED(name) __builtin_expect(JITPROV_USDT_SEMAPHORE(name) != 0, 0)
 
+// A duration the runtime could not measure (its start came before the tracer attached).
+#define JITPROV_USDT_UNMEASURED (~0ULL)
+
 // lock_wait_begin(site, method_id): the lock is held by another thread; about to wait.
 #define JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method_id) \
   do {                                                 \
@@ -56,11 +70,25 @@ JITPROV_USDT_DECLARE(rundown_end);
     if (JITPROV_USDT_ENABLED(lock_acquired))                    \
       STAP_PROBE3(jitprov, lock_acquired, (int)(site), (unsigned long long)(method_id), (int)(contended)); \
   } while (0)
-// lock_released(site, method_id): released it.
-#define JITPROV_PROBE_LOCK_RELEASED(site, method_id) \
-  do {                                               \
-    if (JITPROV_USDT_ENABLED(lock_released))         \
-      STAP_PROBE2(jitprov, lock_released, (int)(site), (unsigned long long)(method_id)); \
+// lock_released(site, method_id, wait_ns, hold_ns, in_rundown, blocked_by): released
+// it. The runtime measured the acquisition itself, so that a tracer needs one probe hit
+// per acquisition (this one) for its whole story, and no clock of its own:
+//  - wait_ns: from the failed try-lock to the acquisition (0 when uncontended);
+//  - hold_ns: from the acquisition to the release;
+//    both JITPROV_USDT_UNMEASURED (all ones) when the acquisition began before a tracer
+//    attached to this probe (and in-process statistics are off): not measured;
+//  - in_rundown: 1 when a rundown of this process was running as the wait began (the
+//    runtime's own count: attaching in the middle of a rundown cannot mislabel it);
+//  - blocked_by: 0 when the lock was free (lock_acquired's contended 0); else the site
+//    that held it when the wait began, or JITPROV_BLOCKED_BY_UNKNOWN (255: the holder
+//    was between its acquisition and storing its site).
+// Six arguments: bpftrace 0.17 reads usdt arguments arg0..arg5 only.
+#define JITPROV_PROBE_LOCK_RELEASED(site, method_id, wait_ns, hold_ns, in_rundown, blocked_by)              \
+  do {                                                                                                    \
+    if (JITPROV_USDT_ENABLED(lock_released))                                                              \
+      STAP_PROBE6(jitprov, lock_released, (int)(site), (unsigned long long)(method_id),                    \
+                  (unsigned long long)(wait_ns), (unsigned long long)(hold_ns), (int)(in_rundown),         \
+                  (int)(blocked_by));                                                                     \
   } while (0)
 // jit_begin(method_id, tier): a JIT path starts.
 #define JITPROV_PROBE_JIT_BEGIN(method_id, tier) \
@@ -68,12 +96,16 @@ JITPROV_USDT_DECLARE(rundown_end);
     if (JITPROV_USDT_ENABLED(jit_begin))         \
       STAP_PROBE2(jitprov, jit_begin, (unsigned long long)(method_id), (int)(tier)); \
   } while (0)
-// jit_end(method_id, tier, code_start, code_size): its code is published.
-#define JITPROV_PROBE_JIT_END(method_id, tier, code_start, code_size)                     \
-  do {                                                                                    \
-    if (JITPROV_USDT_ENABLED(jit_end))                                                    \
-      STAP_PROBE4(jitprov, jit_end, (unsigned long long)(method_id), (int)(tier),         \
-                  (unsigned long long)(code_start), (unsigned long long)(code_size));     \
+// jit_end(method_id, tier, code_start, code_size, jit_ns, in_rundown): its code is
+// published. jit_ns: from this thread's last jit_begin, measured by the runtime
+// (JITPROV_USDT_UNMEASURED when that jit_begin came before a tracer attached to jit_end);
+// in_rundown: 1 when a rundown of this process ran at any time during the path.
+#define JITPROV_PROBE_JIT_END(method_id, tier, code_start, code_size, jit_ns, in_rundown)                  \
+  do {                                                                                                    \
+    if (JITPROV_USDT_ENABLED(jit_end))                                                                    \
+      STAP_PROBE6(jitprov, jit_end, (unsigned long long)(method_id), (int)(tier),                         \
+                  (unsigned long long)(code_start), (unsigned long long)(code_size),                      \
+                  (unsigned long long)(jit_ns), (int)(in_rundown));                                       \
   } while (0)
 // rundown_begin(rundown_id, mode, trigger)
 #define JITPROV_PROBE_RUNDOWN_BEGIN(rundown_id, mode, trigger)                             \

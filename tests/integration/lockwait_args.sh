@@ -2,8 +2,9 @@
 # jitprov-lockwait reads each operand form a USDT argument can take: a register (the
 # library's optimized build), a memory operand and a constant (jitprov-usdt-argforms,
 # built without optimization). The target makes 2000 JIT paths at site 3 (osr_publish),
-# tier 2; the tool's JSON report, printed when the target exits, must count each of
-# them under that site and tier, with no drops.
+# tier 2, with known durations, rundown states and blame (usdt_argforms.cc); the tool's
+# JSON report, printed when the target exits, must give exactly their counts, totals and
+# maxima, and count the unmeasured ones apart.
 #   lockwait_args.sh ARGFORMS_BINARY LOCKWAIT_BINARY
 . "$(dirname "$0")/lib.sh"
 PROG=${1:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
@@ -20,24 +21,40 @@ grep -q 'Arguments: .*-4@\$2' "$WORK/notes" || fail "no constant operand among t
 
 "$PROG" 2000 >"$WORK/prog.out" 2>&1 & prog=$!
 for _ in $(seq 200); do grep -q waiting "$WORK/prog.out" && break; sleep 0.05; done
-"$LW" -p $prog --json >"$WORK/lw.json" 2>"$WORK/lw.err"; rc=$?
+"$LW" -p $prog --json >"$WORK/lw.json" 2>"$WORK/lw.err" & lw=$!
+for _ in $(seq 200); do grep -q attached "$WORK/lw.err" && break; sleep 0.05; done
+grep -q attached "$WORK/lw.err" || fail "jitprov-lockwait did not attach: $(cat "$WORK/lw.err")"
+kill -USR1 $prog
 wait $prog || fail "target: $(cat "$WORK/prog.out")"
+wait $lw; rc=$?
 [ $rc -eq 0 ] || fail "jitprov-lockwait exit $rc: $(cat "$WORK/lw.err")"
 python3 - "$WORK/lw.json" <<'PY' || fail "jitprov-lockwait's report is wrong (above)"
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+n = 2000
+measured = [i for i in range(n) if i % 100 != 99]
+def want(state, f):  # count and total of f(i) over the measured paths in a rundown state
+    xs = [f(i) for i in measured if (i & 1) == (state == "rundown")]
+    return len(xs), sum(xs), max(xs)
 bad = []
 for name, s in r["sites"].items():
-    want = 2000 if name == "osr_publish" else 0
-    for kind in ("wait", "hold"):
-        got = s["outside"][kind]["count"] + s["rundown"][kind]["count"]
-        if got != want: bad.append(f"site {name} {kind} count {got}, expected {want}")
+    for state in ("outside", "rundown"):
+        for kind, f in (("wait", lambda i: i), ("hold", lambda i: 1000 + i)):
+            h = s[state][kind]
+            got = (h["count"], h["total_ns"], h["max_ns"])
+            exp = want(state, f) if name == "osr_publish" else (0, 0, 0)
+            if got != exp: bad.append(f"site {name} {state} {kind} (count, total, max) {got}, expected {exp}")
+    by = s["blocked_by"]
+    exp = {"rundown": {"count": len(measured), "total_ns": sum(measured), "max_ns": max(measured)}} if name == "osr_publish" else {}
+    if by != exp: bad.append(f"site {name} blocked_by {by}, expected {exp}")
 for tier, h in r["jit_path"].items():
-    want = 2000 if tier == "tier1_osr" else 0
-    got = h["outside"]["count"] + h["rundown"]["count"]
-    if got != want: bad.append(f"JIT path {tier} count {got}, expected {want}")
-if any(r["drops"].values()): bad.append(f"drops {r['drops']}")
+    for state in ("outside", "rundown"):
+        got = (h[state]["count"], h[state]["total_ns"], h[state]["max_ns"])
+        exp = want(state, lambda i: 5000 + i) if tier == "tier1_osr" else (0, 0, 0)
+        if got != exp: bad.append(f"JIT path {tier} {state} (count, total, max) {got}, expected {exp}")
+exp_drops = {"unmeasured_lock": n // 100, "unmeasured_jit": n // 100, "bad_argument": 0}
+if r["drops"] != exp_drops: bad.append(f"drops {r['drops']}, expected {exp_drops}")
 for b in bad: print(b)
 sys.exit(1 if bad else 0)
 PY
-echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr, no drops)"
+echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame, 20 unmeasured of each)"

@@ -3,17 +3,12 @@
 # statistics over the same window: the sim stays idle for --jit-delay seconds after it
 # is ready, time for the tool to attach, then runs JIT threads, unloads and one locked
 # rundowns every second until it exits; the tool reports when its target exits.
-# Asserted:
-#  - per site, the wait and hold counts are equal;
-#  - the JIT paths' (sites 1-6) maximum wait during rundowns agrees within 10% + 10 us;
-#  - per site and state, BPF's maximum wait is never below the sim's by more than 10 us
-#    (BPF's interval, probe to probe, contains the in-process one, whose clock reads sit
-#    inside the probes).
-# Maxima of short waits are printed, not compared to 10 us: BPF also counts the probes'
-# own uprobe traps, and a thread preempted on its way back from a trap adds a scheduler
-# slice to BPF's figure only (seen here: 438 us in-process vs 784 us BPF, once in 4
-# runs, for an uncontended wait). Also: exit codes and
-# the one-line errors for a missing pid and a binary without probes.
+# The runtime measures each acquisition once and hands the same figures to its
+# statistics and to the lock_released probe, so what the tool reports must be exactly
+# what the process recorded: per site and rundown state, the wait and hold counts,
+# totals, maxima and every log2 bucket (nothing lost, nothing mislabelled, no
+# histogram arithmetic wrong). Also: exit codes and the one-line errors for a missing
+# pid and a binary without probes, the uprobe path, and blame.
 #   lockwait_fidelity.sh SIM_BINARY LOCKWAIT_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: lockwait_fidelity.sh SIM LOCKWAIT}
@@ -81,30 +76,22 @@ for k, v in bpf["drops"].items():
 total = 0
 for site, s in sim.items():
     b = bpf["sites"][site]
-    cs = s["outside"]["wait"]["count"] + s["rundown"]["wait"]["count"]
-    cb = b["outside"]["wait"]["count"] + b["rundown"]["wait"]["count"]
-    ms = max(s["outside"]["wait"]["max_ns"], s["rundown"]["wait"]["max_ns"])
-    mb = max(b["outside"]["wait"]["max_ns"], b["rundown"]["wait"]["max_ns"])
-    hs = s["outside"]["hold"]["count"] + s["rundown"]["hold"]["count"]
-    hb = b["outside"]["hold"]["count"] + b["rundown"]["hold"]["count"]
-    print("%-14s count sim %7d bpf %7d   max wait sim %10.1f us bpf %10.1f us" % (site, cs, cb, ms / 1e3, mb / 1e3))
-    total += cs
-    if cs != cb or hs != hb:
-        errors.append("%s: counts differ (wait %d vs %d, hold %d vs %d)" % (site, cs, cb, hs, hb))
     for state in ["outside", "rundown"]:
-        a, b2 = s[state]["wait"]["max_ns"], b[state]["wait"]["max_ns"]
-        if b2 + 10000 < a:
-            errors.append("%s %s: BPF max wait %d ns below in-process %d ns" % (site, state, b2, a))
+        for kind in ["wait", "hold"]:
+            x, y = s[state][kind], b[state][kind]
+            want = (x["count"], x["total_ns"], x["max_ns"], x["log2_buckets"])
+            got = (y["count"], y["total_ns"], y["max_ns"], y["log2_buckets"])
+            if want != got:
+                errors.append("%s %s %s: in-process (count, total, max, buckets) %s, BPF %s" % (site, state, kind, want, got))
+    cs = s["outside"]["wait"]["count"] + s["rundown"]["wait"]["count"]
+    ms = max(s["outside"]["wait"]["max_ns"], s["rundown"]["wait"]["max_ns"])
+    print("%-14s count %7d   max wait %10.1f us" % (site, cs, ms / 1e3))
+    total += cs
 jit = ["tier0_publish", "tier1_publish", "osr_publish", "rejit", "activate", "unload"]
-for state in ["outside", "rundown"]:
-    ms = max(sim[x][state]["wait"]["max_ns"] for x in jit)
-    mb = max(bpf["sites"][x][state]["wait"]["max_ns"] for x in jit)
-    print("JIT paths %-8s max wait sim %10.1f us bpf %10.1f us" % (state, ms / 1e3, mb / 1e3))
-    if state == "rundown":
-        if ms < 1000000:
-            errors.append("JIT paths never waited 1 ms behind a locked rundown (%d ns)" % ms)
-        if abs(ms - mb) > 0.10 * ms + 10000:
-            errors.append("JIT paths during rundowns: max wait %d ns vs %d ns" % (ms, mb))
+ms = max(sim[x]["rundown"]["wait"]["max_ns"] for x in jit)
+print("JIT paths' longest wait during a rundown: %.1f us" % (ms / 1e3))
+if ms < 1000000:
+    errors.append("JIT paths never waited 1 ms behind a locked rundown (%d ns)" % ms)
 if total < 1000:
     errors.append("only %d acquisitions: the window was empty" % total)
 # Blame: the JIT paths' waits that began while the locked rundown held the lock.
@@ -121,7 +108,7 @@ for e in errors:
     print("FAIL:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
-pass "per-site counts equal; JIT maximum wait during rundowns within 10% + 10 us"
+pass "per site and rundown state, wait and hold: counts, totals, maxima and buckets equal to the process's own"
 
 # The same with lock-free rundowns: JIT time blocked by the rundown is 0, exactly, while
 # the JIT paths still wait for each other.

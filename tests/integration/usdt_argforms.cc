@@ -3,14 +3,19 @@
 // an argument held in a variable is a memory operand (`-4@-20(%rbp)`) and a literal a
 // constant (`-4@$2`), where the library's optimized build has registers only.
 // lockwait_args.sh checks that the tool reads each form right.
-//   jitprov-usdt-argforms N     prints "waiting", waits (up to 30 s) for a tracer on lock_released, then
-//                              makes N JIT paths: jit_begin, lock_acquired (site 3,
-//                              uncontended), lock_released, jit_end (tier 2); prints
-//                              "done N"
-#include <chrono>
+//   jitprov-usdt-argforms N     prints "waiting", waits (up to 30 s) for SIGUSR1 (sent once
+//                              the tracer says it is attached), checks that lock_released
+//                              and jit_end are attached (their semaphores), then makes N JIT
+//                              paths; path i (from 0): jit_begin, lock_acquired
+//                              (site 3, contended), lock_released (site 3, wait i ns, hold
+//                              1000 + i ns, blocked by site 7, in a rundown when i is odd),
+//                              jit_end (tier 2, 5000 + i ns, in a rundown when i is odd);
+//                              every 100th path (i % 100 == 99) reports its acquisition and
+//                              its JIT path unmeasured. Prints "done N".
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
+#include <ctime>
 
 #include "jitprov_usdt.h"
 
@@ -18,20 +23,32 @@ int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 1000;
   int site = 3;  // at -O0 a local stays in memory: a memory operand
   unsigned long long method = 1;
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, nullptr);
   std::printf("waiting\n");
   std::fflush(stdout);
-  for (int i = 0; i < 3000 && !JITPROV_USDT_ENABLED(lock_released); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!JITPROV_USDT_ENABLED(lock_released)) {
-    std::fprintf(stderr, "jitprov-usdt-argforms: no tracer attached in 30 s\n");
+  const timespec limit{30, 0};
+  if (sigtimedwait(&usr1, nullptr, &limit) != SIGUSR1) {
+    std::fprintf(stderr, "jitprov-usdt-argforms: no SIGUSR1 in 30 s\n");
+    return 1;
+  }
+  if (!JITPROV_USDT_ENABLED(lock_released) || !JITPROV_USDT_ENABLED(jit_end)) {
+    std::fprintf(stderr, "jitprov-usdt-argforms: SIGUSR1, but no tracer on lock_released and jit_end\n");
     return 1;
   }
   for (long i = 0; i < n; ++i) {
     method = method + 1;
+    const bool unmeasured = i % 100 == 99;
+    unsigned long long wait_ns = unmeasured ? JITPROV_USDT_UNMEASURED : (unsigned long long)i;
+    unsigned long long hold_ns = unmeasured ? JITPROV_USDT_UNMEASURED : 1000ULL + i;
+    unsigned long long jit_ns = unmeasured ? JITPROV_USDT_UNMEASURED : 5000ULL + i;
+    int in_rundown = int(i & 1);
     JITPROV_PROBE_JIT_BEGIN(method, 2);
-    JITPROV_PROBE_LOCK_ACQUIRED(site, method, 0);
-    JITPROV_PROBE_LOCK_RELEASED(site, method);
-    JITPROV_PROBE_JIT_END(method, 2, 0x1000 + i, 64);  // tier: a constant operand
+    JITPROV_PROBE_LOCK_ACQUIRED(site, method, 1);
+    JITPROV_PROBE_LOCK_RELEASED(site, method, wait_ns, hold_ns, in_rundown, 7);  // blocked_by: a constant
+    JITPROV_PROBE_JIT_END(method, 2, 0x1000 + i, 64, jit_ns, in_rundown);  // tier: a constant operand
   }
   if (n < 0) {  // never: the tool attaches to every jitprov probe, so the binary has them all
     JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method);

@@ -32,18 +32,28 @@ fi
 # RuntimeTest.LockStatsCountEverySiteAndSplitByRundown takes the lock at: tier0
 # publish x2, tier1 publish x2, activate x2, rejit x1, lookup x1; jit_end for tier 0
 # and tier 1 once each. One thread: every acquisition is uncontended (contended 0, no
-# lock_wait_begin).
+# lock_wait_begin, a wait of 0 ns, blocked_by 0). The tier1 path runs while the
+# test marks a rundown active: its three acquisitions (tier1 publish x2, activate x1)
+# and its jit_end say in_rundown 1. Every duration is measured (the tracer was there
+# first) and below 1 s.
 out=$(timeout 120 bpftrace -e "
 usdt:$bin:jitprov:lock_wait_begin { @wait_begin = count(); }
 usdt:$bin:jitprov:lock_acquired { @acquired[arg0] = count(); @contended[arg2] = count(); }
-usdt:$bin:jitprov:lock_released { @released[arg0] = count(); }
-usdt:$bin:jitprov:jit_end { @jit_end[arg1] = count(); }" \
+usdt:$bin:jitprov:lock_released {
+  @released[arg0] = count(); @blocked_by[arg5] = count();
+  @in_rundown[arg0, arg4] = count(); @wait_max = max(arg2); @hold_ok[arg3 > 0 && arg3 < 1000000000] = count(); }
+usdt:$bin:jitprov:jit_end { @jit_end[arg1] = count(); @jit_rundown[arg1, arg5] = count();
+  @jit_ok[arg4 > 0 && arg4 < 1000000000] = count(); }" \
   -c "$bin --gtest_filter=RuntimeTest.LockStatsCountEverySiteAndSplitByRundown" 2>&1) || fail "bpftrace run: $out"
 echo "$out" | grep '^@'
 for want in '@acquired\[1\]: 2' '@acquired\[2\]: 2' '@acquired\[5\]: 2' '@acquired\[4\]: 1' '@acquired\[8\]: 1' \
-            '@released\[1\]: 2' '@released\[5\]: 2' '@jit_end\[0\]: 1' '@jit_end\[1\]: 1' '@contended\[0\]: 8'; do
+            '@released\[1\]: 2' '@released\[5\]: 2' '@jit_end\[0\]: 1' '@jit_end\[1\]: 1' '@contended\[0\]: 8' \
+            '@blocked_by\[0\]: 8' '@wait_max: 0' '@hold_ok\[1\]: 8' \
+            '@in_rundown\[2, 1\]: 2' '@in_rundown\[5, 1\]: 1' '@in_rundown\[1, 0\]: 2' '@in_rundown\[5, 0\]: 1' \
+            '@jit_rundown\[0, 0\]: 1' '@jit_rundown\[1, 1\]: 1' '@jit_ok\[1\]: 2'; do
   grep -qE "^$want\$" <<<"$out" || fail "expected '$want' in bpftrace output"
 done
 [ "$(grep -c '^@acquired' <<<"$out")" -eq 5 ] || fail "unexpected lock sites: $(grep '^@acquired' <<<"$out")"
-grep -qE '^(@wait_begin: [1-9]|@contended\[1\])' <<<"$out" && fail "an uncontended acquisition fired lock_wait_begin or contended=1"
-pass "attached probes count every acquisition by site"
+grep -qE '^(@wait_begin: [1-9]|@contended\[1\]|@hold_ok\[0\]|@jit_ok\[0\])' <<<"$out" &&
+  fail "an uncontended acquisition fired lock_wait_begin or contended=1, or a duration was unmeasured or absurd"
+pass "attached probes count every acquisition by site, with the runtime's durations, rundown state and blame"

@@ -48,5 +48,8 @@
 
 #define JITPROV_TIER_COUNT JITPROV_ABI_COUNT(JITPROV_TIERS)
 #define JITPROV_LOCK_SITE_MAX JITPROV_ABI_COUNT(JITPROV_LOCK_SITE_LIST) /* sites are 1..max */
+/* USDT lock_released's blocked_by: 0 the acquisition did not wait; a site 1..max the
+ * holder's when the wait began; this value: it waited, the holder's site unknown. */
+#define JITPROV_BLOCKED_BY_UNKNOWN 255
 
 #endif
