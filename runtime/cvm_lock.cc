@@ -69,7 +69,6 @@ HistSnapshot AtomicHist::snapshot() const noexcept {
 
 CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
     : lock_(lock), method_id_(method_id), site_(site) {
-  in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
   // Timed for the statistics, or for a tracer on lock_released (which reports the
   // durations): two clock reads for an uncontended acquisition, three for a contended
   // one. An uncontended acquisition (the try-lock succeeds) waits for nothing and fires
@@ -77,11 +76,19 @@ CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
   // The clock reads sit inside the probes, so that a tracer's own cost (a uprobe hit per
   // probe) is not counted as waiting.
   timed_ = lock_.stats_ || JITPROV_USDT_ENABLED(lock_released);
+  // "During a rundown": one was running when the wait began (read after the failed
+  // try-lock, with the holder's site, so that a wait blamed on the rundown is labelled
+  // with it), or when an uncontended acquisition took the lock.
   if (lock_.mu_.try_lock()) {
+    in_rundown_ = lock_.rundowns_.load(std::memory_order_relaxed) > 0;
     if (timed_) wait_start_ = acquired_ = monotonicNs();
   } else {
     contended_ = true;
     const uint8_t holder = lock_.holder_site_.load(std::memory_order_relaxed);
+    // A rundown holding the lock is running, whatever the counter (it is decremented
+    // after the rundown's release) says.
+    in_rundown_ = holder == static_cast<uint8_t>(LockSite::kRundown) ||
+                  lock_.rundowns_.load(std::memory_order_relaxed) > 0;
     blocked_by_ = holder != 0 ? holder : JITPROV_BLOCKED_BY_UNKNOWN;
     JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
     if (timed_) wait_start_ = monotonicNs();

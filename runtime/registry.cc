@@ -307,10 +307,15 @@ NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size) const 
 
 namespace {
 // This thread's JIT path in progress, for jit_end's jit_ns and in_rundown: timed only
-// while a tracer is attached to jit_end. Per thread, as a tracer would keep it: the
-// path is its thread's last beginJit. initial-exec: see cvm_lock.cc.
+// while a tracer is attached to jit_end, and only for the version its beginJit created
+// (in the runtime that created it): a publishCode of any other version (begun on
+// another thread, before the tracer attached, before this thread's latest beginJit, or
+// a retry after a failed publication) reports it unmeasured, never a time taken for
+// another path. initial-exec: see cvm_lock.cc.
 struct JitPathClock {
-  uint64_t start_ns;  // 0: not timed
+  const void* runtime;  // null: nothing timed
+  VersionId version;
+  uint64_t start_ns;
   CvmLock::RundownMark mark;
 };
 thread_local __attribute__((tls_model("initial-exec"))) JitPathClock t_jit_path{};
@@ -320,8 +325,10 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   if (!validTier(tier)) return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
   JITPROV_PROBE_JIT_BEGIN(method, static_cast<int>(tier));
-  t_jit_path.start_ns = 0;
-  if (JITPROV_USDT_ENABLED(jit_end)) t_jit_path = {monotonicNs(), s_->lock.rundownMark()};
+  t_jit_path.runtime = nullptr;
+  const bool timed = JITPROV_USDT_ENABLED(jit_end);
+  const uint64_t start_ns = timed ? monotonicNs() : 0;
+  const CvmLock::RundownMark mark = timed ? s_->lock.rundownMark() : CvmLock::RundownMark{};
   CvmLock::Guard lock(s_->lock, publishSite(tier), method);
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
@@ -353,10 +360,15 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
 #endif
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(State::VersionTable::slotBytes(), std::memory_order_relaxed);
+  if (timed) t_jit_path = {s_.get(), slot.id, start_ns, mark};
   return slot.id;
 }
 
 Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
+  // This thread's timed path ends here, published or not, if it is this version's.
+  const JitPathClock begun = t_jit_path;
+  const bool timed_path = begun.runtime == s_.get() && begun.version == version;
+  if (timed_path) t_jit_path.runtime = nullptr;
   if (code_size == 0) return Errc::kZeroCodeSize;
   if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
   const State::SiteLabel label = s_->labelFor(version);
@@ -391,11 +403,9 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     published = v;
   }
   if (JITPROV_USDT_ENABLED(jit_end)) {
-    const JitPathClock begun = t_jit_path;
-    t_jit_path.start_ns = 0;
     JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size,
-                          begun.start_ns != 0 ? monotonicNs() - begun.start_ns : JITPROV_USDT_UNMEASURED,
-                          begun.start_ns != 0 && CvmLock::rundownBetween(begun.mark, s_->lock.rundownMark()) ? 1 : 0);
+                          timed_path ? monotonicNs() - begun.start_ns : JITPROV_USDT_UNMEASURED,
+                          timed_path && CvmLock::rundownBetween(begun.mark, s_->lock.rundownMark()) ? 1 : 0);
   }
   trace::methodLoad(viewOf(*published->method, *published, range.start));
   return range;

@@ -165,9 +165,14 @@ nlohmann::json histJson(const lw_hist& h) {
           {"log2_buckets", std::vector<unsigned long long>(h.buckets, h.buckets + last + 1)}};
 }
 
-// unmeasured_*: begun before the tool attached (the runtime had no reason to time them
-// yet); not a loss. bad_argument: a hit whose arguments could not be used, a loss.
-const char* kDropNames[LW_DROP_KINDS] = {"unmeasured_lock", "unmeasured_jit", "bad_argument"};
+// The `drops` map's counters, as reported. "unmeasured": an acquisition or a JIT path
+// that began before the tool attached, so the runtime had not timed it: reported apart,
+// not a loss. "drops": a hit whose arguments could not be used, a loss (exit 3).
+struct Counter {
+  const char* group;
+  const char* name;
+};
+const Counter kCounters[LW_DROP_KINDS] = {{"unmeasured", "lock"}, {"unmeasured", "jit"}, {"drops", "bad_argument"}};
 bool isLoss(int kind) { return kind == LW_BAD_ARG; }
 
 std::string siteName(int site) {
@@ -201,13 +206,14 @@ nlohmann::json toJson(const Totals& t, double seconds) {
     jit[std::string(jitprov::tierName(static_cast<jitprov::Tier>(tier)))] = {
         {"outside", histJson(t.jit[tier])}, {"rundown", histJson(t.jit[LW_TIERS + tier])}};
   }
-  nlohmann::json drops = nlohmann::json::object();
-  for (int k = 0; k < LW_DROP_KINDS; ++k) drops[kDropNames[k]] = t.drops[k];
-  return {{"seconds", seconds},
-          {"sites", sites},
-          {"jit_path", jit},
-          {"jit_blocked_by_rundown", blameJson(jitBlockedByRundown(t))},
-          {"drops", drops}};
+  nlohmann::json j = {{"seconds", seconds},
+                      {"sites", sites},
+                      {"jit_path", jit},
+                      {"jit_blocked_by_rundown", blameJson(jitBlockedByRundown(t))},
+                      {"drops", nlohmann::json::object()},
+                      {"unmeasured", nlohmann::json::object()}};
+  for (int k = 0; k < LW_DROP_KINDS; ++k) j[kCounters[k].group][kCounters[k].name] = t.drops[k];
+  return j;
 }
 
 void printHist(const char* title, const lw_hist& h) {
@@ -249,7 +255,7 @@ void printHuman(const Totals& t, double seconds) {
       const lw_hist& h = t.jit[r * LW_TIERS + tier];
       if (h.count == 0) continue;
       std::printf("JIT path %s (%s):\n", std::string(jitprov::tierName(static_cast<jitprov::Tier>(tier))).c_str(),
-                  r ? "during a rundown" : "outside rundowns");
+                  r ? "a rundown ran during it" : "no rundown during it");
       printHist("jit", h);
     }
   }
@@ -265,9 +271,9 @@ void printHuman(const Totals& t, double seconds) {
   const lw_blame jb = jitBlockedByRundown(t);
   std::printf("JIT time blocked by the rundown: %.3f ms (%llu waits, max %.1f us)\n", double(jb.total_ns) / 1e6,
               jb.count, double(jb.max_ns) / 1e3);
-  std::printf("drops:");
-  for (int k = 0; k < LW_DROP_KINDS; ++k) std::printf(" %s %llu", kDropNames[k], (unsigned long long)t.drops[k]);
-  std::printf("\n");
+  std::printf("drops: bad_argument %llu\n", (unsigned long long)t.drops[LW_BAD_ARG]);
+  std::printf("unmeasured (begun before attaching): lock %llu, jit %llu\n",
+              (unsigned long long)t.drops[LW_UNMEASURED_LOCK], (unsigned long long)t.drops[LW_UNMEASURED_JIT]);
 }
 
 std::string readlinkStr(const std::string& p) {
@@ -376,8 +382,11 @@ int main(int argc, char** argv) {
       ->check(jitprov::tools::wholeIn(0, 1000000000));
   cli.add_flag("--json", json, "one JSON object per report, on stdout");
   cli.add_flag("--locks-only", locks_only,
-               "attach only lock_released (lock wait and hold times, no JIT-path latency): one probe hit per lock "
-               "acquisition, none per JIT path");
+               "attach only lock_released (lock wait and hold times, no JIT-path latency): no jit_end hit per JIT "
+               "path");
+  // Its name before jitprov-lockwait read the runtime's measurements (it then left hold
+  // times out too); kept for scripts, not listed.
+  cli.add_flag("--wait-only", locks_only)->group("");
   cli.add_flag("-v,--verbose", g_verbose,
                "show libbpf's own messages, and whether the kernel runs the probes through the uprobe trampoline");
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-lockwait", argc, argv)) return *rc;
@@ -411,7 +420,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The probes this tool reads and the arguments it needs of them (the runtime's own
-  // measurements, appended in jitprov 0.4: an older build's probes do not carry them).
+  // measurements, appended to the probes: an older build's do not carry them).
   struct Need {
     const char* name;
     int args;
@@ -427,7 +436,7 @@ int main(int argc, char** argv) {
     if (it->second < n.args) {
       std::fprintf(stderr,
                    "jitprov-lockwait: %s: its jitprov:%s probe has %d arguments, this tool needs %d (the durations "
-                   "the runtime measures, since jitprov 0.4): use the jitprov-lockwait built with it\n",
+                   "the runtime measures): a jitprov built before them; use the jitprov-lockwait built with it\n",
                    binary.c_str(), n.name, it->second, n.args);
       return 1;
     }

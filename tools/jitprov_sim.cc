@@ -79,6 +79,9 @@ struct Options {
   // After a tier-up replaced a method's code, retire the replaced version with this
   // probability (HotSpot flushes replaced code one version at a time).
   double retire_replaced = 0.5;
+  // In-process lock statistics (--stats-json's "lock"); off, the runtime times an
+  // acquisition only while a tracer is attached to jitprov:lock_released.
+  bool lock_stats = true;
 };
 
 const char* const kNamespaces[] = {
@@ -156,7 +159,7 @@ struct App {
   int create() {
     jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
     cfg.tier_up_threshold = opt.threshold;
-    cfg.lock_stats = 1;
+    cfg.lock_stats = opt.lock_stats ? 1 : 0;
     return jitprov_runtime_create(&cfg, &rt);
   }
 
@@ -410,6 +413,9 @@ int run(const Options& opt) {
 
   // Lock statistics cover the application's run, not the warm start above.
   jitprov_lock_stats_reset(app->rt);
+  for (int t = 0; t < kTiers; ++t)
+    app->counters.compiled_warm[t].store(app->counters.compiled[t].load(std::memory_order_relaxed),
+                                         std::memory_order_relaxed);
   std::atomic<bool> stop{false};
   std::vector<std::thread> jit;
   auto start_jit = [&] {
@@ -498,6 +504,9 @@ int main(int argc, char** argv) {
   cli.add_option("--retire-replaced", o.retire_replaced,
                  "probability that code replaced by a tier-up or ReJIT is retired (per-version retirement)")
       ->check(CLI::Range(0.0, 1.0));
+  cli.add_flag_function("--no-lock-stats", [&o](int64_t) { o.lock_stats = false; },
+               "no in-process lock statistics (the runtime then times lock acquisitions only while a tracer is "
+               "attached to jitprov:lock_released)");
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; README)")
       ->check(jitprov::tools::notNegative());

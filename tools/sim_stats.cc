@@ -103,11 +103,15 @@ nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& rs) {
 }
 
 nlohmann::json jitToJson(const JitCounters& c) {
-  nlohmann::json compiled = nlohmann::json::object();
-  for (int t = 0; t < kTiers; ++t) compiled[jitprov_tier_name(t)] = c.compiled[t].load(std::memory_order_relaxed);
+  nlohmann::json compiled = nlohmann::json::object(), warm = nlohmann::json::object();
+  for (int t = 0; t < kTiers; ++t) {
+    compiled[jitprov_tier_name(t)] = c.compiled[t].load(std::memory_order_relaxed);
+    warm[jitprov_tier_name(t)] = c.compiled_warm[t].load(std::memory_order_relaxed);
+  }
   const JitSummary s = c.summary();
   return {{"calls", s.calls},
           {"compiled", compiled},
+          {"compiled_before_ready", warm},
           {"rejit_requests", c.rejits.load(std::memory_order_relaxed)},
           {"module_unloads", c.unloads.load(std::memory_order_relaxed)},
           {"versions_retired", c.retired.load(std::memory_order_relaxed)},

@@ -23,6 +23,7 @@ struct JitSummary {
 struct JitCounters {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> compiled[kTiers] = {};
+  std::atomic<uint64_t> compiled_warm[kTiers] = {};  // of them, before ready (the warm start)
   std::atomic<uint64_t> rejits{0}, unloads{0}, retired{0};
   std::atomic<uint64_t> lost_races{0};  // a JIT path that met an unload: expected
   std::atomic<uint64_t> errors{0};      // anything else: a bug, printed and fails the run

@@ -9,9 +9,10 @@
 // Argument types are part of the probe ABI: site and tier are u8-valued ints, ids,
 // addresses and durations 64-bit. Arguments are only ever appended to a probe (a tracer
 // that reads the first ones keeps working). Durations are measured by the runtime
-// (CLOCK_MONOTONIC) only while a tracer is attached to the probe that reports them (or
-// in-process statistics are on): lock_released and jit_end carry everything a lock-wait
-// tool needs, one probe hit per acquisition and one per JIT path, no clock in the tracer.
+// (CLOCK_MONOTONIC) only while a tracer is attached to the probe that reports them (a
+// lock acquisition also when in-process lock statistics are on, which share the
+// measurement): lock_released and jit_end carry everything a lock-wait tool needs, one
+// probe hit per acquisition and one per JIT path, no clock in the tracer.
 //
 // The site instruction. sys/sdt.h (systemtap 4.8) places a 1-byte `nop` at each probe,
 // which the kernel turns into an int3 trap while a tracer is attached. On x86-64 jitprov
@@ -73,7 +74,8 @@ JITPROV_USDT_DECLARE(rundown_end);
 // lock_released(site, method_id, wait_ns, hold_ns, in_rundown, blocked_by): released
 // it. The runtime measured the acquisition itself, so that a tracer needs one probe hit
 // per acquisition (this one) for its whole story, and no clock of its own:
-//  - wait_ns: from the failed try-lock to the acquisition (0 when uncontended);
+//  - wait_ns: from the lock_wait_begin probe (after the failed try-lock) to the
+//    acquisition; 0 when uncontended;
 //  - hold_ns: from the acquisition to the release;
 //    both JITPROV_USDT_UNMEASURED (all ones) when the acquisition began before a tracer
 //    attached to this probe (and in-process statistics are off): not measured;

@@ -29,5 +29,12 @@ pass "rundown.bt: $rows rundowns with duration, versions and rate"
 run_script jitpath
 grep -qE '^@jit_us\[1\]:' "$WORK/jitpath.out" || fail "jitpath.bt: no tier1 JIT paths"
 grep -qE '^@count\[0\]: [0-9]+' "$WORK/jitpath.out" || fail "jitpath.bt: no tier0 count"
-pass "jitpath.bt: JIT-path latency by tier"
+grep -qE '^@during_rundown\[[0-9]\]: [1-9]' "$WORK/jitpath.out" || fail "jitpath.bt: no JIT path during the locked rundowns"
+# Latencies the runtime measured: above 0 and below the test's 30 s; paths begun before
+# the script attached (at most one per JIT thread) reported apart.
+awk -F': ' '/^@max_us\[/ { n++; if ($2 + 0 <= 0 || $2 + 0 >= 30000000) bad = bad " " $0 }
+           /^@unmeasured: / && $2 + 0 > 2 { bad = bad " " $0 }
+           END { if (bad != "" || n == 0) { print "jitpath.bt:" bad " (" n " tiers)"; exit 1 } }' "$WORK/jitpath.out" ||
+  fail "jitpath.bt: implausible latencies or unmeasured paths"
+pass "jitpath.bt: JIT-path latency by tier, during rundowns too"
 rm -rf "$WORK"

@@ -87,6 +87,20 @@ for site, s in sim.items():
     ms = max(s["outside"]["wait"]["max_ns"], s["rundown"]["wait"]["max_ns"])
     print("%-14s count %7d   max wait %10.1f us" % (site, cs, ms / 1e3))
     total += cs
+# JIT paths: each one published after the tool attached is a jit_end hit, timed by the
+# runtime for the tool (the sim was idle until then): per tier, the tool's count is
+# exactly the sim's compiles after ready.
+compiled = json.load(open(sys.argv[1]))["jit"]
+for tier, h in bpf["jit_path"].items():
+    want = compiled["compiled"][tier] - compiled["compiled_before_ready"][tier]
+    got = h["outside"]["count"] + h["rundown"]["count"]
+    print("JIT paths %-12s sim %6d bpf %6d (%d during a rundown)" % (tier, want, got, h["rundown"]["count"]))
+    if got != want:
+        errors.append("JIT paths at %s: the sim published %d, the tool counted %d" % (tier, want, got))
+    if got and not (0 < h["outside"]["max_ns"] + h["rundown"]["max_ns"] < 30e9):
+        errors.append("JIT paths at %s: implausible latency %s" % (tier, h))
+if bpf["unmeasured"] != {"lock": 0, "jit": 0}:
+    errors.append("unmeasured %s: the runtime keeps statistics and the sim was idle as the tool attached" % bpf["unmeasured"])
 jit = ["tier0_publish", "tier1_publish", "osr_publish", "rejit", "activate", "unload"]
 ms = max(sim[x]["rundown"]["wait"]["max_ns"] for x in jit)
 print("JIT paths' longest wait during a rundown: %.1f us" % (ms / 1e3))
@@ -108,7 +122,33 @@ for e in errors:
     print("FAIL:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
-pass "per site and rundown state, wait and hold: counts, totals, maxima and buckets equal to the process's own"
+pass "per site and rundown state, wait and hold: counts, totals, maxima and buckets equal to the process's own; JIT paths per tier equal to its compiles"
+
+# Without in-process statistics the runtime times an acquisition only while a tracer
+# is attached to lock_released: the tool still gets every one (the sim idle as it
+# attached), each with its hold time.
+start_sim --methods 100000 --jit-delay 2 --duration 5 --no-lock-stats
+"$LW" -p "$SIM_PID" --json >"$WORK/bpf0.json" 2>"$WORK/lw0.err" &
+LW_PID=$!
+track_pid "$LW_PID"
+for _ in $(seq 40); do grep -q attached "$WORK/lw0.err" && break; sleep 0.05; done
+grep -q attached "$WORK/lw0.err" || fail "jitprov-lockwait did not attach within 2 s: $(cat "$WORK/lw0.err")"
+wait "$SIM_PID" || fail "jitprov-sim exit status $?"
+wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw0.err")"
+$PY - "$WORK/stats.json" "$WORK/bpf0.json" <<'PY' || fail "without in-process statistics"
+import json, sys
+sim = json.load(open(sys.argv[1]))
+bpf = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+in_process = sum(s[st]["hold"]["count"] for s in sim["lock"]["sites"].values() for st in ("outside", "rundown"))
+holds = [s[st]["hold"] for s in bpf["sites"].values() for st in ("outside", "rundown")]
+count, total = sum(h["count"] for h in holds), sum(h["total_ns"] for h in holds)
+print("no lock stats: in-process %d acquisitions recorded; the tool %d, holds %.1f ms in all, unmeasured %s" % (
+    in_process, count, total / 1e6, bpf["unmeasured"]))
+assert in_process == 0, in_process
+assert count > 1000 and total > count * 10, (count, total)
+assert bpf["unmeasured"]["lock"] == 0 and not any(bpf["drops"].values()), (bpf["unmeasured"], bpf["drops"])
+PY
+pass "without in-process statistics the runtime times for the tool: every acquisition measured"
 
 # The same with lock-free rundowns: JIT time blocked by the rundown is 0, exactly, while
 # the JIT paths still wait for each other.
@@ -132,9 +172,10 @@ assert jb == {"count": 0, "total_ns": 0, "max_ns": 0}, jb
 PY
 pass "JIT time blocked by the rundown: the locked one's measured, the lock-free one's 0"
 
-# Attached in the middle of a rundown: its rundown_end (whose begin was not seen) must
-# not throw the rundown state off; the later rundowns' waits are still labelled
-# "rundown". (One global counter went to -1 here and labelled everything "outside".)
+# Attached in the middle of a rundown: the later rundowns' waits are still labelled
+# "rundown". (When the BPF side kept the rundown state from rundown_begin/_end, one
+# global counter went to -1 here and labelled everything "outside"; the runtime now
+# says it in lock_released, and this keeps it so.)
 # Rundowns of about 2.2 s (110k versions at 50k/s: the sim paces a rundown that a
 # session records), 1 s apart: [1, 3.2], [4.2, 6.4], ...
 start_sessiond

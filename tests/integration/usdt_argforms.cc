@@ -8,7 +8,8 @@
 //                              and jit_end are attached (their semaphores), then makes N JIT
 //                              paths; path i (from 0): jit_begin, lock_acquired
 //                              (site 3, contended), lock_released (site 3, wait i ns, hold
-//                              1000 + i ns, blocked by site 7, in a rundown when i is odd),
+//                              1000 + i ns, in a rundown when i is odd, blocked by nothing,
+//                              site 7 (rundown) or an unknown holder (255) as i % 3 is 0, 1, 2),
 //                              jit_end (tier 2, 5000 + i ns, in a rundown when i is odd);
 //                              every 100th path (i % 100 == 99) reports its acquisition and
 //                              its JIT path unmeasured. Prints "done N".
@@ -45,12 +46,13 @@ int main(int argc, char** argv) {
     unsigned long long hold_ns = unmeasured ? JITPROV_USDT_UNMEASURED : 1000ULL + i;
     unsigned long long jit_ns = unmeasured ? JITPROV_USDT_UNMEASURED : 5000ULL + i;
     int in_rundown = int(i & 1);
+    int blocked_by = i % 3 == 0 ? 0 : i % 3 == 1 ? 7 : 255;  // no wait, the rundown, unknown
     JITPROV_PROBE_JIT_BEGIN(method, 2);
     JITPROV_PROBE_LOCK_ACQUIRED(site, method, 1);
-    JITPROV_PROBE_LOCK_RELEASED(site, method, wait_ns, hold_ns, in_rundown, 7);  // blocked_by: a constant
+    JITPROV_PROBE_LOCK_RELEASED(site, method, wait_ns, hold_ns, in_rundown, blocked_by);
     JITPROV_PROBE_JIT_END(method, 2, 0x1000 + i, 64, jit_ns, in_rundown);  // tier: a constant operand
   }
-  if (n < 0) {  // never: the tool attaches to every jitprov probe, so the binary has them all
+  if (n < 0) {  // never: the binary has every jitprov probe, as a runtime's would
     JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method);
     JITPROV_PROBE_RUNDOWN_BEGIN(method, 0, 0);
     JITPROV_PROBE_RUNDOWN_END(method, 0, 0, 0);

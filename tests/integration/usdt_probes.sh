@@ -34,8 +34,8 @@ fi
 # and tier 1 once each. One thread: every acquisition is uncontended (contended 0, no
 # lock_wait_begin, a wait of 0 ns, blocked_by 0). The tier1 path runs while the
 # test marks a rundown active: its three acquisitions (tier1 publish x2, activate x1)
-# and its jit_end say in_rundown 1. Every duration is measured (the tracer was there
-# first) and below 1 s.
+# and its jit_end say in_rundown 1. Every duration is measured (the unit tests keep lock
+# statistics; the tracer was on jit_end before the paths began) and below 1 s.
 out=$(timeout 120 bpftrace -e "
 usdt:$bin:jitprov:lock_wait_begin { @wait_begin = count(); }
 usdt:$bin:jitprov:lock_acquired { @acquired[arg0] = count(); @contended[arg2] = count(); }
@@ -57,3 +57,15 @@ done
 grep -qE '^(@wait_begin: [1-9]|@contended\[1\]|@hold_ok\[0\]|@jit_ok\[0\])' <<<"$out" &&
   fail "an uncontended acquisition fired lock_wait_begin or contended=1, or a duration was unmeasured or absurd"
 pass "attached probes count every acquisition by site, with the runtime's durations, rundown state and blame"
+
+# jit_end's jit_ns belongs to its own path: of the interleaved paths A, B (begun after A
+# on the same thread) and C (published by another thread), only B's is measured; A's
+# and C's are all ones (-1 as a signed value), never a time taken for another path.
+out=$(timeout 120 bpftrace -e "
+usdt:$bin:jitprov:jit_end { @measured[(int64)arg4 >= 0] = count(); @unmeasured_is_all_ones[(int64)arg4 == -1] = count(); }" \
+  -c "$bin --gtest_filter=RuntimeTest.InterleavedJitPathsPublishTheirOwnVersions" 2>&1) || fail "bpftrace run: $out"
+echo "$out" | grep '^@'
+for want in '@measured\[1\]: 1' '@measured\[0\]: 2' '@unmeasured_is_all_ones\[1\]: 2' '@unmeasured_is_all_ones\[0\]: 1'; do
+  grep -qE "^$want\$" <<<"$out" || fail "interleaved JIT paths: expected '$want' in bpftrace output"
+done
+pass "jit_end: a path is timed from its own jit_begin only (interleaved and cross-thread paths unmeasured)"

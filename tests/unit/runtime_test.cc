@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace jitprov {
@@ -333,6 +334,32 @@ TEST_F(RuntimeTest, LockStatsCountEverySiteAndSplitByRundown) {
   uint64_t bucketed = 0;
   for (uint64_t b : s.sites[0][int(LockSite::kTier0Publish)].hold.buckets) bucketed += b;
   EXPECT_EQ(bucketed, 2u);
+}
+
+// Interleaved JIT paths: each publication finds its own version. Also the driver of
+// tests/integration/usdt_probes.sh, which reads jit_end's jit_ns under bpftrace: a path
+// is timed only from its own beginJit on the publishing thread, so here only B's is
+// (A's beginJit was followed by B's on this thread; C is published by another thread).
+TEST_F(RuntimeTest, InterleavedJitPathsPublishTheirOwnVersions) {
+  auto a = rt.registerMethod(mod, desc("A"));
+  auto b = rt.registerMethod(mod, desc("B"));
+  auto c = rt.registerMethod(mod, desc("C"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  auto va = rt.beginJit(*a, Tier::kTier0);
+  auto vb = rt.beginJit(*b, Tier::kTier0);
+  ASSERT_TRUE(va.ok() && vb.ok());
+  auto ra = rt.publishCode(*va, 128);
+  auto rb = rt.publishCode(*vb, 256);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_EQ(ra->size, 128u);
+  EXPECT_EQ(rb->size, 256u);
+  EXPECT_EQ(rt.publishCode(*vb, 256).error(), Errc::kAlreadyPublished);
+  auto vc = rt.beginJit(*c, Tier::kTier1);
+  ASSERT_TRUE(vc.ok());
+  Result<CodeRange> rc = Errc::kInvalidArgument;
+  std::thread([&] { rc = rt.publishCode(*vc, 512); }).join();
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(rc->size, 512u);
 }
 
 TEST(LockStats, Log2BucketsAndQuantiles) {
