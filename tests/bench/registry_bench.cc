@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,8 +45,15 @@ uint64_t benchMethods() {
 
 // One shared application: N methods over 200 modules, every method at tier 0, one in
 // four also at tier 1 (CoreCLR-like steady state).
+// JITPROV_BENCH_LOCK_STATS=0: a runtime without in-process lock statistics (it then
+// times an acquisition only while a tracer is attached to lock_released).
+RuntimeConfig benchConfig() {
+  const char* v = std::getenv("JITPROV_BENCH_LOCK_STATS");
+  return RuntimeConfig{.lock_stats = v == nullptr || std::strcmp(v, "0") != 0};
+}
+
 struct App {
-  Runtime rt;
+  Runtime rt{benchConfig()};
   std::vector<MethodId> methods;
   uint64_t rss_before = 0;
   App() {
