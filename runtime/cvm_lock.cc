@@ -17,12 +17,6 @@ uint64_t threadTag() noexcept {
   return tag;
 }
 
-void storeMax(std::atomic<uint64_t>& m, uint64_t v) noexcept {
-  // relaxed: statistics only (see AtomicHist).
-  uint64_t cur = m.load(std::memory_order_relaxed);
-  while (v > cur && !m.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
-}
 }  // namespace
 
 int log2Bucket(uint64_t ns) noexcept {
@@ -45,10 +39,12 @@ uint64_t HistSnapshot::quantileUpperBound(double q) const noexcept {
 }
 
 void AtomicHist::record(uint64_t ns) noexcept {
-  count_.fetch_add(1, std::memory_order_relaxed);
-  total_.fetch_add(ns, std::memory_order_relaxed);
-  storeMax(max_, ns);
-  buckets_[log2Bucket(ns)].fetch_add(1, std::memory_order_relaxed);
+  // relaxed, load then store: the CVM lock orders the writers (see the class).
+  count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  total_.store(total_.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
+  if (ns > max_.load(std::memory_order_relaxed)) max_.store(ns, std::memory_order_relaxed);
+  std::atomic<uint64_t>& b = buckets_[log2Bucket(ns)];
+  b.store(b.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void AtomicHist::reset() noexcept {
@@ -102,6 +98,12 @@ CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
 
 CvmLock::Guard::~Guard() {
   const uint64_t released = timed_ ? monotonicNs() : 0;
+  if (lock_.stats_) {  // before the release: the lock orders the histograms' writers
+    const int r = in_rundown_ ? 1 : 0;
+    const int s = static_cast<int>(site_);
+    lock_.wait_[r][s].record(acquired_ - wait_start_);
+    lock_.hold_[r][s].record(released - acquired_);
+  }
   lock_.owner_.store(0, std::memory_order_relaxed);
   lock_.holder_site_.store(0, std::memory_order_relaxed);
   lock_.mu_.unlock();
@@ -109,12 +111,6 @@ CvmLock::Guard::~Guard() {
                               timed_ ? acquired_ - wait_start_ : JITPROV_USDT_UNMEASURED,
                               timed_ ? released - acquired_ : JITPROV_USDT_UNMEASURED, in_rundown_ ? 1 : 0,
                               blocked_by_);
-  if (lock_.stats_) {
-    const int r = in_rundown_ ? 1 : 0;
-    const int s = static_cast<int>(site_);
-    lock_.wait_[r][s].record(acquired_ - wait_start_);
-    lock_.hold_[r][s].record(released - acquired_);
-  }
 }
 
 bool CvmLock::heldByThisThread() const noexcept {
@@ -122,6 +118,7 @@ bool CvmLock::heldByThisThread() const noexcept {
 }
 
 void CvmLock::resetStats() noexcept {
+  std::lock_guard<std::mutex> g(mu_);  // the histograms' writers hold it
   for (int r = 0; r < 2; ++r) {
     for (int site = 1; site <= kLockSiteMax; ++site) {
       wait_[r][site].reset();

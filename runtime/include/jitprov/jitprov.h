@@ -263,7 +263,8 @@ typedef struct jitprov_lock_stats {
 
 /* Zeros when the runtime was created without lock_stats. */
 JITPROV_API int jitprov_lock_stats_get(const jitprov_runtime* rt, jitprov_lock_stats* out);
-/* Zeroes the lock statistics (call while the lock is idle). */
+/* Zeroes the lock statistics. It takes the code-version-manager lock (whose holder
+ * writes them): never call it from a rundown sink, which may run under that lock. */
 JITPROV_API void jitprov_lock_stats_reset(jitprov_runtime* rt);
 /* Site name for a USDT site value: "tier0_publish", ...; "invalid" otherwise. */
 JITPROV_API const char* jitprov_lock_site_name(int site);
