@@ -29,8 +29,8 @@ inline uint64_t monotonicNs() noexcept {
 
 // A log2 histogram of the CVM lock's statistics. One writer at a time: the lock's
 // holder records before it releases, so an update is plain relaxed loads and stores,
-// no read-modify-write (four locked instructions and a compare-and-swap loop per
-// histogram cost a JIT path of two acquisitions about 150 ns more). Readers load the
+// no read-modify-write (no locked instruction, no compare-and-swap loop), and the
+// histograms' cache lines travel with the lock's. Readers load the
 // counters relaxed: a snapshot taken while the holder records may be off by that one
 // update, which is fine for statistics (no decision is taken on them inside the runtime).
 class AtomicHist {
