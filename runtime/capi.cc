@@ -69,6 +69,7 @@ namespace {
 using jitprov::Errc;
 
 // The C error numbers are the Errc values.
+static_assert(jitprov::RundownEngine::kKeptResults == JITPROV_RUNDOWN_RESULTS_KEPT);
 static_assert(int(Errc::kUnknownModule) == JITPROV_E_UNKNOWN_MODULE);
 static_assert(int(Errc::kBusy) == JITPROV_E_BUSY);
 static_assert(int(Errc::kAlreadyExists) == JITPROV_E_EXISTS);
@@ -435,8 +436,7 @@ void jitprov_rundown_stop(jitprov_rundown* rd) {
 
 void jitprov_rundown_destroy(jitprov_rundown* rd) {
   if (rd == nullptr) return;
-  jitprov_rundown_stop(rd);
-  try {
+  try {  // the engine's destructor stops it and waits for runNow() callers (rundown.h)
     delete rd;
   } catch (...) {
   }

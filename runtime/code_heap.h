@@ -31,6 +31,10 @@ class CodeHeap {
   uint64_t liveBytes() const;
   uint64_t freeRanges() const;
 
+  // fork() handlers only (fork.cc): a reclamation callback may be releasing a range.
+  void lockForFork() noexcept { mu_.lock(); }
+  void unlockAfterFork() noexcept { mu_.unlock(); }
+
  private:
   static uint64_t rounded(uint32_t size) { return (uint64_t{size} + kAlign - 1) & ~(kAlign - 1); }
 

@@ -1,11 +1,11 @@
 // fork() support: the child of a fork may go on using the runtimes it inherited.
 //
-// One set of pthread_atfork handlers for the process, installed with the first
-// runtime. Before the fork they take every live runtime's loader mutex and CVM lock (in
-// the lock order, runtime by runtime), so that no registration or code-version
-// mutation is half done when the address space is copied, and pause liburcu's call_rcu
-// threads; after it they release them in both processes. In the child, reclamation
-// stops for good (rcu.h). Rundown engines keep no thread in the child (rundown.cc).
+// One set of pthread_atfork handlers for the process, installed with the first runtime
+// or engine. Before the fork they pause liburcu (rcu.h), then take every live runtime's
+// loader mutex and CVM lock (in the lock order, runtime by runtime), then every
+// engine's locks, so that no registration, code-version mutation or engine bookkeeping
+// is half done when the address space is copied; after it they release them in both
+// processes, in the reverse order.
 #include "fork.h"
 
 #include "rcu.h"
@@ -20,55 +20,77 @@
 namespace jitprov::fork {
 
 namespace {
-std::mutex g_mu;  // guards g_runtimes; held across fork() by the handlers
-std::vector<Runtime::State*>* g_runtimes = nullptr;  // never freed: handlers may run at exit
+std::mutex g_mu;  // guards the two lists; held across fork() by the handlers
+// Never freed: handlers may run at exit.
+std::vector<Runtime::State*>* g_runtimes = nullptr;
+std::vector<Hooks>* g_hooks = nullptr;
 std::once_flag g_once;
 
-// call_rcu's threads are paused first: one of them may be inside a grace period that
-// waits for a reader which itself waits for a CVM lock (publishCode holds a read section
+// liburcu first: one of its call_rcu threads may be inside a grace period that waits
+// for a reader which itself waits for a CVM lock (publishCode holds a read section
 // across the lock); taking the locks first could deadlock.
 void prepare() {
   rcu::beforeFork();
   g_mu.lock();
-  if (g_runtimes != nullptr) {
-    for (Runtime::State* s : *g_runtimes) {
-      s->loader.lock();
-      s->lock.lockForFork();
-    }
+  for (Runtime::State* s : *g_runtimes) {
+    s->loader.lock();
+    s->lock.lockForFork();
+    s->retire_batch_mu.lock();  // after the CVM lock: the lock order of retireVersion()
+    s->heap.lockForFork();
   }
+  for (const Hooks& h : *g_hooks) h.prepare(h.ctx);
 }
 
-void release() {
-  if (g_runtimes != nullptr) {
-    for (auto it = g_runtimes->rbegin(); it != g_runtimes->rend(); ++it) {
-      (*it)->lock.unlockAfterFork();
-      (*it)->loader.unlock();
-    }
+void release(bool child) {
+  for (auto it = g_hooks->rbegin(); it != g_hooks->rend(); ++it) (child ? it->child : it->parent)(it->ctx);
+  for (auto it = g_runtimes->rbegin(); it != g_runtimes->rend(); ++it) {
+    (*it)->heap.unlockAfterFork();
+    (*it)->retire_batch_mu.unlock();
+    (*it)->lock.unlockAfterFork();
+    (*it)->loader.unlock();
   }
   g_mu.unlock();
 }
 
 void parent() {
-  release();
+  release(false);
   rcu::afterForkParent();
 }
 
 void child() {
-  release();
+  release(true);
   rcu::afterForkChild();
+}
+
+void installOnce() {
+  std::call_once(g_once, [] {
+    g_runtimes = new std::vector<Runtime::State*>();
+    g_hooks = new std::vector<Hooks>();
+    pthread_atfork(&prepare, &parent, &child);
+  });
 }
 }  // namespace
 
 void track(Runtime::State* s) {
-  std::call_once(g_once, [] { pthread_atfork(&prepare, &parent, &child); });
+  installOnce();
   std::lock_guard<std::mutex> g(g_mu);
-  if (g_runtimes == nullptr) g_runtimes = new std::vector<Runtime::State*>();
   g_runtimes->push_back(s);
 }
 
 void untrack(Runtime::State* s) noexcept {
   std::lock_guard<std::mutex> g(g_mu);
-  if (g_runtimes != nullptr) g_runtimes->erase(std::remove(g_runtimes->begin(), g_runtimes->end(), s), g_runtimes->end());
+  if (g_runtimes != nullptr) std::erase(*g_runtimes, s);
+}
+
+void trackHooks(const Hooks& h) {
+  installOnce();
+  std::lock_guard<std::mutex> g(g_mu);
+  g_hooks->push_back(h);
+}
+
+void untrackHooks(void* ctx) noexcept {
+  std::lock_guard<std::mutex> g(g_mu);
+  if (g_hooks != nullptr) std::erase_if(*g_hooks, [ctx](const Hooks& h) { return h.ctx == ctx; });
 }
 
 }  // namespace jitprov::fork

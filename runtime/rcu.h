@@ -1,15 +1,22 @@
 // Safe memory reclamation for the lock-free read side, on liburcu.
 //
-// Flavour: urcu-memb. Readers here are ordinary threads of the host runtime (JIT
-// threads, the rundown thread, any thread asking for an entry point):
+// Flavour: urcu-bp ("bulletproof"). Readers here are ordinary threads of the host
+// runtime (JIT threads, the rundown thread, any thread asking for an entry point), and
+// the library is a guest in the host's process:
 //  - QSBR would make every such thread announce quiescent states, which a host cannot
 //    promise for threads it does not control;
 //  - urcu-signal takes a signal from the host;
 //  - urcu-mb puts a full fence in every read_lock;
-//  - memb's read side is a thread-local counter and compiler barriers; the grace
-//    period pays instead, with sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
-// A thread is registered with liburcu the first time it enters a read section (or
-// retires memory) and unregistered when it exits.
+//  - urcu-memb has the read side we want (a thread-local counter and compiler barriers,
+//    the grace period paying with sys_membarrier) but no fork support: a parent thread
+//    that was inside a read section at fork() stays registered, in that section, in the
+//    child, whose grace periods then never end (its call_rcu thread hung in
+//    synchronize_rcu, and every thread exit behind it: issue 22);
+//  - urcu-bp has the same read side (membarrier on the grace-period side), registers a
+//    thread on its first read section and unregisters it at thread exit by itself, and
+//    has fork handlers (urcu_bp_before_fork and its two halves) that hold its locks
+//    across fork() and, in the child, prune every reader but the forking thread. So the
+//    child's grace periods complete and it reclaims like any process.
 //
 // ThreadSanitizer cannot see the ordering a grace period provides (it is made of
 // membarrier and fences inside uninstrumented liburcu), so it would report the frees in
@@ -25,7 +32,7 @@
 // them if they did.) In builds without TSan the annotations compile to nothing.
 #pragma once
 
-#include <urcu/urcu-memb.h>
+#include <urcu/urcu-bp.h>
 
 namespace jitprov::rcu {
 
@@ -40,20 +47,14 @@ inline void tsanRelease() noexcept {}
 inline void tsanAcquire() noexcept {}
 #endif
 
-// Registers the calling thread with liburcu once; unregisters it at thread exit.
-void ensureThreadRegistered() noexcept;
-
 // RAII read-side critical section. Nests. Pointers loaded inside stay valid until the
-// outermost section ends.
+// outermost section ends. The thread is registered by liburcu on its first one.
 class ReadSection {
  public:
-  ReadSection() noexcept {
-    ensureThreadRegistered();
-    urcu_memb_read_lock();
-  }
+  ReadSection() noexcept { urcu_bp_read_lock(); }
   ~ReadSection() {
     tsanRelease();
-    urcu_memb_read_unlock();
+    urcu_bp_read_unlock();
   }
   ReadSection(const ReadSection&) = delete;
   ReadSection& operator=(const ReadSection&) = delete;
@@ -77,24 +78,20 @@ class ReclaimScope {
 
 // Waits for a grace period (every read section that began before has ended), so that
 // the caller may reclaim at once, inside a ReclaimScope, what it made unreachable
-// before. False, without waiting, when that is impossible: inside a read section, or in
-// a forked child (then retire() instead).
+// before. False, without waiting, inside a read section (it would wait for itself).
 bool synchronize() noexcept;
 
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;
 
-// fork(): the child of a fork does not reclaim what it retires. A thread of the parent
-// that was inside a read section at the fork does not exist in the child, so its section
-// never ends there, and a grace period in the child may never complete. In the child,
-// retire() keeps the memory (counted by leakedInChild()) and barrier() returns at once.
-// Callbacks the parent had queued move to the child's call_rcu thread (liburcu) and may
-// still run there: so a runtime destroyed in a child leaks its state instead of freeing
-// it under them (~Runtime). fork.cc calls these from its pthread_atfork handlers.
+// fork(): fork.cc calls these from its pthread_atfork handlers, around its own locks
+// (beforeFork first, the after halves last). liburcu's call_rcu threads pause across the
+// fork and its grace-period and registry locks are held, so that no grace period is
+// half done in the copy; in the child the registry keeps only the forking thread and a
+// new call_rcu thread takes over the callbacks queued before the fork (they free
+// records that are unlinked in the child too).
 void beforeFork() noexcept;
 void afterForkParent() noexcept;
 void afterForkChild() noexcept;
-uint64_t leakedInChild() noexcept;
-bool inForkedChild() noexcept;
 
 }  // namespace jitprov::rcu

@@ -64,13 +64,6 @@ Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<St
 }
 
 Runtime::~Runtime() {
-  // In a forked child, callbacks queued by the parent may still run later and reference
-  // s_ (rcu.h): leak the state rather than free it under them.
-  if (rcu::inForkedChild()) {
-    fork::untrack(s_.get());
-    (void)s_.release();
-    return;
-  }
   // Every retired module's callback references s_: wait for them first. After that no
   // reader may be running (the host's contract for destroying the runtime).
   drainReclamation();

@@ -1,6 +1,7 @@
 #include <jitprov/rundown.h>
 
 #include "cvm_lock.h"
+#include "fork.h"
 #include "jitprov_usdt.h"
 #include "trace.h"
 
@@ -23,7 +24,9 @@ RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers trig
 
 RundownEngine::RundownEngine(Runtime& rt, std::vector<RundownMode> modes, RundownTriggers triggers)
     : rt_(rt), modes_(modes.empty() ? std::vector<RundownMode>{RundownMode::kLockFree} : std::move(modes)),
-      triggers_(triggers) {}
+      triggers_(triggers) {
+  fork::trackHooks({&RundownEngine::forkPrepare, &RundownEngine::forkParent, &RundownEngine::forkChild, this});
+}
 
 RundownMode RundownEngine::nextMode() noexcept {
   // Only the engine's thread (and stop(), after joining it) triggers: relaxed suffices.
@@ -32,14 +35,57 @@ RundownMode RundownEngine::nextMode() noexcept {
 }
 
 RundownEngine::~RundownEngine() {
-  stop();
+  {
+    std::lock_guard<std::mutex> g(life_mu_);
+    closing_ = true;  // runNow() calls from now on return at once
+  }
+  stop();  // cuts short the rundown in progress, whoever runs it
+  {
+    // runNow() callers that were already inside: their rundowns were cut short (or had
+    // not begun: they return without one); wait until they have left.
+    std::unique_lock<std::mutex> g(life_mu_);
+    life_cv_.wait(g, [this] { return calls_ == 0; });
+  }
+  fork::untrackHooks(this);
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+// The child has only the thread that forked. A rundown another thread was running holds
+// run_mu_ there for good, and its rundownActive(true) is never undone: make the copy
+// usable again (re-creating a mutex that no thread in this process can unlock).
+void RundownEngine::forkPrepare(void* self) {
+  auto* e = static_cast<RundownEngine*>(self);
+  e->life_mu_.lock();
+  e->sessions_mu_.lock();
+  e->results_mu_.lock();
+}
+void RundownEngine::forkParent(void* self) {
+  auto* e = static_cast<RundownEngine*>(self);
+  e->results_mu_.unlock();
+  e->sessions_mu_.unlock();
+  e->life_mu_.unlock();
+}
+void RundownEngine::forkChild(void* self) {
+  auto* e = static_cast<RundownEngine*>(self);
+  if (e->run_mu_.try_lock()) {
+    e->run_mu_.unlock();
+  } else {
+    new (&e->run_mu_) std::mutex();
+    if (e->running_) e->rt_.rundownActive(false);
+    e->running_ = false;
+  }
+  e->calls_ = 0;  // their threads are not here
+  e->pending_sessions_.clear();  // the parent's sessions: the child's are its own
+  e->results_mu_.unlock();
+  e->sessions_mu_.unlock();
+  e->life_mu_.unlock();
 }
 
 Result<void> RundownEngine::start() {
   if (thread_.joinable()) return Errc::kBusy;
   trace::loadProvider();
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  // One eventfd for the engine's life, however often it is started and stopped.
+  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return Errc::kCapacityExhausted;
   stop_.store(false);
   owner_pid_ = getpid();
@@ -74,8 +120,17 @@ void RundownEngine::onSessionStart(void* self, void* session) {
   e->wake();
 }
 
+void RundownEngine::cancelRunning() {
+  cancel_.store(true, std::memory_order_relaxed);  // a rundown in progress ends soon
+  { std::lock_guard<std::mutex> wait_for_it(run_mu_); }
+  cancel_.store(false, std::memory_order_relaxed);
+}
+
 void RundownEngine::stop() {
-  if (!thread_.joinable()) return;
+  if (!thread_.joinable()) {
+    cancelRunning();  // a runNow() on another thread
+    return;
+  }
   // No onSessionStart() into this engine after this (in a forked child too: lttng-ust
   // restarts its listener there, and the engine's memory goes away with it).
   trace::unwatchSessionStarts(watch_token_);
@@ -83,14 +138,16 @@ void RundownEngine::stop() {
   if (getpid() != owner_pid_) {
     // A forked child: the thread exists only in the parent. Nothing to join or run.
     thread_.detach();
+    cancelRunning();
     return;
   }
   stop_.store(true, std::memory_order_release);
-  cancel_.store(true, std::memory_order_relaxed);  // a rundown in progress ends soon
+  cancel_.store(true, std::memory_order_relaxed);
   wake();
   thread_.join();
-  cancel_.store(false, std::memory_order_relaxed);  // the exit rundown runs whole
-  if (triggers_.exit) runNow(nextMode(), RundownTrigger::kExit);
+  cancelRunning();  // and a runNow() on another thread; then the exit rundown runs whole
+  // (run(), not runNow(): the destructor's stop() runs it too)
+  if (triggers_.exit) run(nextMode(), RundownTrigger::kExit, trace::recordingSessions());
 }
 
 void RundownEngine::wake() noexcept {
@@ -163,12 +220,28 @@ void RundownEngine::threadMain() {
 }
 
 RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
-  return run(mode, trigger, trace::recordingSessions());
+  {
+    std::lock_guard<std::mutex> g(life_mu_);
+    if (closing_) {
+      RundownResult none;
+      none.mode = mode;
+      none.trigger = trigger;
+      none.cut_short = true;
+      return none;
+    }
+    ++calls_;
+  }
+  RundownResult r = run(mode, trigger, trace::recordingSessions());
+  std::lock_guard<std::mutex> g(life_mu_);
+  --calls_;
+  life_cv_.notify_all();  // under the lock: the destructor frees the engine once it has it
+  return r;
 }
 
 RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions) {
   // Rundowns never overlap: the sink sees BEGIN ... END of one before the next.
   std::lock_guard<std::mutex> one_at_a_time(run_mu_);
+  running_ = true;
   const trace::Sessions to(sessions);
   RundownResult r;
   r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
@@ -285,8 +358,10 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);
+  running_ = false;
   {
     std::lock_guard<std::mutex> g(results_mu_);
+    if (results_.size() == kKeptResults) results_.pop_front();
     results_.push_back(r);
   }
   completed_.fetch_add(1, std::memory_order_release);  // pairs with completed()
@@ -295,7 +370,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
 
 std::vector<RundownResult> RundownEngine::results() const {
   std::lock_guard<std::mutex> g(results_mu_);
-  return results_;
+  return {results_.begin(), results_.end()};
 }
 
 }  // namespace jitprov

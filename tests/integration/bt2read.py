@@ -14,12 +14,22 @@ import sys
 import bt2
 
 
+# babeltrace2 2.0.4 (Debian 12) reuses event objects, and its bt_field_string_clear()
+# sets a string field's length to 0 without writing a NUL: an empty string field keeps
+# the bytes of the same field in an earlier event of the class, and
+# bt_field_string_get_value() (what str() and babeltrace2's text output show) returns
+# them. Its length (len()) is right. Fixed upstream after 2.0.4 (review.lttng.org
+# babeltrace 4528). So a string is read by its length: "" when the length is 0.
+def string_value(f):
+    return str(f) if len(f) > 0 else ""
+
+
 def _value(f):
     labels = getattr(f, "labels", None)
     if labels is not None:  # an enumeration: its (single) label
         return sorted(labels)[0] if labels else None
     if isinstance(f, bt2._StringFieldConst):
-        return str(f)
+        return string_value(f)
     return int(f)
 
 

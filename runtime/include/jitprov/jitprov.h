@@ -18,18 +18,18 @@
  * Threads
  *  - Any thread may call any function, concurrently, except that a runtime must not be
  *    destroyed while other calls on it are running, and a rundown engine is destroyed
- *    before its runtime. Threads may be created and destroyed freely: the library
- *    registers a thread with liburcu on its first lock-free read and unregisters it
- *    when the thread exits; the host does nothing. (A host that uses liburcu-memb
- *    itself may register its threads first: jitprov then uses that registration, and
- *    the thread must stay registered while it calls jitprov.)
+ *    before its runtime (jitprov_rundown_destroy() itself may overlap run_now calls:
+ *    see there). Threads may be created and destroyed freely: liburcu-bp registers a
+ *    thread on its first lock-free read and unregisters it when the thread exits; the
+ *    host does nothing.
  *  - jitprov_entry_point(), jitprov_call_record() and the rundown's walk are
  *    lock-free. Mutations take the library's code-version-manager lock briefly (never
  *    across a compile) and fire the jitprov:lock_* USDT probes.
- *  - fork(): the child of a fork may go on using the runtimes it inherited (rundown
- *    engines excepted: their thread is not in the child; destroy them there). Memory
- *    retired in the child is not reclaimed in the child: a parent thread that was inside
- *    a lock-free read at the fork would block reclamation forever.
+ *  - fork(): the child of a fork may go on using the runtimes it inherited, from any
+ *    number of threads, and reclaims memory as the parent does. An inherited rundown
+ *    engine has no thread in the child (it was the parent's) and no rundown in
+ *    progress: destroy it there, or use jitprov_rundown_run_now(); start a new engine
+ *    for triggers.
  *
  * Tracing
  *  - jitprov_runtime_create() loads the LTTng-UST provider (libjitprov-lttng.so, found
@@ -330,9 +330,14 @@ JITPROV_API int jitprov_rundown_create(jitprov_runtime* rt, const jitprov_rundow
                                        jitprov_rundown** out);
 /* Starts the engine's thread, which answers the triggers. */
 JITPROV_API int jitprov_rundown_start(jitprov_rundown* rd);
-/* Stops the thread (running the exit rundown first when that trigger is set). */
+/* Stops the thread and cuts short the rundown in progress (the engine's, or a
+ * jitprov_rundown_run_now() on another thread), waiting for it to end; then runs the
+ * exit rundown when that trigger is set and the thread was running. run_now works after
+ * it; start starts the engine again. */
 JITPROV_API void jitprov_rundown_stop(jitprov_rundown* rd);
-/* stop(), then frees. NULL is a no-op. */
+/* stop(), then frees. May be called while jitprov_rundown_run_now() runs on other
+ * threads: their rundowns are cut short and destroy waits for them to return (a call
+ * that begins after destroy did is the caller's bug). NULL is a no-op. */
 JITPROV_API void jitprov_rundown_destroy(jitprov_rundown* rd);
 /* Queues a rundown (trigger api); coalesced with one already queued. */
 JITPROV_API void jitprov_rundown_request(jitprov_rundown* rd);
@@ -368,8 +373,11 @@ typedef struct jitprov_rundown_result {
 JITPROV_API int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_result* out);
 /* Rundowns completed so far. */
 JITPROV_API uint64_t jitprov_rundown_completed(const jitprov_rundown* rd);
-/* Copies the results of the first min(cap, total) rundowns into out (result_sz =
- * sizeof(jitprov_rundown_result)); returns the total number. */
+/* The engine keeps the results of its last JITPROV_RUNDOWN_RESULTS_KEPT rundowns
+ * (jitprov_rundown_completed() counts them all): copies the oldest min(cap, kept) of
+ * those into out (result_sz = sizeof(jitprov_rundown_result)); returns how many are
+ * kept. */
+#define JITPROV_RUNDOWN_RESULTS_KEPT 1024
 JITPROV_API size_t jitprov_rundown_results(const jitprov_rundown* rd, jitprov_rundown_result* out, size_t cap,
                                            size_t result_sz);
 

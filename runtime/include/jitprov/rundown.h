@@ -6,9 +6,15 @@
 // it emits from gives G2-G4 (runtime.h). Modes locked and per-method hold the lock
 // across the whole walk and emission, or around each method: kept to measure against.
 //
-// Threads: start()/stop()/request()/lastResults() from any thread;
+// Threads: start()/stop()/request()/runNow()/results() from any thread;
 // requestFromSignal() from a signal handler; the rundown runs on the engine's thread
-// (runNow() runs one on the caller's thread instead).
+// (runNow() runs one on the caller's thread instead). The destructor may run while
+// runNow() runs on other threads: it cuts their rundowns short and waits for them to
+// return; a call that begins after the destructor did is the caller's bug.
+//
+// fork(): the engine's locks are held across fork() (fork.cc), so that the child's copy
+// is consistent; its thread, and any rundown other threads ran, are not in the child:
+// there the engine can be destroyed, and runNow() works.
 #pragma once
 
 #include <jitprov/result.h>
@@ -19,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -94,7 +101,9 @@ class RundownEngine {
   RundownEngine& operator=(const RundownEngine&) = delete;
 
   Result<void> start();
-  // Stops the thread; runs the exit rundown first when that trigger is set.
+  // Stops the thread and cuts short a rundown in progress, on the engine's thread or in
+  // runNow() on another, and waits for it to end; then runs the exit rundown when that
+  // trigger is set and the thread was running. runNow() works after it.
   void stop();
   // API trigger: queue a rundown (coalesced with one already queued).
   void request() noexcept;
@@ -104,6 +113,9 @@ class RundownEngine {
   // rundown events.
   RundownResult runNow(RundownMode mode, RundownTrigger trigger);
 
+  // The results of the last kKeptResults rundowns, oldest first (older ones are
+  // counted by completed() only, so that an engine on every:5 for months stays small).
+  static constexpr size_t kKeptResults = 1024;
   std::vector<RundownResult> results() const;
   uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
   // The mode the next triggered rundown will use.
@@ -143,7 +155,12 @@ class RundownEngine {
   void threadMain();
   void wake() noexcept;
   RundownResult run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions);
+  // Cuts short the rundown in progress (any thread's) and waits until it has ended.
+  void cancelRunning();
   static void onSessionStart(void* self, void* session);
+  static void forkPrepare(void* self);
+  static void forkParent(void* self);
+  static void forkChild(void* self);
 
   Runtime& rt_;
   RundownMode nextMode() noexcept;
@@ -171,8 +188,15 @@ class RundownEngine {
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   std::mutex run_mu_;  // one rundown at a time (the engine's thread and runNow callers)
+  bool running_ = false;  // a rundown holds run_mu_ (guarded by it; read by forkChild)
+  // runNow() callers inside the engine, and whether the destructor has begun: it waits
+  // for the count to drop to 0, and calls that find it begun return at once.
+  std::mutex life_mu_;
+  std::condition_variable life_cv_;
+  int calls_ = 0;         // guarded by life_mu_
+  bool closing_ = false;  // guarded by life_mu_
   mutable std::mutex results_mu_;
-  std::vector<RundownResult> results_;  // guarded by results_mu_
+  std::deque<RundownResult> results_;  // guarded by results_mu_; the last kKeptResults
 };
 
 }  // namespace jitprov
