@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--min-records", type=int, default=1)
     a = ap.parse_args()
     loads, early = {}, []
-    checked = without = stale = 0
+    checked = without = stale = empty = 0
     bad = []
 
     def compare(key, rec):
@@ -74,10 +74,11 @@ def main():
             without += 1
             continue
         checked += 1
+        empty += any(rec[k] == "" for k in STRINGS)
         compare(key, rec)
-    print("g2check: %d rundown records checked field by field against their method_load, %d without one, %d "
-          "mismatches; babeltrace2's plain string value was wrong in %d strings (its empty-string bug)"
-          % (checked, without, len(bad), stale))
+    print("g2check: %d rundown records checked field by field against their method_load (%d with an empty "
+          "string), %d without one, %d mismatches; babeltrace2's plain string value was wrong in %d strings (its "
+          "empty-string bug)" % (checked, empty, without, len(bad), stale))
     for key, diff, vals in bad[:5]:
         print("  process %s version %s: %s differ (record, method_load): %s" % (key[0], key[1], ",".join(diff), vals))
     if bad:

@@ -52,8 +52,9 @@ PY
 pass "session and signal rundowns complete, decodable, nothing lost"
 # G2 by a second reader (babeltrace2's Python bindings, strings by their length): the
 # sim's signatures include "" beside non-empty ones, which babeltrace2 2.0.4's plain
-# string value shows as the previous record's.
-PYTHONPATH="$(dirname "$0")" $PY "$(dirname "$0")/g2check.py" --min-records 100000 "$WORK/trace" ||
+# string value shows as the previous record's. Only versions published while the session
+# recorded have a method_load (a few hundred: the rest were compiled before it began).
+PYTHONPATH="$(dirname "$0")" $PY "$(dirname "$0")/g2check.py" --min-records 200 "$WORK/trace" ||
   fail "G2 by the second reader (g2check.py)"
 pass "every rundown record equals its method_load field by field (second reader)"
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
