@@ -4,6 +4,7 @@
  * jitprov_rundown:method. Expects `r` to be a const struct jitprov_method_record*
  * and PROV to be the provider (for its tier enum). Included inside LTTNG_UST_TP_FIELDS. */
 #define JITPROV_METHOD_FIELDS(prov)                                   \
+  lttng_ust_field_integer(uint32_t, runtime_instance, r->runtime_instance) \
   lttng_ust_field_integer(uint64_t, method_id, r->method_id)          \
   lttng_ust_field_integer(uint64_t, module_id, r->module_id)          \
   lttng_ust_field_integer(uint64_t, version_id, r->version_id)        \

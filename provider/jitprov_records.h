@@ -14,6 +14,7 @@ extern "C" {
 struct lttng_ust_session; /* the rundown events' first argument (jitprov_rundown_tp.h) */
 
 struct jitprov_method_record {
+  uint32_t runtime_instance; /* the runtime's instance number in its process */
   uint64_t method_id;
   uint64_t version_id;
   uint64_t code_start;
@@ -32,6 +33,7 @@ struct jitprov_method_record {
 
 /* rundown_end's fields (more than lttng-ust's ten tracepoint arguments). */
 struct jitprov_rundown_end_record {
+  uint32_t runtime_instance;
   uint64_t rundown_id;
   uint64_t modules;
   uint64_t methods;
@@ -47,7 +49,7 @@ struct jitprov_rundown_end_record {
 
 /* The provider's ABI version (jitprov_lttng_provider_abi): the runtime loads only a
  * provider built for its own event signatures. */
-#define JITPROV_LTTNG_PROVIDER_ABI 3
+#define JITPROV_LTTNG_PROVIDER_ABI 4
 
 #ifdef __cplusplus
 }

@@ -32,9 +32,10 @@ LTTNG_UST_TRACEPOINT_ENUM(jitprov_rundown, trigger,
   LTTNG_UST_TP_ENUM_VALUES(JITPROV_RUNDOWN_TRIGGERS(JITPROV_LTTNG_ENUM_VALUE)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_begin,
-  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint64_t, rundown_id, uint8_t, mode, uint8_t, trigger,
-                    uint64_t, method_count, uint64_t, publish_seq),
+  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint32_t, runtime_instance, uint64_t, rundown_id,
+                    uint8_t, mode, uint8_t, trigger, uint64_t, method_count, uint64_t, publish_seq),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, rundown_id, rundown_id)
     lttng_ust_field_enum(jitprov_rundown, mode, uint8_t, mode, mode)
     lttng_ust_field_enum(jitprov_rundown, trigger, uint8_t, trigger, trigger)
@@ -42,9 +43,10 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_begin,
     lttng_ust_field_integer(uint64_t, publish_seq, publish_seq)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, module,
-  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint64_t, rundown_id, uint64_t, module_id,
-                    const char*, path),
+  LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, uint32_t, runtime_instance, uint64_t, rundown_id,
+                    uint64_t, module_id, const char*, path),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, rundown_id, rundown_id)
     lttng_ust_field_integer(uint64_t, module_id, module_id)
     lttng_ust_field_string(path, path)))
@@ -59,6 +61,7 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, method,
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_end,
   LTTNG_UST_TP_ARGS(struct lttng_ust_session*, session, const struct jitprov_rundown_end_record*, e),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, e->runtime_instance)
     lttng_ust_field_integer(uint64_t, rundown_id, e->rundown_id)
     lttng_ust_field_integer(uint64_t, modules, e->modules)
     lttng_ust_field_integer(uint64_t, methods, e->methods)

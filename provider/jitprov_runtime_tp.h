@@ -20,14 +20,16 @@
 LTTNG_UST_TRACEPOINT_ENUM(jitprov_runtime, tier, JITPROV_TIER_ENUM_VALUES)
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, module_load,
-  LTTNG_UST_TP_ARGS(uint64_t, module_id, const char*, path),
+  LTTNG_UST_TP_ARGS(uint32_t, runtime_instance, uint64_t, module_id, const char*, path),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, module_id, module_id)
     lttng_ust_field_string(path, path)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, module_unload,
-  LTTNG_UST_TP_ARGS(uint64_t, module_id, const char*, path),
+  LTTNG_UST_TP_ARGS(uint32_t, runtime_instance, uint64_t, module_id, const char*, path),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, module_id, module_id)
     lttng_ust_field_string(path, path)))
 
@@ -37,17 +39,19 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, method_load,
 
 /* unload_seq: the module unload's number in the publication sequence (one per module). */
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, method_unload,
-  LTTNG_UST_TP_ARGS(uint64_t, method_id, uint64_t, module_id, uint64_t, unload_seq),
+  LTTNG_UST_TP_ARGS(uint32_t, runtime_instance, uint64_t, method_id, uint64_t, module_id, uint64_t, unload_seq),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, method_id, method_id)
     lttng_ust_field_integer(uint64_t, module_id, module_id)
     lttng_ust_field_integer(uint64_t, unload_seq, unload_seq)))
 
 /* One native version retired on its own (the method stays). */
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, code_unload,
-  LTTNG_UST_TP_ARGS(uint64_t, method_id, uint64_t, version_id, uint64_t, code_start, uint32_t, code_size,
-                    uint64_t, retire_seq),
+  LTTNG_UST_TP_ARGS(uint32_t, runtime_instance, uint64_t, method_id, uint64_t, version_id, uint64_t, code_start,
+                    uint32_t, code_size, uint64_t, retire_seq),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, method_id, method_id)
     lttng_ust_field_integer(uint64_t, version_id, version_id)
     lttng_ust_field_integer_hex(uint64_t, code_start, code_start)
@@ -55,8 +59,9 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, code_unload,
     lttng_ust_field_integer(uint64_t, retire_seq, retire_seq)))
 
 LTTNG_UST_TRACEPOINT_EVENT(jitprov_runtime, rejit_request,
-  LTTNG_UST_TP_ARGS(uint64_t, method_id, uint32_t, rejit_id),
+  LTTNG_UST_TP_ARGS(uint32_t, runtime_instance, uint64_t, method_id, uint32_t, rejit_id),
   LTTNG_UST_TP_FIELDS(
+    lttng_ust_field_integer(uint32_t, runtime_instance, runtime_instance)
     lttng_ust_field_integer(uint64_t, method_id, method_id)
     lttng_ust_field_integer(uint32_t, rejit_id, rejit_id)))
 

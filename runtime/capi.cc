@@ -70,6 +70,7 @@ using jitprov::Errc;
 
 // The C error numbers are the Errc values.
 static_assert(jitprov::RundownEngine::kKeptResults == JITPROV_RUNDOWN_RESULTS_KEPT);
+static_assert(jitprov::RuntimeConfig::kDefaultMaxReclamationBacklog == JITPROV_DEFAULT_RECLAMATION_BACKLOG);
 static_assert(int(Errc::kUnknownModule) == JITPROV_E_UNKNOWN_MODULE);
 static_assert(int(Errc::kBusy) == JITPROV_E_BUSY);
 static_assert(int(Errc::kAlreadyExists) == JITPROV_E_EXISTS);
@@ -226,6 +227,9 @@ int jitprov_runtime_create(const jitprov_runtime_config* config, jitprov_runtime
     jitprov::RuntimeConfig rc;
     if (c.tier_up_threshold != 0) rc.tier_up_threshold = c.tier_up_threshold;
     rc.lock_stats = c.lock_stats != 0;
+    rc.max_reclamation_backlog = c.max_reclamation_backlog == 0          ? JITPROV_DEFAULT_RECLAMATION_BACKLOG
+                                 : c.max_reclamation_backlog == UINT64_MAX ? 0
+                                                                           : c.max_reclamation_backlog;
     rc.code_mode = c.code_mode == JITPROV_CODE_HOST ? jitprov::CodeMode::kHost : jitprov::CodeMode::kModelHeap;
     auto* rt = new (std::nothrow) jitprov_runtime(rc);
     if (rt == nullptr) return JITPROV_E_NO_MEMORY;
@@ -233,6 +237,8 @@ int jitprov_runtime_create(const jitprov_runtime_config* config, jitprov_runtime
     return JITPROV_OK;
   });
 }
+
+uint32_t jitprov_runtime_instance(const jitprov_runtime* rt) { return rt == nullptr ? 0 : rt->rt.instance(); }
 
 void jitprov_runtime_destroy(jitprov_runtime* rt) {
   try {
@@ -352,7 +358,9 @@ int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* ou
     const jitprov::MemoryStats m = rt->rt.memoryStats();
     jitprov_memory_stats c{sizeof(jitprov_memory_stats), m.live_modules, m.live_methods, m.il_versions,
                            m.native_versions, m.method_bytes, m.version_bytes, m.table_bytes, m.retired,
-                           m.replayed, m.overlaps_refused};
+                           m.replayed, m.overlaps_refused, m.awaiting_reclamation, m.max_reclamation_backlog,
+                           m.reclaimed_inline, {}};
+    copyHist(m.reclaim_wait, &c.reclaim_wait);
     return writeStruct(c, out);
   });
 }

@@ -95,7 +95,7 @@ Result<ModuleId> Runtime::registerModule(std::string_view path, bool collectible
   }
   s_->modules.commit(slot);  // P9 (P5): after the record is complete
   s_->live_modules.fetch_add(1, std::memory_order_relaxed);
-  trace::moduleLoad(mod->id, mod->path.c_str());
+  trace::moduleLoad(s_->instance, mod->id, mod->path.c_str());
   return mod->id;
 }
 
@@ -162,7 +162,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
         m->unloaded = true;
         s_->methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
         // Under the lock: ordered before any publication that reuses a host range.
-        trace::methodUnload(m->id, m->module_id, unload_seq);
+        trace::methodUnload(s_->instance, m->id, m->module_id, unload_seq);
         if (m->has_host_key) s_->by_host_key.erase(m->hostKey());
         for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
           // relaxed: we hold the CVM lock, the only writer of native_head and next.
@@ -177,7 +177,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     }
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
-    trace::moduleUnload(mod->id, mod->path.c_str());
+    trace::moduleUnload(s_->instance, mod->id, mod->path.c_str());
 #if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_NAMES_WITHOUT_GRACE)
     // fault: the methods' strings freed at once, while walkers may still be reading them (P5)
     mod->names.~NameArena();
@@ -218,10 +218,20 @@ void Runtime::State::reclaimModule(rcu_head* head) {
 void Runtime::State::reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept {
   // relaxed: the counter bounds the backlog; the grace period orders the frees (P4).
   const uint64_t backlog = awaiting_reclamation.fetch_add(records, std::memory_order_relaxed) + records;
-  if (max_backlog != 0 && backlog > max_backlog && rcu::synchronize()) {
-    reclaimed_inline.fetch_add(1, std::memory_order_relaxed);
-    reclaim(head);  // every reader that could hold it is gone (its ReclaimScope: rcu.h)
-    return;
+  if (max_backlog != 0 && backlog > max_backlog) {
+    // The wait lasts until every read section that began before it has ended: at most a
+    // rundown's batch (kWalkBatch methods) or a lookup. Measured: MemoryStats::reclaim_wait.
+    const uint64_t t0 = monotonicNs();
+    if (rcu::synchronize()) {
+      const uint64_t waited = monotonicNs() - t0;
+      {
+        std::lock_guard<std::mutex> g(reclaim_wait_mu);
+        reclaim_wait.record(waited);
+      }
+      reclaimed_inline.fetch_add(1, std::memory_order_relaxed);
+      reclaim(head);  // every reader that could hold it is gone (its ReclaimScope: rcu.h)
+      return;
+    }
   }
   rcu::retire(head, reclaim);
 }
@@ -400,7 +410,7 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
                           timed_path ? monotonicNs() - begun.start_ns : JITPROV_USDT_UNMEASURED,
                           timed_path && CvmLock::rundownBetween(begun.mark, s_->lock.rundownMark()) ? 1 : 0);
   }
-  trace::methodLoad(viewOf(*published->method, *published, range.start));
+  trace::methodLoad(s_->instance, viewOf(*published->method, *published, range.start));
   return range;
 }
 
@@ -458,7 +468,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     // Under the lock in host mode: the range may be retired and published again by
     // another thread as soon as the lock is released, and the trace must show this
     // load before that code_unload (model-heap ranges wait for a grace period).
-    trace::methodLoad(view);
+    trace::methodLoad(s_->instance, view);
   }
   return published->version_id;
 }
@@ -511,7 +521,7 @@ Result<void> Runtime::retireVersion(VersionId version) {
     }
     s_->retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
-    trace::codeUnload(v->method->id, v->version_id, start, v->code_size, retire_seq);
+    trace::codeUnload(s_->instance, v->method->id, v->version_id, start, v->code_size, retire_seq);
 #if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
     retired = v;
 #else
@@ -594,7 +604,7 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
-  trace::rejitRequest(m->id, il->rejit_id);  // under the lock: ordered with the IL version's publication
+  trace::rejitRequest(s_->instance, m->id, il->rejit_id);  // under the lock: ordered with the IL version's publication
   return il->rejit_id;
 }
 
@@ -743,6 +753,8 @@ uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const 
   return n;
 }
 
+uint32_t Runtime::instance() const noexcept { return s_->instance; }
+
 uint64_t Runtime::registeredMethods() const noexcept {
   return s_->methods_registered.load(std::memory_order_relaxed);
 }
@@ -765,6 +777,8 @@ MemoryStats Runtime::memoryStats() const {
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);
   m.awaiting_reclamation = s_->awaiting_reclamation.load(std::memory_order_relaxed);
   m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
+  m.reclaim_wait = s_->reclaim_wait.snapshot();
+  m.max_reclamation_backlog = s_->max_backlog;
   m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
                     s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots();
   return m;

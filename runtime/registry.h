@@ -250,7 +250,8 @@ struct RetireBatch {
 
 struct Runtime::State {
   explicit State(const RuntimeConfig& cfg)
-      : lock(cfg.lock_stats), code_mode(cfg.code_mode), max_backlog(cfg.max_reclamation_backlog) {
+      : instance(nextInstance()), lock(cfg.lock_stats), code_mode(cfg.code_mode),
+        max_backlog(cfg.max_reclamation_backlog) {
     fork::track(this);
   }
   ~State() { fork::untrack(this); }
@@ -267,6 +268,14 @@ struct Runtime::State {
   using VersionTable = SlotTable<NativeVersion, 16, 4096>;
   using ModuleTable = SlotTable<Module, 12, 256>;
 
+  // This runtime's number in the process, from 1, never handed out twice (a process may
+  // hold several runtimes, and create them after destroying others): every event
+  // carries it, since ids are per runtime (Runtime::instance()).
+  static uint32_t nextInstance() noexcept {
+    static std::atomic<uint32_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);  // relaxed: uniqueness only
+  }
+  const uint32_t instance;
   CvmLock lock;
   std::mutex loader;  // registration and unload of modules and methods
   const CodeMode code_mode;
@@ -303,6 +312,10 @@ struct Runtime::State {
   const uint64_t max_backlog;  // RuntimeConfig::max_reclamation_backlog
   std::atomic<uint64_t> awaiting_reclamation{0};
   std::atomic<uint64_t> reclaimed_inline{0};  // removals that did so (MemoryStats)
+  // How long those removals waited for their grace period (AtomicHist's one writer at a
+  // time: the mutex; a rare path, after a wait far longer than it).
+  std::mutex reclaim_wait_mu;
+  AtomicHist reclaim_wait;
   // Queues `head` for reclamation after a grace period, or, past max_backlog, waits for
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;

@@ -245,6 +245,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   const trace::Sessions to(sessions);
   RundownResult r;
   r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  const trace::Rundown ev{to, rt_.instance(), r.rundown_id};
   r.mode = mode;
   r.trigger = trigger;
   r.sessions = sessions.size();
@@ -254,10 +255,10 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
   auto begin = [&](uint64_t begin_seq) {
-    trace::rundownBegin(to, r.rundown_id, mode, trigger, r.method_count, begin_seq);
+    trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
     if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
     r.modules = rt_.walkModules([&](const ModuleView& m) {
-      trace::rundownModule(to, r.rundown_id, m);
+      trace::rundownModule(ev, m);
       if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kModule, r.rundown_id, nullptr, &m});
     });
   };
@@ -297,15 +298,15 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
         ++skipped_by_fault;
         return;
       }
-      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(to, r.rundown_id, v);
+      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(ev, v);
       if (fault_ == RundownFault::kTorn) {
         VersionView torn = v;
         torn.code_size += 1;
-        trace::rundownMethod(to, r.rundown_id, torn);
+        trace::rundownMethod(ev, torn);
         return;
       }
     }
-    trace::rundownMethod(to, r.rundown_id, v);
+    trace::rundownMethod(ev, v);
     if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
     if (++emitted % kWindow == 0) {
       const uint64_t now = monotonicNs();
@@ -350,11 +351,11 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     }
     trace::RundownEnd end{r.modules, r.methods,   r.versions, r.skipped,   r.retried,
                           r.duration_ns, r.publish_seq, r.end_seq, r.caught_up, r.cut_short};
-    trace::rundownEnd(trace::Sessions(whole), r.rundown_id, end);
+    trace::rundownEnd({trace::Sessions(whole), ev.instance, ev.id}, end);
     end.cut_short = true;
-    trace::rundownEnd(trace::Sessions(restarted), r.rundown_id, end);
+    trace::rundownEnd({trace::Sessions(restarted), ev.instance, ev.id}, end);
   }
-  if (fault_ == RundownFault::kBeginTwice) trace::rundownBegin(to, r.rundown_id, mode, trigger, r.method_count, begin_seq);
+  if (fault_ == RundownFault::kBeginTwice) trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

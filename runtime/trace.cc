@@ -39,7 +39,8 @@ const char* fit(std::string_view s, std::string* buf) {
 struct Record {
   jitprov_method_record r;
   std::string ns, name, sig;  // only used for overlong strings
-  explicit Record(const VersionView& v) {
+  Record(uint32_t instance, const VersionView& v) {
+    r.runtime_instance = instance;
     r.method_id = v.method_id;
     r.version_id = v.version_id;
     r.code_start = v.code_start;
@@ -133,24 +134,27 @@ std::string providerStatus() {
   return g_status;
 }
 
-void moduleLoad(ModuleId id, const char* path) { lttng_ust_tracepoint(jitprov_runtime, module_load, id, path); }
-void moduleUnload(ModuleId id, const char* path) {
-  lttng_ust_tracepoint(jitprov_runtime, module_unload, id, path);
+void moduleLoad(uint32_t instance, ModuleId id, const char* path) {
+  lttng_ust_tracepoint(jitprov_runtime, module_load, instance, id, path);
 }
-void methodLoad(const VersionView& v) {
+void moduleUnload(uint32_t instance, ModuleId id, const char* path) {
+  lttng_ust_tracepoint(jitprov_runtime, module_unload, instance, id, path);
+}
+void methodLoad(uint32_t instance, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_runtime, method_load)) {
-    Record rec(v);
+    Record rec(instance, v);
     lttng_ust_do_tracepoint(jitprov_runtime, method_load, &rec.r);
   }
 }
-void methodUnload(MethodId method, ModuleId module, uint64_t unload_seq) {
-  lttng_ust_tracepoint(jitprov_runtime, method_unload, method, module, unload_seq);
+void methodUnload(uint32_t instance, MethodId method, ModuleId module, uint64_t unload_seq) {
+  lttng_ust_tracepoint(jitprov_runtime, method_unload, instance, method, module, unload_seq);
 }
-void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size, uint64_t retire_seq) {
-  lttng_ust_tracepoint(jitprov_runtime, code_unload, method, version, code_start, code_size, retire_seq);
+void codeUnload(uint32_t instance, MethodId method, VersionId version, uint64_t code_start, uint32_t code_size,
+                uint64_t retire_seq) {
+  lttng_ust_tracepoint(jitprov_runtime, code_unload, instance, method, version, code_start, code_size, retire_seq);
 }
-void rejitRequest(MethodId method, RejitId rejit) {
-  lttng_ust_tracepoint(jitprov_runtime, rejit_request, method, rejit);
+void rejitRequest(uint32_t instance, MethodId method, RejitId rejit) {
+  lttng_ust_tracepoint(jitprov_runtime, rejit_request, instance, method, rejit);
 }
 
 bool rundownEventsEnabled() noexcept { return lttng_ust_tracepoint_enabled(jitprov_rundown, rundown_begin); }
@@ -231,30 +235,30 @@ namespace {
 lttng_ust_session* ust(Session s) { return static_cast<lttng_ust_session*>(s); }
 }  // namespace
 
-void rundownBegin(Sessions to, uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
+void rundownBegin(const Rundown& r, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
                   uint64_t publish_seq) {
-  for (Session s : to)
-    lttng_ust_tracepoint(jitprov_rundown, rundown_begin, ust(s), id, static_cast<uint8_t>(mode),
+  for (Session s : r.to)
+    lttng_ust_tracepoint(jitprov_rundown, rundown_begin, ust(s), r.instance, r.id, static_cast<uint8_t>(mode),
                          static_cast<uint8_t>(trigger), method_count, publish_seq);
 }
-void rundownModule(Sessions to, uint64_t id, const ModuleView& m) {
+void rundownModule(const Rundown& r, const ModuleView& m) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, module)) {
     std::string buf;
     const char* path = fit(m.path, &buf);
-    for (Session s : to) lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), id, m.module_id, path);
+    for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), r.instance, r.id, m.module_id, path);
   }
 }
-void rundownMethod(Sessions to, uint64_t id, const VersionView& v) {
+void rundownMethod(const Rundown& r, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
-    Record rec(v);
-    for (Session s : to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), id, &rec.r);
+    Record rec(r.instance, v);
+    for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), r.id, &rec.r);
   }
 }
-void rundownEnd(Sessions to, uint64_t id, const RundownEnd& e) {
-  const jitprov_rundown_end_record r{id,          e.modules,     e.methods, e.versions,
-                                     e.skipped,   e.retried,     e.duration_ns, e.publish_seq,
-                                     e.end_seq,   e.caught_up,   uint8_t(e.cut_short ? 1 : 0)};
-  for (Session s : to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &r);
+void rundownEnd(const Rundown& r, const RundownEnd& e) {
+  const jitprov_rundown_end_record rec{r.instance, r.id,        e.modules,     e.methods, e.versions,
+                                       e.skipped,  e.retried,   e.duration_ns, e.publish_seq,
+                                       e.end_seq,  e.caught_up, uint8_t(e.cut_short ? 1 : 0)};
+  for (Session s : r.to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &rec);
 }
 
 }  // namespace jitprov::trace

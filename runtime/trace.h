@@ -20,12 +20,16 @@ bool loadProvider();
 // "loaded <path>" or why not; JITPROV_TRACE_DEBUG=1 prints it to stderr when decided.
 std::string providerStatus();
 
-void moduleLoad(ModuleId id, const char* path);
-void moduleUnload(ModuleId id, const char* path);
-void methodLoad(const VersionView& v);
-void methodUnload(MethodId method, ModuleId module, uint64_t unload_seq);
-void codeUnload(MethodId method, VersionId version, uint64_t code_start, uint32_t code_size, uint64_t retire_seq);
-void rejitRequest(MethodId method, RejitId rejit);
+// `instance`: the runtime's instance number in its process (Runtime::instance()), which
+// every event carries: ids are per runtime, and two runtimes of a process hand out the
+// same ones.
+void moduleLoad(uint32_t instance, ModuleId id, const char* path);
+void moduleUnload(uint32_t instance, ModuleId id, const char* path);
+void methodLoad(uint32_t instance, const VersionView& v);
+void methodUnload(uint32_t instance, MethodId method, ModuleId module, uint64_t unload_seq);
+void codeUnload(uint32_t instance, MethodId method, VersionId version, uint64_t code_start, uint32_t code_size,
+                uint64_t retire_seq);
+void rejitRequest(uint32_t instance, MethodId method, RejitId rejit);
 
 // --- sessions (SPEC.md "Every session") ----------------------------------------------
 // An lttng-ust session, opaque (struct lttng_ust_session*): only compared and passed
@@ -49,12 +53,17 @@ struct RundownEnd {
   uint64_t publish_seq, end_seq, caught_up;
   bool cut_short;
 };
-// Each records into every session of `to`.
-void rundownBegin(Sessions to, uint64_t id, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
+// One rundown's events: into every session of `to`, each with the runtime's instance.
+struct Rundown {
+  Sessions to;
+  uint32_t instance;
+  uint64_t id;
+};
+void rundownBegin(const Rundown& r, RundownMode mode, RundownTrigger trigger, uint64_t method_count,
                   uint64_t publish_seq);
-void rundownModule(Sessions to, uint64_t id, const ModuleView& m);
-void rundownMethod(Sessions to, uint64_t id, const VersionView& v);
-void rundownEnd(Sessions to, uint64_t id, const RundownEnd& e);
+void rundownModule(const Rundown& r, const ModuleView& m);
+void rundownMethod(const Rundown& r, const VersionView& v);
+void rundownEnd(const Rundown& r, const RundownEnd& e);
 
 // Longest string the events carry (bytes); longer ones are cut on a UTF-8 boundary.
 inline constexpr size_t kMaxTraceString = 4096;

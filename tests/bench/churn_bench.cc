@@ -21,6 +21,7 @@
 #include <jitprov/runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <cinttypes>
@@ -30,6 +31,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <malloc.h>
@@ -89,6 +91,19 @@ uint64_t slotsRetiredOf(const M& m) {
   if constexpr (requires { m.slots_retired; }) return m.slots_retired;
   return 0;
 }
+// "N waits: p50 A, p99 B, max C us" of the removals that waited for their grace period,
+// in trees that measure them.
+template <class M>
+std::string reclaimWaitsOf(const M& m) {
+  if constexpr (requires { m.reclaim_wait; }) {
+    const auto& h = m.reclaim_wait;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " waits for a grace period: p50 <= %.1f us, p99 <= %.1f us, max %.1f us",
+                  h.count, h.quantileUpperBound(0.5) / 1e3, h.quantileUpperBound(0.99) / 1e3, h.max_ns / 1e3);
+    return buf;
+  }
+  return "waits not measured in this tree";
+}
 
 struct Options {
   uint64_t cycles = 1048580;  // past 1 048 575 modules, 67 108 863 methods, 268 435 455 versions
@@ -97,6 +112,7 @@ struct Options {
   uint32_t versions = 4;
   uint64_t warmup = 20000;
   uint64_t max_backlog = 16384;  // RuntimeConfig::max_reclamation_backlog (0: none)
+  bool walker = false;           // a thread walking the registry lock-free, over and over
 };
 
 // The runtime's configuration: the backlog bound where the tree has one.
@@ -122,7 +138,7 @@ int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "jitprov-bench-churn: %s\n", why);
   std::fprintf(stderr,
                "usage: jitprov-bench-churn [--cycles N] [--live MODULES] [--methods PER_MODULE] "
-               "[--versions PER_METHOD] [--warmup CYCLES] [--max-backlog RECORDS|0]\n");
+               "[--versions PER_METHOD] [--warmup CYCLES] [--max-backlog RECORDS|0] [--walker 1]\n");
   return 2;
 }
 
@@ -176,6 +192,8 @@ class Soak {
     live_.push_back(std::move(l));
     return true;
   }
+
+  Runtime& runtime() { return rt_; }
 
   Checkpoint measure() {
     Checkpoint c;
@@ -249,6 +267,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(a, "--versions") && v <= 1u << 20) o.versions = uint32_t(v);
     else if (!std::strcmp(a, "--warmup")) o.warmup = v;
     else if (!std::strcmp(a, "--max-backlog")) o.max_backlog = v;
+    else if (!std::strcmp(a, "--walker") && v == 1) o.walker = true;
     else return usage((std::string("unknown option or value out of range: ") + a).c_str());
   }
   if (o.warmup >= o.cycles) return usage("--warmup must be less than --cycles");
@@ -259,6 +278,20 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   const double floor_ns = floorNs();
   Soak soak(o);
+  // --walker: rundowns' readers, one walk after another (each in read sections of 1024
+  // methods): what a removal past the backlog bound waits for.
+  std::atomic<bool> stop_walker{false};
+  uint64_t walks = 0;
+  std::thread walker;
+  if (o.walker) {
+    walker = std::thread([&] {
+      while (!stop_walker.load(std::memory_order_relaxed)) {
+        (void)soak.runtime().walk(jitprov::WalkLocking::kNone, [](const jitprov::VersionView&) {});
+        ++walks;
+      }
+    });
+  }
+  uint64_t peak_backlog = 0;
   Checkpoint warm, end;
   double t_warm = 0;
   const double t0 = nowSec();
@@ -268,6 +301,7 @@ int main(int argc, char** argv) {
       std::printf("FAILED: %s\n", soak.error_.c_str());
       return 1;
     }
+    if (c % 256 == 0) peak_backlog = std::max(peak_backlog, backlogOf(soak.runtime().memoryStats()));
     if (c == o.warmup) {
       t_warm = nowSec();
       warm = soak.measure();
@@ -291,12 +325,17 @@ int main(int argc, char** argv) {
     }
   }
   const double secs = nowSec() - t0 - t_warm;
+  stop_walker.store(true);
+  if (walker.joinable()) walker.join();
+  const std::string waits = reclaimWaitsOf(soak.runtime().memoryStats());
   end = soak.measure();
   std::printf("end (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use %.1f MB, "
               "registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64
               " records awaiting reclamation, %" PRIu64 " removals reclaimed by their own thread (backlog bound)\n",
               o.cycles, end.rss / 1e6, end.rss_trimmed / 1e6, end.malloc_in_use / 1e6, end.registry / 1e6,
               end.walk_ns_per_version, end.versions_walked, end.backlog, end.reclaimed_inline);
+  std::printf("reclamation: peak backlog %" PRIu64 " records (sampled every 256 cycles); %s%s\n", peak_backlog,
+              waits.c_str(), o.walker ? (", beside " + std::to_string(walks) + " walks").c_str() : "");
   std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64
               " native versions, none refused; %" PRIu64 " slots retired for good (generations run out, or no memory to record them)\n",
               soak.modules_, soak.methods_, soak.versions_, end.slots_retired);

@@ -103,11 +103,11 @@ int main(int argc, char** argv) {
       if (bare_side) {
         // The same sessions the rundown records into (each event is for one session).
         const std::vector<trace::Session> sessions = trace::recordingSessions();
-        const trace::Sessions to(sessions);
+        const trace::Rundown ev{trace::Sessions(sessions), rt.instance(), uint64_t(1000 + r)};
         const uint64_t t0 = monotonicNs();
-        trace::rundownBegin(to, 1000 + r, RundownMode::kLockFree, RundownTrigger::kApi, n, 0);
-        for (const VersionView& v : flat) trace::rundownMethod(to, 1000 + r, v);
-        trace::rundownEnd(to, 1000 + r, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
+        trace::rundownBegin(ev, RundownMode::kLockFree, RundownTrigger::kApi, n, 0);
+        for (const VersionView& v : flat) trace::rundownMethod(ev, v);
+        trace::rundownEnd(ev, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
         bare = double(monotonicNs() - t0) / double(flat.size());
       } else {
         res = engine.runNow(RundownMode::kLockFree, RundownTrigger::kApi);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """G2 checked by a second reader, independent of jitprov-verify's code: every
 jitprov_rundown:method record of a trace must carry exactly the fields of its version's
-jitprov_runtime:method_load (same process: vpid), strings compared whole.
+jitprov_runtime:method_load (same process: vpid, same runtime: runtime_instance),
+strings compared whole.
 
   g2check.py TRACE [--min-records N]
 
@@ -18,7 +19,7 @@ import bt2
 from bt2read import string_value
 
 # The method fields of the trace ABI (jitprov_method_fields.h), both event classes.
-FIELDS = ("method_id", "module_id", "version_id", "rejit_id", "tier", "host_tier", "code_start", "code_size",
+FIELDS = ("runtime_instance", "method_id", "module_id", "version_id", "rejit_id", "tier", "host_tier", "code_start", "code_size",
           "method_token", "method_flags", "publish_seq", "namespace", "name", "signature")
 STRINGS = ("namespace", "name", "signature")
 
@@ -64,7 +65,7 @@ def main():
 
     for name, vpid, rec, st in read(a.trace):
         stale += st
-        key = (vpid, rec["version_id"])
+        key = (vpid, rec["runtime_instance"], rec["version_id"])
         if name == "jitprov_runtime:method_load":
             loads.setdefault(key, rec)  # a second method_load of a version: the first is its publication
         else:
@@ -80,7 +81,8 @@ def main():
           "string), %d without one, %d mismatches; babeltrace2's plain string value was wrong in %d strings (its "
           "empty-string bug)" % (checked, empty, without, len(bad), stale))
     for key, diff, vals in bad[:5]:
-        print("  process %s version %s: %s differ (record, method_load): %s" % (key[0], key[1], ",".join(diff), vals))
+        print("  process %s runtime %s version %s: %s differ (record, method_load): %s"
+              % (key[0], key[1], key[2], ",".join(diff), vals))
     if bad:
         return 1
     if checked < a.min_records:

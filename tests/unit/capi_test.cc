@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <algorithm>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,9 +26,10 @@ namespace {
 struct Host {
   jitprov_runtime* rt = nullptr;
   uint64_t module = 0;
-  explicit Host(uint32_t mode = JITPROV_CODE_HOST) {
+  explicit Host(uint32_t mode = JITPROV_CODE_HOST, uint64_t max_backlog = 0) {
     jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
     cfg.code_mode = mode;
+    cfg.max_reclamation_backlog = max_backlog;
     EXPECT_EQ(jitprov_runtime_create(&cfg, &rt), JITPROV_OK);
     EXPECT_EQ(jitprov_module_register(rt, "/opt/app/lib/app.jar", 1, &module), JITPROV_OK);
   }
@@ -622,6 +624,83 @@ TEST(CApi, ResultsKeptAreTheLastOnes) {
   EXPECT_EQ(rs[0].rundown_id, kRuns - JITPROV_RUNDOWN_RESULTS_KEPT + 1);
   EXPECT_EQ(rs[kept - 1].rundown_id, kRuns);
   jitprov_rundown_destroy(rd);
+}
+
+// A lock-free reader that stays inside one read section until released: a rundown whose
+// sink blocks on its first version (the walk holds a read section per batch).
+struct StuckReader {
+  std::atomic<bool> inside{false}, release{false};
+  static void sink(void* ctx, const jitprov_sink_record* r) {
+    auto* self = static_cast<StuckReader*>(ctx);
+    if (r->kind != JITPROV_SINK_VERSION || self->inside.exchange(true)) return;
+    for (int i = 0; i < 10000 && !self->release.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+// Retires `n` versions while a reader is stuck in a read section (so no grace period can
+// end), sampling the reclamation backlog; returns the largest seen.
+uint64_t backlogWhileAReaderIsStuck(Host& h, int n, jitprov_memory_stats* end) {
+  const uint64_t m = h.method(880000, "churn");
+  uint64_t v0 = 0;
+  EXPECT_EQ(h.publish(m, 0x5000000, 64, &v0), JITPROV_OK);  // something for the walk to visit
+  StuckReader stuck;
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.sink = &StuckReader::sink;
+  rc.sink_ctx = &stuck;
+  jitprov_rundown* rd = nullptr;
+  EXPECT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
+  std::thread reader([&] { (void)jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, nullptr); });
+  while (!stuck.inside.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::atomic<bool> done{false};
+  std::thread jit([&] {
+    for (int i = 0; i < n; ++i) {
+      uint64_t v = 0;
+      if (h.publish(m, 0x6000000 + uint64_t(i % 64) * 0x100, 64, &v) != JITPROV_OK || jitprov_code_retire(h.rt, v) != JITPROV_OK)
+        ADD_FAILURE() << "publish/retire " << i;
+    }
+    done.store(true);
+  });
+  uint64_t most = 0;
+  // Until the churn ends (no bound) or 2 s pass (the bound holds the JIT thread back).
+  for (int waited = 0; !done.load() && waited < 2000; ++waited) {
+    most = std::max(most, h.stats().awaiting_reclamation);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  most = std::max(most, h.stats().awaiting_reclamation);
+  stuck.release.store(true);
+  jit.join();
+  reader.join();
+  jitprov_rundown_destroy(rd);
+  *end = h.stats();
+  return most;
+}
+
+// The reclamation backlog is bounded by default (issue 22: 8 live modules, 2 M churn
+// cycles with the other core busy ended with 95 000 versions awaiting reclamation and RSS
+// 1.7x its value at a quarter of the run): with a reader stuck in a read section, the
+// thread that retires past the bound waits for it instead of piling up more.
+TEST(CApi, TheReclamationBacklogIsBoundedByDefault) {
+  Host h;
+  jitprov_memory_stats end{};
+  const uint64_t most = backlogWhileAReaderIsStuck(h, 40000, &end);
+  EXPECT_EQ(end.max_reclamation_backlog, uint64_t{JITPROV_DEFAULT_RECLAMATION_BACKLOG});
+  // A retirement batch (250 versions) may take the count past the bound before its
+  // thread waits.
+  EXPECT_LE(most, uint64_t{JITPROV_DEFAULT_RECLAMATION_BACKLOG} + 250);
+  EXPECT_GE(most, uint64_t{JITPROV_DEFAULT_RECLAMATION_BACKLOG});
+  EXPECT_GE(end.reclaimed_inline, 1u);
+  EXPECT_EQ(end.reclaim_wait.count, end.reclaimed_inline);
+  EXPECT_EQ(end.retired, 40000u);
+}
+
+// UINT64_MAX turns the bound off: the same churn piles up every retirement.
+TEST(CApi, TheReclamationBoundCanBeTurnedOff) {
+  Host h(JITPROV_CODE_HOST, UINT64_MAX);
+  jitprov_memory_stats end{};
+  const uint64_t most = backlogWhileAReaderIsStuck(h, 40000, &end);
+  EXPECT_EQ(end.max_reclamation_backlog, 0u);
+  EXPECT_GE(most, 39000u);
+  EXPECT_EQ(end.reclaimed_inline, 0u);
 }
 
 }  // namespace

@@ -132,15 +132,28 @@ typedef struct jitprov_runtime_config {
   uint32_t code_mode;         /* enum jitprov_code_mode */
   uint32_t tier_up_threshold; /* calls before jitprov_call_record() says "tier up"; 0 = 30 */
   int lock_stats;             /* nonzero: keep per-site lock wait/hold histograms */
+  /* Records removed (retired code, unloaded modules) and not yet reclaimed beyond which
+   * the thread that removes more waits for a grace period (until every lock-free read
+   * that began before ends: at most one rundown batch of 1024 methods) and frees its
+   * removal itself, so that memory stays bounded when the reclamation thread falls
+   * behind. 0 = JITPROV_DEFAULT_RECLAMATION_BACKLOG; UINT64_MAX = no bound (no thread
+   * ever waits for a reader). jitprov_memory_stats' reclaim_wait measures the waits. */
+  uint64_t max_reclamation_backlog;
 } jitprov_runtime_config;
 
+#define JITPROV_DEFAULT_RECLAMATION_BACKLOG 16384
 #define JITPROV_RUNTIME_CONFIG_INIT \
-  { sizeof(jitprov_runtime_config), JITPROV_CODE_MODEL_HEAP, 0, 1 }
+  { sizeof(jitprov_runtime_config), JITPROV_CODE_MODEL_HEAP, 0, 1, 0 }
 
 /* config may be NULL (model heap, defaults). */
 JITPROV_API int jitprov_runtime_create(const jitprov_runtime_config* config, jitprov_runtime** out);
 /* Waits for pending reclamation, then frees everything. NULL is a no-op. */
 JITPROV_API void jitprov_runtime_destroy(jitprov_runtime* rt);
+/* The runtime's instance number in its process: 1 for the first runtime created, never
+ * handed out twice (0 for NULL). Ids (modules, methods, versions, rundowns) are per
+ * runtime, so two runtimes of one process hand out the same ones: every event carries
+ * the instance (field runtime_instance), and a trace reader keys by process and it. */
+JITPROV_API uint32_t jitprov_runtime_instance(const jitprov_runtime* rt);
 
 /* ---- modules and methods --------------------------------------------------------- */
 
@@ -227,6 +240,16 @@ JITPROV_API uint64_t jitprov_entry_point(const jitprov_runtime* rt, uint64_t met
 
 /* ---- statistics ------------------------------------------------------------------ */
 
+#define JITPROV_HIST_BUCKETS 48 /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
+#define JITPROV_LOCK_SITES (JITPROV_LOCK_SITE_MAX + 1) /* index = USDT site value; 0 unused */
+
+typedef struct jitprov_hist {
+  uint64_t count;
+  uint64_t total_ns;
+  uint64_t max_ns;
+  uint64_t buckets[JITPROV_HIST_BUCKETS];
+} jitprov_hist;
+
 typedef struct jitprov_memory_stats {
   size_t sz;
   uint64_t live_modules;
@@ -239,20 +262,16 @@ typedef struct jitprov_memory_stats {
   uint64_t retired;           /* native versions retired (jitprov_code_retire) */
   uint64_t replayed;          /* host publications that returned an existing version */
   uint64_t overlaps_refused;  /* host publications refused with JITPROV_E_RANGE_OVERLAP */
+  /* --- since the reclamation bound --- */
+  uint64_t awaiting_reclamation;    /* records removed, waiting for their grace period */
+  uint64_t max_reclamation_backlog; /* the bound in force (0: none) */
+  uint64_t reclaimed_inline;        /* removals whose thread waited (past the bound) */
+  struct jitprov_hist reclaim_wait; /* how long each of those waited */
 } jitprov_memory_stats;
 
 /* out->sz must be set by the caller; fields beyond it are not written. */
 JITPROV_API int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* out);
 
-#define JITPROV_HIST_BUCKETS 48 /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
-#define JITPROV_LOCK_SITES (JITPROV_LOCK_SITE_MAX + 1) /* index = USDT site value; 0 unused */
-
-typedef struct jitprov_hist {
-  uint64_t count;
-  uint64_t total_ns;
-  uint64_t max_ns;
-  uint64_t buckets[JITPROV_HIST_BUCKETS];
-} jitprov_hist;
 
 typedef struct jitprov_lock_stats {
   size_t sz;

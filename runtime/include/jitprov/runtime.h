@@ -36,11 +36,13 @@ struct RuntimeConfig {
   CodeMode code_mode = CodeMode::kModelHeap;
   // Records removed and not yet reclaimed beyond which a thread that removes more waits
   // for a grace period and reclaims its removal itself (registry.h P6, P9): bounds the
-  // memory and the walk when liburcu's reclamation thread falls behind, at the price of
-  // that wait, which lasts until every reader's current read section ends (a rundown's
-  // batch of 1024 methods included). 0, the default: no bound, no thread ever waits for
-  // readers. tools/bench-churn measures both.
-  uint64_t max_reclamation_backlog = 0;
+  // memory and the walk when liburcu's reclamation thread falls behind (a host churning
+  // code with the other core busy: issue 22), at the price of that wait, which lasts
+  // until every reader's current read section ends (a rundown's batch of 1024 methods
+  // included; MemoryStats::reclaim_wait measures it). 0: no bound, no thread ever waits
+  // for readers. tools/bench-churn measures both.
+  static constexpr uint64_t kDefaultMaxReclamationBacklog = 16384;
+  uint64_t max_reclamation_backlog = kDefaultMaxReclamationBacklog;
 };
 
 // How a walk synchronises with writers.
@@ -87,6 +89,8 @@ struct MemoryStats {
                                       // itself (the backlog was past its bound)
   uint64_t slots_retired = 0;  // table slots never reused again: their generations ran out,
                                // or recording them for reuse ran out of memory
+  HistSnapshot reclaim_wait;   // the waits of the reclaimed_inline removals
+  uint64_t max_reclamation_backlog = 0;  // the bound in force (0: none)
 };
 
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
@@ -174,6 +178,10 @@ class Runtime {
 
   // Upper bound of method ids handed out so far (lock-free; acquire).
   uint64_t registeredMethods() const noexcept;
+  // This runtime's instance number in its process: 1 for the first runtime created, never
+  // handed out twice. Every event carries it (field runtime_instance), because ids are
+  // per runtime: two runtimes of one process hand out the same ones.
+  uint32_t instance() const noexcept;
   MemoryStats memoryStats() const;
 
   // --- instrumentation ------------------------------------------------------------
