@@ -50,30 +50,25 @@ struct RecordValues {
   std::string_view name_space, name, signature;
 };
 
-// A name's digest, 8 bytes at a time; *plain says whether every byte is ASCII and none
-// is NUL (then the name is valid UTF-8 without looking further: the common case, so
-// that a record's names are read once).
-inline uint64_t nameDigest(std::string_view s, bool* plain) {
-  constexpr uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL, kMul = 0x9E3779B97F4A7C15ULL;
-  uint64_t h = s.size() * kMul, bad = 0;
+// Whether every byte of `s` is ASCII and none is NUL, 8 bytes at a time: then it is
+// valid UTF-8 without looking further (the common case, so that a record's names are
+// read once before their digest).
+inline bool plainAscii(std::string_view s) {
+  constexpr uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  uint64_t bad = 0;
   size_t i = 0;
   for (; s.size() - i >= 8; i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
     bad |= (w & kHigh) | ((w - kLow) & ~w & kHigh);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
   }
   if (i < s.size()) {
     uint64_t w = 0;
     std::memcpy(&w, s.data() + i, s.size() - i);
     const uint64_t used = ~uint64_t{0} >> (8 * (8 - (s.size() - i)));  // the tail's bytes
     bad |= (w & kHigh) | ((w - kLow) & ~w & kHigh & used);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
   }
-  *plain = bad == 0;
-  return h;
+  return bad == 0;
 }
 
 // Why a method record cannot be what jitprov emitted ("" when it can be): the registry
