@@ -392,7 +392,9 @@ int run(const Options& opt) {
   std::unique_ptr<jitprov_rundown, void (*)(jitprov_rundown*)> engine_owner(engine, jitprov_rundown_destroy);
 #ifdef JITPROV_SIM_FAULTS
   if (opt.fault != "none" && jitprov_internal_inject_fault(engine, opt.fault.c_str()) != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, skip, no-end, begin-twice\n",
+    std::fprintf(stderr,
+                 "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, torn-name, skip, no-end, "
+                 "begin-twice\n",
                  opt.fault.c_str());
     return 2;
   }
@@ -514,7 +516,8 @@ int main(int argc, char** argv) {
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
       ->check(jitprov::tools::finiteIn(1e9));
 #ifdef JITPROV_SIM_FAULTS
-  cli.add_option("--inject-fault", o.fault, "break every rundown on purpose: duplicate, torn, skip, no-end, begin-twice");
+  cli.add_option("--inject-fault", o.fault,
+                 "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice");
 #endif
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-sim", argc, argv)) return *rc;
