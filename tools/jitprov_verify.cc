@@ -31,7 +31,9 @@
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -809,16 +811,31 @@ std::string takeError() {
   return msg.empty() ? "unknown error" : msg;
 }
 
-// Directories at or below `dir` that hold a CTF trace (a `metadata` file), sorted.
-std::vector<std::string> findTraces(const std::string& dir) {
+// Directories at or below `dir` that hold a CTF trace (an entry named `metadata`),
+// sorted. A directory that cannot be read is an error (*why: which, and why), never
+// skipped: the verdict would cover only the sessions that could be read.
+std::vector<std::string> findTraces(const std::string& dir, std::string* why) {
+  namespace fs = std::filesystem;
   std::vector<std::string> out;
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::path(dir) / "metadata", ec)) out.push_back(dir);
-  for (auto it = std::filesystem::recursive_directory_iterator(
-           dir, std::filesystem::directory_options::skip_permission_denied, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().filename() == "metadata" && it->path().parent_path() != dir)
-      out.push_back(it->path().parent_path().string());
+  std::vector<fs::path> todo{fs::path(dir)};
+  while (!todo.empty()) {
+    const fs::path d = std::move(todo.back());
+    todo.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(d, ec);
+    bool trace = false;
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // Symbolic links to directories are not followed (no cycles).
+      const bool subdir = it->symlink_status(ec).type() == fs::file_type::directory;
+      if (subdir) todo.push_back(it->path());
+      // Of any other type: checkMetadata refuses what is not a regular file, by name.
+      if (!subdir && it->path().filename() == "metadata") trace = true;
+    }
+    if (ec) {
+      *why = (d == fs::path(dir) ? "" : d.string() + ": ") + ec.message();
+      return {};
+    }
+    if (trace) out.push_back(d.string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -837,17 +854,73 @@ std::string sessionRoot(const std::string& trace) {
   return root.empty() ? trace : root.lexically_normal().string();
 }
 
-// Checks a trace's packetized metadata before libbabeltrace2 reads it: babeltrace2
-// 2.0 spins forever on a metadata file cut in the middle of a packet.
+// What a file that is not a regular one is, for the message that refuses it.
+const char* fileType(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "of another type";
+}
+
+// The largest metadata file read. lttng writes tens of KiB (the event classes of one
+// trace); 256 MiB would describe millions of them. Beyond it the file is damaged or
+// hostile (an 8 GiB sparse file, which babeltrace2 would read whole), refused unread.
+constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 20;
+
+// Checks a trace's metadata before libbabeltrace2 reads it: a regular file (a FIFO
+// would hang the open, /dev/zero never ends), at most kMaxMetadataBytes, whole packets
+// (babeltrace2 2.0 spins forever on a file cut in the middle of one). Reads only the
+// packets' headers.
 std::string checkMetadata(const std::string& trace) {
   const std::string path = trace + "/metadata";
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "metadata: " + std::string(std::strerror(errno));
-  std::string data;
-  char buf[65536];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.append(buf, n);
-  std::fclose(f);
-  return jitprov::verify::checkMetadataBytes(data);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "metadata: " + std::string(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  // Non-blocking: should a FIFO take its place after stat(), open() does not wait.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "metadata: " + std::string(std::strerror(errno));
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = "metadata: " + std::string(std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  } else if (uint64_t(st.st_size) > kMaxMetadataBytes) {
+    why = "metadata: " + std::to_string(st.st_size) + " bytes, more than the " +
+          std::to_string(kMaxMetadataBytes >> 20) + " MiB a trace's metadata can sensibly be (lttng writes tens "
+          "of KiB): damaged input, not read";
+  } else {
+    std::string io;  // why a read failed
+    why = jitprov::verify::checkMetadataPackets(uint64_t(st.st_size), [&](uint64_t off, char* buf, size_t n) {
+      const ssize_t got = pread(fd, buf, n, off_t(off));
+      if (got == ssize_t(n)) return true;
+      io = got < 0 ? std::strerror(errno) : "shorter than its size (changed while read?)";
+      return false;
+    });
+    if (!io.empty()) why += ": " + io;
+  }
+  close(fd);
+  return why;
+}
+
+// Checks the files babeltrace2 opens in a trace (besides its metadata): its stream files
+// and their indexes must be regular files; it opens a FIFO without O_NONBLOCK and waits
+// for a writer forever. Hidden files it ignores, so does this.
+std::string checkStreamFiles(const std::string& trace) {
+  for (const std::string& dir : {trace, trace + "/index"}) {
+    std::error_code ec;
+    if (dir != trace && !std::filesystem::is_directory(dir, ec)) continue;  // no index (or the loop says)
+    std::filesystem::directory_iterator it(dir, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.empty() || name[0] == '.' || (dir == trace && name == "metadata")) continue;
+      const std::string shown = dir == trace ? name : "index/" + name;
+      struct stat st;
+      if (stat(it->path().c_str(), &st) != 0) return shown + ": " + std::strerror(errno);
+      if (S_ISDIR(st.st_mode)) continue;
+      if (!S_ISREG(st.st_mode))
+        return shown + ": not a regular file (" + fileType(st.st_mode) + ")";
+    }
+    if (ec) return (dir == trace ? "" : "index: ") + ec.message();
+  }
+  return "";
 }
 
 // Reads the session's traces into `s`. Returns "" or why they could not be read.
@@ -883,15 +956,9 @@ std::string readSession(Session* s) {
              BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
     why = takeError();
   } else {
-    // One ctf.fs source per trace of the session, all feeding one muxer (time order).
+    // One ctf.fs source per trace of the session, all feeding one muxer (time order);
+    // their files were checked before (checkMetadata, checkStreamFiles).
     const std::vector<std::string>& traces = s->traces;
-    for (const std::string& t : traces) {
-      if (s->live) break;  // the relay daemon serves the metadata
-      if (std::string bad = checkMetadata(t); !bad.empty()) {
-        why = t + ": " + bad;
-        break;
-      }
-    }
     for (size_t t = 0; t < traces.size() && why.empty(); ++t) {
       bt_value_put_ref(params);
       params = bt_value_map_create();
@@ -1234,11 +1301,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
     return kExitUnreadable;
   }
-  const std::vector<std::string> traces = live ? std::vector<std::string>{} : findTraces(dir);
+  std::string unreadable;
+  const std::vector<std::string> traces = live ? std::vector<std::string>{} : findTraces(dir, &unreadable);
+  if (!unreadable.empty()) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), unreadable.c_str());
+    return kExitUnreadable;
+  }
   if (!live && traces.empty()) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: no CTF trace in it (no `metadata` file below it)\n",
                  dir.c_str());
     return kExitUnreadable;
+  }
+  // Every trace's files before any is read: a hostile one is refused at once.
+  for (const std::string& t : traces) {
+    std::string bad = checkMetadata(t);
+    if (bad.empty()) bad = checkStreamFiles(t);
+    if (!bad.empty()) {
+      std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", t.c_str(), bad.c_str());
+      return kExitUnreadable;
+    }
   }
   for (const std::string& t : traces) {
     Session& s = sessions[sessionRoot(t)];
