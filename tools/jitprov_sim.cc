@@ -484,7 +484,7 @@ int main(int argc, char** argv) {
   cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method; a comma list takes them in turn");
   cli.add_option("--rundown-trigger", o.triggers, "comma list of session, signal, exit, at:SEC, every:SEC, or none");
-  cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::notNegative());
+  cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::uint64Whole());
   // Refused at start-up unless a regular file or nothing is there (never a device or a
   // symlink), in an existing, writable directory (atomic_file.h).
   const CLI::Validator output([](std::string& p) { return jitprov::tools::checkOutputPath(p); }, "FILE");
@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
                "attached to jitprov:lock_released)");
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; README)")
-      ->check(jitprov::tools::notNegative());
+      ->check(jitprov::tools::uint64Whole());
   cli.add_option("--jit-delay", o.jit_delay,
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
       ->check(jitprov::tools::finiteIn(1e9));
