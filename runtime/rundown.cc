@@ -13,11 +13,67 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <system_error>
 #include <ctime>
 #include <utility>
 
 namespace jitprov {
+
+namespace {
+
+// Whether each of the 8 bytes of `w` is printable ASCII.
+bool printable(uint64_t w) {
+  for (int i = 0; i < 8; ++i, w >>= 8)
+    if ((w & 0xff) < 0x20 || (w & 0xff) > 0x7e) return false;
+  return true;
+}
+
+// Test-only (RundownFault::kTornName): `sig` changed, of the same length. From 16 bytes
+// on, its first two 8-byte words are replaced by printable ASCII such that the name hash
+// jitprov-verify compared before issue 22 is unchanged (per word h = (h ^ w) * K, then
+// h ^= h >> 29: each step a bijection, so a second word can undo the first's change): a
+// verifier comparing that 64-bit digest passes the record, one comparing every byte
+// (or XXH3-128) does not. Shorter: its last printable byte flipped.
+std::string tornSignature(std::string_view sig) {
+  std::string out(sig);
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  auto mix = [](uint64_t x) {
+    x *= kMul;
+    return x ^ (x >> 29);
+  };
+  if (out.size() >= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, out.data(), 8);
+    std::memcpy(&b, out.data() + 8, 8);
+    const uint64_t h0 = out.size() * kMul, h1 = mix(h0 ^ a);
+    // After the second word the state is mix(mix(h0 ^ a2) ^ b2): the original's when
+    // b2 = b ^ h1 ^ mix(h0 ^ a2). Printable candidates a2 until b2 is printable too
+    // (one in about 2800).
+    uint64_t rng = 0x2545F4914F6CDD1DULL;
+    for (int tries = 0; tries < (1 << 22); ++tries) {
+      uint64_t a2 = 0;
+      for (int i = 0; i < 8; ++i) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        a2 |= uint64_t(0x20 + (rng >> 33) % 95) << (8 * i);
+      }
+      const uint64_t b2 = b ^ h1 ^ mix(h0 ^ a2);
+      if (a2 == a || !printable(b2)) continue;
+      std::memcpy(out.data(), &a2, 8);
+      std::memcpy(out.data() + 8, &b2, 8);
+      return out;
+    }
+  }
+  for (size_t i = out.size(); i-- > 0;)
+    if (out[i] >= 0x20 && out[i] < 0x7f) {
+      out[i] ^= 1;  // stays ASCII, never NUL
+      return out;
+    }
+  return out + "?";
+}
+
+}  // namespace
 
 RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers)
     : RundownEngine(rt, std::vector<RundownMode>{mode}, triggers) {}
@@ -277,9 +333,11 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   // while holding the lock (locked modes are not paced: they exist to be measured).
   const uint64_t rate = locking == WalkLocking::kNone && r.traced ? max_rate_ : 0;
   const uint64_t walk_start = monotonicNs();
-  // The fault (tests only) hits the 100th version of the rundown.
+  // The fault (tests only) hits the 100th version of the rundown (torn-name: the first
+  // from there with a signature of 16 bytes or more, which tornSignature needs).
   constexpr uint64_t kFaultAt = 100;
   uint64_t visited = 0, skipped_by_fault = 0;
+  bool faulted = false;
   // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
   // version, so shutdown waits a bounded time), and rundown_end says so.
   uint64_t abandoned = 0, abandoned_catch_up = 0, begin_seq = 0;
@@ -293,7 +351,9 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
       if (v.publish_seq > begin_seq) ++abandoned_catch_up;
       return;
     }
-    if (fault_ != RundownFault::kNone && ++visited == kFaultAt) {
+    if (fault_ != RundownFault::kNone && !faulted && ++visited >= kFaultAt &&
+        (fault_ != RundownFault::kTornName || v.signature.size() >= 16)) {
+      faulted = true;
       if (fault_ == RundownFault::kSkip) {
         ++skipped_by_fault;
         return;
@@ -303,6 +363,13 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
         VersionView torn = v;
         torn.code_size += 1;
         trace::rundownMethod(ev, torn);
+        return;
+      }
+      if (fault_ == RundownFault::kTornName) {
+        const std::string sig = tornSignature(v.signature);
+        VersionView torn = v;
+        torn.signature = sig;
+        trace::rundownMethod(to, r.rundown_id, torn);
         return;
       }
     }

@@ -65,7 +65,8 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
 bool parseRundownFault(std::string_view s, RundownFault* out) noexcept {
   static constexpr std::pair<std::string_view, RundownFault> kNames[] = {
       {"none", RundownFault::kNone},     {"duplicate", RundownFault::kDuplicate}, {"torn", RundownFault::kTorn},
-      {"skip", RundownFault::kSkip},     {"no-end", RundownFault::kNoEnd}, {"begin-twice", RundownFault::kBeginTwice}};
+      {"skip", RundownFault::kSkip},     {"no-end", RundownFault::kNoEnd}, {"begin-twice", RundownFault::kBeginTwice},
+      {"torn-name", RundownFault::kTornName}};
   for (const auto& [name, f] : kNames) {
     if (s == name) {
       *out = f;

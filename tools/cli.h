@@ -13,12 +13,20 @@
 
 namespace jitprov::tools {
 
-// For unsigned options: CLI11 reads "-3" with strtoull, which wraps it to 2^64 - 3.
-inline CLI::Validator notNegative() {
+// For uint64_t options: CLI11 reads them with strtoull, which wraps "-3" to 2^64 - 3
+// and takes 2^64 and beyond as 2^64 - 1 (ERANGE unchecked). Refuses both; accepts what
+// CLI11 then parses (decimal, 0x hexadecimal, 0 octal).
+inline CLI::Validator uint64Whole() {
   return CLI::Validator(
-      [](std::string& v) {
+      [](std::string& v) -> std::string {
         const size_t i = v.find_first_not_of(" \t");
-        return i != std::string::npos && v[i] == '-' ? std::string("'" + v + "' is negative") : std::string();
+        if (i != std::string::npos && v[i] == '-') return "'" + v + "' is negative";
+        char* end = nullptr;
+        errno = 0;
+        std::strtoull(v.c_str(), &end, 0);
+        if (errno == ERANGE) return "'" + v + "' is more than 18446744073709551615 (2^64 - 1)";
+        if (end == v.c_str() || *end != '\0') return "'" + v + "' is not a whole number";
+        return {};
       },
       "UINT");
 }

@@ -395,7 +395,9 @@ int run(const Options& opt) {
   std::unique_ptr<jitprov_rundown, void (*)(jitprov_rundown*)> engine_owner(engine, jitprov_rundown_destroy);
 #ifdef JITPROV_SIM_FAULTS
   if (opt.fault != "none" && jitprov_internal_inject_fault(engine, opt.fault.c_str()) != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, skip, no-end, begin-twice\n",
+    std::fprintf(stderr,
+                 "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, torn-name, skip, no-end, "
+                 "begin-twice\n",
                  opt.fault.c_str());
     return 2;
   }
@@ -485,7 +487,7 @@ int main(int argc, char** argv) {
   cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method; a comma list takes them in turn");
   cli.add_option("--rundown-trigger", o.triggers, "comma list of session, signal, exit, at:SEC, every:SEC, or none");
-  cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::notNegative());
+  cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::uint64Whole());
   // Refused at start-up unless a regular file or nothing is there (never a device or a
   // symlink), in an existing, writable directory (atomic_file.h).
   const CLI::Validator output([](std::string& p) { return jitprov::tools::checkOutputPath(p); }, "FILE");
@@ -512,12 +514,13 @@ int main(int argc, char** argv) {
                "attached to jitprov:lock_released)");
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; README)")
-      ->check(jitprov::tools::notNegative());
+      ->check(jitprov::tools::uint64Whole());
   cli.add_option("--jit-delay", o.jit_delay,
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
       ->check(jitprov::tools::finiteIn(1e9));
 #ifdef JITPROV_SIM_FAULTS
-  cli.add_option("--inject-fault", o.fault, "break every rundown on purpose: duplicate, torn, skip, no-end, begin-twice");
+  cli.add_option("--inject-fault", o.fault,
+                 "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice");
 #endif
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-sim", argc, argv)) return *rc;

@@ -24,13 +24,16 @@
 // runtime events, a trace without the sequence fields): the report says what.
 #include "cli.h"
 #include "verify_checks.h"
+#include "verify_g2.h"
 #include "verify_pipe.h"
 #include "verify_state.h"
 #include <jitprov/utf8.h>
 #include <babeltrace2/babeltrace.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,42 +56,10 @@ namespace {
 
 constexpr int kExitHold = 0, kExitViolated = 1, kExitUnreadable = 2, kExitLost = 3, kExitNotChecked = 4;
 
-struct Fields {
-  uint64_t method_id = 0, version_id = 0, code_start = 0;
-  uint64_t module_id = 0;
-  uint32_t rejit_id = 0, code_size = 0, token = 0, flags = 0;
-  int64_t host_tier = -1;    // -1: a trace from before the field existed
-  uint64_t publish_seq = 0;  // 0: a trace from before the field existed
-  uint64_t tier = 0;   // the enumeration's value (its label is checked to exist)
-  uint64_t names = 0;  // hash of namespace, name, signature
-};
-
-// Which fields differ, comma-separated ("" when none).
-std::string diff(const Fields& a, const Fields& b) {
-  std::string d;
-  auto add = [&](bool differs, const char* n) {
-    if (differs) d += std::string(d.empty() ? "" : ",") + n;
-  };
-  add(a.method_id != b.method_id, "method_id");
-  add(a.module_id != b.module_id, "module_id");
-  add(a.rejit_id != b.rejit_id, "rejit_id");
-  add(a.tier != b.tier, "tier");
-  add(a.host_tier != b.host_tier, "host_tier");
-  add(a.code_start != b.code_start, "code_start");
-  add(a.code_size != b.code_size, "code_size");
-  add(a.token != b.token, "method_token");
-  add(a.flags != b.flags, "method_flags");
-  add(a.publish_seq != b.publish_seq, "publish_seq");
-  add(a.names != b.names, "namespace/name/signature");
-  return d;
-}
-
-// A version's fields as one number: what G2 compares, 8 bytes instead of the record.
-uint64_t digest(const Fields& f) {
-  return jitprov::verify::digestOf({f.method_id, f.module_id, f.rejit_id, f.tier, uint64_t(f.host_tier),
-                                    f.code_start, f.code_size, f.token, f.flags, f.publish_seq, f.names});
-}
-
+using jitprov::verify::Digest;
+using jitprov::verify::MethodNumbers;
+using jitprov::verify::MethodRecord;
+using jitprov::verify::MethodRecordView;
 using jitprov::verify::BatchPipe;
 using jitprov::verify::VersionEntry;
 
@@ -115,24 +86,17 @@ struct Rundown {
   std::vector<std::string> g2_messages, g3_messages;
 };
 
-// A rundown record that arrived before its version's method_load (the record was
-// emitted between the publication and the method_load's emission): compared when the
-// method_load arrives.
-struct EarlyRecord {
-  uint64_t rundown_index;
-  uint64_t digest;
-};
-
 // A rundown record waiting to be applied to its version's entry (applyRecords).
 struct PendingRecord {
-  uint64_t version_id, method_id, module_id, publish_seq, digest;
+  uint64_t version_id, method_id, module_id, publish_seq;
+  Digest digest;
   uint64_t rundown_index;
 };
 
 struct Process {
   int64_t pid = 0;
   jitprov::verify::VersionTable versions;
-  std::unordered_multimap<uint64_t, EarlyRecord> early;  // version_id ->
+  jitprov::verify::G2Matcher g2;  // holds the records that came before their method_load
   // method_id -> unload_seq, only where it is not its module's (module_unload).
   jitprov::verify::IdMap method_unload;
   jitprov::verify::IdMap code_unload;    // version_id -> retire_seq (0: no field)
@@ -151,8 +115,8 @@ struct Process {
   uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
   bool seq_fields = true;  // every event carried the sequence fields
   // For a second reading that names the fields of G2 mismatches (explainMismatches).
-  std::unordered_map<uint64_t, Fields> explain_load;                         // version_id ->
-  std::map<std::pair<uint64_t, uint64_t>, Fields> explain_record;            // (rundown_id, version_id) ->
+  std::unordered_map<uint64_t, MethodRecord> explain_load;               // version_id ->
+  std::map<std::pair<uint64_t, uint64_t>, MethodRecord> explain_record;  // (rundown_id, version_id) ->
 };
 
 // Where live progress lines go: stdout, or stderr when stdout carries the JSON report.
@@ -312,9 +276,11 @@ MethodLayout& layoutOf(const bt_field_class* fc) {
   return g_layouts.back();
 }
 
-// A method record's fields; its names are left in `names` (valid until the next message),
-// *names_plain says whether all three are ASCII without NUL (then valid UTF-8).
-bool methodFields(const bt_field* p, Fields* f, std::string_view names[3], bool* names_plain) {
+// A method record's fields, of either event class (method_load, a rundown's method):
+// one extraction for both, so that G2 compares like with like. Its names are views valid
+// until the next message; *names_plain says whether all three are ASCII without NUL
+// (then valid UTF-8).
+bool methodFields(const bt_field* p, MethodRecordView* f, bool* names_plain) {
   const bt_field_class* fc = bt_field_borrow_class_const(p);
   MethodLayout* l = &layoutOf(fc);
   if (!l->usable) return false;
@@ -328,8 +294,8 @@ bool methodFields(const bt_field* p, Fields* f, std::string_view names[3], bool*
   f->module_id = num(kModuleId);
   f->rejit_id = uint32_t(num(kRejitId));
   f->code_size = uint32_t(num(kCodeSize));
-  f->token = uint32_t(num(kToken));
-  f->flags = uint32_t(num(kFlags));
+  f->method_token = uint32_t(num(kToken));
+  f->method_flags = uint32_t(num(kFlags));
   // The tier's label comes from the trace's own metadata (a value outside the mapping
   // has no label), not from a list kept here.
   const bt_field* tier = at(kTier);
@@ -348,29 +314,29 @@ bool methodFields(const bt_field* p, Fields* f, std::string_view names[3], bool*
     f->publish_seq = num(kPublishSeq);
     if (f->publish_seq == 0) return false;
   }
-  bool plain = true;
-  uint64_t h[3];
-  for (int i = 0; i < 3; ++i) {
-    const bt_field* sf = at(kNamespace + i);
-    names[i] = std::string_view(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
-    bool p_i = false;
-    h[i] = jitprov::verify::nameDigest(names[i], &p_i);
-    plain = plain && p_i;
-  }
-  f->names = jitprov::verify::digestOf({h[0], h[1], h[2]});
-  *names_plain = plain;
+  // By their length, never strlen: babeltrace2 2.0.4 hands an empty string field the
+  // previous event's value, with its length 0.
+  auto text = [&](int k) {
+    const bt_field* sf = at(k);
+    return std::string_view(bt_field_string_get_value(sf), bt_field_string_get_length(sf));
+  };
+  f->name_space = text(kNamespace);
+  f->name = text(kName);
+  f->signature = text(kSignature);
+  using jitprov::verify::plainAscii;
+  *names_plain = plainAscii(f->name_space) && plainAscii(f->name) && plainAscii(f->signature);
   return true;
 }
 
 // Why a method record cannot be what jitprov emitted ("" when it can be). Names known
 // to be plain ASCII are only measured.
-std::string impossible(const Fields& f, const std::string_view names[3], bool names_plain) {
-  if (names_plain && names[0].size() <= 4096 && names[1].size() <= 4096 && names[2].size() <= 4096 &&
+std::string impossible(const MethodRecordView& f, bool names_plain) {
+  if (names_plain && f.name_space.size() <= 4096 && f.name.size() <= 4096 && f.signature.size() <= 4096 &&
       f.method_id != 0 && f.version_id != 0 && f.module_id != 0 && f.code_start != 0 && f.code_size != 0 &&
       f.code_start <= UINT64_MAX - f.code_size)
     return "";
   return jitprov::verify::impossibleRecord(
-      {f.method_id, f.version_id, f.module_id, f.code_start, f.code_size, names[0], names[1], names[2]});
+      {f.method_id, f.version_id, f.module_id, f.code_start, f.code_size, f.name_space, f.name, f.signature});
 }
 
 // The process an event belongs to: its `vpid` context, else the vpid of its trace
@@ -401,10 +367,18 @@ void onStreamBeginning(Session* s, const bt_message* msg) {
   }
 }
 
+// G2's verdict on one record of rundown `index`: counted, and the first few shown.
+void g2Verdict(Process& p, uint64_t index, uint64_t version_id, bool equal) {
+  Rundown& r = *p.by_index[index];
+  ++r.g2_checked;
+  if (!equal && r.g2_mismatch++ < g_show) r.mismatched.push_back(version_id);
+}
+
 // The pending rundown records, in order of version id: G4 (a bit per rundown, or the
-// `late` list), G2 against the method_load (now, or when it arrives: Process::early),
+// `late` list), G2 against the method_load (now, or when it arrives: Process::g2),
 // and the versions known only from records.
 void applyRecords(Process& p) {
+  auto verdict = [&p](uint64_t index, uint64_t vid, bool equal) { g2Verdict(p, index, vid, equal); };
   std::sort(p.pending.begin(), p.pending.end(),
             [](const PendingRecord& a, const PendingRecord& b) { return a.version_id < b.version_id; });
   constexpr size_t kAhead = 16;
@@ -426,13 +400,7 @@ void applyRecords(Process& p) {
     } else {
       r.late.push_back(rec.version_id);
     }
-    // G2 against its method_load, now or when it arrives.
-    if (v.digest == 0) {
-      p.early.emplace(rec.version_id, EarlyRecord{r.index, rec.digest});
-    } else {
-      ++r.g2_checked;
-      if (rec.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(rec.version_id);
-    }
+    p.g2.onRecord(r.index, rec.version_id, rec.digest, v.load, verdict);
   }
   p.pending.clear();
 }
@@ -494,18 +462,17 @@ void onExplainEvent(Session* s, const bt_event* ev, Kind kind) {
   if (pid < 0 || pit == s->processes.end()) return;
   Process& p = pit->second;
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
-  Fields fl;
-  std::string_view names[3];
+  MethodRecordView fl;
   uint64_t rid = 0;
   bool plain = false;
-  if (!methodFields(f, &fl, names, &plain) || (kind == Kind::kRundownMethod && !u64(f, "rundown_id", &rid)))
+  if (!methodFields(f, &fl, &plain) || (kind == Kind::kRundownMethod && !u64(f, "rundown_id", &rid)))
     return;
   if (kind == Kind::kMethodLoad) {
     if (auto it = p.explain_load.find(fl.version_id); it != p.explain_load.end() && it->second.version_id == 0)
-      it->second = fl;
+      it->second = jitprov::verify::own(fl);
   } else if (auto it = p.explain_record.find({rid, fl.version_id});
              it != p.explain_record.end() && it->second.version_id == 0) {
-    it->second = fl;
+    it->second = jitprov::verify::own(fl);
   }
 }
 
@@ -524,10 +491,12 @@ struct Item {
   uint32_t rare = 0;  // rundown_begin / rundown_end: their index in Batch::rare
   int64_t pid = 0, ts = 0;
   uint64_t rid = 0;   // the rundown's id, for rundown events
-  // method_load, a rundown's method: its fields. method_unload: method_id, module_id
-  // and publish_seq = its unload_seq; code_unload: version_id and publish_seq = its
-  // retire_seq (0: none).
-  Fields fl;
+  // method_load, a rundown's method: its fields, and the digest of them with its names
+  // (read here: the names live only while the event is read). method_unload: method_id,
+  // module_id and publish_seq = its unload_seq; code_unload: version_id and publish_seq
+  // = its retire_seq (0: none).
+  MethodNumbers fl;
+  Digest digest{};
 };
 // A rundown_begin's or rundown_end's other fields.
 struct RareItem {
@@ -559,28 +528,20 @@ void applyItem(Session* s, const Item& it, const Batch& b) {
   Process& p = *s->last_process;
   ++p.events;
   p.last_ts = std::max(p.last_ts, it.ts);
-  const Fields& fl = it.fl;
+  const MethodNumbers& fl = it.fl;
   switch (it.kind) {
     case Kind::kMethodLoad: {
       if (fl.publish_seq == 0) p.seq_fields = false;
       ++p.method_loads;
       if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
       VersionEntry& v = p.versions.get(fl.version_id);
-      if (v.digest != 0) return;  // a second method_load of it: the first is its publication
+      // Records that arrived first are compared now; a second method_load of the version
+      // is ignored (the first is its publication).
+      auto verdict = [&p](uint64_t index, uint64_t vid, bool equal) { g2Verdict(p, index, vid, equal); };
+      if (!p.g2.onLoad(fl.version_id, it.digest, &v.load, verdict)) return;
       v.method_id = fl.method_id;
       v.module_id = fl.module_id;
       v.publish_seq = fl.publish_seq;
-      v.digest = digest(fl);
-      // Records that arrived first are compared now.
-      if (!p.early.empty()) {
-        auto [lo, hi] = p.early.equal_range(fl.version_id);
-        for (auto e = lo; e != hi; ++e) {
-          Rundown& r = *p.by_index[e->second.rundown_index];
-          ++r.g2_checked;
-          if (e->second.digest != v.digest && r.g2_mismatch++ < g_show) r.mismatched.push_back(fl.version_id);
-        }
-        p.early.erase(lo, hi);
-      }
       return;
     }
     case Kind::kMethodUnload: {
@@ -636,7 +597,7 @@ void applyItem(Session* s, const Item& it, const Batch& b) {
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
-    p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, digest(fl), r.index});
+    p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, it.digest, r.index});
     if (p.pending.size() >= Process::kPendingBatch) applyRecords(p);
   } else if (it.kind == Kind::kRundownEnd) {
     const RareItem& x = b.rare[it.rare];
@@ -718,16 +679,18 @@ void readEvent(Session* s, const bt_message* msg) {
     return u64(f, field, out) && *out != 0;
   };
   auto record = [&] {
-    std::string_view names[3];
+    MethodRecordView r;
     bool plain = false;
-    if (!methodFields(f, &it.fl, names, &plain)) {
+    if (!methodFields(f, &r, &plain)) {
       bad("method fields");
       return false;
     }
-    if (const std::string why = impossible(it.fl, names, plain); !why.empty()) {
+    if (const std::string why = impossible(r, plain); !why.empty()) {
       damaged(why);
       return false;
     }
+    it.fl = r;
+    it.digest = jitprov::verify::digestOf(r);
     return true;
   };
   switch (kind) {
@@ -848,16 +811,31 @@ std::string takeError() {
   return msg.empty() ? "unknown error" : msg;
 }
 
-// Directories at or below `dir` that hold a CTF trace (a `metadata` file), sorted.
-std::vector<std::string> findTraces(const std::string& dir) {
+// Directories at or below `dir` that hold a CTF trace (an entry named `metadata`),
+// sorted. A directory that cannot be read is an error (*why: which, and why), never
+// skipped: the verdict would cover only the sessions that could be read.
+std::vector<std::string> findTraces(const std::string& dir, std::string* why) {
+  namespace fs = std::filesystem;
   std::vector<std::string> out;
-  std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::path(dir) / "metadata", ec)) out.push_back(dir);
-  for (auto it = std::filesystem::recursive_directory_iterator(
-           dir, std::filesystem::directory_options::skip_permission_denied, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().filename() == "metadata" && it->path().parent_path() != dir)
-      out.push_back(it->path().parent_path().string());
+  std::vector<fs::path> todo{fs::path(dir)};
+  while (!todo.empty()) {
+    const fs::path d = std::move(todo.back());
+    todo.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(d, ec);
+    bool trace = false;
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // Symbolic links to directories are not followed (no cycles).
+      const bool subdir = it->symlink_status(ec).type() == fs::file_type::directory;
+      if (subdir) todo.push_back(it->path());
+      // Of any other type: checkMetadata refuses what is not a regular file, by name.
+      if (!subdir && it->path().filename() == "metadata") trace = true;
+    }
+    if (ec) {
+      *why = (d == fs::path(dir) ? "" : d.string() + ": ") + ec.message();
+      return {};
+    }
+    if (trace) out.push_back(d.string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -876,17 +854,73 @@ std::string sessionRoot(const std::string& trace) {
   return root.empty() ? trace : root.lexically_normal().string();
 }
 
-// Checks a trace's packetized metadata before libbabeltrace2 reads it: babeltrace2
-// 2.0 spins forever on a metadata file cut in the middle of a packet.
+// What a file that is not a regular one is, for the message that refuses it.
+const char* fileType(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "of another type";
+}
+
+// The largest metadata file read. lttng writes tens of KiB (the event classes of one
+// trace); 256 MiB would describe millions of them. Beyond it the file is damaged or
+// hostile (an 8 GiB sparse file, which babeltrace2 would read whole), refused unread.
+constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 20;
+
+// Checks a trace's metadata before libbabeltrace2 reads it: a regular file (a FIFO
+// would hang the open, /dev/zero never ends), at most kMaxMetadataBytes, whole packets
+// (babeltrace2 2.0 spins forever on a file cut in the middle of one). Reads only the
+// packets' headers.
 std::string checkMetadata(const std::string& trace) {
   const std::string path = trace + "/metadata";
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "metadata: " + std::string(std::strerror(errno));
-  std::string data;
-  char buf[65536];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.append(buf, n);
-  std::fclose(f);
-  return jitprov::verify::checkMetadataBytes(data);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "metadata: " + std::string(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  // Non-blocking: should a FIFO take its place after stat(), open() does not wait.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "metadata: " + std::string(std::strerror(errno));
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = "metadata: " + std::string(std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  } else if (uint64_t(st.st_size) > kMaxMetadataBytes) {
+    why = "metadata: " + std::to_string(st.st_size) + " bytes, more than the " +
+          std::to_string(kMaxMetadataBytes >> 20) + " MiB a trace's metadata can sensibly be (lttng writes tens "
+          "of KiB): damaged input, not read";
+  } else {
+    std::string io;  // why a read failed
+    why = jitprov::verify::checkMetadataPackets(uint64_t(st.st_size), [&](uint64_t off, char* buf, size_t n) {
+      const ssize_t got = pread(fd, buf, n, off_t(off));
+      if (got == ssize_t(n)) return true;
+      io = got < 0 ? std::strerror(errno) : "shorter than its size (changed while read?)";
+      return false;
+    });
+    if (!io.empty()) why += ": " + io;
+  }
+  close(fd);
+  return why;
+}
+
+// Checks the files babeltrace2 opens in a trace (besides its metadata): its stream files
+// and their indexes must be regular files; it opens a FIFO without O_NONBLOCK and waits
+// for a writer forever. Hidden files it ignores, so does this.
+std::string checkStreamFiles(const std::string& trace) {
+  for (const std::string& dir : {trace, trace + "/index"}) {
+    std::error_code ec;
+    if (dir != trace && !std::filesystem::is_directory(dir, ec)) continue;  // no index (or the loop says)
+    std::filesystem::directory_iterator it(dir, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.empty() || name[0] == '.' || (dir == trace && name == "metadata")) continue;
+      const std::string shown = dir == trace ? name : "index/" + name;
+      struct stat st;
+      if (stat(it->path().c_str(), &st) != 0) return shown + ": " + std::strerror(errno);
+      if (S_ISDIR(st.st_mode)) continue;
+      if (!S_ISREG(st.st_mode))
+        return shown + ": not a regular file (" + fileType(st.st_mode) + ")";
+    }
+    if (ec) return (dir == trace ? "" : "index: ") + ec.message();
+  }
+  return "";
 }
 
 // Reads the session's traces into `s`. Returns "" or why they could not be read.
@@ -922,15 +956,9 @@ std::string readSession(Session* s) {
              BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
     why = takeError();
   } else {
-    // One ctf.fs source per trace of the session, all feeding one muxer (time order).
+    // One ctf.fs source per trace of the session, all feeding one muxer (time order);
+    // their files were checked before (checkMetadata, checkStreamFiles).
     const std::vector<std::string>& traces = s->traces;
-    for (const std::string& t : traces) {
-      if (s->live) break;  // the relay daemon serves the metadata
-      if (std::string bad = checkMetadata(t); !bad.empty()) {
-        why = t + ": " + bad;
-        break;
-      }
-    }
     for (size_t t = 0; t < traces.size() && why.empty(); ++t) {
       bt_value_put_ref(params);
       params = bt_value_map_create();
@@ -1031,7 +1059,7 @@ struct Outcome {
 nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
   const uint64_t show = g_show;
   // Records whose method_load never came: nothing to compare them with.
-  for (const auto& [vid, e] : p.early) ++p.by_index[e.rundown_index]->g2_no_load;
+  p.g2.forEachUndecided([&p](uint64_t index, uint64_t) { ++p.by_index[index]->g2_no_load; });
   // The 64th and later rundowns: G4 from their sorted records.
   for (Rundown* r : p.by_index) {
     if (r->index < VersionEntry::kRundownBits) continue;
@@ -1067,7 +1095,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
     // method_load at s gives s + 1; a record of a rundown's first pass (publish_seq <= B)
     // gives B (a removal numbered below B was complete before that walk began); a record
     // of the catch-up gives P (it began after P was read).
-    uint64_t removal_after = v.digest != 0 ? v.publish_seq + 1 : 0;
+    uint64_t removal_after = !v.load.empty() ? v.publish_seq + 1 : 0;
     uint32_t appearances = 0;
     for (const Rundown* r : p.by_index) {
       if (!inRundown(v, *r)) continue;
@@ -1094,7 +1122,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
       // G3+: every version the trace knows, published up to P, not removed up to E.
       if (r.cut_short || v.publish_seq > r.publish_seq) continue;  // cut short: not complete, and says so
       // Known only from this rundown: nothing to check it against.
-      if (v.digest == 0 && appearances - (in_r ? 1 : 0) == 0) continue;
+      if (v.load.empty() && appearances - (in_r ? 1 : 0) == 0) continue;
       if (rm <= r.end_seq) continue;  // removed: may be absent
       // Not removed up to E, for sure: a later walk saw it alive after E, or the trace
       // shows every number from its last sign of life to E (so no removal hides there).
@@ -1176,7 +1204,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
       auto rec = p.explain_record.find({rid, vid});
       const bool named = explained && load != p.explain_load.end() && load->second.version_id != 0 &&
                          rec != p.explain_record.end() && rec->second.version_id != 0;
-      const std::string d = named ? diff(rec->second, load->second) : "";
+      const std::string d = named ? jitprov::verify::differingFields(rec->second, load->second) : "";
       rv.push_back("G2: " + vs(vid) + ": " +
                    (!d.empty() ? d : std::string("fields (their digest)")) + " differ from its method_load");
     }
@@ -1273,11 +1301,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: not a directory\n", dir.c_str());
     return kExitUnreadable;
   }
-  const std::vector<std::string> traces = live ? std::vector<std::string>{} : findTraces(dir);
+  std::string unreadable;
+  const std::vector<std::string> traces = live ? std::vector<std::string>{} : findTraces(dir, &unreadable);
+  if (!unreadable.empty()) {
+    std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), unreadable.c_str());
+    return kExitUnreadable;
+  }
   if (!live && traces.empty()) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: no CTF trace in it (no `metadata` file below it)\n",
                  dir.c_str());
     return kExitUnreadable;
+  }
+  // Every trace's files before any is read: a hostile one is refused at once.
+  for (const std::string& t : traces) {
+    std::string bad = checkMetadata(t);
+    if (bad.empty()) bad = checkStreamFiles(t);
+    if (!bad.empty()) {
+      std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", t.c_str(), bad.c_str());
+      return kExitUnreadable;
+    }
   }
   for (const std::string& t : traces) {
     Session& s = sessions[sessionRoot(t)];

@@ -13,36 +13,52 @@
 
 namespace jitprov::verify {
 
-// "" when `data` is text metadata or a sequence of whole CTF metadata packets, else why
-// not (a file cut inside a packet, no packet magic, impossible sizes).
-inline std::string checkMetadataBytes(std::string_view data) {
-  if (data.substr(0, 6) == "/* CTF") return "";  // text metadata
+// "" when a metadata file of `size` bytes is text metadata or a sequence of whole CTF
+// metadata packets, else why not (a file cut inside a packet, no packet magic, impossible
+// sizes). It reads only the packets' headers: read(offset, buf, n) fills buf with the n
+// bytes at offset, false when it cannot (then "unreadable").
+template <class ReadAt>
+std::string checkMetadataPackets(uint64_t size, ReadAt&& read) {
   // struct metadata_packet_header (CTF 1.8): magic, uuid[16], checksum, content_size,
   // packet_size (bits), compression, encryption, checksum scheme, major, minor.
   constexpr size_t kHeader = 37;
   constexpr uint32_t kMagic = 0x75D11D57;
+  char head[kHeader];
+  if (size >= 6) {
+    if (!read(0, head, 6)) return "metadata: unreadable";
+    if (std::string_view(head, 6) == "/* CTF") return "";  // text metadata
+  }
   auto u32 = [&](size_t off, bool swap) {
     uint32_t v;
-    std::memcpy(&v, data.data() + off, 4);
+    std::memcpy(&v, head + off, 4);
     return swap ? __builtin_bswap32(v) : v;
   };
-  size_t off = 0, packets = 0;
-  while (off < data.size()) {
+  uint64_t off = 0, packets = 0;
+  while (off < size) {
     const std::string where = "metadata packet " + std::to_string(packets) + " at byte " + std::to_string(off);
-    if (data.size() - off < kHeader) return where + ": cut inside its header (a truncated file?)";
-    const bool swap = u32(off, false) != kMagic;
-    if (swap && u32(off, true) != kMagic) return where + ": no packet magic (damaged metadata)";
-    const uint32_t content = u32(off + 24, swap), size = u32(off + 28, swap);
-    if (size % 8 != 0 || content > size || content < kHeader * 8 || size / 8 < kHeader)
+    if (size - off < kHeader) return where + ": cut inside its header (a truncated file?)";
+    if (!read(off, head, kHeader)) return where + ": unreadable";
+    const bool swap = u32(0, false) != kMagic;
+    if (swap && u32(0, true) != kMagic) return where + ": no packet magic (damaged metadata)";
+    const uint32_t content = u32(24, swap), bits = u32(28, swap);
+    if (bits % 8 != 0 || content > bits || content < kHeader * 8 || bits / 8 < kHeader)
       return where + ": impossible sizes (content " + std::to_string(content) + " bits, packet " +
-             std::to_string(size) + " bits)";
-    if (size / 8 > data.size() - off)
-      return where + ": cut after " + std::to_string(data.size() - off) + " of its " + std::to_string(size / 8) +
+             std::to_string(bits) + " bits)";
+    if (bits / 8 > size - off)
+      return where + ": cut after " + std::to_string(size - off) + " of its " + std::to_string(bits / 8) +
              " bytes (a truncated file?)";
-    off += size / 8;
+    off += bits / 8;
     ++packets;
   }
   return packets == 0 ? "metadata: empty" : "";
+}
+
+// checkMetadataPackets of metadata in memory.
+inline std::string checkMetadataBytes(std::string_view data) {
+  return checkMetadataPackets(data.size(), [&](uint64_t off, char* buf, size_t n) {
+    std::memcpy(buf, data.data() + off, n);
+    return true;
+  });
 }
 
 struct RecordValues {
@@ -50,30 +66,25 @@ struct RecordValues {
   std::string_view name_space, name, signature;
 };
 
-// A name's digest, 8 bytes at a time; *plain says whether every byte is ASCII and none
-// is NUL (then the name is valid UTF-8 without looking further: the common case, so
-// that a record's names are read once).
-inline uint64_t nameDigest(std::string_view s, bool* plain) {
-  constexpr uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL, kMul = 0x9E3779B97F4A7C15ULL;
-  uint64_t h = s.size() * kMul, bad = 0;
+// Whether every byte of `s` is ASCII and none is NUL, 8 bytes at a time: then it is
+// valid UTF-8 without looking further (the common case, so that a record's names are
+// read once before their digest).
+inline bool plainAscii(std::string_view s) {
+  constexpr uint64_t kLow = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  uint64_t bad = 0;
   size_t i = 0;
   for (; s.size() - i >= 8; i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
     bad |= (w & kHigh) | ((w - kLow) & ~w & kHigh);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
   }
   if (i < s.size()) {
     uint64_t w = 0;
     std::memcpy(&w, s.data() + i, s.size() - i);
     const uint64_t used = ~uint64_t{0} >> (8 * (8 - (s.size() - i)));  // the tail's bytes
     bad |= (w & kHigh) | ((w - kLow) & ~w & kHigh & used);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
   }
-  *plain = bad == 0;
-  return h;
+  return bad == 0;
 }
 
 // Why a method record cannot be what jitprov emitted ("" when it can be): the registry

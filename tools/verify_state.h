@@ -3,12 +3,13 @@
 // structures (no babeltrace2), unit-tested in tests/unit/verify_state_test.cc.
 #pragma once
 
+#include "verify_g2.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <initializer_list>
 #include <memory>
 #include <new>
 #include <utility>
@@ -16,30 +17,31 @@
 
 namespace jitprov::verify {
 
-// What the trace says about one version: 48 bytes.
+// What the trace says about one version: 56 bytes.
 struct VersionEntry {
   uint64_t version_id;   // 0: an empty entry (an id of 0 is refused as damaged input)
   uint64_t method_id;    // from its method_load, else from its first rundown record
   uint64_t module_id;
   uint64_t publish_seq;  // 0: none known (a trace from before the field existed)
-  uint64_t digest;       // of its method_load's fields; 0: no method_load in the trace
+  Digest load;           // of its method_load's fields (verify_g2.h); empty: none in the trace
   uint64_t in_rundowns;  // bit k: in the k-th rundown of its process (k < kRundownBits);
                          // kRetired: a code_unload names it
   static constexpr unsigned kRundownBits = 63;
   static constexpr uint64_t kRetired = uint64_t{1} << 63;
 };
+static_assert(sizeof(VersionEntry) == 56);
 
 // Versions by id. The registry's ids are `generation << 32 | slot`, slots dense from 1
 // (runtime/slot_table.h; before slots, ids counted from 1): an entry is found at its
-// slot in chunks of 131 072 (6 MB), mapped when first touched (pages never written are
+// slot in chunks of 262 144 (14 MB), mapped when first touched (pages never written are
 // never resident), in huge pages where the kernel allows (a rundown's records come in
 // the registry's walk order, not by id: page walks cost more than the entries). No
 // hashing, no allocation per version, no slack but the last chunk's. The ids of a slot
 // reused by later generations (or of damaged input) go to an open-addressing table
-// beside, at most 3/4 full, grown by half: about 80 bytes per entry.
+// beside, at most 3/4 full, grown by half: about 95 bytes per entry.
 class VersionTable {
  public:
-  static constexpr unsigned kChunkBits = 17;
+  static constexpr unsigned kChunkBits = 18;  // whole huge pages of 56-byte entries
   static constexpr uint64_t kChunkSize = uint64_t{1} << kChunkBits;
   // (A second layer of chunks for reused slots was tried: their later ids are spread
   // over the whole table, so it was touched everywhere for a few entries each.)
@@ -98,7 +100,7 @@ class VersionTable {
   size_t overflowed() const { return overflowed_; }
 
  private:
-  static constexpr size_t kChunkBytes = kChunkSize * sizeof(VersionEntry);  // 3 huge pages
+  static constexpr size_t kChunkBytes = kChunkSize * sizeof(VersionEntry);  // 7 huge pages
   static_assert(kChunkBytes % (2u << 20) == 0);
   struct Free {
     void operator()(VersionEntry* p) const { munmap(p, kChunkBytes); }
@@ -152,7 +154,7 @@ class VersionTable {
     }
     void grow() {
       std::vector<VersionEntry> next(slots_.empty() ? 64 : slots_.size() + slots_.size() / 2,
-                                     VersionEntry{0, 0, 0, 0, 0, 0});
+                                     VersionEntry{});
       for (const VersionEntry& e : slots_)
         if (e.version_id != 0) next[indexOf(next, e.version_id)] = e;
       slots_.swap(next);
@@ -272,19 +274,5 @@ class SeqSet {
   std::vector<uint64_t> pending_;
   std::vector<std::pair<uint64_t, uint64_t>> ranges_;
 };
-
-// A digest of a method record's values (ids, code range, tier, names' hash, ...),
-// never 0 (0 marks "no method_load").
-inline uint64_t digestOf(std::initializer_list<uint64_t> values) {
-  uint64_t h = 0x243f6a8885a308d3u;
-  for (const uint64_t v : values) {
-    h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdu;
-    h ^= h >> 33;
-  }
-  h *= 0xc4ceb9fe1a85ec53u;
-  h ^= h >> 33;
-  return h == 0 ? 1 : h;
-}
 
 }  // namespace jitprov::verify

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # jitprov-sim refuses options it cannot honour, at once, with one line and exit 2:
 # NaN or overflowing durations and rates (at:1e11 used to fire at once, every:1e11 to run
-# rundowns back to back), a compile time that would spin for 71 minutes, a negative seed;
+# rundowns back to back), a compile time that would spin for 71 minutes, a negative seed
+# or one past 2^64 - 1 (strtoull took it as 2^64 - 1);
 # output files at a device, a symlink or in a missing directory.
 #   sim_options.sh SIM_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: sim_options.sh SIM_BINARY}
 WORK=$(mktemp -d /tmp/jitprov-opt.XXXXXX)
 for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1e300" \
-            "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" "--rundown-rate -3" \
+            "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" "--seed 18446744073709551616" \
+            "--seed 99999999999999999999999" "--seed 0x10000000000000000" "--rundown-rate -3" \
+            "--rundown-rate 18446744073709551616" \
             "--rundown-trigger at:1e11" "--rundown-trigger every:1e11" "--rundown-trigger every:inf"; do
   # shellcheck disable=SC2086
   timeout 10 "$SIM" --methods 10 $args >/dev/null 2>"$WORK/err"; rc=$?
@@ -17,6 +20,13 @@ for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1
     fail "jitprov-sim $args: not one line: $(cat "$WORK/err")"
 done
 pass "bad durations, rates, compile times, seeds and trigger periods: one line, exit 2"
+timeout 10 "$SIM" --methods 10 --seed 18446744073709551616 >/dev/null 2>"$WORK/err"
+grep -q "'18446744073709551616' is more than 18446744073709551615" "$WORK/err" ||
+  fail "--seed 2^64: no clear message: $(cat "$WORK/err")"
+# The largest seed is still one.
+timeout 20 "$SIM" --methods 100 --duration 0.2 --seed 18446744073709551615 2>"$WORK/err" ||
+  fail "jitprov-sim --seed 18446744073709551615: $(cat "$WORK/err")"
+pass "--seed 18446744073709551615 (2^64 - 1) runs"
 timeout 20 "$SIM" --methods 1000 --duration 0.5 --rundown-trigger every:1e9 --seed 7 2>"$WORK/err" ||
   fail "jitprov-sim with good options: $(cat "$WORK/err")"
 pass "good options run"

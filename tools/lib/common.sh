@@ -13,6 +13,7 @@ JITPROV_PACKAGES=(
   babeltrace2 libbabeltrace2-dev python3 python3-bt2  # reading CTF traces; JSON and bt2 in tests
   bpftrace libbpf-dev bpftool libelf-dev zlib1g-dev  # eBPF measurement
   libcli11-dev nlohmann-json3-dev                  # command-line tools
+  libxxhash-dev                                    # XXH3-128: jitprov-verify's per-version digest (G2)
   gnuplot-nox                                      # plots
   openjdk-17-jdk-headless                          # the JVM agent: jvmti.h, java, javac, jcmd
   bc                                               # arithmetic in the benchmark scripts

@@ -84,6 +84,7 @@ enum class RundownFault : uint8_t {
   kNone,
   kDuplicate,  // one version's record is emitted twice
   kTorn,       // one version's record carries a wrong code_size
+  kTornName,   // one version's record carries another signature of the same length
   kSkip,       // one version's record is not emitted (nor counted)
   kNoEnd,      // rundown_end is not emitted
   kBeginTwice, // rundown_begin is emitted again after rundown_end, with the same id
