@@ -369,7 +369,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
         const std::string sig = tornSignature(v.signature);
         VersionView torn = v;
         torn.signature = sig;
-        trace::rundownMethod(to, r.rundown_id, torn);
+        trace::rundownMethod(ev, torn);
         return;
       }
     }

@@ -75,7 +75,7 @@ struct Options {
   std::string fault = "none";   // test build only: RundownFault
   // Rundown events per second: what lttng's default non-blocking channel drains here
   // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
-  uint64_t rundown_rate = 500000;
+  uint64_t rundown_rate = 250000;  // what lttng's default channel drains with the other core busy (README)
   // After a tier-up replaced a method's code, retire the replaced version with this
   // probability (HotSpot flushes replaced code one version at a time).
   double retire_replaced = 0.5;

@@ -16,8 +16,9 @@
 //                  rundown without its begin or end is reported;
 //   loss:          discarded events anywhere in the trace.
 // Traces are grouped by session (the directory above `ust/`); events are keyed by the
-// process that emitted them (the `vpid` context, or the trace of a per-process buffer):
-// processes are never merged; where they cannot be told apart, exit 2.
+// process that emitted them (the `vpid` context, or the trace of a per-process buffer)
+// and the runtime instance in it (runtime_instance: ids are per runtime): processes and
+// runtimes are never merged; where processes cannot be told apart, exit 2.
 // Exit: 0 every check ran and holds; 1 a guarantee is violated; 2 usage, unreadable
 // input, or processes that cannot be told apart; 3 events lost (violations are still
 // printed); 4 nothing violated, but something could not be checked (no rundown, no
@@ -95,6 +96,7 @@ struct PendingRecord {
 
 struct Process {
   int64_t pid = 0;
+  uint32_t instance = 0;  // the runtime's (runtime_instance); 0: a trace from before the field
   jitprov::verify::VersionTable versions;
   jitprov::verify::G2Matcher g2;  // holds the records that came before their method_load
   // method_id -> unload_seq, only where it is not its module's (module_unload).
@@ -135,7 +137,8 @@ struct Session {
   std::string connection_lost;  // why the live connection ended early, if it did
   std::string name;  // the trace's trace_name, when it has one
   std::vector<std::string> traces;
-  std::map<int64_t, Process> processes;
+  // By process and runtime instance: ids are per runtime, and a process may hold several.
+  std::map<std::pair<int64_t, uint32_t>, Process> processes;
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
   uint64_t unattributed = 0;  // jitprov events of no known process
   std::string error;          // fatal: a field missing or malformed
@@ -357,6 +360,13 @@ int64_t processOf(Session* s, const bt_event* ev) {
   return pid;
 }
 
+// The runtime instance an event is of: its runtime_instance field (every event of
+// provider ABI 4 on), 0 in traces from before it. Ids are per runtime instance.
+uint32_t instanceOf(const bt_field* payload) {
+  uint64_t v = 0;
+  return u64(payload, "runtime_instance", &v) && v <= UINT32_MAX ? uint32_t(v) : 0;
+}
+
 // A stream begins: note the session's name.
 void onStreamBeginning(Session* s, const bt_message* msg) {
   const bt_stream* stream = bt_message_stream_beginning_borrow_stream_const(msg);
@@ -458,10 +468,10 @@ void resetGraphCaches(Session* s) {
 void onExplainEvent(Session* s, const bt_event* ev, Kind kind) {
   if (kind != Kind::kMethodLoad && kind != Kind::kRundownMethod) return;
   const int64_t pid = processOf(s, ev);
-  auto pit = s->processes.find(pid);
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  auto pit = s->processes.find({pid, instanceOf(f)});
   if (pid < 0 || pit == s->processes.end()) return;
   Process& p = pit->second;
-  const bt_field* f = bt_event_borrow_payload_field_const(ev);
   MethodRecordView fl;
   uint64_t rid = 0;
   bool plain = false;
@@ -490,6 +500,7 @@ struct Item {
   uint8_t flags = 0;
   uint32_t rare = 0;  // rundown_begin / rundown_end: their index in Batch::rare
   int64_t pid = 0, ts = 0;
+  uint32_t instance = 0;  // runtime_instance (0: a trace from before the field)
   uint64_t rid = 0;   // the rundown's id, for rundown events
   // method_load, a rundown's method: its fields, and the digest of them with its names
   // (read here: the names live only while the event is read). method_unload: method_id,
@@ -521,9 +532,11 @@ constexpr size_t kBatchItems = 4096;
 
 // The checking side of one event.
 void applyItem(Session* s, const Item& it, const Batch& b) {
-  if (s->last_process == nullptr || s->last_process->pid != it.pid) {  // std::map nodes stay put
-    s->last_process = &s->processes[it.pid];
+  if (s->last_process == nullptr || s->last_process->pid != it.pid ||
+      s->last_process->instance != it.instance) {  // std::map nodes stay put
+    s->last_process = &s->processes[{it.pid, it.instance}];
     s->last_process->pid = it.pid;
+    s->last_process->instance = it.instance;
   }
   Process& p = *s->last_process;
   ++p.events;
@@ -668,6 +681,7 @@ void readEvent(Session* s, const bt_message* msg) {
     return;
   }
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  it.instance = instanceOf(f);
   // An optional sequence field: absent in traces of older versions (then the exact
   // checks are not possible), never 0 when present.
   auto seqField = [&](const char* field, uint64_t* out) {
@@ -1139,10 +1153,11 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
     }
   });
 
-  nlohmann::json pj = {{"vpid", p.pid},           {"events", p.events},
+  nlohmann::json pj = {{"vpid", p.pid},           {"runtime_instance", p.instance}, {"events", p.events},
                        {"method_load", p.method_loads}, {"method_unload", p.method_unloads},
                        {"code_unload", p.code_unloads}};
-  const std::string who = "process " + std::to_string(p.pid);
+  const std::string who =
+      "process " + std::to_string(p.pid) + (p.instance != 0 ? " runtime " + std::to_string(p.instance) : "");
   if (p.rundowns.empty()) out->not_checked.push_back(who + ": no rundown in the trace");
   if (!p.seq_fields)
     out->not_checked.push_back(who + ": events without the publication sequence fields (a trace of an older "
@@ -1408,8 +1423,10 @@ int main(int argc, char** argv) {
                     ? (", " + std::to_string(sj["discarded_packets"].get<uint64_t>()) + " packets discarded").c_str()
                     : "");
     for (const auto& pj : sj["processes"]) {
-      std::printf(" process %lld: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
-                  (long long)pj["vpid"].get<int64_t>(), pj["rundowns"].size(),
+      const uint32_t inst = pj["runtime_instance"].get<uint32_t>();
+      std::printf(" process %lld%s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
+                  (long long)pj["vpid"].get<int64_t>(), inst != 0 ? (" runtime " + std::to_string(inst)).c_str() : "",
+                  pj["rundowns"].size(),
                   (unsigned long long)pj["method_load"].get<uint64_t>(),
                   (unsigned long long)pj["method_unload"].get<uint64_t>(),
                   (unsigned long long)pj["code_unload"].get<uint64_t>());

@@ -3,7 +3,7 @@
 #   lttng create; lttng enable-event -u 'jitprov_*'; lttng add-context -u -t vpid; lttng start
 # jitprov-verify reads the rundown with nothing discarded and as many method records as
 # rundown_end.versions (the sim paces its rundown, --rundown-rate, to what lttng's
-# default non-blocking channel drains).    rundown_default_channel.sh SIM_BINARY VERIFY_BINARY
+# default non-blocking channel drains), with a busy loop on the other core.    rundown_default_channel.sh SIM_BINARY VERIFY_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: rundown_default_channel.sh SIM_BINARY VERIFY_BINARY}
 VERIFY=${2:?usage: rundown_default_channel.sh SIM_BINARY VERIFY_BINARY}
@@ -12,7 +12,11 @@ enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
 
 start_sessiond
-start_sim --methods 1000000 --rundown-trigger session
+# The other core busy (a user's machine is rarely idle): the consumer daemon drains the
+# channel with what is left, and the pacing must still hold.
+( while :; do :; done ) &
+track_pid $!
+start_sim --methods 1000000 --rundown-trigger session ${SIM_RATE:+--rundown-rate $SIM_RATE}
 lttng create short --output="$WORK/trace" >/dev/null || fail "lttng create"
 lttng enable-event -u 'jitprov_*' >/dev/null || fail "lttng enable-event"
 lttng add-context -u -t vpid >/dev/null || fail "lttng add-context"

@@ -1,0 +1,105 @@
+/* Two jitprov runtimes in one process, traced together, then a third made after the
+ * first is destroyed: each hands out the same ids (module 1, methods 1.., versions ..),
+ * so only the runtime instance every event carries tells them apart.
+ *   jitprov-two-runtimes WORK_DIR
+ * Writes WORK_DIR/ready once both runtimes have published and their engines run (on
+ * the session trigger); waits for WORK_DIR/go; destroys the first, creates the third,
+ * runs a rundown of the second and the third into every recording session, writes
+ * WORK_DIR/done with the three instance numbers, and exits 0 (non-zero, with a line on
+ * stderr, on any error). Public C API only. */
+#include <jitprov/jitprov.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define METHODS 200
+
+static void die(const char* what, int e) {
+  fprintf(stderr, "two-runtimes: %s: %s\n", what, jitprov_strerror(e));
+  exit(1);
+}
+
+static void check(const char* what, int e) {
+  if (e != JITPROV_OK) die(what, e);
+}
+
+/* A host-mode runtime with METHODS methods, each with code at base + i * 0x100. */
+static jitprov_runtime* populate(const char* module_path, uint64_t base) {
+  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+  cfg.code_mode = JITPROV_CODE_HOST;
+  jitprov_runtime* rt = NULL;
+  check("runtime create", jitprov_runtime_create(&cfg, &rt));
+  uint64_t module = 0;
+  check("module register", jitprov_module_register(rt, module_path, 0, &module));
+  for (int i = 0; i < METHODS; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "M%d", i);
+    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+    d.name_space = module_path;
+    d.name = name;
+    d.signature = i % 2 ? "void ()" : "";
+    uint64_t method = 0, version = 0;
+    check("method register", jitprov_method_register(rt, module, &d, &method));
+    jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+    c.code_start = base + (uint64_t)i * 0x100;
+    c.code_size = 0x80;
+    c.tier = JITPROV_TIER1;
+    check("code publish", jitprov_code_publish(rt, method, &c, &version));
+  }
+  return rt;
+}
+
+static jitprov_rundown* engine(jitprov_runtime* rt) {
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.triggers = "session";
+  jitprov_rundown* rd = NULL;
+  check("rundown create", jitprov_rundown_create(rt, &rc, &rd));
+  check("rundown start", jitprov_rundown_start(rd));
+  return rd;
+}
+
+static void touch(const char* dir, const char* name, const char* text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE* f = fopen(path, "w");
+  if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+    perror(path);
+    exit(1);
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: jitprov-two-runtimes WORK_DIR\n");
+    return 2;
+  }
+  const char* dir = argv[1];
+  jitprov_runtime* a = populate("/app/a.dll", 0x10000000);
+  jitprov_runtime* b = populate("/app/b.dll", 0x20000000);
+  jitprov_rundown* ra = engine(a);
+  jitprov_rundown* rb = engine(b);
+  /* Both engines' session rundowns (the session was recording before they started). */
+  while (jitprov_rundown_completed(ra) < 1 || jitprov_rundown_completed(rb) < 1) usleep(10000);
+  touch(dir, "ready", "1\n");
+  char go[4096];
+  snprintf(go, sizeof go, "%s/go", dir);
+  while (access(go, F_OK) != 0) usleep(10000);
+  const uint32_t ia = jitprov_runtime_instance(a), ib = jitprov_runtime_instance(b);
+  jitprov_rundown_destroy(ra);
+  jitprov_runtime_destroy(a);
+  jitprov_runtime* c = populate("/app/c.dll", 0x30000000); /* ids from 1 again */
+  jitprov_rundown* rc = engine(c);
+  jitprov_rundown_result r;
+  check("run_now b", jitprov_rundown_run_now(rb, JITPROV_RUNDOWN_LOCKFREE, &r));
+  check("run_now c", jitprov_rundown_run_now(rc, JITPROV_RUNDOWN_LOCKFREE, &r));
+  char text[64];
+  snprintf(text, sizeof text, "%u %u %u\n", ia, ib, jitprov_runtime_instance(c));
+  jitprov_rundown_destroy(rb);
+  jitprov_rundown_destroy(rc);
+  jitprov_runtime_destroy(b);
+  jitprov_runtime_destroy(c);
+  touch(dir, "done", text);
+  return 0;
+}
