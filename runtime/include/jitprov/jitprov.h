@@ -11,7 +11,10 @@
  *    (except where a function says otherwise).
  *  - Handles are opaque. Structs passed in start with `sz`, the caller's
  *    sizeof(struct): use the *_INIT macros. A newer library accepts an older, shorter
- *    struct; an older library refuses a longer one whose unknown tail is not zero.
+ *    struct; an older library refuses a longer one whose unknown tail is not zero. An
+ *    `sz` above JITPROV_STRUCT_SZ_MAX (64 KiB) is no struct of any version (an
+ *    uninitialised field, most likely): JITPROV_E_INVALID_ARGUMENT, and nothing past
+ *    the fields this library knows is read.
  *  - Strings are NUL-terminated UTF-8 and are copied. NULL means "".
  *  - Nothing here throws, aborts, prints or installs signal handlers.
  *
@@ -58,6 +61,9 @@ extern "C" {
 
 #define JITPROV_VERSION_MAJOR 0
 #define JITPROV_VERSION_MINOR 3
+
+/* The largest `sz` an input struct may declare (Conventions above). */
+#define JITPROV_STRUCT_SZ_MAX 65536
 
 /* ---- errors ------------------------------------------------------------------ */
 
