@@ -413,8 +413,8 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
 
 Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code, uint64_t* publish_seq) {
   if (publish_seq != nullptr) *publish_seq = 0;
-  if (!validTier(code.tier) || code.code_start == 0 || code.code_size == 0 ||
-      code.code_start > UINT64_MAX - code.code_size)
+  if (code.code_size == 0) return Errc::kZeroCodeSize;  // as publishCode: one error in both modes
+  if (!validTier(code.tier) || code.code_start == 0 || code.code_start > UINT64_MAX - code.code_size)
     return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
   const NativeVersion* published = nullptr;

@@ -199,6 +199,16 @@ TEST(CApi, ModesAreKeptApart) {
   EXPECT_EQ(model.rundownVersions(), 1u);
 }
 
+// Code of size 0 is the same error whoever owns the addresses.
+TEST(CApi, ZeroCodeSizeIsOneErrorInBothModes) {
+  Host host;
+  uint64_t v = 0;
+  EXPECT_EQ(host.publish(host.method(1, "x"), 0x1000, 0, &v), JITPROV_E_ZERO_CODE_SIZE);
+  Host model(JITPROV_CODE_MODEL_HEAP);
+  ASSERT_EQ(jitprov_jit_begin(model.rt, model.method(0, "y"), JITPROV_TIER0, 0, &v), JITPROV_OK);
+  EXPECT_EQ(jitprov_jit_publish(model.rt, v, 0, nullptr), JITPROV_E_ZERO_CODE_SIZE);
+}
+
 TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   Host h;
   uint64_t v = 0;

@@ -185,7 +185,7 @@ JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint
 typedef struct jitprov_code_desc {
   size_t sz;
   uint64_t code_start;     /* != 0 */
-  uint32_t code_size;      /* > 0 */
+  uint32_t code_size;      /* > 0, else JITPROV_E_ZERO_CODE_SIZE */
   uint32_t tier;           /* enum jitprov_tier */
   uint32_t host_tier;      /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
   uint32_t osr_il_offset;  /* for JITPROV_TIER1_OSR */
@@ -199,7 +199,9 @@ typedef struct jitprov_code_desc {
  * again returns the existing version and emits nothing (replays). A range that
  * overlaps live code of another version is refused: JITPROV_E_RANGE_OVERLAP (counted
  * in jitprov_memory_stats). A range is free again once the version using it was
- * retired (or its module unloaded). */
+ * retired (or its module unloaded). code_size 0: JITPROV_E_ZERO_CODE_SIZE (as
+ * jitprov_jit_publish); no address, or a range past the end of the address space:
+ * JITPROV_E_INVALID_ARGUMENT. */
 JITPROV_API int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_code_desc* code,
                                      uint64_t* version_id);
 
