@@ -50,10 +50,14 @@ void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {
   urcu_memb_call_rcu(head, reclaim);
 }
 
-bool synchronize() noexcept {
+bool canWait() noexcept {
   if (g_forked_child.load(std::memory_order_relaxed)) return false;
   ensureThreadRegistered();
-  if (urcu_memb_read_ongoing()) return false;  // would wait for itself
+  return !urcu_memb_read_ongoing();
+}
+
+bool synchronize() noexcept {
+  if (!canWait()) return false;
   urcu_memb_synchronize_rcu();
   tsanAcquire();  // every read section that could hold the memory has ended
   return true;

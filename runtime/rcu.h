@@ -84,6 +84,11 @@ bool synchronize() noexcept;
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;
 
+// Whether this thread may wait for reclamation (synchronize(), barrier()): not inside a
+// read section (it would wait for itself), nor in a forked child (nothing is reclaimed
+// there).
+bool canWait() noexcept;
+
 // fork(): the child of a fork does not reclaim what it retires. A thread of the parent
 // that was inside a read section at the fork does not exist in the child, so its section
 // never ends there, and a grace period in the child may never complete. In the child,

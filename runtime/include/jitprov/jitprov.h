@@ -210,7 +210,10 @@ JITPROV_API int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, co
 JITPROV_API int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_t osr_il_offset,
                                   uint64_t* version_id);
 /* Model-heap mode: allocates code_size bytes of model heap and publishes them (fires
- * jit_end and method_load). */
+ * jit_end and method_load). code_size 0: JITPROV_E_ZERO_CODE_SIZE. When the heap is
+ * full and retired or unloaded code is still waiting for its grace period, waits for
+ * it (for every lock-free read in progress, a rundown sink's callback included) and
+ * tries once more: JITPROV_E_CODE_HEAP if it is still full. */
 JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_size,
                                     uint64_t* code_start);
 
