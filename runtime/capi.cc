@@ -110,13 +110,15 @@ int deliver(const jitprov::Result<T>& r, U* out) noexcept {
 
 // Reads a caller's growable struct (libbpf's OPTS rule): a shorter one is padded with
 // the defaults in *out; a longer one must have a zero tail (fields this library does
-// not know about).
+// not know about), up to JITPROV_STRUCT_SZ_MAX.
 template <class T>
 bool readStruct(const T* in, T* out) noexcept {
+  static_assert(sizeof(T) <= JITPROV_STRUCT_SZ_MAX);
   if (in == nullptr) return true;
   // A size that ends inside a field (not on the struct's alignment) is not a struct of
-  // any version: copying it would splice half a pointer onto a default.
-  if (in->sz < sizeof(size_t) || in->sz % alignof(T) != 0) return false;
+  // any version: copying it would splice half a pointer onto a default. Nor is a huge
+  // one: its tail check would read off the caller's memory, or wrap (SIZE_MAX & ~7).
+  if (in->sz < sizeof(size_t) || in->sz % alignof(T) != 0 || in->sz > JITPROV_STRUCT_SZ_MAX) return false;
   if (in->sz > sizeof(T)) {
     const auto* tail = reinterpret_cast<const unsigned char*>(in) + sizeof(T);
     if (std::any_of(tail, tail + (in->sz - sizeof(T)), [](unsigned char c) { return c != 0; })) return false;

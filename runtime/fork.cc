@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
+#include <shared_mutex>
 #include <vector>
 
 namespace jitprov::fork {
@@ -33,6 +35,7 @@ void prepare() {
   rcu::beforeFork();
   g_mu.lock();
   for (Runtime::State* s : *g_runtimes) {
+    s->reclaim_mu.lock();  // first: a reclamation in progress takes the heap's mutex
     s->loader.lock();
     s->lock.lockForFork();
     s->retire_batch_mu.lock();  // after the CVM lock: the lock order of retireVersion()
@@ -48,6 +51,13 @@ void release(bool child) {
     (*it)->retire_batch_mu.unlock();
     (*it)->lock.unlockAfterFork();
     (*it)->loader.unlock();
+    if (child) {
+      // A reader-writer lock keeps count of the readers waiting on it, and the parent's
+      // (a call_rcu thread's reclamation) are not in the child: a fresh one, held by none.
+      new (&(*it)->reclaim_mu) std::shared_mutex();
+    } else {
+      (*it)->reclaim_mu.unlock();
+    }
   }
   g_mu.unlock();
 }

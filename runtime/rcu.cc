@@ -11,8 +11,10 @@ void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {
   urcu_bp_call_rcu(head, reclaim);
 }
 
+bool canWait() noexcept { return !urcu_bp_read_ongoing(); }
+
 bool synchronize() noexcept {
-  if (urcu_bp_read_ongoing()) return false;  // would wait for itself
+  if (!canWait()) return false;  // would wait for itself
   urcu_bp_synchronize_rcu();
   tsanAcquire();  // every read section that could hold the memory has ended
   return true;

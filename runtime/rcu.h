@@ -84,6 +84,10 @@ bool synchronize() noexcept;
 // Waits until every callback retired so far has run. Not from inside a read section.
 void barrier() noexcept;
 
+// Whether this thread may wait for reclamation (synchronize(), barrier()): not inside a
+// read section (it would wait for itself).
+bool canWait() noexcept;
+
 // fork(): fork.cc calls these from its pthread_atfork handlers, around its own locks
 // (beforeFork first, the after halves last). liburcu's call_rcu threads pause across the
 // fork and its grace-period and registry locks are held, so that no grace period is

@@ -205,6 +205,7 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   rcu::ReclaimScope scope;
   Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
   State* owner = mod->owner;
+  std::shared_lock<std::shared_mutex> whole(owner->reclaim_mu);  // never half done at a fork
   for (Method* m : mod->methods) owner->freeMethod(m, true);
   owner->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
   owner->list_bytes.fetch_sub(mod->methods.capacity() * sizeof(Method*), std::memory_order_relaxed);
@@ -283,8 +284,11 @@ void Runtime::State::freeVersion(NativeVersion* v, bool give_back_code) {
 void Runtime::State::reclaimBatch(rcu_head* head) {
   rcu::ReclaimScope scope;
   auto* b = reinterpret_cast<RetireBatch*>(reinterpret_cast<char*>(head) - offsetof(RetireBatch, rcu));
-  for (uint32_t i = 0; i < b->n; ++i) b->owner->freeVersion(b->versions[i], true);
-  b->owner->awaiting_reclamation.fetch_sub(b->n, std::memory_order_relaxed);
+  {
+    std::shared_lock<std::shared_mutex> whole(b->owner->reclaim_mu);  // never half done at a fork
+    for (uint32_t i = 0; i < b->n; ++i) b->owner->freeVersion(b->versions[i], true);
+    b->owner->awaiting_reclamation.fetch_sub(b->n, std::memory_order_relaxed);
+  }
   delete b;
 }
 
@@ -367,14 +371,11 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   return slot.id;
 }
 
-Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
-  // This thread's timed path ends here, published or not, if it is this version's.
-  const JitPathClock begun = t_jit_path;
-  const bool timed_path = begun.runtime == s_.get() && begun.version == version;
-  if (timed_path) t_jit_path.runtime = nullptr;
-  if (code_size == 0) return Errc::kZeroCodeSize;
-  if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
-  const State::SiteLabel label = s_->labelFor(version);
+namespace {
+// One attempt at publishCode: the lock, the heap, the events. `path`: this thread's
+// timed JIT path for the version, or null.
+Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t code_size, const JitPathClock* path) {
+  const Runtime::State::SiteLabel label = s.labelFor(version);
   MethodId method_id = 0;
   Tier tier = Tier::kTier0;
   CodeRange range;
@@ -383,15 +384,15 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   rcu::ReadSection rs;
   const NativeVersion* published = nullptr;
   {
-    CvmLock::Guard lock(s_->lock, label.site, label.method_id);
-    NativeVersion* v = s_->versions.load(version);
-    if (v == nullptr) return s_->missingVersion(version);
-    JITPROV_ASSERT_HELD(s_->lock);
+    CvmLock::Guard lock(s.lock, label.site, label.method_id);
+    NativeVersion* v = s.versions.load(version);
+    if (v == nullptr) return s.missingVersion(version);
+    JITPROV_ASSERT_HELD(s.lock);
     // relaxed: we hold the CVM lock, the only writer of code_start.
     if (v->code_start.load(std::memory_order_relaxed) != 0) return Errc::kAlreadyPublished;
-    const uint64_t start = s_->heap.allocate(code_size);
+    const uint64_t start = s.heap.allocate(code_size);
     if (start == 0) return Errc::kCodeHeapExhausted;
-    const uint64_t seq = s_->takePublicationSeq(v);  // P8: before code_start's release
+    const uint64_t seq = s.takePublicationSeq(v);  // P8: before code_start's release
 #if defined(JITPROV_PROTOCOL_FAULT_RELAXED_CODE_START)
     v->code_start.store(start, std::memory_order_relaxed);  // fault: no release, size after
     v->code_size = code_size;
@@ -399,7 +400,7 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
     v->code_size = code_size;
     publish(v->code_start, start);  // P2: after code_size and every immutable field
 #endif
-    s_->completePublication(v->method, seq);  // P8
+    s.completePublication(v->method, seq);  // P8
     method_id = v->method->id;
     tier = v->tier;
     range = {start, code_size, seq};
@@ -407,17 +408,35 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
   }
   if (JITPROV_USDT_ENABLED(jit_end)) {
     JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size,
-                          timed_path ? monotonicNs() - begun.start_ns : JITPROV_USDT_UNMEASURED,
-                          timed_path && CvmLock::rundownBetween(begun.mark, s_->lock.rundownMark()) ? 1 : 0);
+                          path != nullptr ? monotonicNs() - path->start_ns : JITPROV_USDT_UNMEASURED,
+                          path != nullptr && CvmLock::rundownBetween(path->mark, s.lock.rundownMark()) ? 1 : 0);
   }
-  trace::methodLoad(s_->instance, viewOf(*published->method, *published, range.start));
+  trace::methodLoad(s.instance, viewOf(*published->method, *published, range.start));
   return range;
+}
+}  // namespace
+
+Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
+  // This thread's timed path ends here, published or not, if it is this version's.
+  const JitPathClock begun = t_jit_path;
+  const bool timed_path = begun.runtime == s_.get() && begun.version == version;
+  if (timed_path) t_jit_path.runtime = nullptr;
+  if (code_size == 0) return Errc::kZeroCodeSize;
+  if (s_->code_mode != CodeMode::kModelHeap) return Errc::kWrongCodeMode;
+  const JitPathClock* path = timed_path ? &begun : nullptr;
+  Result<CodeRange> r = publishOnce(*s_, version, code_size, path);
+  // The heap may be full of removed code waiting for its grace period, some of it in a
+  // retire batch that is not full and would wait for later retirements (a 2 GiB
+  // publication failed with nothing live): wait for it, then try once more. Here,
+  // with neither the lock nor a read section held, as the wait is for every reader.
+  if (r.error() == Errc::kCodeHeapExhausted && s_->reclaimRetiredCode()) r = publishOnce(*s_, version, code_size, path);
+  return r;
 }
 
 Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code, uint64_t* publish_seq) {
   if (publish_seq != nullptr) *publish_seq = 0;
-  if (!validTier(code.tier) || code.code_start == 0 || code.code_size == 0 ||
-      code.code_start > UINT64_MAX - code.code_size)
+  if (code.code_size == 0) return Errc::kZeroCodeSize;  // as publishCode: one error in both modes
+  if (!validTier(code.tier) || code.code_start == 0 || code.code_start > UINT64_MAX - code.code_size)
     return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
   const NativeVersion* published = nullptr;
@@ -787,14 +806,29 @@ MemoryStats Runtime::memoryStats() const {
 LockStatsSnapshot Runtime::lockStats() const { return s_->lock.snapshot(); }
 void Runtime::resetLockStats() noexcept { s_->lock.resetStats(); }
 void Runtime::rundownActive(bool active) noexcept { s_->lock.rundownActive(active); }
-void Runtime::drainReclamation() {
+void Runtime::drainReclamation() { s_->drainReclamation(); }
+
+void Runtime::State::drainReclamation() noexcept {
   RetireBatch* b = nullptr;
   {
-    std::lock_guard<std::mutex> g(s_->retire_batch_mu);
-    b = s_->takeRetireBatch();
+    std::lock_guard<std::mutex> g(retire_batch_mu);
+    b = takeRetireBatch();
   }
-  if (b != nullptr) s_->reclaimLater(&b->rcu, &State::reclaimBatch, b->n);
+  if (b != nullptr) reclaimLater(&b->rcu, &State::reclaimBatch, b->n);
   rcu::barrier();
+}
+
+bool Runtime::State::reclaimRetiredCode() noexcept {
+  if (!rcu::canWait()) return false;
+  bool partial_batch = false;
+  {
+    std::lock_guard<std::mutex> g(retire_batch_mu);
+    partial_batch = retire_batch != nullptr && retire_batch->n != 0;
+  }
+  // relaxed: a hint; a removal queued after the load is another publication's to wait for.
+  if (!partial_batch && awaiting_reclamation.load(std::memory_order_relaxed) == 0) return false;
+  drainReclamation();
+  return true;
 }
 
 }  // namespace jitprov

@@ -42,8 +42,9 @@
 //     whatever points at V (its IL version's native_head, or its predecessor's `next`),
 //     clear V's version-table slot, then queue V for reclamation after a grace period
 //     (P4, P9), in a batch of up to RetireBatch::kCapacity retirements that goes to RCU
-//     when full (or at drainReclamation() and destruction): a retired version's memory,
-//     slot and model-heap range wait for at most that many later retirements. With a
+//     when full (or at drainReclamation() and destruction, or when a model-heap
+//     publication finds the heap full: State::reclaimRetiredCode): a retired version's
+//     memory, slot and model-heap range wait for at most that many later retirements. With a
 //     max_backlog set, past that many records awaiting reclamation the removing thread
 //     waits for a grace period and reclaims its own removal (P4 holds either way; this
 //     bounds memory, and makes that thread wait for readers: off by default). V's own `next` is never changed: a walker standing on V when it is unlinked
@@ -115,6 +116,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <shared_mutex>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -344,10 +346,23 @@ struct Runtime::State {
     MethodId method_id;
   };
   SiteLabel labelFor(VersionId version) const noexcept;
+  // Held shared by every reclamation callback for its whole run (on liburcu's call_rcu
+  // thread, or inline past max_backlog) and exclusive by fork()'s handlers (fork.cc), so
+  // that a child never inherits a reclamation half done (a slot table's recycling
+  // mutex held, a batch half freed: the child hung taking it).
+  std::shared_mutex reclaim_mu;
   static void reclaimModule(rcu_head* head);
   static void reclaimBatch(rcu_head* head);
   // Takes the batch being filled, if any. retire_batch_mu held.
   RetireBatch* takeRetireBatch() noexcept;
+  // Hands the batch being filled to RCU and waits until every reclamation queued so far
+  // has run. No lock held, outside any read section.
+  void drainReclamation() noexcept;
+  // For a publication the model heap refused: when removed code is waiting for its
+  // grace period (the batch being filled, or anything queued to RCU), drains it, so that
+  // its ranges are back in the heap, and returns true. False, without waiting, when
+  // nothing waits or this thread cannot wait (rcu::canWait()). No lock held.
+  bool reclaimRetiredCode() noexcept;
   // The method's active IL version, its first one (rejit 0) allocated and published now
   // if it has none (P1); null when out of memory. CVM lock held.
   IlVersion* activeIlOrCreate(Method* m) noexcept;

@@ -25,10 +25,23 @@ grep -q "HotSpot owns SIGUSR2" "$WORK/out" || fail "trigger=signal message: $(ca
 java -agentpath:"$AGENT"=trigger=every:x -version >"$WORK/out" 2>&1 && fail "a bad trigger accepted"
 java -agentpath:"$AGENT"=stats=/dev/full -version >"$WORK/out" 2>&1 && fail "stats=/dev/full accepted"
 grep -q "stats=/dev/full: exists and is not a regular file" "$WORK/out" || fail "stats=/dev/full: $(cat "$WORK/out")"
+# refused OPTIONS LINE: the JVM does not start, and the agent says why in one line.
+refused() {
+  java -agentpath:"$AGENT"="$1" -version >"$WORK/out" 2>&1 && fail "$1 accepted"
+  [ "$(grep -c '^jitprov-jvmti:' "$WORK/out")" -eq 1 ] && grep -qxF "jitprov-jvmti: $2" "$WORK/out" ||
+    fail "$1: $(cat "$WORK/out")"
+}
+refused rate=-1 "rate=-1: not a number of events per second (0 to 18446744073709551615)"  # wrapped to unpaced
+refused rate=ten "rate=ten: not a number of events per second (0 to 18446744073709551615)"
+refused rate=18446744073709551616 \
+  "rate=18446744073709551616: not a number of events per second (0 to 18446744073709551615)"
+: >"$WORK/a-file"  # every rundown's map would have failed to open
+refused perfmap="$WORK/a-file" "perfmap=$WORK/a-file: not a directory (the map is written as DIR/perf-PID.map)"
+refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"  # was: silently off
 java -agentpath:"$AGENT"=help -version >"$WORK/out" 2>&1 && fail "help started the JVM"
 grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
 java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"
-pass "bad options stop the JVM with one line; help lists the options; good ones start it"
+pass "bad options (rate=-1, perfmap=FILE, perfmap= among them) stop the JVM with one line; help lists the options; good ones start it"
 
 # --- the workload ------------------------------------------------------------------------
 $PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 || fail "generate the workload"

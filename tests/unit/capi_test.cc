@@ -204,6 +204,16 @@ TEST(CApi, ModesAreKeptApart) {
   EXPECT_EQ(model.rundownVersions(), 1u);
 }
 
+// Code of size 0 is the same error whoever owns the addresses.
+TEST(CApi, ZeroCodeSizeIsOneErrorInBothModes) {
+  Host host;
+  uint64_t v = 0;
+  EXPECT_EQ(host.publish(host.method(1, "x"), 0x1000, 0, &v), JITPROV_E_ZERO_CODE_SIZE);
+  Host model(JITPROV_CODE_MODEL_HEAP);
+  ASSERT_EQ(jitprov_jit_begin(model.rt, model.method(0, "y"), JITPROV_TIER0, 0, &v), JITPROV_OK);
+  EXPECT_EQ(jitprov_jit_publish(model.rt, v, 0, nullptr), JITPROV_E_ZERO_CODE_SIZE);
+}
+
 TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   Host h;
   uint64_t v = 0;
@@ -284,6 +294,36 @@ TEST(CApi, StructsCanGrow) {
   ASSERT_EQ(jitprov_memory_stats_get(h.rt, reinterpret_cast<jitprov_memory_stats*>(&small)), JITPROV_OK);
   EXPECT_EQ(small.live_modules, 1u);
   EXPECT_EQ(small.sz, sizeof small);
+}
+
+// An sz no struct could have (an uninitialised field, most likely) is refused before
+// the tail check reads past the caller's struct: SIZE_MAX & ~7 wrapped that check's end
+// pointer, 1 MiB read off the stack.
+TEST(CApi, StructSizesAreBounded) {
+  jitprov_runtime* rt = nullptr;
+  jitprov_runtime_config c = JITPROV_RUNTIME_CONFIG_INIT;
+  c.sz = SIZE_MAX & ~size_t{7};
+  EXPECT_EQ(jitprov_runtime_create(&c, &rt), JITPROV_E_INVALID_ARGUMENT);
+  c.sz = size_t{1} << 20;
+  EXPECT_EQ(jitprov_runtime_create(&c, &rt), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(rt, nullptr);
+  Host h;
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.sz = size_t{1} << 20;
+  uint64_t id = 0;
+  EXPECT_EQ(jitprov_method_register(h.rt, h.module, &d, &id), JITPROV_E_INVALID_ARGUMENT);
+  // A newer, larger struct with a zero tail is still accepted up to the bound, and
+  // refused past it however zero its tail.
+  std::vector<uint64_t> big((JITPROV_STRUCT_SZ_MAX + 64) / sizeof(uint64_t), 0);
+  auto* newer = reinterpret_cast<jitprov_runtime_config*>(big.data());
+  *newer = JITPROV_RUNTIME_CONFIG_INIT;
+  newer->sz = JITPROV_STRUCT_SZ_MAX;
+  ASSERT_EQ(jitprov_runtime_create(newer, &rt), JITPROV_OK);
+  jitprov_runtime_destroy(rt);
+  rt = nullptr;
+  newer->sz = JITPROV_STRUCT_SZ_MAX + 8;
+  EXPECT_EQ(jitprov_runtime_create(newer, &rt), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(rt, nullptr);
 }
 
 // Host threads come and go: each one that calls in is registered with liburcu on its

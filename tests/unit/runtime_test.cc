@@ -276,6 +276,33 @@ TEST_F(RuntimeTest, UnloadRemovesMethodsAndReusesCodeOnlyAfterAGracePeriod) {
   EXPECT_EQ(again.start, g.start);
 }
 
+// Retirements go to RCU in batches (RetireBatch::kCapacity), so a few retired versions
+// wait for later ones, which may never come: a publication the full heap refuses waits
+// for them and tries again. The model heap is 64 GiB: 32 versions of 2 GiB fill it.
+TEST_F(RuntimeTest, AFullHeapWaitsForRetiredCodeAndTriesAgain) {
+  constexpr uint32_t k2G = uint32_t{1} << 31;
+  auto m = rt.registerMethod(mod, desc("Huge"));
+  ASSERT_TRUE(m.ok());
+  std::vector<VersionId> full;
+  for (int i = 0; i < 32; ++i) {
+    auto v = rt.beginJit(*m, Tier::kTier1);
+    ASSERT_TRUE(v.ok());
+    ASSERT_TRUE(rt.publishCode(*v, k2G).ok()) << i;
+    full.push_back(*v);
+  }
+  auto v = rt.beginJit(*m, Tier::kTier1);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(rt.publishCode(*v, k2G).error(), Errc::kCodeHeapExhausted);  // nothing retired to wait for
+  for (VersionId r : full) ASSERT_TRUE(rt.retireVersion(r).ok());  // 32: a partial batch
+  auto r = rt.publishCode(*v, k2G);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(rt.memoryStats().awaiting_reclamation, 0u);
+  // The freed pieces merged (code_heap.h): 4 GiB fits beside it.
+  auto w = rt.beginJit(*m, Tier::kTier1);
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(rt.publishCode(*w, UINT32_MAX).ok());
+}
+
 TEST_F(RuntimeTest, LiveCodeRangesNeverOverlap) {
   std::map<uint64_t, uint64_t> ranges;
   for (int i = 0; i < 200; ++i) {

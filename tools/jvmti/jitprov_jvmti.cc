@@ -25,12 +25,15 @@
 
 #include <jvmti.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -440,6 +443,18 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
        a.loads, a.replays, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
 }
 
+// "" when `v` is a perfmap= value the rundowns can write to ("off", or a writable
+// directory), else why not.
+std::string checkPerfMapDir(const std::string& v) {
+  if (v.empty()) return "empty (perfmap=off turns the perf map off)";
+  if (v == "off") return "";
+  struct stat st;
+  if (stat(v.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "not a directory (the map is written as DIR/perf-PID.map)";
+  if (access(v.c_str(), W_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
 // Parses "k=v,k=v,...": a piece without '=' continues the previous value (trigger=session,every:30).
 bool parseOptions(const char* text, Options* o) {
   std::string s = text != nullptr ? text : "";
@@ -480,11 +495,12 @@ bool parseOptions(const char* text, Options* o) {
       }
       o->trigger = v;
     } else if (k == "perfmap") {
-      o->perfmap = v == "off" ? "" : v;
-      if (!o->perfmap.empty() && access(o->perfmap.c_str(), W_OK) != 0) {
-        std::fprintf(stderr, "jitprov-jvmti: perfmap=%s: %s\n", v.c_str(), std::strerror(errno));
+      // Checked now: a bad one would fail every rundown's map, quietly, until VM death.
+      if (const std::string why = checkPerfMapDir(v); !why.empty()) {
+        std::fprintf(stderr, "jitprov-jvmti: perfmap=%s: %s\n", v.c_str(), why.c_str());
         return false;
       }
+      o->perfmap = v == "off" ? "" : v;
     } else if (k == "rundown") {
       if (jitprov_rundown_mode_parse(v.c_str(), &o->mode) != JITPROV_OK) {
         std::fprintf(stderr, "jitprov-jvmti: rundown=%s: not one of lockfree, locked, per-method\n", v.c_str());
@@ -494,8 +510,10 @@ bool parseOptions(const char* text, Options* o) {
       char* end = nullptr;
       errno = 0;
       const unsigned long long r = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || errno != 0) {
-        std::fprintf(stderr, "jitprov-jvmti: rate=%s: not a number of events per second\n", v.c_str());
+      // Digits only: strtoull takes "-1" (as ULLONG_MAX: unlimited), spaces and '+' too.
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || errno != 0) {
+        std::fprintf(stderr, "jitprov-jvmti: rate=%s: not a number of events per second (0 to %llu)\n", v.c_str(),
+                     ULLONG_MAX);
         return false;
       }
       o->rate = r;

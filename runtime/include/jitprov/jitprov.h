@@ -11,7 +11,10 @@
  *    (except where a function says otherwise).
  *  - Handles are opaque. Structs passed in start with `sz`, the caller's
  *    sizeof(struct): use the *_INIT macros. A newer library accepts an older, shorter
- *    struct; an older library refuses a longer one whose unknown tail is not zero.
+ *    struct; an older library refuses a longer one whose unknown tail is not zero. An
+ *    `sz` above JITPROV_STRUCT_SZ_MAX (64 KiB) is no struct of any version (an
+ *    uninitialised field, most likely): JITPROV_E_INVALID_ARGUMENT, and nothing past
+ *    the fields this library knows is read.
  *  - Strings are NUL-terminated UTF-8 and are copied. NULL means "".
  *  - Nothing here throws, aborts, prints or installs signal handlers.
  *
@@ -58,6 +61,9 @@ extern "C" {
 
 #define JITPROV_VERSION_MAJOR 0
 #define JITPROV_VERSION_MINOR 3
+
+/* The largest `sz` an input struct may declare (Conventions above). */
+#define JITPROV_STRUCT_SZ_MAX 65536
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -192,7 +198,7 @@ JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint
 typedef struct jitprov_code_desc {
   size_t sz;
   uint64_t code_start;     /* != 0 */
-  uint32_t code_size;      /* > 0 */
+  uint32_t code_size;      /* > 0, else JITPROV_E_ZERO_CODE_SIZE */
   uint32_t tier;           /* enum jitprov_tier */
   uint32_t host_tier;      /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
   uint32_t osr_il_offset;  /* for JITPROV_TIER1_OSR */
@@ -206,7 +212,9 @@ typedef struct jitprov_code_desc {
  * again returns the existing version and emits nothing (replays). A range that
  * overlaps live code of another version is refused: JITPROV_E_RANGE_OVERLAP (counted
  * in jitprov_memory_stats). A range is free again once the version using it was
- * retired (or its module unloaded). */
+ * retired (or its module unloaded). code_size 0: JITPROV_E_ZERO_CODE_SIZE (as
+ * jitprov_jit_publish); no address, or a range past the end of the address space:
+ * JITPROV_E_INVALID_ARGUMENT. */
 JITPROV_API int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_code_desc* code,
                                      uint64_t* version_id);
 
@@ -215,7 +223,10 @@ JITPROV_API int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, co
 JITPROV_API int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_t osr_il_offset,
                                   uint64_t* version_id);
 /* Model-heap mode: allocates code_size bytes of model heap and publishes them (fires
- * jit_end and method_load). */
+ * jit_end and method_load). code_size 0: JITPROV_E_ZERO_CODE_SIZE. When the heap is
+ * full and retired or unloaded code is still waiting for its grace period, waits for
+ * it (for every lock-free read in progress, a rundown sink's callback included) and
+ * tries once more: JITPROV_E_CODE_HEAP if it is still full. */
 JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_size,
                                     uint64_t* code_start);
 

@@ -120,7 +120,9 @@ class Runtime {
   // outside the lock, then calls publishCode.
   Result<VersionId> beginJit(MethodId method, Tier tier, uint32_t osr_il_offset = 0);
   // Allocates the code range and publishes it (release store of code_start); fires
-  // jit_end and the method_load event.
+  // jit_end and the method_load event. When the model heap is full and removed code is
+  // waiting for its grace period, waits for it (drainReclamation) and tries once more:
+  // kCodeHeapExhausted after that (or at once, called inside an RCU read section).
   Result<CodeRange> publishCode(VersionId version, uint32_t code_size);
   // Host mode: records code the host compiled at its own address, as a new native
   // version of the method's active IL version, published at once (one lock
