@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTTng tracepoint, sys/sdt.h or X-macro tables below are aligned by hand. */
+/* clang-format off */
 #include <jitprov/trace_abi.h>
 
 /* The method fields of SPEC.md, shared by jitprov_runtime:method_load and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The record a method / method_load event is built from: passed by pointer so that an
  * event carries twelve real CTF fields within lttng-ust's ten-argument limit.
  * Plain C: shared by the C++ runtime and the C provider. Strings are NUL-terminated,
@@ -23,9 +24,9 @@ struct jitprov_method_record {
   uint32_t code_size;
   uint32_t method_token;
   uint32_t method_flags;
-  uint8_t tier; /* enum jitprov tier: values are trace ABI */
-  uint16_t host_tier; /* the host's own tier number (HotSpot: comp level) */
-  uint64_t publish_seq; /* the publication's sequence number (SPEC.md "Exact completeness") */
+  uint8_t tier;         /* enum jitprov tier: values are trace ABI */
+  uint16_t host_tier;   /* the host's own tier number (HotSpot: comp level) */
+  uint64_t publish_seq; /* the publication's sequence number (docs/spec.md "The publication sequence") */
   const char* name_space;
   const char* name;
   const char* signature;

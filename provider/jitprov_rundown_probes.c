@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* Creates the probes of provider jitprov_rundown, built with LTTNG_UST_TP_SESSION_CHECK:
  * each event is recorded only into the session passed as its `session` argument. Also
- * the two session helpers the runtime's rundown engine uses (SPEC.md "Every session"):
+ * the two session helpers the runtime's rundown engine uses (docs/spec.md "Rundown"):
  *
  *  - jitprov_lttng_watch_session_starts(): attaches a probe to lttng-ust's own
  *    `lttng_ust_statedump:start`, which lttng-ust fires once into each session when it
@@ -12,7 +13,7 @@
  *
  * Both rely on lttng-ust 2.13's public probe ABI (lttng/tracepoint.h,
  * lttng/tracepoint-types.h, lttng/ust-events.h: append-only structures). Facts and
- * experiments: ../shared/notes/lttng-per-session-rundown.md. */
+ * experiments: tests/integration/multi_session.sh. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TP_SESSION_CHECK
 #include "jitprov_rundown_tp.h"
@@ -47,8 +48,7 @@ static void on_statedump_start(void* data, struct lttng_ust_session* session) {
  * its own statedump probe. */
 #define JITPROV_STATEDUMP_START_SIGNATURE "struct lttng_ust_session *, session"
 
-__attribute__((visibility("default"))) int jitprov_lttng_watch_session_starts(jitprov_session_start_fn fn,
-                                                                              void* ctx) {
+__attribute__((visibility("default"))) int jitprov_lttng_watch_session_starts(jitprov_session_start_fn fn, void* ctx) {
   if (__atomic_load_n(&g_on_start, __ATOMIC_ACQUIRE) != NULL) return -1; /* once per process */
   g_on_start_ctx = ctx;
   __atomic_store_n(&g_on_start, fn, __ATOMIC_RELEASE);

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTTng tracepoint, sys/sdt.h or X-macro tables below are aligned by hand. */
+/* clang-format off */
 /* Provider jitprov_rundown: one rundown, bracketed by rundown_begin and rundown_end,
  * emitted from the rundown thread only (SPEC.md "Rundown"). Describes the events only;
  * jitprov_rundown_probes.c creates the probes, runtime/trace.cc the tracepoints.

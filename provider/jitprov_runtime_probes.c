@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Creates the probes of provider jitprov_runtime (JIT-path events, recorded into every
  * session that enables them). Built into libjitprov-lttng.so, which libjitprov
  * dlopen()s at run time. */

@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTTng tracepoint, sys/sdt.h or X-macro tables below are aligned by hand. */
+/* clang-format off */
 /* Provider jitprov_runtime: events fired on the JIT paths (SPEC.md "LTTng-UST events").
  * This header only describes the events; jitprov_runtime_probes.c creates the probes in
  * the provider shared object, and runtime/trace.cc defines the tracepoints (dynamic

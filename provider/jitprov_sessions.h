@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The provider's session helpers (jitprov_rundown_probes.c), looked up by libjitprov
  * with dlsym() after it loaded the provider. Plain C. */
 #ifndef JITPROV_SESSIONS_H
@@ -22,8 +23,8 @@ typedef int (*jitprov_watch_session_starts_fn)(jitprov_session_start_fn fn, void
 /* The distinct active sessions with an enabled recorder of a jitprov_rundown event on
  * one of `tracepoints` (the runtime's own tracepoint definitions). Stores at most `max`
  * in out[]; returns how many there are. */
-typedef size_t (*jitprov_recording_sessions_fn)(struct lttng_ust_tracepoint* const* tracepoints,
-                                                size_t n_tracepoints, void** out, size_t max);
+typedef size_t (*jitprov_recording_sessions_fn)(struct lttng_ust_tracepoint* const* tracepoints, size_t n_tracepoints,
+                                                void** out, size_t max);
 #define JITPROV_RECORDING_SESSIONS "jitprov_lttng_recording_sessions"
 
 #ifdef __cplusplus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API (jitprov/jitprov.h) over the C++ core. Every entry point converts the
 // caller's growable structs, calls the core and maps Errc to jitprov_error; none lets an
 // exception cross into the host (guard()).
@@ -36,8 +37,12 @@ struct jitprov_rundown {
     jitprov_sink_record r{};
     r.rundown_id = e.rundown_id;
     switch (e.kind) {
-      case jitprov::RundownEngine::SinkEvent::kBegin: r.kind = JITPROV_SINK_BEGIN; break;
-      case jitprov::RundownEngine::SinkEvent::kEnd: r.kind = JITPROV_SINK_END; break;
+      case jitprov::RundownEngine::SinkEvent::kBegin:
+        r.kind = JITPROV_SINK_BEGIN;
+        break;
+      case jitprov::RundownEngine::SinkEvent::kEnd:
+        r.kind = JITPROV_SINK_END;
+        break;
       case jitprov::RundownEngine::SinkEvent::kModule:
         r.kind = JITPROV_SINK_MODULE;
         r.module_id = e.module->module_id;
@@ -214,8 +219,7 @@ int jitprov_tier_parse(const char* name, int* tier) {
   return parseName<decltype(&jitprov::parseTier), jitprov::Tier>(name, &jitprov::parseTier, tier);
 }
 int jitprov_rundown_mode_parse(const char* name, int* mode) {
-  return parseName<decltype(&jitprov::parseRundownMode), jitprov::RundownMode>(name, &jitprov::parseRundownMode,
-                                                                               mode);
+  return parseName<decltype(&jitprov::parseRundownMode), jitprov::RundownMode>(name, &jitprov::parseRundownMode, mode);
 }
 
 // ---- runtime -----------------------------------------------------------------------
@@ -229,7 +233,7 @@ int jitprov_runtime_create(const jitprov_runtime_config* config, jitprov_runtime
     jitprov::RuntimeConfig rc;
     if (c.tier_up_threshold != 0) rc.tier_up_threshold = c.tier_up_threshold;
     rc.lock_stats = c.lock_stats != 0;
-    rc.max_reclamation_backlog = c.max_reclamation_backlog == 0          ? JITPROV_DEFAULT_RECLAMATION_BACKLOG
+    rc.max_reclamation_backlog = c.max_reclamation_backlog == 0            ? JITPROV_DEFAULT_RECLAMATION_BACKLOG
                                  : c.max_reclamation_backlog == UINT64_MAX ? 0
                                                                            : c.max_reclamation_backlog;
     rc.code_mode = c.code_mode == JITPROV_CODE_HOST ? jitprov::CodeMode::kHost : jitprov::CodeMode::kModelHeap;
@@ -251,9 +255,7 @@ void jitprov_runtime_destroy(jitprov_runtime* rt) {
 
 int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible, uint64_t* module_id) {
   if (rt == nullptr || module_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
-  return guard([&]() -> int {
-    return deliver(rt->rt.registerModule(str(path), collectible != 0), module_id);
-  });
+  return guard([&]() -> int { return deliver(rt->rt.registerModule(str(path), collectible != 0), module_id); });
 }
 
 int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id) {
@@ -288,15 +290,12 @@ int jitprov_method_register(jitprov_runtime* rt, uint64_t module_id, const jitpr
 
 int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint64_t* method_id) {
   if (rt == nullptr || method_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
-  return guard([&]() -> int {
-    return deliver(rt->rt.findMethod(host_key), method_id);
-  });
+  return guard([&]() -> int { return deliver(rt->rt.findMethod(host_key), method_id); });
 }
 
 // ---- code -----------------------------------------------------------------------------
 
-int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_code_desc* code,
-                         uint64_t* version_id) {
+int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_code_desc* code, uint64_t* version_id) {
   if (rt == nullptr || code == nullptr || version_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
     jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
@@ -308,8 +307,7 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
   });
 }
 
-int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_t osr_il_offset,
-                      uint64_t* version_id) {
+int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int tier, uint32_t osr_il_offset, uint64_t* version_id) {
   if (rt == nullptr || version_id == nullptr || tier < 0 || tier >= jitprov::kTierCount)
     return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
@@ -339,9 +337,7 @@ int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id) {
 
 int jitprov_rejit_request(jitprov_runtime* rt, uint64_t method_id, uint32_t* rejit_id) {
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
-  return guard([&]() -> int {
-    return deliver(rt->rt.requestRejit(method_id), rejit_id);
-  });
+  return guard([&]() -> int { return deliver(rt->rt.requestRejit(method_id), rejit_id); });
 }
 
 int jitprov_call_record(jitprov_runtime* rt, uint64_t method_id) {
@@ -358,10 +354,21 @@ int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* ou
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int {
     const jitprov::MemoryStats m = rt->rt.memoryStats();
-    jitprov_memory_stats c{sizeof(jitprov_memory_stats), m.live_modules, m.live_methods, m.il_versions,
-                           m.native_versions, m.method_bytes, m.version_bytes, m.table_bytes, m.retired,
-                           m.replayed, m.overlaps_refused, m.awaiting_reclamation, m.max_reclamation_backlog,
-                           m.reclaimed_inline, {}};
+    jitprov_memory_stats c{sizeof(jitprov_memory_stats),
+                           m.live_modules,
+                           m.live_methods,
+                           m.il_versions,
+                           m.native_versions,
+                           m.method_bytes,
+                           m.version_bytes,
+                           m.table_bytes,
+                           m.retired,
+                           m.replayed,
+                           m.overlaps_refused,
+                           m.awaiting_reclamation,
+                           m.max_reclamation_backlog,
+                           m.reclaimed_inline,
+                           {}};
     copyHist(m.reclaim_wait, &c.reclaim_wait);
     return writeStruct(c, out);
   });
@@ -477,8 +484,7 @@ int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_resul
 
 uint64_t jitprov_rundown_completed(const jitprov_rundown* rd) { return rd == nullptr ? 0 : rd->engine.completed(); }
 
-size_t jitprov_rundown_results(const jitprov_rundown* rd, jitprov_rundown_result* out, size_t cap,
-                               size_t result_sz) {
+size_t jitprov_rundown_results(const jitprov_rundown* rd, jitprov_rundown_result* out, size_t cap, size_t result_sz) {
   if (rd == nullptr) return 0;
   try {
     const std::vector<jitprov::RundownResult> rs = rd->engine.results();

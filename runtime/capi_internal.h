@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Internal entry points of the C API: compiled with hidden visibility, so they are in
 // the static core (tests, the simulator's fault-injection build) but never exported
 // from libjitprov.so.1.

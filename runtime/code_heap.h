@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // CodeHeap: the simulated executable-code heap. Hands out address ranges in a reserved
 // (never mapped) part of the address space, so that code_start values look like real
 // JIT code addresses and can be checked for overlap.

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 #include "cvm_lock.h"
 
 #include "jitprov_usdt.h"
 
-#include <unistd.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 namespace jitprov {
 
@@ -83,8 +84,8 @@ CvmLock::Guard::Guard(CvmLock& lock, LockSite site, uint64_t method_id) noexcept
     const uint8_t holder = lock_.holder_site_.load(std::memory_order_relaxed);
     // A rundown holding the lock is running, whatever the counter (it is decremented
     // after the rundown's release) says.
-    in_rundown_ = holder == static_cast<uint8_t>(LockSite::kRundown) ||
-                  lock_.rundowns_.load(std::memory_order_relaxed) > 0;
+    in_rundown_ =
+        holder == static_cast<uint8_t>(LockSite::kRundown) || lock_.rundowns_.load(std::memory_order_relaxed) > 0;
     blocked_by_ = holder != 0 ? holder : JITPROV_BLOCKED_BY_UNKNOWN;
     JITPROV_PROBE_LOCK_WAIT_BEGIN(static_cast<int>(site_), method_id_);
     if (timed_) wait_start_ = monotonicNs();
@@ -107,15 +108,12 @@ CvmLock::Guard::~Guard() {
   lock_.owner_.store(0, std::memory_order_relaxed);
   lock_.holder_site_.store(0, std::memory_order_relaxed);
   lock_.mu_.unlock();
-  JITPROV_PROBE_LOCK_RELEASED(static_cast<int>(site_), method_id_,
-                              timed_ ? acquired_ - wait_start_ : JITPROV_USDT_UNMEASURED,
-                              timed_ ? released - acquired_ : JITPROV_USDT_UNMEASURED, in_rundown_ ? 1 : 0,
-                              blocked_by_);
+  JITPROV_PROBE_LOCK_RELEASED(
+      static_cast<int>(site_), method_id_, timed_ ? acquired_ - wait_start_ : JITPROV_USDT_UNMEASURED,
+      timed_ ? released - acquired_ : JITPROV_USDT_UNMEASURED, in_rundown_ ? 1 : 0, blocked_by_);
 }
 
-bool CvmLock::heldByThisThread() const noexcept {
-  return owner_.load(std::memory_order_relaxed) == threadTag();
-}
+bool CvmLock::heldByThisThread() const noexcept { return owner_.load(std::memory_order_relaxed) == threadTag(); }
 
 void CvmLock::resetStats() noexcept {
   std::lock_guard<std::mutex> g(mu_);  // the histograms' writers hold it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // CvmLock: the one process-wide code-version-manager lock, instrumented.
 //
 // Every acquisition names its LockSite and the method it is for, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fork() support: the child of a fork may go on using the runtimes it inherited.
 //
 // One set of pthread_atfork handlers for the process, installed with the first runtime

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // fork() support (fork.cc): every live runtime, and every other object whose locks must
 // not be copied half-held into a child (rundown engines), is known to the process's
 // atfork handlers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // NameArena: the strings of one module's methods (namespace, name, signature), copied
 // once into chunks the module owns and freed with it: no allocation per method, no
 // allocator header per string. Namespaces and signatures recur within a module (a
@@ -57,8 +58,7 @@ class NameArena {
     for (; set_[i].p != nullptr; i = (i + 1) & mask) {
       const Entry& e = set_[i];
       // (An empty view may have no data: memcmp is not given a null pointer.)
-      if (e.hash == h && e.len == s.size() && (s.empty() || std::memcmp(e.p, s.data(), s.size()) == 0))
-        return e.p;
+      if (e.hash == h && e.len == s.size() && (s.empty() || std::memcmp(e.p, s.data(), s.size()) == 0)) return e.p;
     }
     const uint32_t len = uint32_t(s.size());
     const char* p = copyAfter(s, &len, sizeof len);

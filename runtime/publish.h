@@ -1,4 +1,5 @@
-// The two named operations of the publication protocol (SPEC.md). Every point where
+/* SPDX-License-Identifier: MIT */
+// The two named operations of the publication protocol (docs/spec.md). Every point where
 // the registry makes something visible to lock-free readers, and every point where a
 // lock-free reader picks it up, goes through one of these, so `grep -n publish\(` and
 // `grep -n readPublished\(` list them all.

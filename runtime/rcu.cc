@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "rcu.h"
 
 namespace jitprov::rcu {

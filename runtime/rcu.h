@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Safe memory reclamation for the lock-free read side, on liburcu.
 //
 // Flavour: urcu-bp ("bulletproof"). Readers here are ordinary threads of the host

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: MIT
 // Runtime: the operations on the registry. Ordering rules P1-P5 are in registry.h;
 // each publish()/readPublished() below names the rule it implements.
 #include "registry.h"
+
+#include "protocol_faults.h"
 
 #include <jitprov/utf8.h>
 
@@ -24,18 +27,34 @@ namespace {
 // The fields of a published version. `code_start` is the value the caller loaded with
 // acquire (or wrote under the lock), so code_size is visible (P2).
 VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
-  return VersionView{m.id, m.module_id, v.version_id, v.il->rejit_id, v.tier, v.osr_il_offset, v.host_tier,
-                     code_start, v.code_size, m.token, m.flags, {m.nameSpace(), m.nsLen()}, {m.name(), m.name_len},
-                     {m.signature(), m.sigLen()}, v.publish_seq};
+  return VersionView{m.id,
+                     m.module_id,
+                     v.version_id,
+                     v.il->rejit_id,
+                     v.tier,
+                     v.osr_il_offset,
+                     v.host_tier,
+                     code_start,
+                     v.code_size,
+                     m.token,
+                     m.flags,
+                     {m.nameSpace(), m.nsLen()},
+                     {m.name(), m.name_len},
+                     {m.signature(), m.sigLen()},
+                     v.publish_seq};
 }
 
 LockSite publishSite(Tier tier) noexcept {
   switch (tier) {
-    case Tier::kTier0: return LockSite::kTier0Publish;
-    case Tier::kTier1: return LockSite::kTier1Publish;
-    case Tier::kTier1Osr: return LockSite::kOsrPublish;
+    case Tier::kTier0:
+      return LockSite::kTier0Publish;
+    case Tier::kTier1:
+      return LockSite::kTier1Publish;
+    case Tier::kTier1Osr:
+      return LockSite::kOsrPublish;
     case Tier::kInstrumented:
-    case Tier::kOptimized: return LockSite::kRejit;  // ReJIT code is compiled at these tiers
+    case Tier::kOptimized:
+      return LockSite::kRejit;  // ReJIT code is compiled at these tiers
   }
   return LockSite::kTier1Publish;
 }
@@ -132,7 +151,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     return Errc::kOutOfMemory;
   }
   auto* m = new (slot.storage) Method(slot.id, module, desc, ns, name, sig);
-  s_->methods.commit(slot);  // P9 (P5): after the record is complete
+  s_->methods.commit(slot);   // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
   s_->methods_registered.fetch_add(1, std::memory_order_relaxed);
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
@@ -178,18 +197,9 @@ Result<void> Runtime::unloadModule(ModuleId module) {
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
     trace::moduleUnload(s_->instance, mod->id, mod->path.c_str());
-#if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_NAMES_WITHOUT_GRACE)
-    // fault: the methods' strings freed at once, while walkers may still be reading them (P5)
-    mod->names.~NameArena();
-    new (&mod->names) NameArena();
-#endif
+    fault::afterUnload(mod);  // P5: its strings stay until the grace period
   }
-#if defined(JITPROV_PROTOCOL_FAULT_UNLOAD_REUSE_WITHOUT_GRACE)
-  s_->awaiting_reclamation.fetch_add(mod->records, std::memory_order_relaxed);
-  State::reclaimModule(&mod->rcu);  // fault: slots reusable while readers may still hold the records
-#else
-  s_->reclaimLater(&mod->rcu, &State::reclaimModule, mod->records);  // P4
-#endif
+  fault::reclaimModule(s_.get(), mod);  // P4: after a grace period
   return {};
 }
 
@@ -346,25 +356,11 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
   // relaxed load of the head: we hold the CVM lock, its only writer.
   NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
-#if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  NativeVersion* const init_next = nullptr;  // fault: `next` is written after the node is linked
-#else
-  NativeVersion* const init_next = old_head;
-#endif
-  auto* v = new (slot.storage) NativeVersion(slot.id, tier, static_cast<uint16_t>(tier),
-                                             tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il, init_next);
-  s_->versions.commit(slot);  // P9: lookups by id (publishCode) find it
-#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_HEAD)
-  il->native_head.store(v, std::memory_order_relaxed);  // fault: no release
-#else
-  publish(il->native_head, v);  // P1: node complete, next = old head
-#endif
-#if defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  // The writer is preempted between the two stores (a yield stands for it, so that the
-  // stress test meets the window in every run, not by luck).
-  std::this_thread::yield();
-  v->next.store(old_head, std::memory_order_relaxed);
-#endif
+  auto* v = new (slot.storage)
+      NativeVersion(slot.id, tier, static_cast<uint16_t>(tier), tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
+                    fault::initialNext(old_head));         // P1: next = old head
+  s_->versions.commit(slot);                               // P9: lookups by id (publishCode) find it
+  fault::linkNativeVersion(il->native_head, v, old_head);  // P1: the node is complete
   s_->native_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(State::VersionTable::slotBytes(), std::memory_order_relaxed);
   if (timed) t_jit_path = {s_.get(), slot.id, start_ns, mark};
@@ -393,14 +389,8 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
     const uint64_t start = s.heap.allocate(code_size);
     if (start == 0) return Errc::kCodeHeapExhausted;
     const uint64_t seq = s.takePublicationSeq(v);  // P8: before code_start's release
-#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_CODE_START)
-    v->code_start.store(start, std::memory_order_relaxed);  // fault: no release, size after
-    v->code_size = code_size;
-#else
-    v->code_size = code_size;
-    publish(v->code_start, start);  // P2: after code_size and every immutable field
-#endif
-    s.completePublication(v->method, seq);  // P8
+    fault::publishCode(v, start, code_size);       // P2: code_start last, with release
+    s.completePublication(v->method, seq);         // P8
     method_id = v->method->id;
     tier = v->tier;
     range = {start, code_size, seq};
@@ -463,8 +453,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
     auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier,
-                                               code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il,
-                                               old_head);
+                                               code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il, old_head);
     v->code_size = code.code_size;
     const uint64_t seq = s_->takePublicationSeq(v);  // P8: before the node is linked
     // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
@@ -476,8 +465,8 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
       s_->versions.unclaim(slot);
       return Errc::kOutOfMemory;
     }
-    s_->versions.commit(slot);  // P9
-    publish(il->native_head, v);  // P1 (and P2: the node is published with its code)
+    s_->versions.commit(slot);        // P9
+    publish(il->native_head, v);      // P1 (and P2: the node is published with its code)
     s_->completePublication(m, seq);  // P8
     if (publish_seq != nullptr) *publish_seq = seq;
     s_->native_versions.fetch_add(1, std::memory_order_relaxed);
@@ -501,9 +490,6 @@ Result<void> Runtime::retireVersion(VersionId version) {
     if (!fresh) return Errc::kOutOfMemory;
   }
   RetireBatch* full = nullptr;
-#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
-  NativeVersion* retired = nullptr;
-#endif
   {
     CvmLock::Guard lock(s_->lock, LockSite::kUnload, s_->labelFor(version).method_id);
     NativeVersion* v = s_->versions.load(version);
@@ -526,12 +512,10 @@ Result<void> Runtime::retireVersion(VersionId version) {
       s_->retire_batch->owner = s_.get();
       s_->retire_batch_full.store(false, std::memory_order_relaxed);
     }
-    const uint64_t retire_seq = s_->takeRemovalSeq();  // P8: before the unlink
+    const uint64_t retire_seq = s_->takeRemovalSeq();         // P8: before the unlink
     publish(*link, v->next.load(std::memory_order_relaxed));  // P6: unlink; v->next stays
-#if defined(JITPROV_PROTOCOL_FAULT_UNLINK_POISON_NEXT)
-    v->next.store(nullptr, std::memory_order_relaxed);  // fault: walkers standing on v lose the rest
-#endif
-    s_->versions.clear(version);  // P9
+    fault::afterUnlink(v);
+    s_->versions.clear(version);                                           // P9
     const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
     if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(start);
     if (il->active_native == v) {
@@ -541,20 +525,12 @@ Result<void> Runtime::retireVersion(VersionId version) {
     s_->retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
     trace::codeUnload(s_->instance, v->method->id, v->version_id, start, v->code_size, retire_seq);
-#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
-    retired = v;
-#else
-    RetireBatch* b = s_->retire_batch;
-    b->versions[b->n++] = v;
-    if (b->n == RetireBatch::kCapacity) full = s_->takeRetireBatch();
-#endif
+    if (!fault::reclaimRetiredAtOnce(s_.get(), v)) {  // P4, P6: after a grace period
+      RetireBatch* b = s_->retire_batch;
+      b->versions[b->n++] = v;
+      if (b->n == RetireBatch::kCapacity) full = s_->takeRetireBatch();
+    }
   }
-#if defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
-  {
-    rcu::ReclaimScope scope;
-    s_->freeVersion(retired, true);  // fault: its slot reusable while walkers may still stand on it
-  }
-#endif
   if (full != nullptr) s_->reclaimLater(&full->rcu, &State::reclaimBatch, full->n);  // P4, P6
   return {};
 }
@@ -567,7 +543,7 @@ void Runtime::State::completePublication(Method* m, uint64_t s) noexcept {
 
 uint64_t Runtime::State::takeRemovalSeq() noexcept {
   const uint64_t r = seq.load(std::memory_order_relaxed) + 1;  // relaxed: lock held, the only writer
-  publish(seq, r);  // P8: before the caller unlinks or clears anything
+  publish(seq, r);                                             // P8: before the caller unlinks or clears anything
   return r;
 }
 
@@ -575,11 +551,7 @@ IlVersion* Runtime::State::activeIlOrCreate(Method* m) noexcept {
   if (IlVersion* il = m->activeIl()) return il;
   auto* il = new (std::nothrow) IlVersion(0, nullptr);
   if (il == nullptr) return nullptr;
-#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_IL_HEAD)
-  m->il_head.store(il, std::memory_order_relaxed);  // fault: no release
-#else
-  publish(m->il_head, il);  // P1: the node is complete
-#endif
+  fault::linkIlVersion(m->il_head, il);  // P1: the node is complete
   version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
   return il;
 }
@@ -619,7 +591,7 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   if (newest == nullptr) return Errc::kOutOfMemory;
   auto* il = new (std::nothrow) IlVersion(newest->rejit_id + 1, newest);
   if (il == nullptr) return Errc::kOutOfMemory;
-  publish(m->il_head, il);  // P1; and the new IL version is the active one (P3)
+  publish(m->il_head, il);               // P1; and the new IL version is the active one (P3)
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
@@ -658,10 +630,10 @@ namespace {
 template <std::memory_order kNextOrder = std::memory_order_acquire>
 void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st, uint64_t after,
                  uint64_t upto) {
-  for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {  // P1
-    for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;  // P1
+  for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {                      // P1
+    for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;                              // P1
          v = kNextOrder == std::memory_order_acquire ? readPublished(v->next) : v->next.load(kNextOrder)) {  // P6
-      const uint64_t start = readPublished(v->code_start);  // P2
+      const uint64_t start = readPublished(v->code_start);                                                   // P2
       if (start == 0) {
         ++st->skipped;
         continue;
@@ -700,14 +672,12 @@ CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_
   begin(c.begin_seq);
   c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq, between_batches);
   c.publish_seq = publicationSeq();
-#if !defined(JITPROV_PROTOCOL_FAULT_NO_CATCH_UP)  // fault: claims completeness up to P without it
-  if (c.publish_seq != c.begin_seq) {
+  if (fault::kCatchUp && c.publish_seq != c.begin_seq) {
     const uint64_t t0 = monotonicNs();
     c.caught_up =
         walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq, between_batches).versions;
     c.catch_up_ns = monotonicNs() - t0;
   }
-#endif
   c.end_seq = publicationSeq();  // P8 (b)
   return c;
 }
@@ -736,7 +706,8 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
       // and the one before in turn: 16.8-17.8 vs 21.2-22.3 ns/version.
       if (index + kPrefetchMethod < end) __builtin_prefetch(s_->methods.slotAddress(index + kPrefetchMethod));
       if (index + kPrefetchIl < end) {
-        if (const Method* ahead = s_->methods.at(index + kPrefetchIl)) __builtin_prefetch(readPublished(ahead->il_head));
+        if (const Method* ahead = s_->methods.at(index + kPrefetchIl))
+          __builtin_prefetch(readPublished(ahead->il_head));
       }
       if (index + kPrefetchVersion < end) {
         if (const Method* ahead = s_->methods.at(index + kPrefetchVersion)) {
@@ -744,7 +715,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
         }
       }
       const Method* m = s_->methods.at(index);  // P9
-      if (m == nullptr) continue;  // free, or unloaded
+      if (m == nullptr) continue;               // free, or unloaded
       // The catch-up pass: nothing of this method was published after `after` (P8).
       if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
       if (locking == WalkLocking::kPerMethod) {
@@ -774,9 +745,7 @@ uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const 
 
 uint32_t Runtime::instance() const noexcept { return s_->instance; }
 
-uint64_t Runtime::registeredMethods() const noexcept {
-  return s_->methods_registered.load(std::memory_order_relaxed);
-}
+uint64_t Runtime::registeredMethods() const noexcept { return s_->methods_registered.load(std::memory_order_relaxed); }
 
 MemoryStats Runtime::memoryStats() const {
   MemoryStats m;

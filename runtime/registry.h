@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The code-version registry: modules, methods, IL versions, native code versions.
 //
 // Shape (one writer at a time, many lock-free readers, like folly's HazptrSWMRSet):
@@ -16,7 +17,7 @@
 // after an RCU grace period), or the host retires that one version (RCU list deletion,
 // P6). IL versions leave only with their module.
 //
-// Ordering guarantees (SPEC.md "Publication protocol"):
+// Ordering guarantees (docs/correctness.md):
 //  P1 A node is fully initialised, including `next` = the current head, before publish()
 //     links it (release). Readers load heads and `next` with readPublished() (acquire),
 //     so they see every field of every node they reach.
@@ -47,8 +48,8 @@
 //     memory, slot and model-heap range wait for at most that many later retirements. With a
 //     max_backlog set, past that many records awaiting reclamation the removing thread
 //     waits for a grace period and reclaims its own removal (P4 holds either way; this
-//     bounds memory, and makes that thread wait for readers: off by default). V's own `next` is never changed: a walker standing on V when it is unlinked
-//     continues to V's successor, so it sees V or not, and every other node exactly
+//     bounds memory, and makes that thread wait for readers: off by default). V's own `next` is never changed: a walker
+//     standing on V when it is unlinked continues to V's successor, so it sees V or not, and every other node exactly
 //     once (G3, G4), and never freed memory (the successor, if retired later, waits
 //     for its own grace period, which cannot end before the walker's read section).
 //     A walk that starts after retireVersion() returned cannot reach V (its pointer is
@@ -59,7 +60,7 @@
 //     (JVMTI replays loads). A range becomes free for another publication when
 //     retireVersion()/unloadModule() returns: a walker that still holds the retired
 //     node reads that node's own immutable fields, never the new occupant's (G2).
-//  P8 The publication sequence `seq` (SPEC.md "Exact completeness"; CVM lock only for
+//  P8 The publication sequence `seq` (docs/spec.md "The publication sequence"; CVM lock only for
 //     writers). A publication takes s = seq + 1, writes v->publish_seq = s before v's
 //     code is published (P1/P2), then stores m->last_publish_seq = s and publish()es
 //     seq = s. A removal (retireVersion, unloadModule) takes r = seq + 1 and publish()es
@@ -76,7 +77,7 @@
 //     By (a) and (b), every version with publish_seq <= P that no removal numbered
 //     <= E took away is visited, by exactly one pass (the ranges are disjoint and
 //     publish_seq never changes), and nothing with publish_seq > P is (G3+).
-//  P9 Slots and ids (slot_table.h; SPEC.md "Long runs"). Modules, methods and native
+//  P9 Slots and ids (slot_table.h; docs/spec.md "The runtime model"). Modules, methods and native
 //     versions live in place in the slots of their tables; an id is its slot index
 //     combined with the slot's generation, so it is unique in the process and never
 //     reused, while the slot is. Removal: clear() the slot (id word -> "free", a
@@ -110,14 +111,14 @@
 #include "cvm_lock.h"
 #include "fork.h"
 #include "name_arena.h"
-#include "slot_table.h"
 #include "rcu.h"
+#include "slot_table.h"
 
 #include <atomic>
 #include <cstring>
 #include <map>
-#include <shared_mutex>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -171,8 +172,15 @@ struct Method {
   // `ns` and `sig` come from NameArena::intern() (their lengths are stored before them),
   // `name` from copyAfter(name, &d.host_key, 8) when d.host_key != 0, else copy().
   Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig)
-      : id(i), module_id(mod), ns_(ns), name_(name), sig_(sig), token(d.token), flags(d.flags),
-        name_len(uint32_t(d.name.size())), has_host_key(d.host_key != 0) {}
+      : id(i),
+        module_id(mod),
+        ns_(ns),
+        name_(name),
+        sig_(sig),
+        token(d.token),
+        flags(d.flags),
+        name_len(uint32_t(d.name.size())),
+        has_host_key(d.host_key != 0) {}
 
   // Immutable after registration (P5).
   const MethodId id;
@@ -252,7 +260,9 @@ struct RetireBatch {
 
 struct Runtime::State {
   explicit State(const RuntimeConfig& cfg)
-      : instance(nextInstance()), lock(cfg.lock_stats), code_mode(cfg.code_mode),
+      : instance(nextInstance()),
+        lock(cfg.lock_stats),
+        code_mode(cfg.code_mode),
         max_backlog(cfg.max_reclamation_backlog) {
     fork::track(this);
   }
@@ -337,7 +347,7 @@ struct Runtime::State {
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
   std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
-  std::atomic<uint64_t> list_bytes{0};  // modules' method lists (Module::methods' capacity)
+  std::atomic<uint64_t> list_bytes{0};      // modules' method lists (Module::methods' capacity)
   std::atomic<uint64_t> method_records{0};  // methods in their slots, unloaded ones until reclaimed
   std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <jitprov/rundown.h>
 
 #include "cvm_lock.h"
@@ -14,9 +15,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <system_error>
-#include <ctime>
 #include <utility>
 
 namespace jitprov {
@@ -79,7 +80,8 @@ RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers trig
     : RundownEngine(rt, std::vector<RundownMode>{mode}, triggers) {}
 
 RundownEngine::RundownEngine(Runtime& rt, std::vector<RundownMode> modes, RundownTriggers triggers)
-    : rt_(rt), modes_(modes.empty() ? std::vector<RundownMode>{RundownMode::kLockFree} : std::move(modes)),
+    : rt_(rt),
+      modes_(modes.empty() ? std::vector<RundownMode>{RundownMode::kLockFree} : std::move(modes)),
       triggers_(triggers) {
   fork::trackHooks({&RundownEngine::forkPrepare, &RundownEngine::forkParent, &RundownEngine::forkChild, this});
 }
@@ -130,7 +132,7 @@ void RundownEngine::forkChild(void* self) {
     if (e->running_) e->rt_.rundownActive(false);
     e->running_ = false;
   }
-  e->calls_ = 0;  // their threads are not here
+  e->calls_ = 0;                 // their threads are not here
   e->pending_sessions_.clear();  // the parent's sessions: the child's are its own
   e->results_mu_.unlock();
   e->sessions_mu_.unlock();
@@ -253,9 +255,8 @@ void RundownEngine::threadMain() {
       // Only those that record our events (lttng-ust's statedump starts every session),
       // all in one walk.
       const std::vector<void*> recording = trace::recordingSessions();
-      std::erase_if(started, [&](void* s) {
-        return std::find(recording.begin(), recording.end(), s) == recording.end();
-      });
+      std::erase_if(started,
+                    [&](void* s) { return std::find(recording.begin(), recording.end(), s) == recording.end(); });
       if (!started.empty()) run(nextMode(), RundownTrigger::kSession, std::move(started));
     }
     if (stop_.load(std::memory_order_acquire)) break;  // no new rundown once stop() began
@@ -345,55 +346,58 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     begin_seq = seq;
     begin(seq);
   };
-  const CompleteWalk cw = rt_.walkComplete(locking, begin_and_note, [&](const VersionView& v) {
-    if (cancel_.load(std::memory_order_relaxed)) {
-      ++abandoned;
-      if (v.publish_seq > begin_seq) ++abandoned_catch_up;
-      return;
-    }
-    if (fault_ != RundownFault::kNone && !faulted && ++visited >= kFaultAt &&
-        (fault_ != RundownFault::kTornName || v.signature.size() >= 16)) {
-      faulted = true;
-      if (fault_ == RundownFault::kSkip) {
-        ++skipped_by_fault;
-        return;
-      }
-      if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(ev, v);
-      if (fault_ == RundownFault::kTorn) {
-        VersionView torn = v;
-        torn.code_size += 1;
-        trace::rundownMethod(ev, torn);
-        return;
-      }
-      if (fault_ == RundownFault::kTornName) {
-        const std::string sig = tornSignature(v.signature);
-        VersionView torn = v;
-        torn.signature = sig;
-        trace::rundownMethod(ev, torn);
-        return;
-      }
-    }
-    trace::rundownMethod(ev, v);
-    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
-    if (++emitted % kWindow == 0) {
-      const uint64_t now = monotonicNs();
-      if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
-      window_start = now;
-    }
-  }, [&] {
-    // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
-    // would hold up every grace period, and so reclamation and fork(). In slices of at
-    // most 10 ms, so that stop() is not kept waiting.
-    if (rate == 0) return;
-    const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
-    uint64_t now = monotonicNs();
-    while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
-      const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
-      nanosleep(&ts, nullptr);
-      now = monotonicNs();
-    }
-    window_start = now;  // a pacing sleep is not a stall
-  });
+  const CompleteWalk cw = rt_.walkComplete(
+      locking, begin_and_note,
+      [&](const VersionView& v) {
+        if (cancel_.load(std::memory_order_relaxed)) {
+          ++abandoned;
+          if (v.publish_seq > begin_seq) ++abandoned_catch_up;
+          return;
+        }
+        if (fault_ != RundownFault::kNone && !faulted && ++visited >= kFaultAt &&
+            (fault_ != RundownFault::kTornName || v.signature.size() >= 16)) {
+          faulted = true;
+          if (fault_ == RundownFault::kSkip) {
+            ++skipped_by_fault;
+            return;
+          }
+          if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(ev, v);
+          if (fault_ == RundownFault::kTorn) {
+            VersionView torn = v;
+            torn.code_size += 1;
+            trace::rundownMethod(ev, torn);
+            return;
+          }
+          if (fault_ == RundownFault::kTornName) {
+            const std::string sig = tornSignature(v.signature);
+            VersionView torn = v;
+            torn.signature = sig;
+            trace::rundownMethod(ev, torn);
+            return;
+          }
+        }
+        trace::rundownMethod(ev, v);
+        if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
+        if (++emitted % kWindow == 0) {
+          const uint64_t now = monotonicNs();
+          if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
+          window_start = now;
+        }
+      },
+      [&] {
+        // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
+        // would hold up every grace period, and so reclamation and fork(). In slices of at
+        // most 10 ms, so that stop() is not kept waiting.
+        if (rate == 0) return;
+        const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
+        uint64_t now = monotonicNs();
+        while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
+          const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
+          nanosleep(&ts, nullptr);
+          now = monotonicNs();
+        }
+        window_start = now;  // a pacing sleep is not a stall
+      });
   r.methods = cw.walk.methods;
   r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault - abandoned;
   r.cut_short = abandoned > 0;
@@ -416,8 +420,8 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
         (again ? restarted : whole).push_back(sess);
       }
     }
-    trace::RundownEnd end{r.modules, r.methods,   r.versions, r.skipped,   r.retried,
-                          r.duration_ns, r.publish_seq, r.end_seq, r.caught_up, r.cut_short};
+    trace::RundownEnd end{r.modules,     r.methods,     r.versions, r.skipped,   r.retried,
+                          r.duration_ns, r.publish_seq, r.end_seq,  r.caught_up, r.cut_short};
     trace::rundownEnd({trace::Sessions(whole), ev.instance, ev.id}, end);
     end.cut_short = true;
     trace::rundownEnd({trace::Sessions(restarted), ev.instance, ev.id}, end);

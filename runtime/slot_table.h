@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // SlotTable: records of one kind, stored in place in slots that are reused after a grace
 // period; an id names one occupancy of one slot and is never handed out twice.
 //
@@ -40,8 +41,8 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
-#include <string_view>
 #include <new>
+#include <string_view>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)

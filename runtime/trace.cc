@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Defines the tracepoints (dynamic linkage: the probes live in libjitprov-lttng.so).
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
@@ -25,8 +26,8 @@ namespace jitprov::trace {
 namespace {
 std::once_flag g_once;
 std::string g_status = "not loaded yet";
-jitprov_watch_session_starts_fn g_watch = nullptr;          // set once, inside g_once
-jitprov_recording_sessions_fn g_recording = nullptr;        // set once, inside g_once
+jitprov_watch_session_starts_fn g_watch = nullptr;    // set once, inside g_once
+jitprov_recording_sessions_fn g_recording = nullptr;  // set once, inside g_once
 
 // Names in the registry are valid UTF-8 without NUL (checked at registration), so only
 // length can make a string unfit for an event: cut long ones into a per-thread buffer.
@@ -213,8 +214,10 @@ uint64_t watchSessionStarts(void (*fn)(void* ctx, Session session), void* ctx) {
   std::call_once(g_watch_once, [] {
     g_watch_rc = g_watch(&onSessionStart, nullptr);
     if (g_watch_rc != 0)
-      std::fprintf(stderr, "jitprov: lttng-ust refused the session-start probe (%d): the session trigger "
-                   "falls back to watching whether rundown events are enabled\n", g_watch_rc);
+      std::fprintf(stderr,
+                   "jitprov: lttng-ust refused the session-start probe (%d): the session trigger "
+                   "falls back to watching whether rundown events are enabled\n",
+                   g_watch_rc);
   });
   if (g_watch_rc != 0) return 0;
   Watchers& w = watchers();
@@ -245,7 +248,8 @@ void rundownModule(const Rundown& r, const ModuleView& m) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, module)) {
     std::string buf;
     const char* path = fit(m.path, &buf);
-    for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), r.instance, r.id, m.module_id, path);
+    for (Session s : r.to)
+      lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), r.instance, r.id, m.module_id, path);
   }
 }
 void rundownMethod(const Rundown& r, const VersionView& v) {
@@ -255,9 +259,9 @@ void rundownMethod(const Rundown& r, const VersionView& v) {
   }
 }
 void rundownEnd(const Rundown& r, const RundownEnd& e) {
-  const jitprov_rundown_end_record rec{r.instance, r.id,        e.modules,     e.methods, e.versions,
-                                       e.skipped,  e.retried,   e.duration_ns, e.publish_seq,
-                                       e.end_seq,  e.caught_up, uint8_t(e.cut_short ? 1 : 0)};
+  const jitprov_rundown_end_record rec{r.instance,    r.id,      e.modules,   e.methods,
+                                       e.versions,    e.skipped, e.retried,   e.duration_ns,
+                                       e.publish_seq, e.end_seq, e.caught_up, uint8_t(e.cut_short ? 1 : 0)};
   for (Session s : r.to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &rec);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The runtime's side of the LTTng-UST providers: loading the provider shared object
 // and firing the events. Every function is a no-op (one load and a branch) while its
 // event is disabled or the provider is absent.
@@ -31,7 +32,7 @@ void codeUnload(uint32_t instance, MethodId method, VersionId version, uint64_t 
                 uint64_t retire_seq);
 void rejitRequest(uint32_t instance, MethodId method, RejitId rejit);
 
-// --- sessions (SPEC.md "Every session") ----------------------------------------------
+// --- sessions (docs/spec.md "Rundown") ----------------------------------------------
 // An lttng-ust session, opaque (struct lttng_ust_session*): only compared and passed
 // back to the provider, which records a rundown event into that session only.
 using Session = void*;

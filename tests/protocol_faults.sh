@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shows that the stress test catches a broken publication protocol: builds the stress
 # test once per fault (meson option protocol_fault) under a sanitizer and runs it three
 # times. Every line should say FAIL. Not part of tools/check (one build per fault).

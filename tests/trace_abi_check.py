@@ -1,8 +1,10 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The trace ABI is defined once, in runtime/include/jitprov/trace_abi.h; the C, C++,
 LTTng and BPF code expand it. What cannot include a header is checked here against it:
 the bpftrace scripts' lists of numeric values (their output prints numbers) and the
-README's event reference (`label`=value). Fails with every difference listed.
+contract's event reference, docs/spec.md (`label` = value). Fails with every difference
+listed.
     trace_abi_check.py SOURCE_ROOT"""
 import re
 import sys
@@ -51,14 +53,14 @@ check_numbered("probes/bpftrace/jitpath.bt", "tier")
 check_numbered("probes/bpftrace/rundown.bt", "mode")
 check_numbered("probes/bpftrace/rundown.bt", "trigger")
 
-readme = open(root + "/README.md").read()
+spec = open(root + "/docs/spec.md").read()
 for kind in ("tier", "mode", "trigger"):
     for v, l in lists[kind]:
-        if "`%s`=%d" % (l, v) not in readme:
-            errors.append("README.md: the event reference lacks `%s`=%d (%s)" % (l, v, kind))
+        if not re.search(r"`%s` ?= ?%d\b" % (re.escape(l), v), spec):
+            errors.append("docs/spec.md: the event reference lacks `%s` = %d (%s)" % (l, v, kind))
 
 for e in errors:
     print("FAIL:", e)
-print("trace ABI: %s; %d difference(s) in the bpftrace scripts and the README" % (
+print("trace ABI: %s; %d difference(s) in the bpftrace scripts and docs/spec.md" % (
     ", ".join("%d %ss" % (len(v), k) for k, v in lists.items()), len(errors)))
 sys.exit(1 if errors else 0)

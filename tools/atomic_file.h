@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Output files the tools write whole (stats JSON, ready files, perf maps), written so
 // that a reader never sees half a file and nothing but a regular file at the path is
 // ever replaced:
@@ -28,7 +29,7 @@ inline std::string checkOutputPath(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
-      return S_ISLNK(st.st_mode) ? "is a symbolic link (refused: write to the file itself)"
+      return S_ISLNK(st.st_mode)   ? "is a symbolic link (refused: write to the file itself)"
              : S_ISDIR(st.st_mode) ? "is a directory"
                                    : "exists and is not a regular file";
     return "";

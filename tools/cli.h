@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Command-line parsing shared by the tools: CLI11, with one line on stderr and exit
 // status 2 for a usage error, and --help on stdout with status 0.
 #pragma once
@@ -8,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <optional>
+#include <string>
 
 namespace jitprov::tools {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // jitprov-lockwait: how long a JIT runtime's threads wait on the code-version-manager
 // lock, measured from outside the process with eBPF on the jitprov USDT probes.
 //
@@ -14,10 +15,10 @@
 #include <jitprov/lock_stats.h>
 #include <jitprov/types.h>
 
-#include "cli.h"
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <nlohmann/json.hpp>
+#include "cli.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -245,7 +246,8 @@ void printHuman(const Totals& t, double seconds) {
       if (s.wait.count == 0 && s.hold.count == 0) continue;
       if (!any) std::printf("%s:\n", r ? "during a rundown" : "outside rundowns");
       any = true;
-      std::printf("  site %d %s\n", site, std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site))).c_str());
+      std::printf("  site %d %s\n", site,
+                  std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site))).c_str());
       printHist("wait", s.wait);
       printHist("hold", s.hold);
     }
@@ -370,13 +372,15 @@ int main(int argc, char** argv) {
   int count = 0;
   bool json = false;
   bool locks_only = false;
-  CLI::App cli{"jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
-               "and rundown state, from the jitprov USDT probes (eBPF)"};
+  CLI::App cli{
+      "jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
+      "and rundown state, from the jitprov USDT probes (eBPF)"};
   cli.add_option("-p,--pid", pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
   cli.add_option("-b,--binary", binary,
                  "binary (or library) with the jitprov probes; default: the executable of PID, or the library "
                  "mapped in it that has them (libjitprov.so.1)");
-  cli.add_option("-i,--interval", interval, "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")
+  cli.add_option("-i,--interval", interval,
+                 "print every SEC seconds, counts per interval, maxima since attach (0: once, at the end)")
       ->check(jitprov::tools::finiteIn(86400));
   cli.add_option("-c,--count", count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(jitprov::tools::wholeIn(0, 1000000000));
@@ -405,8 +409,10 @@ int main(int argc, char** argv) {
   }
   if (binary.empty()) binary = probeObjectOf(pid);
   if (binary.empty()) {
-    std::fprintf(stderr, "jitprov-lockwait: pid %d: neither its executable nor a library it maps has the jitprov "
-                         "USDT probes\n", pid);
+    std::fprintf(stderr,
+                 "jitprov-lockwait: pid %d: neither its executable nor a library it maps has the jitprov "
+                 "USDT probes\n",
+                 pid);
     return 1;
   }
   if (access(binary.c_str(), R_OK) != 0) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // jitprov-sim: a simulated JIT runtime driving libjitprov like a large application.
 //
 // Methods spread over modules with plausible namespaces, names and signatures; calls
@@ -21,21 +22,21 @@
 #include "atomic_file.h"
 #include "cli.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstring>
-#include <memory>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
-#include <unistd.h>
 #include <vector>
 
 namespace jitprov::sim {
@@ -62,20 +63,20 @@ struct Options {
   std::string stats_json;
   std::string ready_file;
   uint32_t threshold = 30;
-  double warm = 1.0;          // fraction of methods compiled at tier 0 before ready
-  double hot = 0.1;           // fraction of those also at tier 1 before ready
-  uint32_t tier0_us = 40;     // simulated compile cost
+  double warm = 1.0;       // fraction of methods compiled at tier 0 before ready
+  double hot = 0.1;        // fraction of those also at tier 1 before ready
+  uint32_t tier0_us = 40;  // simulated compile cost
   uint32_t tier1_us = 300;
-  double osr_rate = 0.0002;   // per call
+  double osr_rate = 0.0002;  // per call
   double rejit_rate = 0.00002;
-  double unload_rate = 0.5;   // collectible module unloads per second
-  double collectible = 0.2;   // fraction of modules that are collectible
+  double unload_rate = 0.5;     // collectible module unloads per second
+  double collectible = 0.2;     // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
   double jit_delay = 0;         // seconds between ready and the JIT threads' start
   std::string fault = "none";   // test build only: RundownFault
   // Rundown events per second: what lttng's default non-blocking channel drains here
-  // (README "Tracing with lttng"); 0 = unpaced, for the dedicated blocking channel.
-  uint64_t rundown_rate = 250000;  // what lttng's default channel drains with the other core busy (README)
+  // (docs/tracing.md); 0 = unpaced, for the dedicated blocking channel.
+  uint64_t rundown_rate = 250000;  // what lttng's default channel drains with the other core busy (docs/tracing.md)
   // After a tier-up replaced a method's code, retire the replaced version with this
   // probability (HotSpot flushes replaced code one version at a time).
   double retire_replaced = 0.5;
@@ -84,25 +85,40 @@ struct Options {
   bool lock_stats = true;
 };
 
-const char* const kNamespaces[] = {
-    "System.Collections.Generic", "System.Linq", "System.Text.Json", "System.Net.Http",
-    "Microsoft.Extensions.Logging", "Microsoft.AspNetCore.Routing", "Contoso.Orders.Services",
-    "Contoso.Orders.Domain", "Contoso.Billing.Invoices", "Contoso.Shipping.Tracking",
-    "Fabrikam.Inventory.Data", "Fabrikam.Catalog.Search", "Newtonsoft.Json.Linq", "Npgsql.Internal"};
-const char* const kTypes[] = {"OrderService", "InvoiceRepository", "Dictionary`2", "List`1", "JsonSerializer",
-                              "RouteMatcher", "HttpClientHandler", "ShipmentTracker", "PriceCalculator",
-                              "StockLevelCache", "QueryBuilder", "ConnectionPool", "Logger`1", "JToken"};
-const char* const kVerbs[] = {"Get", "Set", "Try", "Process", "Handle", "Validate", "Serialize", "Parse",
-                              "Compute", "Dispatch", "Load", "Find", "Update", "Build", "Resolve"};
-const char* const kNouns[] = {"Order", "Item", "Value", "Route", "Token", "Price", "Shipment", "Customer",
-                              "Batch", "Connection", "Entry", "Key", "Request", "Response", "Snapshot"};
+const char* const kNamespaces[] = {"System.Collections.Generic",
+                                   "System.Linq",
+                                   "System.Text.Json",
+                                   "System.Net.Http",
+                                   "Microsoft.Extensions.Logging",
+                                   "Microsoft.AspNetCore.Routing",
+                                   "Contoso.Orders.Services",
+                                   "Contoso.Orders.Domain",
+                                   "Contoso.Billing.Invoices",
+                                   "Contoso.Shipping.Tracking",
+                                   "Fabrikam.Inventory.Data",
+                                   "Fabrikam.Catalog.Search",
+                                   "Newtonsoft.Json.Linq",
+                                   "Npgsql.Internal"};
+const char* const kTypes[] = {
+    "OrderService", "InvoiceRepository", "Dictionary`2",    "List`1",          "JsonSerializer",
+    "RouteMatcher", "HttpClientHandler", "ShipmentTracker", "PriceCalculator", "StockLevelCache",
+    "QueryBuilder", "ConnectionPool",    "Logger`1",        "JToken"};
+const char* const kVerbs[] = {"Get",     "Set",      "Try",  "Process", "Handle", "Validate", "Serialize", "Parse",
+                              "Compute", "Dispatch", "Load", "Find",    "Update", "Build",    "Resolve"};
+const char* const kNouns[] = {"Order", "Item",       "Value", "Route", "Token",   "Price",    "Shipment", "Customer",
+                              "Batch", "Connection", "Entry", "Key",   "Request", "Response", "Snapshot"};
 // "" too: a host may register code without a signature (stubs, dynamic methods), and a
 // reader must tell an empty string from the one before it (babeltrace2 2.0.4 cannot:
 // tests/integration/bt2read.py).
-const char* const kSigs[] = {"", "void ()", "int32 (string)", "bool (int64, int32)", "string (object)",
+const char* const kSigs[] = {"",
+                             "void ()",
+                             "int32 (string)",
+                             "bool (int64, int32)",
+                             "string (object)",
                              "System.Threading.Tasks.Task`1<!0> (System.Threading.CancellationToken)",
                              "void (!0, class System.Collections.Generic.IEqualityComparer`1<!0>)",
-                             "valuetype System.Span`1<uint8> (int32, int32)", "float64 (float64[], int32)"};
+                             "valuetype System.Span`1<uint8> (int32, int32)",
+                             "float64 (float64[], int32)"};
 
 template <class T, size_t N>
 const T& pick(const T (&a)[N], uint64_t r) {
@@ -146,7 +162,7 @@ struct App {
   // slot -> the version last activated for it (0 = none). Only the thread that holds
   // the slot's `compiling` try-lock reads or writes it (relaxed).
   ZeroedArray<std::atomic<uint64_t>> active_version;
-  std::vector<uint32_t> zipf_perm;                 // rank -> slot
+  std::vector<uint32_t> zipf_perm;  // rank -> slot
   struct ModuleSlots {
     uint64_t id;
     uint64_t begin, end;
@@ -168,9 +184,9 @@ struct App {
 
   bool registerModuleSlots(size_t index, uint64_t begin, uint64_t end, bool collectible, uint32_t gen,
                            std::mt19937_64& rng) {
-    const std::string path = std::string(collectible ? "/app/plugins/" : "/app/bin/") +
-                             pick(kNamespaces, index) + (collectible ? ".Plugin" : "") + "." +
-                             std::to_string(index) + (gen ? ".g" + std::to_string(gen) : "") + ".dll";
+    const std::string path = std::string(collectible ? "/app/plugins/" : "/app/bin/") + pick(kNamespaces, index) +
+                             (collectible ? ".Plugin" : "") + "." + std::to_string(index) +
+                             (gen ? ".g" + std::to_string(gen) : "") + ".dll";
     uint64_t mod = 0;
     if (int e = jitprov_module_register(rt, path.c_str(), collectible, &mod)) {
       std::fprintf(stderr, "jitprov-sim: register module %s: %s\n", path.c_str(), jitprov_strerror(e));
@@ -312,12 +328,21 @@ bool writeStats(const std::string& path, const App& app, const jitprov_rundown* 
   }
   nlohmann::json j = {
       {"pid", getpid()},
-      {"config", {{"methods", opt.methods}, {"modules", opt.modules}, {"jit_threads", opt.jit_threads},
-                  {"rundown", opt.rundown}, {"rundown_trigger", opt.triggers}, {"seed", opt.seed}}},
+      {"config",
+       {{"methods", opt.methods},
+        {"modules", opt.modules},
+        {"jit_threads", opt.jit_threads},
+        {"rundown", opt.rundown},
+        {"rundown_trigger", opt.triggers},
+        {"seed", opt.seed}}},
       {"provider", jitprov_trace_provider_status()},
-      {"memory", {{"live_methods", ms.live_methods}, {"native_versions", ms.native_versions},
-                  {"method_bytes", ms.method_bytes}, {"version_bytes", ms.version_bytes}, {"table_bytes", ms.table_bytes},
-                  {"retired", ms.retired}}},
+      {"memory",
+       {{"live_methods", ms.live_methods},
+        {"native_versions", ms.native_versions},
+        {"method_bytes", ms.method_bytes},
+        {"version_bytes", ms.version_bytes},
+        {"table_bytes", ms.table_bytes},
+        {"retired", ms.retired}}},
       {"jit", jitToJson(app.counters)},
       {"lock", lockStatsToJson(*ls)},
       {"rundowns", rundownsToJson(results(engine))},
@@ -347,7 +372,7 @@ int run(const Options& opt) {
     std::fprintf(stderr, "jitprov-sim: --rundown-trigger: %s\n", why);
     return 2;
   }
-  // Rundown events go to a channel with --blocking-timeout (README): let lttng-ust
+  // Rundown events go to a channel with --blocking-timeout (docs/tracing.md): let lttng-ust
   // block there. Only the rundown thread emits into that channel, so only it can block.
   // Set before the runtime loads the provider (and with it lttng-ust).
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
@@ -431,7 +456,8 @@ int run(const Options& opt) {
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
   (void)jitprov_memory_stats_get(app->rt, &ms);
-  std::fprintf(stderr, "jitprov-sim: pid %d, %llu methods in %zu modules, %llu native versions, ready in %.1f s; "
+  std::fprintf(stderr,
+               "jitprov-sim: pid %d, %llu methods in %zu modules, %llu native versions, ready in %.1f s; "
                "rundown %s on %s; %s\n",
                int(getpid()), (unsigned long long)opt.methods, app->modules.size(),
                (unsigned long long)ms.native_versions, setup_s, opt.rundown.c_str(), opt.triggers.c_str(),
@@ -484,15 +510,15 @@ int main(int argc, char** argv) {
   cli.add_option("--methods", o.methods, "methods to register")->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
   cli.add_option("--modules", o.modules, "modules they spread over")->check(CLI::Range(1u, 100000u));
   cli.add_option("--jit-threads", o.jit_threads, "application threads that call and JIT")->check(CLI::Range(0u, 64u));
-  cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")->check(jitprov::tools::finiteIn(1e9));
+  cli.add_option("--duration", o.duration, "seconds to run; 0 = until SIGINT/SIGTERM")
+      ->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--rundown", o.rundown, "rundown mode: lockfree, locked, per-method; a comma list takes them in turn");
   cli.add_option("--rundown-trigger", o.triggers, "comma list of session, signal, exit, at:SEC, every:SEC, or none");
   cli.add_option("--seed", o.seed, "random seed")->check(jitprov::tools::uint64Whole());
   // Refused at start-up unless a regular file or nothing is there (never a device or a
   // symlink), in an existing, writable directory (atomic_file.h).
   const CLI::Validator output([](std::string& p) { return jitprov::tools::checkOutputPath(p); }, "FILE");
-  cli.add_option("--stats-json", o.stats_json, "write in-process figures here at exit (and on SIGUSR1)")
-      ->check(output);
+  cli.add_option("--stats-json", o.stats_json, "write in-process figures here at exit (and on SIGUSR1)")->check(output);
   cli.add_option("--ready-file", o.ready_file, "write the pid here once methods are registered and JIT threads run")
       ->check(output);
   cli.add_option("--tier-up-threshold", o.threshold, "calls before tier-up")->check(CLI::Range(1u, 1000000u));
@@ -504,16 +530,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 1000000u));
   cli.add_option("--osr-rate", o.osr_rate, "OSR compiles per call")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--rejit-rate", o.rejit_rate, "ReJIT requests per call")->check(CLI::Range(0.0, 1.0));
-  cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")->check(jitprov::tools::finiteIn(1e6));
+  cli.add_option("--unload-rate", o.unload_rate, "collectible module unloads per second")
+      ->check(jitprov::tools::finiteIn(1e6));
   cli.add_option("--collectible", o.collectible, "fraction of collectible modules")->check(CLI::Range(0.0, 1.0));
   cli.add_option("--retire-replaced", o.retire_replaced,
                  "probability that code replaced by a tier-up or ReJIT is retired (per-version retirement)")
       ->check(CLI::Range(0.0, 1.0));
-  cli.add_flag_function("--no-lock-stats", [&o](int64_t) { o.lock_stats = false; },
-               "no in-process lock statistics (the runtime then times lock acquisitions only while a tracer is "
-               "attached to jitprov:lock_released)");
+  cli.add_flag_function(
+      "--no-lock-stats", [&o](int64_t) { o.lock_stats = false; },
+      "no in-process lock statistics (the runtime then times lock acquisitions only while a tracer is "
+      "attached to jitprov:lock_released)");
   cli.add_option("--rundown-rate", o.rundown_rate,
-                 "cap on lock-free rundown events per second (0 = unpaced; README)")
+                 "cap on lock-free rundown events per second (0 = unpaced; docs/tracing.md)")
       ->check(jitprov::tools::uint64Whole());
   cli.add_option("--jit-delay", o.jit_delay,
                  "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
@@ -522,7 +550,8 @@ int main(int argc, char** argv) {
   cli.add_option("--inject-fault", o.fault,
                  "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice");
 #endif
-  cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")->check(CLI::Range(1u, 100000u));
+  cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")
+      ->check(CLI::Range(1u, 100000u));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-sim", argc, argv)) return *rc;
   return jitprov::sim::run(o);
 }

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 // jitprov-verify TRACE_DIR: reads CTF traces through libbabeltrace2 and checks every
-// rundown in them against SPEC.md, per lttng session and per process:
+// rundown in them against docs/spec.md, per lttng session and per process:
 //   G2 consistent: each `method` record's fields equal its version's `method_load`, and
 //                  no record is of a version whose removal was complete before the walk
 //                  could reach it;
-//   G3+ complete:  by the publication sequence (SPEC.md "Exact completeness"), exactly:
+//   G3+ complete:  by the publication sequence (docs/spec.md "The publication sequence"), exactly:
 //                  every version known from the trace (a method_load, or a record of any
 //                  rundown) with publish_seq <= rundown_end.publish_seq (P) that was not
 //                  removed (code_unload, method_unload) with a number <= end_seq (E) is
@@ -23,33 +24,33 @@
 // input, or processes that cannot be told apart; 3 events lost (violations are still
 // printed); 4 nothing violated, but something could not be checked (no rundown, no
 // runtime events, a trace without the sequence fields): the report says what.
+#include <babeltrace2/babeltrace.h>
+#include <jitprov/utf8.h>
+#include <nlohmann/json.hpp>
 #include "cli.h"
 #include "verify_checks.h"
 #include "verify_g2.h"
 #include "verify_pipe.h"
 #include "verify_state.h"
-#include <jitprov/utf8.h>
-#include <babeltrace2/babeltrace.h>
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
-#include <cstring>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -57,11 +58,11 @@ namespace {
 
 constexpr int kExitHold = 0, kExitViolated = 1, kExitUnreadable = 2, kExitLost = 3, kExitNotChecked = 4;
 
+using jitprov::verify::BatchPipe;
 using jitprov::verify::Digest;
 using jitprov::verify::MethodNumbers;
 using jitprov::verify::MethodRecord;
 using jitprov::verify::MethodRecordView;
-using jitprov::verify::BatchPipe;
 using jitprov::verify::VersionEntry;
 
 struct Rundown {
@@ -101,14 +102,14 @@ struct Process {
   jitprov::verify::G2Matcher g2;  // holds the records that came before their method_load
   // method_id -> unload_seq, only where it is not its module's (module_unload).
   jitprov::verify::IdMap method_unload;
-  jitprov::verify::IdMap code_unload;    // version_id -> retire_seq (0: no field)
+  jitprov::verify::IdMap code_unload;  // version_id -> retire_seq (0: no field)
   // module_id -> its unload's number: one number removes every method of the module, so
   // a version of a method whose own method_unload is not in the trace is removed too.
   jitprov::verify::IdMap module_unload;
-  int64_t last_ts = 0;  // the process's last event
-  std::map<uint64_t, Rundown> rundowns;                  // rundown_id ->
-  std::vector<Rundown*> by_index;                        // Rundown::index ->
-  jitprov::verify::SeqSet seen_seqs;                     // every sequence number the trace shows
+  int64_t last_ts = 0;                   // the process's last event
+  std::map<uint64_t, Rundown> rundowns;  // rundown_id ->
+  std::vector<Rundown*> by_index;        // Rundown::index ->
+  jitprov::verify::SeqSet seen_seqs;     // every sequence number the trace shows
   // Rundown records not applied to their versions yet: a walk's records come in walk
   // order, scattered over the version table; applied in batches sorted by id, the
   // table is swept instead of probed at random (a miss each: most of the time at 10 M).
@@ -135,7 +136,7 @@ struct Session {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   bool timed_out = false;
   std::string connection_lost;  // why the live connection ended early, if it did
-  std::string name;  // the trace's trace_name, when it has one
+  std::string name;             // the trace's trace_name, when it has one
   std::vector<std::string> traces;
   // By process and runtime instance: ids are per runtime, and a process may hold several.
   std::map<std::pair<int64_t, uint32_t>, Process> processes;
@@ -235,11 +236,26 @@ bool enumLabel(const bt_field* s, const char* name, std::string* out) {
 
 // Where a method record's members are, per payload class: found by name once, then
 // read by index with their types known (the records are nearly every event).
-enum MethodMember { kMethodId, kVersionId, kCodeStart, kTier, kNamespace, kName, kSignature, kModuleId,
-                    kRejitId, kCodeSize, kToken, kFlags, kHostTier, kPublishSeq, kMethodMembers };
+enum MethodMember {
+  kMethodId,
+  kVersionId,
+  kCodeStart,
+  kTier,
+  kNamespace,
+  kName,
+  kSignature,
+  kModuleId,
+  kRejitId,
+  kCodeSize,
+  kToken,
+  kFlags,
+  kHostTier,
+  kPublishSeq,
+  kMethodMembers
+};
 constexpr const char* kMethodMemberNames[kMethodMembers] = {
-    "method_id", "version_id", "code_start", "tier", "namespace", "name", "signature", "module_id",
-    "rejit_id", "code_size", "method_token", "method_flags", "host_tier", "publish_seq"};
+    "method_id", "version_id", "code_start", "tier",         "namespace",    "name",      "signature",
+    "module_id", "rejit_id",   "code_size",  "method_token", "method_flags", "host_tier", "publish_seq"};
 struct MethodLayout {
   const bt_field_class* fc = nullptr;
   bool usable = false;  // every required member there, of a usable type
@@ -262,11 +278,12 @@ MethodLayout& layoutOf(const bt_field_class* fc) {
     for (uint64_t i = 0; i < n; ++i) {
       const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(fc, i);
       if (std::strcmp(bt_field_class_structure_member_get_name(m), kMethodMemberNames[k]) != 0) continue;
-      const bt_field_class_type t = bt_field_class_get_type(bt_field_class_structure_member_borrow_field_class_const(m));
+      const bt_field_class_type t =
+          bt_field_class_get_type(bt_field_class_structure_member_borrow_field_class_const(m));
       const bool text = k == kNamespace || k == kName || k == kSignature;
-      const bool ok = text ? t == BT_FIELD_CLASS_TYPE_STRING
-                     : k == kTier ? t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION
-                                  : bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
+      const bool ok = text         ? t == BT_FIELD_CLASS_TYPE_STRING
+                      : k == kTier ? t == BT_FIELD_CLASS_TYPE_UNSIGNED_ENUMERATION
+                                   : bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
       if (ok) {
         l.index[k] = int64_t(i);
         l.is_signed[k] = !text && bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER);
@@ -289,7 +306,8 @@ bool methodFields(const bt_field* p, MethodRecordView* f, bool* names_plain) {
   if (!l->usable) return false;
   auto at = [&](int k) { return bt_field_structure_borrow_member_field_by_index_const(p, uint64_t(l->index[k])); };
   auto num = [&](int k) {
-    return l->is_signed[k] ? uint64_t(bt_field_integer_signed_get_value(at(k))) : bt_field_integer_unsigned_get_value(at(k));
+    return l->is_signed[k] ? uint64_t(bt_field_integer_signed_get_value(at(k)))
+                           : bt_field_integer_unsigned_get_value(at(k));
   };
   f->method_id = num(kMethodId);
   f->version_id = num(kVersionId);
@@ -353,9 +371,11 @@ int64_t processOf(Session* s, const bt_event* ev) {
   auto it = s->stream_pid.find(stream);
   if (it != s->stream_pid.end()) return it->second;
   int64_t pid = -1;
-  const bt_value* v = bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(stream), "vpid");
+  const bt_value* v =
+      bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(stream), "vpid");
   if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_SIGNED_INTEGER) pid = bt_value_integer_signed_get(v);
-  if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_UNSIGNED_INTEGER) pid = int64_t(bt_value_integer_unsigned_get(v));
+  if (v != nullptr && bt_value_get_type(v) == BT_VALUE_TYPE_UNSIGNED_INTEGER)
+    pid = int64_t(bt_value_integer_unsigned_get(v));
   s->stream_pid.emplace(stream, pid);
   return pid;
 }
@@ -418,8 +438,15 @@ void applyRecords(Process& p) {
 // What an event is, by its class: decided once per class (a name compare per event
 // cost more than a flat lookup). Classes die with their graph: emptied with each one.
 enum class Kind : uint8_t {
-  kOther, kMethodLoad, kMethodUnload, kCodeUnload,
-  kRundownBegin, kRundownModule, kRundownMethod, kRundownEnd, kRundownOther,
+  kOther,
+  kMethodLoad,
+  kMethodUnload,
+  kCodeUnload,
+  kRundownBegin,
+  kRundownModule,
+  kRundownMethod,
+  kRundownEnd,
+  kRundownOther,
   kJitprovOther  // another jitprov event: counted as the process's
 };
 std::unordered_map<const bt_event_class*, Kind> g_kinds;
@@ -442,15 +469,24 @@ Kind kindOf(const bt_event_class* ec) {
   const char* name = bt_event_class_get_name(ec);
   const std::string_view n = name == nullptr ? "" : name;
   Kind k = Kind::kOther;
-  if (n == "jitprov_runtime:method_load") k = Kind::kMethodLoad;
-  else if (n == "jitprov_runtime:method_unload") k = Kind::kMethodUnload;
-  else if (n == "jitprov_runtime:code_unload") k = Kind::kCodeUnload;
-  else if (n == "jitprov_rundown:rundown_begin") k = Kind::kRundownBegin;
-  else if (n == "jitprov_rundown:module") k = Kind::kRundownModule;
-  else if (n == "jitprov_rundown:method") k = Kind::kRundownMethod;
-  else if (n == "jitprov_rundown:rundown_end") k = Kind::kRundownEnd;
-  else if (n.rfind("jitprov_rundown:", 0) == 0) k = Kind::kRundownOther;
-  else if (n.rfind("jitprov_", 0) == 0) k = Kind::kJitprovOther;
+  if (n == "jitprov_runtime:method_load")
+    k = Kind::kMethodLoad;
+  else if (n == "jitprov_runtime:method_unload")
+    k = Kind::kMethodUnload;
+  else if (n == "jitprov_runtime:code_unload")
+    k = Kind::kCodeUnload;
+  else if (n == "jitprov_rundown:rundown_begin")
+    k = Kind::kRundownBegin;
+  else if (n == "jitprov_rundown:module")
+    k = Kind::kRundownModule;
+  else if (n == "jitprov_rundown:method")
+    k = Kind::kRundownMethod;
+  else if (n == "jitprov_rundown:rundown_end")
+    k = Kind::kRundownEnd;
+  else if (n.rfind("jitprov_rundown:", 0) == 0)
+    k = Kind::kRundownOther;
+  else if (n.rfind("jitprov_", 0) == 0)
+    k = Kind::kJitprovOther;
   g_kinds.emplace(ec, k);
   c = {ec, k};
   return k;
@@ -475,8 +511,7 @@ void onExplainEvent(Session* s, const bt_event* ev, Kind kind) {
   MethodRecordView fl;
   uint64_t rid = 0;
   bool plain = false;
-  if (!methodFields(f, &fl, &plain) || (kind == Kind::kRundownMethod && !u64(f, "rundown_id", &rid)))
-    return;
+  if (!methodFields(f, &fl, &plain) || (kind == Kind::kRundownMethod && !u64(f, "rundown_id", &rid))) return;
   if (kind == Kind::kMethodLoad) {
     if (auto it = p.explain_load.find(fl.version_id); it != p.explain_load.end() && it->second.version_id == 0)
       it->second = jitprov::verify::own(fl);
@@ -501,7 +536,7 @@ struct Item {
   uint32_t rare = 0;  // rundown_begin / rundown_end: their index in Batch::rare
   int64_t pid = 0, ts = 0;
   uint32_t instance = 0;  // runtime_instance (0: a trace from before the field)
-  uint64_t rid = 0;   // the rundown's id, for rundown events
+  uint64_t rid = 0;       // the rundown's id, for rundown events
   // method_load, a rundown's method: its fields, and the digest of them with its names
   // (read here: the names live only while the event is read). method_unload: method_id,
   // module_id and publish_seq = its unload_seq; code_unload: version_id and publish_seq
@@ -578,8 +613,10 @@ void applyItem(Session* s, const Item& it, const Batch& b) {
       if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
       return;
     }
-    case Kind::kJitprovOther: return;
-    default: break;
+    case Kind::kJitprovOther:
+      return;
+    default:
+      break;
   }
   // A rundown's event.
   auto [rit, fresh] = p.rundowns.try_emplace(it.rid);
@@ -592,8 +629,9 @@ void applyItem(Session* s, const Item& it, const Batch& b) {
   r.last_ts = std::max(r.last_ts, it.ts);
   if (it.kind == Kind::kRundownBegin) {
     if (r.has_begin) {
-      s->error = "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with "
-                 "the same id)";
+      s->error =
+          "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with "
+          "the same id)";
       return;
     }
     const RareItem& x = b.rare[it.rare];
@@ -722,7 +760,8 @@ void readEvent(Session* s, const bt_message* msg) {
         return bad("version_id/retire_seq");
       if (it.fl.version_id == 0) return damaged("an id of 0");
       break;
-    case Kind::kJitprovOther: break;
+    case Kind::kJitprovOther:
+      break;
     default: {  // a rundown's event
       if (!u64(f, "rundown_id", &it.rid)) return bad("rundown_id");
       if (kind == Kind::kRundownBegin) {
@@ -764,12 +803,16 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
   bt_message_array_const msgs;
   uint64_t count = 0;
   switch (bt_message_iterator_next(it, &msgs, &count)) {
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+      break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-    default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    default:
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
   }
   bool read_error = false;
   for (uint64_t i = 0; i < count; ++i) {
@@ -780,7 +823,9 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
           readEvent(s, m);
           read_error = s->pipe != nullptr && !s->pipe->current().error.empty();
           break;
-        case BT_MESSAGE_TYPE_STREAM_BEGINNING: onStreamBeginning(s, m); break;
+        case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+          onStreamBeginning(s, m);
+          break;
         case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
           if (s->explaining) break;  // counted by the first reading
           uint64_t c = 0;
@@ -799,7 +844,8 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
             ++s->discarded_unknown;
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     bt_message_put_ref(m);
@@ -818,7 +864,7 @@ std::string takeError() {
   if (err == nullptr) return "unknown error";
   std::string msg;
   const uint64_t n = bt_error_get_cause_count(err);
-    if (n > 0) msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(err, 0));  // the root cause
+  if (n > 0) msg = bt_error_cause_get_message(bt_error_borrow_cause_by_index(err, 0));  // the root cause
   bt_error_release(err);
   for (char& c : msg)
     if (c == '\n') c = ' ';
@@ -870,8 +916,12 @@ std::string sessionRoot(const std::string& trace) {
 
 // What a file that is not a regular one is, for the message that refuses it.
 const char* fileType(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "of another type";
+  return S_ISDIR(m)    ? "a directory"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+                       : "of another type";
 }
 
 // The largest metadata file read. lttng writes tens of KiB (the event classes of one
@@ -898,7 +948,8 @@ std::string checkMetadata(const std::string& trace) {
     why = "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
   } else if (uint64_t(st.st_size) > kMaxMetadataBytes) {
     why = "metadata: " + std::to_string(st.st_size) + " bytes, more than the " +
-          std::to_string(kMaxMetadataBytes >> 20) + " MiB a trace's metadata can sensibly be (lttng writes tens "
+          std::to_string(kMaxMetadataBytes >> 20) +
+          " MiB a trace's metadata can sensibly be (lttng writes tens "
           "of KiB): damaged input, not read";
   } else {
     std::string io;  // why a read failed
@@ -929,8 +980,7 @@ std::string checkStreamFiles(const std::string& trace) {
       struct stat st;
       if (stat(it->path().c_str(), &st) != 0) return shown + ": " + std::strerror(errno);
       if (S_ISDIR(st.st_mode)) continue;
-      if (!S_ISREG(st.st_mode))
-        return shown + ": not a regular file (" + fileType(st.st_mode) + ")";
+      if (!S_ISREG(st.st_mode)) return shown + ": not a regular file (" + fileType(st.st_mode) + ")";
     }
     if (ec) return (dir == trace ? "" : "index: ") + ec.message();
   }
@@ -977,7 +1027,8 @@ std::string readSession(Session* s) {
       bt_value_put_ref(params);
       params = bt_value_map_create();
       inputs = nullptr;
-      if (params == nullptr || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+      if (params == nullptr ||
+          bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
           bt_value_array_append_string_element(inputs, traces[t].c_str()) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
           // Live: end with the session (the default, "continue", never ends).
           (s->live && bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
@@ -985,8 +1036,8 @@ std::string readSession(Session* s) {
         why = "cannot set up babeltrace2";
         break;
       }
-      if (bt_graph_add_source_component(graph, fs, ("src" + std::to_string(t)).c_str(), params,
-                                        BT_LOGGING_LEVEL_NONE, &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+      if (bt_graph_add_source_component(graph, fs, ("src" + std::to_string(t)).c_str(), params, BT_LOGGING_LEVEL_NONE,
+                                        &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         why = traces[t] + ": " + takeError();
         break;
       }
@@ -1000,14 +1051,12 @@ std::string readSession(Session* s) {
           why = takeError();
       }
     }
-    if (why.empty() &&
-        bt_graph_add_simple_sink_component(graph, "verify", nullptr, consume, nullptr, s, &sink) !=
-            BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+    if (why.empty() && bt_graph_add_simple_sink_component(graph, "verify", nullptr, consume, nullptr, s, &sink) !=
+                           BT_GRAPH_ADD_COMPONENT_STATUS_OK)
       why = takeError();
-    if (why.empty() &&
-        bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
-                               bt_component_sink_borrow_input_port_by_index_const(sink, 0),
-                               nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+    if (why.empty() && bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                                              bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+                                              nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
       why = takeError();
     while (why.empty()) {
       const bt_graph_run_status rs = bt_graph_run(graph);
@@ -1083,7 +1132,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
   }
   auto inRundown = [](const VersionEntry& v, const Rundown& r) {
     return r.index < VersionEntry::kRundownBits ? (v.in_rundowns >> r.index & 1) != 0
-                        : std::binary_search(r.late.begin(), r.late.end(), v.version_id);
+                                                : std::binary_search(r.late.begin(), r.late.end(), v.version_id);
   };
   // The number of a version's removal the trace shows, or UINT64_MAX: its own retirement,
   // its method's unload, or its module's (one number for all of a module's methods).
@@ -1125,7 +1174,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
         if (v.publish_seq > r.publish_seq && r.beyond_p++ < show)
           r.g2_messages.push_back("G3+: " + vs(v.version_id) + " has publish_seq " + std::to_string(v.publish_seq) +
                                   " > rundown_end.publish_seq " + std::to_string(r.publish_seq));
-        // The first pass began after B was read, the catch-up after P (SPEC.md, P8).
+        // The first pass began after B was read, the catch-up after P (docs/spec.md, P8).
         const bool first = v.publish_seq <= r.begin_seq;
         const uint64_t bound = first ? r.begin_seq : r.publish_seq;
         if (rm < bound && r.g2_removed++ < show)
@@ -1153,20 +1202,28 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
     }
   });
 
-  nlohmann::json pj = {{"vpid", p.pid},           {"runtime_instance", p.instance}, {"events", p.events},
-                       {"method_load", p.method_loads}, {"method_unload", p.method_unloads},
+  nlohmann::json pj = {{"vpid", p.pid},
+                       {"runtime_instance", p.instance},
+                       {"events", p.events},
+                       {"method_load", p.method_loads},
+                       {"method_unload", p.method_unloads},
                        {"code_unload", p.code_unloads}};
   const std::string who =
       "process " + std::to_string(p.pid) + (p.instance != 0 ? " runtime " + std::to_string(p.instance) : "");
   if (p.rundowns.empty()) out->not_checked.push_back(who + ": no rundown in the trace");
   if (!p.seq_fields)
-    out->not_checked.push_back(who + ": events without the publication sequence fields (a trace of an older "
-                                     "jitprov): G3+ and removals are not checked");
+    out->not_checked.push_back(who +
+                               ": events without the publication sequence fields (a trace of an older "
+                               "jitprov): G3+ and removals are not checked");
   nlohmann::json rjs = nlohmann::json::array();
   for (auto& [rid, r] : p.rundowns) {
-    nlohmann::json j = {{"rundown_id", rid}, {"mode", r.mode}, {"trigger", r.trigger},
-                        {"begin_ns", r.begin_ts}, {"end_ns", r.end_ts},
-                        {"method_records", r.method_records}, {"module_records", r.module_records}};
+    nlohmann::json j = {{"rundown_id", rid},
+                        {"mode", r.mode},
+                        {"trigger", r.trigger},
+                        {"begin_ns", r.begin_ts},
+                        {"end_ns", r.end_ts},
+                        {"method_records", r.method_records},
+                        {"module_records", r.module_records}};
     std::vector<std::string> rv;
     auto violate = [&](const std::string& check, const std::string& what) {
       ++out->violations;
@@ -1187,8 +1244,7 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
                                  "ended): not complete in this trace");
     if (r.has_end) {
       j["rundown_end"] = {{"modules", r.end_modules}, {"methods", r.end_methods}, {"versions", r.end_versions},
-                          {"skipped", r.end_skipped}, {"retried", r.end_retried},
-                          {"duration_ns", r.end_duration}};
+                          {"skipped", r.end_skipped}, {"retried", r.end_retried}, {"duration_ns", r.end_duration}};
       // Cut short because its session stopped and started again meanwhile, a rundown lost
       // the records emitted while the session was stopped: then only "not more".
       if (r.cut_short ? r.method_records > r.end_versions : r.end_versions != r.method_records)
@@ -1220,8 +1276,8 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
       const bool named = explained && load != p.explain_load.end() && load->second.version_id != 0 &&
                          rec != p.explain_record.end() && rec->second.version_id != 0;
       const std::string d = named ? jitprov::verify::differingFields(rec->second, load->second) : "";
-      rv.push_back("G2: " + vs(vid) + ": " +
-                   (!d.empty() ? d : std::string("fields (their digest)")) + " differ from its method_load");
+      rv.push_back("G2: " + vs(vid) + ": " + (!d.empty() ? d : std::string("fields (their digest)")) +
+                   " differ from its method_load");
     }
     rv.insert(rv.end(), r.g2_messages.begin(), r.g2_messages.end());
     const uint64_t bad2 = r.g2_mismatch + r.g2_removed;
@@ -1235,21 +1291,21 @@ nlohmann::json checkProcess(Process& p, bool explained, Outcome* out) {
     // Nothing to check, but the trace shows every publication and removal since the
     // process began: then there was nothing else to find.
     const bool whole_history = exact && !r.cut_short && p.seen_seqs.covered(1, r.end_seq);
-    const char* status3 = r.missing || r.beyond_p      ? "violated"
-                          : r.cut_short                ? "cut short"
+    const char* status3 = r.missing || r.beyond_p       ? "violated"
+                          : r.cut_short                 ? "cut short"
                           : r.checked3 || whole_history ? "pass"
                                                         : "not checked";
-    j["G3"] = {{"status", status3},
-               {"versions_checked", r.checked3},
-               {"missing", r.missing},
-               {"undecidable", r.undecidable}};
+    j["G3"] = {
+        {"status", status3}, {"versions_checked", r.checked3}, {"missing", r.missing}, {"undecidable", r.undecidable}};
     const std::string rname = who + ", rundown " + std::to_string(rid);
     if (std::string(status2) == "not checked")
-      out->not_checked.push_back(rname + ": G2: no record had its method_load in the trace (enable "
-                                         "jitprov_runtime:* before the code is published)");
+      out->not_checked.push_back(rname +
+                                 ": G2: no record had its method_load in the trace (enable "
+                                 "jitprov_runtime:* before the code is published)");
     if (r.cut_short)
-      out->not_checked.push_back(rname + ": G3+: cut short by the application's shutdown (rundown_end.cut_short): "
-                                         "it is not complete");
+      out->not_checked.push_back(rname +
+                                 ": G3+: cut short by the application's shutdown (rundown_end.cut_short): "
+                                 "it is not complete");
     else if (std::string(status3) == "not checked")
       out->not_checked.push_back(rname + (exact ? ": G3+: the trace shows no version published before its end "
                                                   "other than its own records (nothing to check them against)"
@@ -1267,11 +1323,13 @@ int main(int argc, char** argv) {
   std::string dir;
   bool json = false;
   int show = 5;
-  CLI::App cli{"jitprov-verify: check the jitprov rundowns of CTF traces, per lttng session and per process (G2 "
-               "consistent, G3+ complete by the publication sequence, G4 once, rundown_end counts, lost events)"};
-  cli.footer("Exit status: 0 every check ran and holds, 1 a guarantee is violated, 2 usage or unreadable input "
-             "(or processes that cannot be told apart), 3 events lost, 4 nothing violated but something was not "
-             "checked (the report says what).");
+  CLI::App cli{
+      "jitprov-verify: check the jitprov rundowns of CTF traces, per lttng session and per process (G2 "
+      "consistent, G3+ complete by the publication sequence, G4 once, rundown_end counts, lost events)"};
+  cli.footer(
+      "Exit status: 0 every check ran and holds, 1 a guarantee is violated, 2 usage or unreadable input "
+      "(or processes that cannot be told apart), 3 events lost, 4 nothing violated but something was not "
+      "checked (the report says what).");
   double timeout = 0;
   cli.add_option("TRACE", dir,
                  "trace directory (an lttng session's output, or any directory above sessions), or a live "
@@ -1297,7 +1355,8 @@ int main(int argc, char** argv) {
   if (live) {
     // babeltrace2 checks the URL's form; a session name is required to follow one.
     if (dir.find("/host/") == std::string::npos || dir.back() == '/') {
-      std::fprintf(stderr, "jitprov-verify: %s: a live URL names one session: net://RELAY[:PORT]/host/HOSTNAME/SESSION\n",
+      std::fprintf(stderr,
+                   "jitprov-verify: %s: a live URL names one session: net://RELAY[:PORT]/host/HOSTNAME/SESSION\n",
                    dir.c_str());
       return kExitUnreadable;
     }
@@ -1306,8 +1365,8 @@ int main(int argc, char** argv) {
     s.live = true;
     s.traces.push_back(dir);
     if (timeout > 0)
-      s.deadline = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
+      s.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(timeout));
   } else if (stat(dir.c_str(), &sb) != 0) {
     std::fprintf(stderr, "jitprov-verify: read trace %s: %s\n", dir.c_str(), std::strerror(errno));
     return kExitUnreadable;
@@ -1399,16 +1458,17 @@ int main(int argc, char** argv) {
     sj["processes"] = pjs;
     sjs.push_back(sj);
   }
-  const int rc = lost                ? kExitLost
-                 : out.violations    ? kExitViolated
+  const int rc = lost                       ? kExitLost
+                 : out.violations           ? kExitViolated
                  : !out.not_checked.empty() ? kExitNotChecked
-                                     : kExitHold;
+                                            : kExitHold;
   const char* verdict = rc == kExitHold       ? "every guarantee holds, everything checked"
                         : rc == kExitViolated ? "a guarantee is violated"
                         : rc == kExitLost     ? "events lost"
                                               : "no violation, but not everything could be checked";
-  nlohmann::json report = {{"trace", dir},   {"sessions", sjs}, {"not_checked", out.not_checked},
-                           {"violations", out.violations}, {"verdict", verdict}, {"exit", rc}};
+  nlohmann::json report = {
+      {"trace", dir},       {"sessions", sjs}, {"not_checked", out.not_checked}, {"violations", out.violations},
+      {"verdict", verdict}, {"exit", rc}};
   if (json) {
     std::printf("%s\n", report.dump(1).c_str());
     return rc;
@@ -1426,8 +1486,7 @@ int main(int argc, char** argv) {
       const uint32_t inst = pj["runtime_instance"].get<uint32_t>();
       std::printf(" process %lld%s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
                   (long long)pj["vpid"].get<int64_t>(), inst != 0 ? (" runtime " + std::to_string(inst)).c_str() : "",
-                  pj["rundowns"].size(),
-                  (unsigned long long)pj["method_load"].get<uint64_t>(),
+                  pj["rundowns"].size(), (unsigned long long)pj["method_load"].get<uint64_t>(),
                   (unsigned long long)pj["method_unload"].get<uint64_t>(),
                   (unsigned long long)pj["code_unload"].get<uint64_t>());
       for (const auto& j : pj["rundowns"]) {
@@ -1460,9 +1519,10 @@ int main(int argc, char** argv) {
         std::printf("EVENTS LOST: the live connection to the relay daemon ended before the session did: %s\n",
                     s.connection_lost.c_str());
     }
-    std::printf("EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
-                "trusted\n",
-                (unsigned long long)ev, (unsigned long long)pk);
+    std::printf(
+        "EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
+        "trusted\n",
+        (unsigned long long)ev, (unsigned long long)pk);
   }
   std::printf("verdict: %s (exit %d)\n", verdict, rc);
   return rc;

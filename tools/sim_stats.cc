@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sim_stats.h"
 
 #include <cstdio>
@@ -58,7 +59,7 @@ nlohmann::json lockStatsToJson(const jitprov_lock_stats& s) {
   nlohmann::json sites = nlohmann::json::object();
   uint64_t jit_max[2] = {0, 0};
   uint64_t jit_count[2] = {0, 0};
-  constexpr int kUnloadSite = 6;  // sites 1-6 are the JIT paths (SPEC.md "USDT probes")
+  constexpr int kUnloadSite = 6;  // sites 1-6 are the JIT paths (docs/spec.md "USDT probes")
   for (int site = 1; site < JITPROV_LOCK_SITES; ++site) {
     nlohmann::json j;
     j["site"] = site;
@@ -72,8 +73,9 @@ nlohmann::json lockStatsToJson(const jitprov_lock_stats& s) {
     sites[jitprov_lock_site_name(site)] = j;
   }
   return {{"sites", sites},
-          {"jit_wait", {{"outside", {{"count", jit_count[0]}, {"max_ns", jit_max[0]}}},
-                        {"rundown", {{"count", jit_count[1]}, {"max_ns", jit_max[1]}}}}}};
+          {"jit_wait",
+           {{"outside", {{"count", jit_count[0]}, {"max_ns", jit_max[0]}}},
+            {"rundown", {{"count", jit_count[1]}, {"max_ns", jit_max[1]}}}}}};
 }
 
 nlohmann::json rundownsToJson(const std::vector<jitprov_rundown_result>& rs) {
@@ -118,6 +120,5 @@ nlohmann::json jitToJson(const JitCounters& c) {
           {"lost_races_with_unload", s.lost_races},
           {"errors", s.errors}};
 }
-
 
 }  // namespace jitprov::sim

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // jitprov-sim's counters and its --stats-json output. The simulator is a host of the
 // public C API (jitprov/jitprov.h) only, like any runtime that embeds libjitprov.
 #pragma once

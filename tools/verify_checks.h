@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // jitprov-verify's checks of untrusted input that need no babeltrace2: the packetized
 // metadata's framing, and whether a record's values can be what jitprov emitted. Pure
 // functions of their input, so that the fuzz targets (tests/fuzz) exercise them as

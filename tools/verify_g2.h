@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // jitprov-verify's G2 core, without babeltrace2: a method record's fields as decoded,
 // the digest of them that G2 compares, which fields two records differ in, and the
 // decision for each rundown record against its version's method_load, whichever comes
@@ -51,9 +52,8 @@ struct Digest {
 // bytes, so that no two records serialize alike. Never empty.
 template <class Str>
 Digest digestOf(const BasicMethodRecord<Str>& r) {
-  const uint64_t numbers[] = {r.method_id,    r.module_id,    r.rejit_id,      r.tier,
-                              uint64_t(r.host_tier), r.code_start, r.code_size, r.method_token,
-                              r.method_flags, r.publish_seq};
+  const uint64_t numbers[] = {r.method_id,  r.module_id, r.rejit_id,     r.tier,         uint64_t(r.host_tier),
+                              r.code_start, r.code_size, r.method_token, r.method_flags, r.publish_seq};
   const std::string_view names[] = {r.name_space, r.name, r.signature};
   size_t size = sizeof numbers;
   for (const std::string_view s : names) size += sizeof(uint64_t) + s.size();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A single-producer, single-consumer pipe of batches between two threads: jitprov-verify
 // reads a trace through babeltrace2 on one thread (decoding is most of its time) and
 // applies what it read to its tables on another (a cache miss per version at 10 M

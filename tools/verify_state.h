@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // What jitprov-verify keeps while it streams a trace: a few words per code version and
 // the set of publication sequence numbers seen, never the events themselves. Pure data
 // structures (no babeltrace2), unit-tested in tests/unit/verify_state_test.cc.
@@ -19,8 +20,8 @@ namespace jitprov::verify {
 
 // What the trace says about one version: 56 bytes.
 struct VersionEntry {
-  uint64_t version_id;   // 0: an empty entry (an id of 0 is refused as damaged input)
-  uint64_t method_id;    // from its method_load, else from its first rundown record
+  uint64_t version_id;  // 0: an empty entry (an id of 0 is refused as damaged input)
+  uint64_t method_id;   // from its method_load, else from its first rundown record
   uint64_t module_id;
   uint64_t publish_seq;  // 0: none known (a trace from before the field existed)
   Digest load;           // of its method_load's fields (verify_g2.h); empty: none in the trace
@@ -153,8 +154,7 @@ class VersionTable {
         if (slots[i].version_id == id || slots[i].version_id == 0) return i;
     }
     void grow() {
-      std::vector<VersionEntry> next(slots_.empty() ? 64 : slots_.size() + slots_.size() / 2,
-                                     VersionEntry{});
+      std::vector<VersionEntry> next(slots_.empty() ? 64 : slots_.size() + slots_.size() / 2, VersionEntry{});
       for (const VersionEntry& e : slots_)
         if (e.version_id != 0) next[indexOf(next, e.version_id)] = e;
       slots_.swap(next);

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+/* BPF C with libbpf's map macros, which clang-format misreads: kept as written. */
+/* clang-format off */
 /* jitprov-lockwait's BPF side: attached to two jitprov USDT probes (libbpf USDT
  * support; the probes' semaphores are raised by the kernel while attached).
  *

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 // The semaphores of the jitprov USDT probes (see jitprov_usdt.h). They live in the
 // .probes section, where sys/sdt.h's probe notes point and where tracers find them.
 #include "jitprov_usdt.h"
 
-#define JITPROV_USDT_DEFINE(name) \
-  extern "C" {                    \
+#define JITPROV_USDT_DEFINE(name)                                                                     \
+  extern "C" {                                                                                        \
   __attribute__((section(".probes"), used)) volatile unsigned short JITPROV_USDT_SEMAPHORE(name) = 0; \
   }
 

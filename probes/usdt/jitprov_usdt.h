@@ -1,3 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTTng tracepoint, sys/sdt.h or X-macro tables below are aligned by hand. */
+/* clang-format off */
 // USDT probes of provider "jitprov" (SPEC.md "USDT probes").
 //
 // Each probe has its own semaphore: a 16-bit counter in the .probes section that a

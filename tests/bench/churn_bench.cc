@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The churn soak (issue: "runs for weeks"): code comes and goes at a high rate around a
 // live set of constant size, for more registrations than ids were ever available before
 // slots were reused (1 048 575 modules, 67 M methods, 268 M native versions).
@@ -21,8 +22,8 @@
 #include <jitprov/runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -45,9 +46,7 @@ using jitprov::Runtime;
 using jitprov::Tier;
 using jitprov::VersionId;
 
-double nowSec() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double nowSec() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 uint64_t rssBytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
@@ -261,20 +260,28 @@ int main(int argc, char** argv) {
       continue;
     }
     if (!parseCount(argv[++i], &v)) return usage((std::string(a) + ": not a positive number").c_str());
-    if (!std::strcmp(a, "--cycles")) o.cycles = v;
-    else if (!std::strcmp(a, "--live")) o.live = v;
-    else if (!std::strcmp(a, "--methods") && v <= 1u << 20) o.methods = uint32_t(v);
-    else if (!std::strcmp(a, "--versions") && v <= 1u << 20) o.versions = uint32_t(v);
-    else if (!std::strcmp(a, "--warmup")) o.warmup = v;
-    else if (!std::strcmp(a, "--max-backlog")) o.max_backlog = v;
-    else if (!std::strcmp(a, "--walker") && v == 1) o.walker = true;
-    else return usage((std::string("unknown option or value out of range: ") + a).c_str());
+    if (!std::strcmp(a, "--cycles"))
+      o.cycles = v;
+    else if (!std::strcmp(a, "--live"))
+      o.live = v;
+    else if (!std::strcmp(a, "--methods") && v <= 1u << 20)
+      o.methods = uint32_t(v);
+    else if (!std::strcmp(a, "--versions") && v <= 1u << 20)
+      o.versions = uint32_t(v);
+    else if (!std::strcmp(a, "--warmup"))
+      o.warmup = v;
+    else if (!std::strcmp(a, "--max-backlog"))
+      o.max_backlog = v;
+    else if (!std::strcmp(a, "--walker") && v == 1)
+      o.walker = true;
+    else
+      return usage((std::string("unknown option or value out of range: ") + a).c_str());
   }
   if (o.warmup >= o.cycles) return usage("--warmup must be less than --cycles");
-  std::printf("churn: %" PRIu64 " cycles (unload the oldest module, register one with %u methods, %u versions "
+  std::printf("churn: %" PRIu64
+              " cycles (unload the oldest module, register one with %u methods, %u versions "
               "each, 1 live per method); live set %" PRIu64 " modules; reclamation backlog bound %s\n",
-              o.cycles, o.methods, o.versions, o.live,
-              o.max_backlog ? std::to_string(o.max_backlog).c_str() : "none");
+              o.cycles, o.methods, o.versions, o.live, o.max_backlog ? std::to_string(o.max_backlog).c_str() : "none");
   std::fflush(stdout);
   const double floor_ns = floorNs();
   Soak soak(o);
@@ -305,8 +312,10 @@ int main(int argc, char** argv) {
     if (c == o.warmup) {
       t_warm = nowSec();
       warm = soak.measure();
-      std::printf("after warm-up (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use "
-                  "%.1f MB, registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64 " records awaiting "
+      std::printf("after warm-up (%" PRIu64
+                  " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use "
+                  "%.1f MB, registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64
+                  " records awaiting "
                   "reclamation\n",
                   c, warm.rss / 1e6, warm.rss_trimmed / 1e6, warm.malloc_in_use / 1e6, warm.registry / 1e6,
                   warm.walk_ns_per_version, warm.versions_walked, warm.backlog);
@@ -329,7 +338,8 @@ int main(int argc, char** argv) {
   if (walker.joinable()) walker.join();
   const std::string waits = reclaimWaitsOf(soak.runtime().memoryStats());
   end = soak.measure();
-  std::printf("end (%" PRIu64 " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use %.1f MB, "
+  std::printf("end (%" PRIu64
+              " cycles): RSS %.1f MB (drained and trimmed %.1f MB), malloc in use %.1f MB, "
               "registry %.1f MB, walk of the live set %.1f ns per version (%" PRIu64 " versions); %" PRIu64
               " records awaiting reclamation, %" PRIu64 " removals reclaimed by their own thread (backlog bound)\n",
               o.cycles, end.rss / 1e6, end.rss_trimmed / 1e6, end.malloc_in_use / 1e6, end.registry / 1e6,
@@ -337,19 +347,22 @@ int main(int argc, char** argv) {
   std::printf("reclamation: peak backlog %" PRIu64 " records (sampled every 256 cycles); %s%s\n", peak_backlog,
               waits.c_str(), o.walker ? (", beside " + std::to_string(walks) + " walks").c_str() : "");
   std::printf("registered: %" PRIu64 " modules, %" PRIu64 " methods, %" PRIu64
-              " native versions, none refused; %" PRIu64 " slots retired for good (generations run out, or no memory to record them)\n",
+              " native versions, none refused; %" PRIu64
+              " slots retired for good (generations run out, or no memory to record them)\n",
               soak.modules_, soak.methods_, soak.versions_, end.slots_retired);
   // Registry calls: a module's registration and unload, a method's registration, and per
   // version beginJit, publishCode, activate and (all but the method's last) retire.
   const double ops = 2.0 * double(soak.modules_) + 4.0 * double(soak.versions_);
-  std::printf("rate: %.0f cycles/s; %.0f modules/s, %.0f methods/s, %.0f versions/s (%.0f ns per registry "
-              "call = %.1f x floor %.1f ns)\n",
-              double(o.cycles) / secs, double(soak.modules_) / secs, double(soak.methods_) / secs,
-              double(soak.versions_) / secs, secs * 1e9 / ops, secs * 1e9 / ops / floor_ns, floor_ns);
-  std::printf("end / warm-up: RSS %.3f (drained and trimmed %.3f), malloc in use %.3f, registry memory %.3f, walk "
-              "time per version %.3f\n",
-              double(end.rss) / double(warm.rss), double(end.rss_trimmed) / double(warm.rss_trimmed),
-              double(end.malloc_in_use) / double(warm.malloc_in_use), double(end.registry) / double(warm.registry),
-              end.walk_ns_per_version / warm.walk_ns_per_version);
+  std::printf(
+      "rate: %.0f cycles/s; %.0f modules/s, %.0f methods/s, %.0f versions/s (%.0f ns per registry "
+      "call = %.1f x floor %.1f ns)\n",
+      double(o.cycles) / secs, double(soak.modules_) / secs, double(soak.methods_) / secs,
+      double(soak.versions_) / secs, secs * 1e9 / ops, secs * 1e9 / ops / floor_ns, floor_ns);
+  std::printf(
+      "end / warm-up: RSS %.3f (drained and trimmed %.3f), malloc in use %.3f, registry memory %.3f, walk "
+      "time per version %.3f\n",
+      double(end.rss) / double(warm.rss), double(end.rss_trimmed) / double(warm.rss_trimmed),
+      double(end.malloc_in_use) / double(warm.malloc_in_use), double(end.registry) / double(warm.registry),
+      end.walk_ns_per_version / warm.walk_ns_per_version);
   return 0;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rundown emission benchmark: the lock-free rundown's time per version against the
 // time per event of a bare loop emitting the same payload (jitprov_rundown:method)
 // into the same channel: the limit a rundown can reach. Each round runs both, in turn
@@ -9,8 +10,8 @@
 #include <jitprov/rundown.h>
 #include <jitprov/runtime.h>
 
-#include "trace.h"
 #include "cvm_lock.h"
+#include "trace.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
   Runtime rt;
   std::mt19937_64 rng(7);
   std::vector<ModuleId> mods;
-  for (int i = 0; i < 100; ++i) mods.push_back(*rt.registerModule("/app/bin/Contoso.Lib" + std::to_string(i) + ".dll", false));
+  for (int i = 0; i < 100; ++i)
+    mods.push_back(*rt.registerModule("/app/bin/Contoso.Lib" + std::to_string(i) + ".dll", false));
   for (uint64_t i = 0; i < n; ++i) {
     auto m = rt.registerMethod(mods[i % mods.size()],
                                MethodDesc{uint32_t(0x06000001 + i), 0x96, "Contoso.Orders.Services.OrderService",
@@ -116,10 +118,11 @@ int main(int argc, char** argv) {
       }
       waitForConsumer(trace_dir);
     }
-    std::printf("round %d (%s first): bare loop %.1f ns/event, lock-free rundown %.1f ns/version, ratio %.3f "
-                "(%llu versions, retried %llu; its catch-up pass %.1f ms)\n",
-                r + 1, r % 2 == 0 ? "bare" : "rundown", bare, rd, rd / bare, (unsigned long long)res.versions,
-                (unsigned long long)res.retried, double(res.catch_up_ns) / 1e6);
+    std::printf(
+        "round %d (%s first): bare loop %.1f ns/event, lock-free rundown %.1f ns/version, ratio %.3f "
+        "(%llu versions, retried %llu; its catch-up pass %.1f ms)\n",
+        r + 1, r % 2 == 0 ? "bare" : "rundown", bare, rd, rd / bare, (unsigned long long)res.versions,
+        (unsigned long long)res.retried, double(res.catch_up_ns) / 1e6);
     bare_ns.push_back(bare);
     rd_ns.push_back(rd);
     ratios.push_back(rd / bare);
@@ -128,8 +131,9 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::printf("median: bare %.1f ns/event, rundown %.1f ns/version, ratio rundown/bare %.3f (median of the rounds' "
-              "ratios), stalls (retried) %llu\n",
-              median(bare_ns), median(rd_ns), median(ratios), (unsigned long long)retried);
+  std::printf(
+      "median: bare %.1f ns/event, rundown %.1f ns/version, ratio rundown/bare %.3f (median of the rounds' "
+      "ratios), stalls (retried) %llu\n",
+      median(bare_ns), median(rd_ns), median(ratios), (unsigned long long)retried);
   return 0;
 }

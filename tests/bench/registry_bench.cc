@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Benchmarks of the registry with a large application (1M methods by default; env
 // JITPROV_BENCH_METHODS). Not a pass/fail test: it prints Google Benchmark's table and
 // then the ratios of figures measured side by side in this same run.
@@ -331,7 +332,8 @@ void BM_HostPublishRetireInterleaved(benchmark::State& state) {
       const size_t k = j++ % h.cmethods.size();
       c.code_start = cycleAddress(k);
       uint64_t v = 0;
-      if (jitprov_code_publish(h.crt, h.cmethods[k], &c, &v) != JITPROV_OK || jitprov_code_retire(h.crt, v) != JITPROV_OK)
+      if (jitprov_code_publish(h.crt, h.cmethods[k], &c, &v) != JITPROV_OK ||
+          jitprov_code_retire(h.crt, v) != JITPROV_OK)
         state.SkipWithError("publish/retire failed");
     }
     auto t2 = std::chrono::steady_clock::now();
@@ -442,8 +444,7 @@ int main(int argc, char** argv) {
   ratio("entry point, 2 threads: locked / lock-free", "BM_EntryPointLocked/threads:2",
         "BM_EntryPointLockFree/threads:2");
   ratio("walk: locked / lock-free", "BM_Walk/locked/iterations:5", "BM_Walk/lockfree/iterations:5");
-  ratio("walk: with retirement / before (1st pair)", "BM_Walk/lockfree/iterations:5",
-        "BM_WalkBaseline/iterations:5");
+  ratio("walk: with retirement / before (1st pair)", "BM_Walk/lockfree/iterations:5", "BM_WalkBaseline/iterations:5");
   ratio("walk: with retirement / before (2nd pair)", "BM_Walk/lockfree_again/iterations:5",
         "BM_WalkBaseline_again/iterations:5");
   ratio("publish+retire: libjitprov.so.1 / C++ core", "BM_HostPublishRetireC/iterations:200000",
@@ -452,15 +453,15 @@ int main(int argc, char** argv) {
     const double cpp = rep.counter("BM_HostPublishRetireInterleaved/iterations:400", "cpp_ns");
     const double c = rep.counter("BM_HostPublishRetireInterleaved/iterations:400", "c_ns");
     if (cpp > 0 && c > 0)
-      std::printf("  %-44s %10.1f ns vs %10.1f ns  ratio %.2f\n", "publish+retire: C API / C++, one runtime, interleaved",
-                  c, cpp, c / cpp);
+      std::printf("  %-44s %10.1f ns vs %10.1f ns  ratio %.2f\n",
+                  "publish+retire: C API / C++, one runtime, interleaved", c, cpp, c / cpp);
   }
   ratio("publish+retire: with walker / without", "BM_HostPublishRetireWithWalker/iterations:200000/real_time",
         "BM_HostPublishRetireCpp/iterations:200000");
   const double cycles = rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "cycles_per_s");
   if (cycles > 0)
-    std::printf("  %-44s %10.0f cycles/s, %.0f walks of %d methods meanwhile\n", "publish+retire with a walker",
-                cycles, rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "walks"),
+    std::printf("  %-44s %10.0f cycles/s, %.0f walks of %d methods meanwhile\n", "publish+retire with a walker", cycles,
+                rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "walks"),
                 jitprov::HostApp::kMethods);
   ratio("publish+retire / floor (2 lock pairs + node)", "BM_HostPublishRetireCpp/iterations:200000",
         "BM_FloorTwoLocksAndNode/iterations:200000");

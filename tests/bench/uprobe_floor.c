@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The physical floor of an attached probe: what one bare uprobe hit costs on this
  * machine, on a 1-byte `nop` (int3 when attached) and on a 5-byte NOP (a call into the
  * uprobe trampoline on kernels that optimize it). Two functions that are nothing but

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the rundown trigger parser (jitprov-sim --rundown-trigger, the JVM
 // agent's trigger=, jitprov_rundown_triggers_check). Accepted periods are finite and
 // within the engine's nanosecond arithmetic; refusals say why.

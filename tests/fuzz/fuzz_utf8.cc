@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the name sanitiser. Whatever bytes a host registers, sanitizeUtf8()
 // returns valid UTF-8 of at most the limit, unchanged when the input was already fine.
 #include <jitprov/utf8.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target: jitprov-verify's checks of untrusted trace input that run before or
 // beside libbabeltrace2 (tools/verify_checks.h): the metadata's packet framing, and the
 // record plausibility check. A packet sequence it accepts lies wholly inside the input.
@@ -32,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(v, data, sizeof v);
     const std::string_view rest = in.substr(40);
     const size_t a = rest.size() / 3;
-    const jitprov::verify::RecordValues r{v[0], v[1], v[2], v[3], v[4],
-                                          rest.substr(0, a), rest.substr(a, a), rest.substr(2 * a)};
+    const jitprov::verify::RecordValues r{
+        v[0], v[1], v[2], v[3], v[4], rest.substr(0, a), rest.substr(a, a), rest.substr(2 * a)};
     const std::string bad = jitprov::verify::impossibleRecord(r);
     if (bad.empty() && (r.method_id == 0 || r.code_size == 0 || !jitprov::isValidUtf8(r.name))) std::abort();
   }

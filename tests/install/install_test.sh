@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The library as a runtime nobody here wrote uses it: `meson install --destdir` into a
-# stage; the README's embedding example ("Embedding jitprov in a runtime", extracted
-# from README.md, so the two cannot drift apart) built outside the project's build
+# stage; the embedding example of docs/embedding.md, extracted
+# from it, so the two cannot drift apart) built outside the project's build
 # with `pkg-config --cflags --libs jitprov` from the stage; run in host mode inside a
 # real lttng session (private lttng-sessiond); the trace checked by the staged
 # jitprov-verify and by babeltrace2 for the host's own addresses. Also: SONAME, only
@@ -43,17 +44,17 @@ diff "$WORK/declared" "$WORK/exported" >"$WORK/abi.diff" ||
 exported=$(wc -l <"$WORK/exported")
 pass "SONAME libjitprov.so.1; exactly the $exported functions of jitprov.h exported, nothing else"
 
-# The README's program, compiled against the stage only.
-sed -n '/<!-- embed-example: begin -->/,/<!-- embed-example: end -->/p' "$SRC/README.md" |
+# docs/embedding.md's program, compiled against the stage only.
+sed -n '/<!-- embed-example: begin -->/,/<!-- embed-example: end -->/p' "$SRC/docs/embedding.md" |
   sed '1,2d' | sed '$d' | sed '$d' >"$WORK/embed.c"
-grep -q 'jitprov_code_retire' "$WORK/embed.c" || fail "no embedding example in README.md"
+grep -q 'jitprov_code_retire' "$WORK/embed.c" || fail "no embedding example in docs/embedding.md"
 export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$STAGE
 flags=$(pkg-config --cflags --libs jitprov) || fail "pkg-config jitprov"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror "$WORK/embed.c" $flags -o "$WORK/embed" 2>"$WORK/cc.err" ||
-  { cat "$WORK/cc.err" >&2; fail "README example does not build with: cc -std=c11 embed.c $flags"; }
+  { cat "$WORK/cc.err" >&2; fail "docs/embedding.md's example does not build with: cc -std=c11 embed.c $flags"; }
 readelf -d "$WORK/embed" | grep -q 'NEEDED.*\[libjitprov.so.1\]' || fail "embed does not link libjitprov.so.1"
-pass "README example builds with: pkg-config --cflags --libs jitprov -> $flags"
+pass "docs/embedding.md's example builds with: pkg-config --cflags --libs jitprov -> $flags"
 
 start_sessiond
 setup_session embed "$WORK/trace"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Each probes/bpftrace script against a running jitprov-sim (locked rundowns every
 # second, so that waits during a rundown exist): the output has what the script
 # promises.    bpftrace_scripts.sh SIM_BINARY SCRIPT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Reads a CTF trace with babeltrace2's own Python bindings (python3-bt2), so that the
 tests check decoded fields instead of scraping babeltrace2's text output.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """G2 checked by a second reader, independent of jitprov-verify's code: every
 jitprov_rundown:method record of a trace must carry exactly the fields of its version's
 jitprov_runtime:method_load (same process: vpid, same runtime: runtime_instance),

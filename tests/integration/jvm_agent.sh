@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The JVM agent on a real HotSpot (OpenJDK 17) running jitprov's workload (tens of
 # thousands of generated methods, tier-ups, class unloading):
 #  - bad agent options stop the JVM from starting, with one line; help prints usage;

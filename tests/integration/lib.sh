@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the integration tests (bash). Source it first.
 # shellcheck shell=bash
 set -uo pipefail
@@ -57,7 +58,7 @@ start_sessiond() {
   fail "lttng-sessiond did not come up"
 }
 
-# The documented lossless set-up (README "Tracing with lttng"): rundown events in their
+# The documented lossless set-up (docs/tracing.md): rundown events in their
 # own channel that may block, runtime events in a channel that never blocks.
 #   setup_session NAME OUTPUT_DIR [rundown channel options...]
 setup_session() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Live streaming through lttng-relayd, between two "machines": two network namespaces
 # this test creates, joined by a veth pair with addresses that exist only inside them
 # (10.213.7.1: the collector, 10.213.7.2: the application host; nothing else is
@@ -52,7 +53,7 @@ start_relay() {
   fail "lttng-relayd does not listen"
 }
 
-# The documented live set-up (README "Live, to a collector").
+# The documented live set-up (docs/tracing.md "Live, to a collector").
 setup_live_session() {
   CREATE_OPTS="--live=100000 --set-url=net://$COLL_IP" setup_session "$1" unused
 }

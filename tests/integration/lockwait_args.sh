@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # jitprov-lockwait reads each operand form a USDT argument can take: a register (the
 # library's optimized build), a memory operand and a constant (jitprov-usdt-argforms,
 # built without optimization). The target makes 2000 JIT paths at site 3 (osr_publish),

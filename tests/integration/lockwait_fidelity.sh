@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # jitprov-lockwait (eBPF, from outside) against jitprov-sim's own in-process lock
 # statistics over the same window: the sim stays idle for --jit-delay seconds after it
 # is ready, time for the tool to attach, then runs JIT threads, unloads and one locked

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every lttng session gets its own rundown (SPEC.md "Every session"), checked on real
+# SPDX-License-Identifier: MIT
+# Every lttng session gets its own rundown (docs/spec.md "Rundown"), checked on real
 # traces of a busy application (JIT threads publishing, code retired, modules unloaded
 # while the rundowns run):
 #  - session A records before the application starts: one rundown at start-up;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The short form a new user types, against a 1M-method application:
 #   lttng create; lttng enable-event -u 'jitprov_*'; lttng add-context -u -t vpid; lttng start
 # jitprov-verify reads the rundown with nothing discarded and as many method records as

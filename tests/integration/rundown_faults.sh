@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Faults in the middle of a rundown. The rundown channel is made tiny and blocking, so
 # the rundown thread spends seconds waiting for buffer space; then
 #   1. the session is destroyed, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A real lttng-sessiond (private mount namespace) and jitprov-sim with 100k methods:
 # `lttng start` on a session that enables the rundown events triggers a rundown (within
 # 200 ms), SIGUSR2 triggers another; babeltrace2 shows the records, and jitprov-verify

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # jitprov-sim refuses options it cannot honour, at once, with one line and exit 2:
 # NaN or overflowing durations and rates (at:1e11 used to fire at once, every:1e11 to run
 # rundowns back to back), a compile time that would spin for 71 minutes, a negative seed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two jitprov runtimes in one process, traced together, then a third made after the
  * first is destroyed: each hands out the same ids (module 1, methods 1.., versions ..),
  * so only the runtime instance every event carries tells them apart.

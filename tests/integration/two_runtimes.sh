@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Two jitprov runtimes in one process traced together, and a third made after the first
 # was destroyed (tests/integration/two_runtimes.c): they hand out the same ids, so the
 # trace tells them apart only by the runtime instance every event carries. Checks:

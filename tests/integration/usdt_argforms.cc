@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A target for jitprov-lockwait whose probe arguments take the operand forms a
 // compiler other than this build's may give them. Built without optimization, so that
 // an argument held in a variable is a memory operand (`-4@-20(%rbp)`) and a literal a

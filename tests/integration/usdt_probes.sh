@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The jitprov USDT probes are in the binary, bpftrace lists them, and attaching to them
 # (which raises their semaphores) reports exactly the lock acquisitions a known
 # workload makes, with the right site numbers.

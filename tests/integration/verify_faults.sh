@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # jitprov-verify catches what it must, on real traces: a test build of the sim
 # (jitprov-sim-faults --inject-fault) breaks its rundowns on purpose; tiny channels lose
 # events; files are truncated or corrupted for real.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # jitprov-verify on hostile or unreadable input answers at once, with one line on stderr
 # naming the path and exit 2: never a hang, unbounded memory or a verdict on part of the
 # input. From a good trace of the sim (a real session), copies where

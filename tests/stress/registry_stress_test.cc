@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Concurrency stress test of the registry's lock-free read side.
 //
 // Writer threads register methods and modules, compile at tier 0, tier up, OSR, ReJIT,
@@ -83,8 +84,9 @@ uint64_t nameHash(std::string_view ns, std::string_view name, std::string_view s
 }
 
 Fields fieldsOf(const VersionView& v) {
-  return Fields{v.method_id, v.module_id, v.version_id, v.rejit_id, v.tier, v.osr_il_offset, v.host_tier, v.code_start,
-                v.code_size, v.method_token, v.method_flags, nameHash(v.name_space, v.name, v.signature),
+  return Fields{v.method_id,  v.module_id,     v.version_id,   v.rejit_id,
+                v.tier,       v.osr_il_offset, v.host_tier,    v.code_start,
+                v.code_size,  v.method_token,  v.method_flags, nameHash(v.name_space, v.name, v.signature),
                 v.publish_seq};
 }
 
@@ -360,8 +362,8 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
       }
     }
     // What the walk must report for it: what the registry was asked to do.
-    Fields f{m,        world_module_id(mi), *v, rejit, tier, osr, host ? host_tier : uint16_t(tier),
-             r->start, r->size, 0, 0, 0, r->publish_seq};
+    Fields f{m, world_module_id(mi), *v, rejit, tier, osr, host ? host_tier : uint16_t(tier), r->start, r->size, 0, 0,
+             0, r->publish_seq};
     {
       std::lock_guard<std::mutex> g(world.mu);
       const auto& meta = world.meta.at(m);
@@ -395,9 +397,12 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     const uint64_t start = p.first + rng() % p.second;
     auto v = rt.publishHostCode(m, HostCode{start, uint32_t(rng() % 64 + 1), Tier::kTier0, 0, 0});
     if (v.ok()) return fail("publication overlapping a live range was accepted");
-    if (v.error() == Errc::kRangeOverlap) world.overlaps_refused.fetch_add(1);
-    else if (v.error() == Errc::kMethodUnloaded) world.unloaded_races.fetch_add(1);
-    else fail(std::string("overlapping publishHostCode: ") + v.message());
+    if (v.error() == Errc::kRangeOverlap)
+      world.overlaps_refused.fetch_add(1);
+    else if (v.error() == Errc::kMethodUnloaded)
+      world.unloaded_races.fetch_add(1);
+    else
+      fail(std::string("overlapping publishHostCode: ") + v.message());
   }
 
   // Retires one published version of a live method.
@@ -599,7 +604,7 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     std::mt19937_64 rng(seed * 7919 + index);
     std::unordered_map<VersionId, std::pair<Fields, uint64_t>> model;  // vid -> (fields, seq)
     // Versions neither unloaded nor retiring (as of the replay): what (b) must find.
-    std::unordered_map<VersionId, uint64_t> standing;              // vid -> publication seq
+    std::unordered_map<VersionId, uint64_t> standing;                // vid -> publication seq
     std::unordered_map<ModuleId, std::vector<VersionId>> of_module;  // for unloads
     std::unordered_set<ModuleId> unloaded;
     std::unordered_map<VersionId, uint64_t> retire_done;  // vid -> seq
@@ -684,8 +689,8 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
         if (pub >= obs.s0) continue;
         ++rep->completeness_checked;
         if (!seen_set.count(vid))
-          rep->errors.push_back("G3: version " + std::to_string(vid) + " published at seq " +
-                                std::to_string(pub) + " < " + std::to_string(obs.s0) + " not seen");
+          rep->errors.push_back("G3: version " + std::to_string(vid) + " published at seq " + std::to_string(pub) +
+                                " < " + std::to_string(obs.s0) + " not seen");
       }
       if (rep->errors.size() > 20) return;
       // Entry points of methods the walk saw (their slots may hold others by now):
@@ -757,8 +762,8 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
           if (p.rseq > k.publish_seq || unloaded.count(p.module) || retiring.count(p.vid)) continue;
           ++plus_checked;
           if (!std::binary_search(k.seen.begin(), k.seen.end(), p.vid) && shown++ < 10)
-            ADD_FAILURE() << "G3+: version " << p.vid << " published at registry seq " << p.rseq
-                          << " <= the walk's P " << k.publish_seq << " is missing (seed " << seed << ")";
+            ADD_FAILURE() << "G3+: version " << p.vid << " published at registry seq " << p.rseq << " <= the walk's P "
+                          << k.publish_seq << " is missing (seed " << seed << ")";
         }
       }
     }
@@ -786,18 +791,18 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     complete += rep.completeness_checked;
   }
   const MemoryStats ms = rt.memoryStats();
-  std::printf("stress (%s%s): %llu walks, %llu versions field-checked (%llu of reused slots), %llu completeness "
-              "checks, %llu G3+ checks, %llu versions caught up, %llu entry points, %llu stale ids checked, %llu log "
-              "entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an unload; "
-              "%llu methods live, %llu ever, %llu removals reclaimed by their own thread\n",
-              host ? "host" : "model heap", churn ? ", churn" : "", (unsigned long long)walks,
-              (unsigned long long)checked, (unsigned long long)reused,
-              (unsigned long long)complete, (unsigned long long)plus_checked, (unsigned long long)caught_up,
-              (unsigned long long)eps, (unsigned long long)world.stale_checks.load(), (unsigned long long)end,
-              (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
-              (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load(),
-              (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods(),
-              (unsigned long long)ms.reclaimed_inline);
+  std::printf(
+      "stress (%s%s): %llu walks, %llu versions field-checked (%llu of reused slots), %llu completeness "
+      "checks, %llu G3+ checks, %llu versions caught up, %llu entry points, %llu stale ids checked, %llu log "
+      "entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an unload; "
+      "%llu methods live, %llu ever, %llu removals reclaimed by their own thread\n",
+      host ? "host" : "model heap", churn ? ", churn" : "", (unsigned long long)walks, (unsigned long long)checked,
+      (unsigned long long)reused, (unsigned long long)complete, (unsigned long long)plus_checked,
+      (unsigned long long)caught_up, (unsigned long long)eps, (unsigned long long)world.stale_checks.load(),
+      (unsigned long long)end, (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
+      (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load(),
+      (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods(),
+      (unsigned long long)ms.reclaimed_inline);
   // The test must have exercised what it claims to.
   EXPECT_GT(walks, 2u);
   EXPECT_GT(checked, 1000u);

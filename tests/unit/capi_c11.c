@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitprov.h compiled as C11 (-std=c11 -pedantic -Werror in tests/meson.build): the
  * header is usable from C, with the INIT macros. */
 #include <jitprov/jitprov.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API (jitprov/jitprov.h) as a host uses it: host mode with its own addresses and
 // keys, replays, overlaps, retirement and reuse of an address, errors, growable structs,
 // threads that come and go, and fork().
@@ -9,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <algorithm>
 #include <set>
 #include <string>
 #include <thread>
@@ -143,8 +144,8 @@ TEST(CApi, ARundownSinkSeesTheSameWalk) {
   jitprov_rundown_result r{};
   ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_OK);
   jitprov_rundown_destroy(rd);
-  EXPECT_EQ(seen.kinds, (std::vector<uint32_t>{JITPROV_SINK_BEGIN, JITPROV_SINK_MODULE, JITPROV_SINK_VERSION,
-                                               JITPROV_SINK_END}));
+  EXPECT_EQ(seen.kinds,
+            (std::vector<uint32_t>{JITPROV_SINK_BEGIN, JITPROV_SINK_MODULE, JITPROV_SINK_VERSION, JITPROV_SINK_END}));
   EXPECT_EQ(seen.lines, (std::vector<std::string>{"/opt/app/lib/app.jar", "com.example.Orders::sunk 24576 128 4"}));
   EXPECT_EQ(r.versions, 1u);
 }
@@ -155,7 +156,7 @@ TEST(CApi, RundownResultsCarryThePublicationSequence) {
   uint64_t va = 0, vb = 0, vb2 = 0;
   ASSERT_EQ(h.publish(a, 0x1000, 64, &va), JITPROV_OK);   // seq 1
   ASSERT_EQ(h.publish(b, 0x2000, 64, &vb), JITPROV_OK);   // seq 2
-  ASSERT_EQ(jitprov_code_retire(h.rt, va), JITPROV_OK);    // seq 3 (a removal takes a number too)
+  ASSERT_EQ(jitprov_code_retire(h.rt, va), JITPROV_OK);   // seq 3 (a removal takes a number too)
   ASSERT_EQ(h.publish(b, 0x3000, 64, &vb2), JITPROV_OK);  // seq 4
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
   jitprov_rundown* rd = nullptr;
@@ -218,7 +219,7 @@ TEST(CApi, BadArgumentsAreErrorsNotCrashes) {
   Host h;
   uint64_t v = 0;
   EXPECT_EQ(jitprov_runtime_create(nullptr, nullptr), JITPROV_E_INVALID_ARGUMENT);
-  EXPECT_EQ(h.publish(h.method(3, "z"), 0, 16, &v), JITPROV_E_INVALID_ARGUMENT);         // no address
+  EXPECT_EQ(h.publish(h.method(3, "z"), 0, 16, &v), JITPROV_E_INVALID_ARGUMENT);               // no address
   EXPECT_EQ(h.publish(h.method(4, "w"), UINT64_MAX - 4, 16, &v), JITPROV_E_INVALID_ARGUMENT);  // wraps
   EXPECT_EQ(h.publish(999, 0x1000, 16, &v), JITPROV_E_UNKNOWN_METHOD);
   EXPECT_EQ(jitprov_code_publish(h.rt, 1, nullptr, &v), JITPROV_E_INVALID_ARGUMENT);
@@ -393,7 +394,8 @@ TEST(CApi, ForkedChildKeepsWorking) {
       alarm(20);  // a deadlock in the child fails the test instead of hanging it
       uint64_t v = 0;
       int rc = 0;
-      for (int i = 0; i < 50 && rc == 0; ++i) rc = h.publish(methods[size_t(i)], 0x900000000ULL + uint64_t(i) * 0x1000, 64, &v);
+      for (int i = 0; i < 50 && rc == 0; ++i)
+        rc = h.publish(methods[size_t(i)], 0x900000000ULL + uint64_t(i) * 0x1000, 64, &v);
       if (rc == 0) rc = jitprov_code_retire(h.rt, v);
       jitprov_rundown_destroy(rd);  // its thread is the parent's
       jitprov_rundown* child_rd = nullptr;
@@ -656,7 +658,8 @@ TEST(CApi, ResultsKeptAreTheLastOnes) {
   jitprov_rundown* rd = nullptr;
   ASSERT_EQ(jitprov_rundown_create(h.rt, nullptr, &rd), JITPROV_OK);
   constexpr uint64_t kRuns = JITPROV_RUNDOWN_RESULTS_KEPT + 500;
-  for (uint64_t i = 0; i < kRuns; ++i) ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, nullptr), JITPROV_OK);
+  for (uint64_t i = 0; i < kRuns; ++i)
+    ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, nullptr), JITPROV_OK);
   EXPECT_EQ(jitprov_rundown_completed(rd), kRuns);
   std::vector<jitprov_rundown_result> rs(kRuns);
   const size_t kept = jitprov_rundown_results(rd, rs.data(), rs.size(), sizeof(jitprov_rundown_result));
@@ -695,7 +698,8 @@ uint64_t backlogWhileAReaderIsStuck(Host& h, int n, jitprov_memory_stats* end) {
   std::thread jit([&] {
     for (int i = 0; i < n; ++i) {
       uint64_t v = 0;
-      if (h.publish(m, 0x6000000 + uint64_t(i % 64) * 0x100, 64, &v) != JITPROV_OK || jitprov_code_retire(h.rt, v) != JITPROV_OK)
+      if (h.publish(m, 0x6000000 + uint64_t(i % 64) * 0x100, 64, &v) != JITPROV_OK ||
+          jitprov_code_retire(h.rt, v) != JITPROV_OK)
         ADD_FAILURE() << "publish/retire " << i;
     }
     done.store(true);

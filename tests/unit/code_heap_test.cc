@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of the model code heap (code_heap.h): best fit, and free ranges that merge
 // with their neighbours and with the top, so that a heap freed in pieces serves a
 // request as large as their sum. Addresses are numbers in an unmapped range: filling
@@ -60,10 +61,10 @@ TEST(CodeHeap, BestFitSplitsTheSmallestRangeThatFits) {
   const uint64_t keep2 = heap.allocate(16);
   heap.release(big, 4096);
   heap.release(small, 64);
-  EXPECT_EQ(heap.allocate(48), small);           // rounded to 48: the 64-byte range, split
-  EXPECT_EQ(heap.allocate(16), small + 48);      // its rest
-  EXPECT_EQ(heap.allocate(100), big);            // then the large one
-  EXPECT_EQ(heap.freeRanges(), 1u);              // what is left of it
+  EXPECT_EQ(heap.allocate(48), small);       // rounded to 48: the 64-byte range, split
+  EXPECT_EQ(heap.allocate(16), small + 48);  // its rest
+  EXPECT_EQ(heap.allocate(100), big);        // then the large one
+  EXPECT_EQ(heap.freeRanges(), 1u);          // what is left of it
   EXPECT_GT(keep1, big);
   EXPECT_GT(keep2, small);
 }

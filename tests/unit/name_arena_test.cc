@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NameArena (runtime/name_arena.h): what a method's strings become in the registry, and
 // what the registry accounts for them.
 #include <jitprov/runtime.h>
@@ -73,7 +74,8 @@ TEST(NameArena, TheRegistryCountsStringsOncePerModule) {
   const uint64_t empty = rt.memoryStats().method_bytes;
   // 1000 methods sharing one namespace and one signature: those are stored once.
   for (int i = 0; i < 1000; ++i)
-    ASSERT_TRUE(rt.registerMethod(mod, MethodDesc{1, 0, "Contoso.Orders", "Submit_" + std::to_string(i), "(int32)", 0}).ok());
+    ASSERT_TRUE(
+        rt.registerMethod(mod, MethodDesc{1, 0, "Contoso.Orders", "Submit_" + std::to_string(i), "(int32)", 0}).ok());
   const MemoryStats m = rt.memoryStats();
   const uint64_t per_method = (m.method_bytes - empty) / 1000;
   EXPECT_LT(per_method, Runtime::State::MethodTable::slotBytes() + 32) << "slot + a short name, not three strings";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of the rundown engine: triggers, counts, modes.
 #include <jitprov/rundown.h>
 

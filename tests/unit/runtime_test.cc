@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of libjitprov's registry: every operation and its errors.
 #include <jitprov/runtime.h>
 #include <jitprov/utf8.h>
@@ -74,9 +75,9 @@ TEST_F(RuntimeTest, RegistersModulesAndMethodsWithIncreasingIds) {
 }
 
 TEST_F(RuntimeTest, RejectsBadNames) {
-  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC3")).error(), Errc::kInvalidUtf8);           // truncated
-  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC0\xAF")).error(), Errc::kInvalidUtf8);       // overlong
-  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xED\xA0\x80")).error(), Errc::kInvalidUtf8);   // surrogate
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC3")).error(), Errc::kInvalidUtf8);          // truncated
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xC0\xAF")).error(), Errc::kInvalidUtf8);      // overlong
+  EXPECT_EQ(rt.registerMethod(mod, desc("bad\xED\xA0\x80")).error(), Errc::kInvalidUtf8);  // surrogate
   EXPECT_EQ(rt.registerMethod(mod, desc(std::string_view("nul\0in", 6))).error(), Errc::kInvalidUtf8);
   std::string big(kMaxNameBytes + 1, 'x');
   EXPECT_EQ(rt.registerMethod(mod, desc(big)).error(), Errc::kNameTooLong);
@@ -293,7 +294,7 @@ TEST_F(RuntimeTest, AFullHeapWaitsForRetiredCodeAndTriesAgain) {
   auto v = rt.beginJit(*m, Tier::kTier1);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(rt.publishCode(*v, k2G).error(), Errc::kCodeHeapExhausted);  // nothing retired to wait for
-  for (VersionId r : full) ASSERT_TRUE(rt.retireVersion(r).ok());  // 32: a partial batch
+  for (VersionId r : full) ASSERT_TRUE(rt.retireVersion(r).ok());        // 32: a partial batch
   auto r = rt.publishCode(*v, k2G);
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(rt.memoryStats().awaiting_reclamation, 0u);
@@ -410,10 +411,17 @@ TEST(Utf8, SanitizeReplacesAndTruncatesOnCharacterBoundaries) {
   std::string out;
   EXPECT_FALSE(sanitizeUtf8("plain", 100, &out));
   EXPECT_EQ(out, "plain");
-  EXPECT_TRUE(sanitizeUtf8("a\xFF" "b", 100, &out));
-  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b");
+  EXPECT_TRUE(
+      sanitizeUtf8("a\xFF"
+                   "b",
+                   100, &out));
+  EXPECT_EQ(out,
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_TRUE(sanitizeUtf8(std::string_view("a\0b", 3), 100, &out));
-  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(out,
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_TRUE(sanitizeUtf8("\xE2\x82\xAC\xE2\x82\xAC", 5, &out));  // two euro signs, room for one
   EXPECT_EQ(out, "\xE2\x82\xAC");
   EXPECT_TRUE(isValidUtf8("\xF0\x9F\x98\x80"));

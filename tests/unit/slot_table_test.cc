@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of slot reuse (registry.h P9): the slot table on its own, with a table
 // small enough to fill, and the registry's ids and errors across reuse.
 #include <jitprov/runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // jitprov-verify's pipe between its reading and checking threads (tools/verify_pipe.h):
 // every batch consumed once, in order, and what the consumer wrote visible after drain();
 // a consumer's failure stops the producer without a hang. Run under ThreadSanitizer by

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: MIT
 // jitprov-verify's streaming state (tools/verify_state.h) and its fast name check
 // (tools/verify_checks.h), against plain models of the same questions.
-#include "verify_checks.h"
 #include "verify_state.h"
+#include "verify_checks.h"
 
 #include <jitprov/utf8.h>
 
@@ -127,8 +128,8 @@ TEST(SeqSet, ExtremesDoNotWrap) {
 }
 
 TEST(PlainAscii, OnlyWhenEveryByteIsAsciiAndNotNul) {
-  const std::string names[] = {"", "a", "System.Collections.Generic", "Method_123(int32,string)", "1234567",
-                               "12345678", "123456789"};
+  const std::string names[] = {
+      "", "a", "System.Collections.Generic", "Method_123(int32,string)", "1234567", "12345678", "123456789"};
   for (const std::string& n : names) EXPECT_TRUE(jitprov::verify::plainAscii(n)) << n;
   // Not plain: a byte with its high bit (valid UTF-8 or not), or a NUL, in any position.
   for (size_t len = 1; len <= 17; ++len)

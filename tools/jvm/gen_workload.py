@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the Java sources of jitprov's JVM workload: CLASSES classes of METHODS small
 static methods each (tens of thousands of methods in all), plus the driver
 (JitWorkload.java, copied). Usage: gen_workload.py OUT_DIR [CLASSES] [METHODS]"""

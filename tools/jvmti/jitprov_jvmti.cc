@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libjitprov-jvmti.so: HotSpot's compiled code mirrored into jitprov, through JVMTI.
 //
 //   java -agentpath:/path/libjitprov-jvmti.so[=OPTIONS] ...      (OPTIONS: `help`)
@@ -39,9 +40,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <mutex>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -100,7 +101,7 @@ struct Hist {
 };
 
 struct PerfMap {
-  std::string dir;  // empty: off
+  std::string dir;                  // empty: off
   jitprov::tools::AtomicFile file;  // open between a rundown's BEGIN and END
   bool open = false;
   std::string final_path;
@@ -130,7 +131,7 @@ struct Agent {
   // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
   uint64_t superseded_stubs = 0, superseded_methods = 0;
   uint64_t methods = 0, name_failures = 0;
-  uint64_t tier_by[4] = {0, 0, 0, 0};  // VmStructs::Source
+  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
   uint64_t osr = 0;
   Hist load_ns, unload_ns;
@@ -179,10 +180,13 @@ std::string javaClassName(const char* sig) {
 int tierOf(int level, bool osr) {
   if (osr) return JITPROV_TIER1_OSR;
   switch (level) {
-    case 0: return JITPROV_TIER0;
+    case 0:
+      return JITPROV_TIER0;
     case 2:
-    case 3: return JITPROV_TIER_INSTRUMENTED;
-    default: return JITPROV_TIER1;  // 1 (C1, final) and 4 (C2); unknown too
+    case 3:
+      return JITPROV_TIER_INSTRUMENTED;
+    default:
+      return JITPROV_TIER1;  // 1 (C1, final) and 4 (C2); unknown too
   }
 }
 
@@ -267,8 +271,8 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
   it->second = Agent::Live{vid, method_id, c.code_size, stub};
 }
 
-void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
-                                  jint, const jvmtiAddrLocationMap*, const void*) {
+void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr, jint,
+                                  const jvmtiAddrLocationMap*, const void*) {
   Agent& a = *g_agent;
   const uint64_t t0 = nowNs();
   std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
@@ -293,8 +297,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
     if (name != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
   }
   if (code_size > 0 && methodOf(a, jvmti, method, &id))
-    publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr),
-            lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel);
+    publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr), lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel);
   a.load_ns.add(nowNs() - t0);
 }
 
@@ -333,7 +336,8 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     d.name = name != nullptr ? name : "stub";
     d.options = JITPROV_METHOD_SANITIZE_NAMES;
     const int e = jitprov_method_register(a.rt, a.stub_module, &d, &id);
-    if (e != JITPROV_OK && e != JITPROV_E_EXISTS) return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
+    if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
+      return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
   }
   publish(a, id, address, length, JITPROV_TIER0, 0, true);
 }
@@ -356,8 +360,7 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r) {
       if (r->module_id == pm.stub_module)
         std::fprintf(pm.file.file(), "%" PRIx64 " %x %s\n", r->code_start, r->code_size, r->name);
       else
-        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space,
-                     r->name);
+        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space, r->name);
       ++pm.lines;
       break;
     case JITPROV_SINK_END:
@@ -370,7 +373,8 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r) {
         ++pm.written;
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -387,30 +391,35 @@ void writeStats(Agent& a) {
   }
   FILE* f = file.file();
   auto hist = [&](const char* name, const Hist& h) {
-    std::fprintf(f, "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
-                    ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
+    std::fprintf(f,
+                 "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
+                 ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
                  name, h.count, h.total_ns, h.quantile(0.5), h.quantile(0.99), h.max_ns);
   };
   std::fprintf(f, "{\n  \"pid\": %d,\n", int(getpid()));
-  std::fprintf(f, "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
-                  ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
-                  ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
+  std::fprintf(f,
+               "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
+               ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
+               ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
                a.loads, a.replays, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
-  std::fprintf(f, "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
-                  ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
+  std::fprintf(f,
+               "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
+               ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
                a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
-  std::fprintf(f, "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
-                  ", \"unknown\": %" PRIu64 "},\n",
+  std::fprintf(f,
+               "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
+               ", \"unknown\": %" PRIu64 "},\n",
                a.tier_by[0], a.tier_by[1], a.tier_by[3], a.tier_by[2]);
-  std::fprintf(f, "  \"by_level\": {\"0\": %" PRIu64 ", \"1\": %" PRIu64 ", \"2\": %" PRIu64 ", \"3\": %" PRIu64
-                  ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
+  std::fprintf(f,
+               "  \"by_level\": {\"0\": %" PRIu64 ", \"1\": %" PRIu64 ", \"2\": %" PRIu64 ", \"3\": %" PRIu64
+               ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
                a.by_level[0], a.by_level[1], a.by_level[2], a.by_level[3], a.by_level[4], a.by_level[5], a.osr);
   hist("load_callback", a.load_ns);
   hist("unload_callback", a.unload_ns);
-  std::fprintf(f, "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
-                  ", \"provider\": \"%s\"\n}\n",
-               jitprov_rundown_completed(a.rd), a.perfmap.written, a.perfmap.errors,
-               jitprov_trace_provider_status());
+  std::fprintf(f,
+               "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
+               ", \"provider\": \"%s\"\n}\n",
+               jitprov_rundown_completed(a.rd), a.perfmap.written, a.perfmap.errors, jitprov_trace_provider_status());
   if (!file.commit())
     std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
 }
@@ -485,8 +494,10 @@ bool parseOptions(const char* text, Options* o) {
     if (k == "trigger") {
       char why[256];
       if (v.find("signal") != std::string::npos) {
-        std::fprintf(stderr, "jitprov-jvmti: trigger=%s: no signal trigger, HotSpot owns SIGUSR2 (session, every:SEC, "
-                             "at:SEC, exit)\n", v.c_str());
+        std::fprintf(stderr,
+                     "jitprov-jvmti: trigger=%s: no signal trigger, HotSpot owns SIGUSR2 (session, every:SEC, "
+                     "at:SEC, exit)\n",
+                     v.c_str());
         return false;
       }
       if (jitprov_rundown_triggers_check(v.c_str(), why, sizeof why) != JITPROV_OK) {
@@ -553,7 +564,7 @@ jint start(JavaVM* vm, const char* options) {
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
 
-  // Rundown events go to a channel that may block (README): only jitprov's rundown
+  // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's rundown
   // thread emits there. Before the runtime loads lttng-ust.
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "vm_structs.h"
 
 #include <dlfcn.h>
@@ -14,7 +15,7 @@ T readAt(uintptr_t base, long off) noexcept {
   std::memcpy(&v, reinterpret_cast<const void*>(base + uintptr_t(off)), sizeof v);
   return v;
 }
-constexpr int kInvocationEntryBci = -1;  // HotSpot: _entry_bci of a normal (non-OSR) nmethod
+constexpr int kInvocationEntryBci = -1;    // HotSpot: _entry_bci of a normal (non-OSR) nmethod
 constexpr uintptr_t kMaxScan = 64 * 1024;  // nmethod header + relocations before the code
 }  // namespace
 
@@ -32,8 +33,8 @@ std::string VmStructs::init(const void* any_jvm_function) {
   const uint64_t* static_off = sym64("gHotSpotVMStructEntryIsStaticOffset");
   const uint64_t* stride = sym64("gHotSpotVMStructEntryArrayStride");
   dlclose(h);  // NOLOAD took a reference; libjvm.so stays loaded
-  if (table == nullptr || *table == nullptr || !type_off || !field_off || !offset_off || !address_off ||
-      !static_off || !stride)
+  if (table == nullptr || *table == nullptr || !type_off || !field_off || !offset_off || !address_off || !static_off ||
+      !stride)
     return std::string(info.dli_fname) + " exports no gHotSpotVMStructs table";
   for (const char* e = *table;; e += *stride) {
     const char* type = *reinterpret_cast<const char* const*>(e + *type_off);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // HotSpot's own field table (gHotSpotVMStructs, exported by libjvm.so for its
 // serviceability agent), read by field name, so that no offset is compiled in: the
 // compile level and OSR entry of an nmethod, which JVMTI does not give.
@@ -27,7 +28,7 @@ class VmStructs {
   // kNative: set by the agent (JVMTI IsMethodNative): a native wrapper, level 0.
   enum class Source : uint8_t { kMethodCode = 0, kBlobScan = 1, kUnknown = 2, kNative = 3 };
   struct Level {
-    int level = -1;    // HotSpot comp level 0-4, -1 unknown
+    int level = -1;  // HotSpot comp level 0-4, -1 unknown
     bool osr = false;
     Source source = Source::kUnknown;
   };
@@ -54,8 +55,7 @@ class VmStructs {
     bool is_static;
   };
   std::vector<Entry> entries_;
-  long off_method_code_ = -1, off_code_begin_ = -1, off_comp_level_ = -1, off_entry_bci_ = -1,
-       off_blob_method_ = -1;
+  long off_method_code_ = -1, off_code_begin_ = -1, off_comp_level_ = -1, off_entry_bci_ = -1, off_blob_method_ = -1;
   std::vector<std::pair<uintptr_t, uintptr_t>> heaps_;  // [low, high) of each code heap
 };
 

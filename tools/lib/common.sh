@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by tools/check and tools/demo: the package list (the one place it is kept),
 # installing what is missing, and configuring the build directories.
 # shellcheck shell=bash
@@ -5,6 +6,7 @@
 # Debian bookworm packages jitprov needs to build, test and demo.
 JITPROV_PACKAGES=(
   g++ clang llvm meson ninja-build pkg-config      # toolchain; clang builds the BPF programs
+  clang-format                                     # the format test (.clang-format)
   libclang-rt-14-dev                               # libFuzzer and sanitizer runtimes (tests/fuzz)
   liburcu-dev                                      # RCU grace periods for the lock-free registry
   systemtap-sdt-dev                                # sys/sdt.h: USDT probes with semaphores
@@ -53,7 +55,9 @@ configure_build() {
     meson configure "$dir" "$@" >/dev/null || die "meson configure $dir failed"
   else
     rm -rf "$dir"
-    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; die "meson setup $dir failed"; }
-    rm -f "$dir.setup.log"
+    local setup_log
+    setup_log=$(mktemp)  # not beside the build directory: the tree stays clean
+    meson setup "$dir" "$@" >"$setup_log" 2>&1 || { cat "$setup_log" >&2; rm -f "$setup_log"; die "meson setup $dir failed"; }
+    rm -f "$setup_log"
   fi
 }

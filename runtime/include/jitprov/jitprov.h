@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /* jitprov.h: the C API of libjitprov, the stable ABI a JIT runtime embeds.
  *
  * libjitprov keeps a registry of the host's compiled code (modules, methods, their
  * ReJIT (IL) versions and native code versions) that a rundown thread reads lock-free,
  * and emits LTTng-UST events (providers jitprov_runtime and jitprov_rundown) so that
- * addresses in a trace map back to methods. SPEC.md is the contract for the events.
+ * addresses in a trace map back to methods. docs/spec.md is the contract for the events.
  *
  * Conventions
  *  - Every function that can fail returns an int: JITPROV_OK (0) or a positive
@@ -38,7 +39,7 @@
  *  - jitprov_runtime_create() loads the LTTng-UST provider (libjitprov-lttng.so, found
  *    next to libjitprov.so.1, or at $JITPROV_PROVIDER); without it the runtime runs
  *    untraced (jitprov_trace_provider_status() says why).
- *  - For lossless rundowns into a channel with --blocking-timeout (README), set
+ *  - For lossless rundowns into a channel with --blocking-timeout (docs/tracing.md), set
  *    LTTNG_UST_ALLOW_BLOCKING=1 in the environment before the first runtime is created.
  */
 #ifndef JITPROV_JITPROV_H
@@ -81,8 +82,8 @@ enum jitprov_error {
   JITPROV_E_INVALID_UTF8 = 10,  /* a name is not UTF-8 (see JITPROV_METHOD_SANITIZE_NAMES) */
   JITPROV_E_NAME_TOO_LONG = 11, /* a name is longer than 64 KiB */
   JITPROV_E_INVALID_ARGUMENT = 12,
-  JITPROV_E_CAPACITY = 13,      /* a system resource (thread, file descriptor) is exhausted */
-  JITPROV_E_CODE_HEAP = 14,     /* the model code heap is exhausted */
+  JITPROV_E_CAPACITY = 13,  /* a system resource (thread, file descriptor) is exhausted */
+  JITPROV_E_CODE_HEAP = 14, /* the model code heap is exhausted */
   JITPROV_E_BUSY = 15,
   JITPROV_E_EXISTS = 16,        /* a live method has this host key (its id is returned) */
   JITPROV_E_RANGE_OVERLAP = 17, /* the code range overlaps live code of another version */
@@ -92,9 +93,9 @@ enum jitprov_error {
   JITPROV_E_INTERNAL = 21,
   /* The registry's limits are on records live or awaiting reclamation at once, never on
    * ids handed out (ids are 64-bit and never reused): */
-  JITPROV_E_TOO_MANY_MODULES = 22,  /* 1048575 modules */
-  JITPROV_E_TOO_MANY_METHODS = 23,  /* 67108863 methods */
-  JITPROV_E_TOO_MANY_VERSIONS = 24  /* 268435455 native code versions */
+  JITPROV_E_TOO_MANY_MODULES = 22, /* 1048575 modules */
+  JITPROV_E_TOO_MANY_METHODS = 23, /* 67108863 methods */
+  JITPROV_E_TOO_MANY_VERSIONS = 24 /* 268435455 native code versions */
 };
 
 /* A sentence fragment for an error ("unknown method id"); never NULL. */
@@ -164,8 +165,7 @@ JITPROV_API uint32_t jitprov_runtime_instance(const jitprov_runtime* rt);
 /* ---- modules and methods --------------------------------------------------------- */
 
 /* Registers a module; collectible modules can be unloaded. */
-JITPROV_API int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible,
-                                        uint64_t* module_id);
+JITPROV_API int jitprov_module_register(jitprov_runtime* rt, const char* path, int collectible, uint64_t* module_id);
 /* Unloads a collectible module with its methods and all their code (fires
  * method_unload and module_unload). Host-mode ranges are free again when it returns. */
 JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id);
@@ -175,16 +175,17 @@ JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id);
 
 typedef struct jitprov_method_desc {
   size_t sz;
-  uint64_t host_key;       /* the host's identity (e.g. a jmethodID); 0 = none */
-  uint32_t token;          /* metadata token */
+  uint64_t host_key; /* the host's identity (e.g. a jmethodID); 0 = none */
+  uint32_t token;    /* metadata token */
   uint32_t flags;
-  const char* name_space;  /* declaring type, e.g. "java.lang.String" */
+  const char* name_space; /* declaring type, e.g. "java.lang.String" */
   const char* name;
   const char* signature;
-  uint32_t options;        /* JITPROV_METHOD_* */
+  uint32_t options; /* JITPROV_METHOD_* */
 } jitprov_method_desc;
 
-#define JITPROV_METHOD_DESC_INIT { sizeof(jitprov_method_desc), 0, 0, 0, NULL, NULL, NULL, 0 }
+#define JITPROV_METHOD_DESC_INIT \
+  { sizeof(jitprov_method_desc), 0, 0, 0, NULL, NULL, NULL, 0 }
 
 /* Registers a method. Names are immutable afterwards. When a live method already has
  * desc->host_key, returns JITPROV_E_EXISTS and writes that method's id to *method_id. */
@@ -197,14 +198,15 @@ JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint
 
 typedef struct jitprov_code_desc {
   size_t sz;
-  uint64_t code_start;     /* != 0 */
-  uint32_t code_size;      /* > 0, else JITPROV_E_ZERO_CODE_SIZE */
-  uint32_t tier;           /* enum jitprov_tier */
-  uint32_t host_tier;      /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
-  uint32_t osr_il_offset;  /* for JITPROV_TIER1_OSR */
+  uint64_t code_start;    /* != 0 */
+  uint32_t code_size;     /* > 0, else JITPROV_E_ZERO_CODE_SIZE */
+  uint32_t tier;          /* enum jitprov_tier */
+  uint32_t host_tier;     /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
+  uint32_t osr_il_offset; /* for JITPROV_TIER1_OSR */
 } jitprov_code_desc;
 
-#define JITPROV_CODE_DESC_INIT { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0 }
+#define JITPROV_CODE_DESC_INIT \
+  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0 }
 
 /* Host mode: records code the host compiled for method_id at [code_start,
  * code_start + code_size) as a new native version of the method's active IL version,
@@ -227,8 +229,7 @@ JITPROV_API int jitprov_jit_begin(jitprov_runtime* rt, uint64_t method_id, int t
  * full and retired or unloaded code is still waiting for its grace period, waits for
  * it (for every lock-free read in progress, a rundown sink's callback included) and
  * tries once more: JITPROV_E_CODE_HEAP if it is still full. */
-JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_size,
-                                    uint64_t* code_start);
+JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_size, uint64_t* code_start);
 
 /* Retires one native version (fires code_unload). A lock-free rundown that begins
  * after this returns does not report it; one running meanwhile may. If it was the
@@ -251,7 +252,7 @@ JITPROV_API uint64_t jitprov_entry_point(const jitprov_runtime* rt, uint64_t met
 
 /* ---- statistics ------------------------------------------------------------------ */
 
-#define JITPROV_HIST_BUCKETS 48 /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
+#define JITPROV_HIST_BUCKETS 48                        /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
 #define JITPROV_LOCK_SITES (JITPROV_LOCK_SITE_MAX + 1) /* index = USDT site value; 0 unused */
 
 typedef struct jitprov_hist {
@@ -265,14 +266,14 @@ typedef struct jitprov_memory_stats {
   size_t sz;
   uint64_t live_modules;
   uint64_t live_methods;
-  uint64_t il_versions;       /* ReJIT IL versions */
-  uint64_t native_versions;   /* live, and retired ones awaiting their grace period */
-  uint64_t method_bytes;      /* method records with their names */
-  uint64_t version_bytes;     /* IL and native version nodes */
-  uint64_t table_bytes;       /* id -> record tables, modules' method lists */
-  uint64_t retired;           /* native versions retired (jitprov_code_retire) */
-  uint64_t replayed;          /* host publications that returned an existing version */
-  uint64_t overlaps_refused;  /* host publications refused with JITPROV_E_RANGE_OVERLAP */
+  uint64_t il_versions;      /* ReJIT IL versions */
+  uint64_t native_versions;  /* live, and retired ones awaiting their grace period */
+  uint64_t method_bytes;     /* method records with their names */
+  uint64_t version_bytes;    /* IL and native version nodes */
+  uint64_t table_bytes;      /* id -> record tables, modules' method lists */
+  uint64_t retired;          /* native versions retired (jitprov_code_retire) */
+  uint64_t replayed;         /* host publications that returned an existing version */
+  uint64_t overlaps_refused; /* host publications refused with JITPROV_E_RANGE_OVERLAP */
   /* --- since the reclamation bound --- */
   uint64_t awaiting_reclamation;    /* records removed, waiting for their grace period */
   uint64_t max_reclamation_backlog; /* the bound in force (0: none) */
@@ -282,7 +283,6 @@ typedef struct jitprov_memory_stats {
 
 /* out->sz must be set by the caller; fields beyond it are not written. */
 JITPROV_API int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* out);
-
 
 typedef struct jitprov_lock_stats {
   size_t sz;
@@ -350,7 +350,8 @@ typedef struct jitprov_rundown_config {
   void* sink_ctx;
 } jitprov_rundown_config;
 
-#define JITPROV_RUNDOWN_CONFIG_INIT { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0, NULL, NULL }
+#define JITPROV_RUNDOWN_CONFIG_INIT \
+  { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0, NULL, NULL }
 
 /* Checks a trigger list; on error writes why into `why` (may be NULL) and returns
  * JITPROV_E_INVALID_ARGUMENT. */
@@ -376,21 +377,21 @@ JITPROV_API void jitprov_rundown_request_from_signal(jitprov_rundown* rd);
 
 typedef struct jitprov_rundown_result {
   uint64_t rundown_id;
-  uint32_t mode;      /* enum jitprov_rundown_mode */
-  uint32_t trigger;   /* enum jitprov_rundown_trigger */
+  uint32_t mode;    /* enum jitprov_rundown_mode */
+  uint32_t trigger; /* enum jitprov_rundown_trigger */
   uint64_t method_count;
   uint64_t modules;
   uint64_t methods;
   uint64_t versions;
-  uint64_t skipped;   /* versions seen whose code was not published yet */
-  uint64_t retried;   /* emission stalls waiting for trace buffer space */
-  uint64_t begin_ns;  /* CLOCK_MONOTONIC */
+  uint64_t skipped;  /* versions seen whose code was not published yet */
+  uint64_t retried;  /* emission stalls waiting for trace buffer space */
+  uint64_t begin_ns; /* CLOCK_MONOTONIC */
   uint64_t duration_ns;
-  int traced;         /* recorded into at least one lttng session */
+  int traced; /* recorded into at least one lttng session */
   /* --- since the publication sequence (first 88 bytes: the original layout) --- */
-  uint32_t sessions;  /* lttng sessions it was recorded into */
+  uint32_t sessions;    /* lttng sessions it was recorded into */
   uint64_t begin_seq;   /* the publication sequence when it began */
-  uint64_t publish_seq; /* P: complete up to this publication (SPEC.md G3+) */
+  uint64_t publish_seq; /* P: complete up to this publication (docs/spec.md G3+) */
   uint64_t end_seq;     /* E: the sequence at its end */
   uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
   uint64_t catch_up_ns; /* time the catch-up took */

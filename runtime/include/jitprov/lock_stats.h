@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // In-process statistics of the code-version-manager lock: per site, and split by
 // "during a rundown" / "outside", the count, total, maximum and log2 histogram of the
 // time spent waiting for the lock and holding it.

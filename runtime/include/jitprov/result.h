@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Result<T>: how libjitprov reports API misuse and failures to its host.
 //
 // Library code never throws into, or aborts, the host runtime. Every fallible call
@@ -27,10 +28,10 @@ enum class Errc : uint8_t {
   kCodeHeapExhausted,
   kBusy,
   // Appended (the values are the C API's error numbers: never renumber).
-  kAlreadyExists,    // a method with this host key is registered already
-  kRangeOverlap,     // the code range overlaps a live one of another version
-  kVersionGone,      // the version was retired, or its method unloaded
-  kWrongCodeMode,    // host-mode call on a model-heap runtime, or the reverse
+  kAlreadyExists,  // a method with this host key is registered already
+  kRangeOverlap,   // the code range overlaps a live one of another version
+  kVersionGone,    // the version was retired, or its method unloaded
+  kWrongCodeMode,  // host-mode call on a model-heap runtime, or the reverse
   kOutOfMemory,
   kInternal,         // a bug in jitprov: an exception reached the C boundary
   kTooManyModules,   // the module table is full of live (or not yet reclaimed) modules
@@ -46,7 +47,7 @@ template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)), errc_(Errc::kOk) {}  // NOLINT: implicit by design
-  Result(Errc e) : value_(), errc_(e) {}                            // NOLINT: implicit by design
+  Result(Errc e) : value_(), errc_(e) {}                           // NOLINT: implicit by design
 
   bool ok() const noexcept { return errc_ == Errc::kOk; }
   explicit operator bool() const noexcept { return ok(); }

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 // RundownEngine: the rundown thread. Emits jitprov_rundown events, one `method` per
 // published native code version, bracketed by rundown_begin and rundown_end, when a
-// trigger fires (SPEC.md "Rundown").
+// trigger fires (docs/spec.md "Rundown").
 //
 // In mode lockfree the rundown never takes the code-version-manager lock (G1); the walk
 // it emits from gives G2-G4 (runtime.h). Modes locked and per-method hold the lock
@@ -71,7 +72,7 @@ struct RundownResult {
   uint64_t duration_ns = 0;
   bool traced = false;    // recorded into at least one session
   uint64_t sessions = 0;  // lttng sessions it was recorded into
-  // The publication sequence (SPEC.md "Exact completeness", runtime.h CompleteWalk).
+  // The publication sequence (docs/spec.md "The publication sequence", runtime.h CompleteWalk).
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0;
   uint64_t caught_up = 0;    // versions added by the catch-up (included in `versions`)
   uint64_t catch_up_ns = 0;  // time the catch-up took
@@ -82,12 +83,12 @@ struct RundownResult {
 // be tested on real traces. Never set outside tests.
 enum class RundownFault : uint8_t {
   kNone,
-  kDuplicate,  // one version's record is emitted twice
-  kTorn,       // one version's record carries a wrong code_size
-  kTornName,   // one version's record carries another signature of the same length
-  kSkip,       // one version's record is not emitted (nor counted)
-  kNoEnd,      // rundown_end is not emitted
-  kBeginTwice, // rundown_begin is emitted again after rundown_end, with the same id
+  kDuplicate,   // one version's record is emitted twice
+  kTorn,        // one version's record carries a wrong code_size
+  kTornName,    // one version's record carries another signature of the same length
+  kSkip,        // one version's record is not emitted (nor counted)
+  kNoEnd,       // rundown_end is not emitted
+  kBeginTwice,  // rundown_begin is emitted again after rundown_end, with the same id
 };
 bool parseRundownFault(std::string_view s, RundownFault* out) noexcept;
 
@@ -120,9 +121,7 @@ class RundownEngine {
   std::vector<RundownResult> results() const;
   uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
   // The mode the next triggered rundown will use.
-  RundownMode mode() const noexcept {
-    return modes_[mode_turn_.load(std::memory_order_relaxed) % modes_.size()];
-  }
+  RundownMode mode() const noexcept { return modes_[mode_turn_.load(std::memory_order_relaxed) % modes_.size()]; }
 
   // Caps the rundown's emission rate (events per second; 0 = as fast as it can). A
   // lock-free rundown blocks nobody however long it takes, so it can afford to pace
@@ -170,7 +169,7 @@ class RundownEngine {
   const RundownTriggers triggers_;
   std::thread thread_;
   int owner_pid_ = 0;  // the process that started thread_ (a forked child has no thread)
-  int wake_fd_ = -1;  // eventfd: written by request*(), polled by the thread
+  int wake_fd_ = -1;   // eventfd: written by request*(), polled by the thread
   std::atomic<bool> stop_{false};
   std::atomic<bool> cancel_{false};  // stop(): cut the rundown in progress short
   // Set by request()/requestFromSignal(), consumed by the thread. lock-free atomics so
@@ -188,7 +187,7 @@ class RundownEngine {
   void* sink_ctx_ = nullptr;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
-  std::mutex run_mu_;  // one rundown at a time (the engine's thread and runNow callers)
+  std::mutex run_mu_;     // one rundown at a time (the engine's thread and runNow callers)
   bool running_ = false;  // a rundown holds run_mu_ (guarded by it; read by forkChild)
   // runNow() callers inside the engine, and whether the destructor has begun: it waits
   // for the count to drop to 0, and calls that find it begun return at once.

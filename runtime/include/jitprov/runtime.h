@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // libjitprov: the in-process model of a JIT runtime's code-version registry.
 //
 // Concurrency contract (runtime/registry.h owns the structures and
@@ -8,7 +9,7 @@
 //  - Module and method registration take the loader mutex, not the CVM lock (as in
 //    CoreCLR, creating a method descriptor is not a code-version operation).
 //  - entryPoint() and walk(kNone) never take a lock and may run concurrently with every
-//    other call, on any thread. They follow the publication protocol of SPEC.md.
+//    other call, on any thread. They follow the publication protocol of docs/spec.md.
 //  - Memory a lock-free reader can reach is reclaimed only after an RCU grace period.
 #pragma once
 
@@ -75,21 +76,21 @@ struct CompleteWalk {
 struct MemoryStats {
   uint64_t live_modules = 0;
   uint64_t live_methods = 0;
-  uint64_t il_versions = 0;      // ReJIT IL versions (not counted: each method's original, allocated
-                                 // with its first code)
+  uint64_t il_versions = 0;  // ReJIT IL versions (not counted: each method's original, allocated
+                             // with its first code)
   uint64_t native_versions = 0;
-  uint64_t method_bytes = 0;     // method records (their slots) and their names
-  uint64_t version_bytes = 0;    // IL version nodes and native version records (slots)
-  uint64_t table_bytes = 0;      // the rest of the tables (free slots, directories) and modules' method lists
-  uint64_t retired = 0;          // native versions retired one by one (retireVersion)
-  uint64_t replayed = 0;         // host publications that returned an existing version
-  uint64_t overlaps_refused = 0; // host publications refused for overlapping live code
-  uint64_t awaiting_reclamation = 0;  // records removed, waiting for their grace period
-  uint64_t reclaimed_inline = 0;      // removals whose thread waited for the grace period
-                                      // itself (the backlog was past its bound)
-  uint64_t slots_retired = 0;  // table slots never reused again: their generations ran out,
-                               // or recording them for reuse ran out of memory
-  HistSnapshot reclaim_wait;   // the waits of the reclaimed_inline removals
+  uint64_t method_bytes = 0;             // method records (their slots) and their names
+  uint64_t version_bytes = 0;            // IL version nodes and native version records (slots)
+  uint64_t table_bytes = 0;              // the rest of the tables (free slots, directories) and modules' method lists
+  uint64_t retired = 0;                  // native versions retired one by one (retireVersion)
+  uint64_t replayed = 0;                 // host publications that returned an existing version
+  uint64_t overlaps_refused = 0;         // host publications refused for overlapping live code
+  uint64_t awaiting_reclamation = 0;     // records removed, waiting for their grace period
+  uint64_t reclaimed_inline = 0;         // removals whose thread waited for the grace period
+                                         // itself (the backlog was past its bound)
+  uint64_t slots_retired = 0;            // table slots never reused again: their generations ran out,
+                                         // or recording them for reuse ran out of memory
+  HistSnapshot reclaim_wait;             // the waits of the reclaimed_inline removals
   uint64_t max_reclamation_backlog = 0;  // the bound in force (0: none)
 };
 
@@ -156,7 +157,7 @@ class Runtime {
   Result<uint64_t> entryPointLocked(MethodId method);
 
   // Calls `visit` once for every published native version of every live method.
-  // With WalkLocking::kNone it is lock-free and gives SPEC.md's G2-G4 for the walk.
+  // With WalkLocking::kNone it is lock-free and gives docs/spec.md's G2-G4 for the walk.
   // A method registered after the walk started may be missed; one registered before
   // may not. `visit` must not call back into this runtime's mutating API.
   WalkStats walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
@@ -168,8 +169,7 @@ class Runtime {
   // The same, calling `between_batches` between the walk's RCU read sections (every
   // 1024 methods), where the caller may sleep (pacing) without holding up reclamation.
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
-                            FunctionRef<void(const VersionView&)> visit,
-                            FunctionRef<void()> between_batches) const;
+                            FunctionRef<void(const VersionView&)> visit, FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
   uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
@@ -202,8 +202,8 @@ class Runtime {
 
  private:
   template <std::memory_order kNextOrder>
-  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
-                     uint64_t upto, FunctionRef<void()> between_batches) const;
+  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after, uint64_t upto,
+                     FunctionRef<void()> between_batches) const;
 
   RuntimeConfig config_;
   std::unique_ptr<State> s_;

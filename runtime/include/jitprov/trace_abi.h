@@ -1,10 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The LTTng tracepoint, sys/sdt.h or X-macro tables below are aligned by hand. */
+/* clang-format off */
 /* The trace ABI's enumerations, defined once (SPEC.md): the numeric values are what the
  * events, the USDT probes and the C API carry; never renumber them. Plain C
  * preprocessor, no includes, so that every consumer can use it:
  *   - the C API (jitprov.h) and the C++ runtime (types.h, types.cc): enums and names;
  *   - the LTTng provider: the events' enum mappings (the labels in the metadata);
  *   - the BPF program (probes/bpf/lockwait.h): its array sizes;
- *   - tests/trace_abi_check.py: the bpftrace scripts' and the README's lists.
+ *   - tests/trace_abi_check.py: the bpftrace scripts' and docs/spec.md's lists.
  * Each list is X(value, C API name, C++ enumerator, label). */
 #ifndef JITPROV_TRACE_ABI_H
 #define JITPROV_TRACE_ABI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Identifiers and enumerations shared by the runtime, the tracepoint provider and the
 // tools. The numeric values of Tier and LockSite are trace ABI (they appear in CTF
 // traces and USDT probe arguments): never renumber them, only append.
@@ -57,7 +58,7 @@ struct HostCode {
   uint64_t code_start = 0;  // != 0
   uint32_t code_size = 0;   // > 0
   Tier tier = Tier::kTier0;
-  uint16_t host_tier = 0;   // the host's own tier number (HotSpot: comp level 0-4)
+  uint16_t host_tier = 0;  // the host's own tier number (HotSpot: comp level 0-4)
   uint32_t osr_il_offset = 0;
 };
 

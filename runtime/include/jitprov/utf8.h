@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // UTF-8 validation (for registration) and sanitisation (for trace output).
 #pragma once
 
