@@ -9,6 +9,7 @@
 #include <jitprov/utf8.h>
 
 #include "capi_internal.h"
+#include "rundown_emitter.h"
 #include "rcu.h"
 
 #include <unistd.h>
@@ -520,9 +521,9 @@ int jitprov_trace_provider_loaded(void) {
 // ---- internal (hidden: not part of the ABI; the test build of the simulator uses it) ----------
 
 int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault) {
-  jitprov::RundownFault f;
-  if (rd == nullptr || fault == nullptr || !jitprov::parseRundownFault(fault, &f)) return JITPROV_E_INVALID_ARGUMENT;
-  rd->engine.injectFault(f);
+  std::unique_ptr<jitprov::RundownEmitter> e = fault != nullptr ? jitprov::faultyEmitter(fault) : nullptr;
+  if (rd == nullptr || e == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  rd->engine.setEmitter(std::move(e));
   return JITPROV_OK;
 }
 

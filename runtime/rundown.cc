@@ -4,6 +4,7 @@
 #include "cvm_lock.h"
 #include "fork.h"
 #include "jitprov_usdt.h"
+#include "rundown_emitter.h"
 #include "trace.h"
 
 #include <poll.h>
@@ -14,67 +15,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <string>
 #include <system_error>
 #include <utility>
 
 namespace jitprov {
-
-namespace {
-
-// Whether each of the 8 bytes of `w` is printable ASCII.
-bool printable(uint64_t w) {
-  for (int i = 0; i < 8; ++i, w >>= 8)
-    if ((w & 0xff) < 0x20 || (w & 0xff) > 0x7e) return false;
-  return true;
-}
-
-// Test-only (RundownFault::kTornName): `sig` changed, of the same length. From 16 bytes
-// on, its first two 8-byte words are replaced by printable ASCII such that the name hash
-// jitprov-verify compared before issue 22 is unchanged (per word h = (h ^ w) * K, then
-// h ^= h >> 29: each step a bijection, so a second word can undo the first's change): a
-// verifier comparing that 64-bit digest passes the record, one comparing every byte
-// (or XXH3-128) does not. Shorter: its last printable byte flipped.
-std::string tornSignature(std::string_view sig) {
-  std::string out(sig);
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-  auto mix = [](uint64_t x) {
-    x *= kMul;
-    return x ^ (x >> 29);
-  };
-  if (out.size() >= 16) {
-    uint64_t a, b;
-    std::memcpy(&a, out.data(), 8);
-    std::memcpy(&b, out.data() + 8, 8);
-    const uint64_t h0 = out.size() * kMul, h1 = mix(h0 ^ a);
-    // After the second word the state is mix(mix(h0 ^ a2) ^ b2): the original's when
-    // b2 = b ^ h1 ^ mix(h0 ^ a2). Printable candidates a2 until b2 is printable too
-    // (one in about 2800).
-    uint64_t rng = 0x2545F4914F6CDD1DULL;
-    for (int tries = 0; tries < (1 << 22); ++tries) {
-      uint64_t a2 = 0;
-      for (int i = 0; i < 8; ++i) {
-        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-        a2 |= uint64_t(0x20 + (rng >> 33) % 95) << (8 * i);
-      }
-      const uint64_t b2 = b ^ h1 ^ mix(h0 ^ a2);
-      if (a2 == a || !printable(b2)) continue;
-      std::memcpy(out.data(), &a2, 8);
-      std::memcpy(out.data() + 8, &b2, 8);
-      return out;
-    }
-  }
-  for (size_t i = out.size(); i-- > 0;)
-    if (out[i] >= 0x20 && out[i] < 0x7f) {
-      out[i] ^= 1;  // stays ASCII, never NUL
-      return out;
-    }
-  return out + "?";
-}
-
-}  // namespace
 
 RundownEngine::RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers)
     : RundownEngine(rt, std::vector<RundownMode>{mode}, triggers) {}
@@ -91,6 +37,8 @@ RundownMode RundownEngine::nextMode() noexcept {
   const uint64_t i = mode_turn_.fetch_add(1, std::memory_order_relaxed);
   return modes_[i % modes_.size()];
 }
+
+void RundownEngine::setEmitter(std::unique_ptr<RundownEmitter> e) noexcept { emitter_ = std::move(e); }
 
 RundownEngine::~RundownEngine() {
   {
@@ -312,7 +260,10 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
   auto begin = [&](uint64_t begin_seq) {
-    trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
+    if (emitter_ != nullptr)
+      emitter_->begin(ev, mode, trigger, r.method_count, begin_seq);
+    else
+      trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
     if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
     r.modules = rt_.walkModules([&](const ModuleView& m) {
       trace::rundownModule(ev, m);
@@ -334,11 +285,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   // while holding the lock (locked modes are not paced: they exist to be measured).
   const uint64_t rate = locking == WalkLocking::kNone && r.traced ? max_rate_ : 0;
   const uint64_t walk_start = monotonicNs();
-  // The fault (tests only) hits the 100th version of the rundown (torn-name: the first
-  // from there with a signature of 16 bytes or more, which tornSignature needs).
-  constexpr uint64_t kFaultAt = 100;
-  uint64_t visited = 0, skipped_by_fault = 0;
-  bool faulted = false;
+  uint64_t not_emitted = 0;  // by a test emitter (rundown_emitter.h)
   // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
   // version, so shutdown waits a bounded time), and rundown_end says so.
   uint64_t abandoned = 0, abandoned_catch_up = 0, begin_seq = 0;
@@ -354,29 +301,12 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
           if (v.publish_seq > begin_seq) ++abandoned_catch_up;
           return;
         }
-        if (fault_ != RundownFault::kNone && !faulted && ++visited >= kFaultAt &&
-            (fault_ != RundownFault::kTornName || v.signature.size() >= 16)) {
-          faulted = true;
-          if (fault_ == RundownFault::kSkip) {
-            ++skipped_by_fault;
-            return;
-          }
-          if (fault_ == RundownFault::kDuplicate) trace::rundownMethod(ev, v);
-          if (fault_ == RundownFault::kTorn) {
-            VersionView torn = v;
-            torn.code_size += 1;
-            trace::rundownMethod(ev, torn);
-            return;
-          }
-          if (fault_ == RundownFault::kTornName) {
-            const std::string sig = tornSignature(v.signature);
-            VersionView torn = v;
-            torn.signature = sig;
-            trace::rundownMethod(ev, torn);
-            return;
-          }
+        if (emitter_ == nullptr) {
+          trace::rundownMethod(ev, v);
+        } else if (!emitter_->method(ev, v)) {
+          ++not_emitted;
+          return;
         }
-        trace::rundownMethod(ev, v);
         if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
         if (++emitted % kWindow == 0) {
           const uint64_t now = monotonicNs();
@@ -399,7 +329,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
         window_start = now;  // a pacing sleep is not a stall
       });
   r.methods = cw.walk.methods;
-  r.versions = cw.walk.versions + cw.caught_up - skipped_by_fault - abandoned;
+  r.versions = cw.walk.versions + cw.caught_up - not_emitted - abandoned;
   r.cut_short = abandoned > 0;
   r.skipped = cw.walk.skipped;
   r.begin_seq = cw.begin_seq;
@@ -408,7 +338,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   r.caught_up = cw.caught_up - abandoned_catch_up;
   r.catch_up_ns = cw.catch_up_ns;
   r.duration_ns = monotonicNs() - r.begin_ns;
-  if (fault_ != RundownFault::kNoEnd) {
+  {
     // A session that stopped and started again while this rundown ran lost part of it
     // (and has its own rundown queued): its rundown_end says cut short.
     std::vector<void*> whole, restarted;
@@ -422,11 +352,16 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
     }
     trace::RundownEnd end{r.modules,     r.methods,     r.versions, r.skipped,   r.retried,
                           r.duration_ns, r.publish_seq, r.end_seq,  r.caught_up, r.cut_short};
-    trace::rundownEnd({trace::Sessions(whole), ev.instance, ev.id}, end);
-    end.cut_short = true;
-    trace::rundownEnd({trace::Sessions(restarted), ev.instance, ev.id}, end);
+    const trace::Rundown to_whole{trace::Sessions(whole), ev.instance, ev.id};
+    const trace::Rundown to_restarted{trace::Sessions(restarted), ev.instance, ev.id};
+    if (emitter_ != nullptr) {
+      emitter_->end(to_whole, to_restarted, end);
+    } else {
+      trace::rundownEnd(to_whole, end);
+      end.cut_short = true;
+      trace::rundownEnd(to_restarted, end);
+    }
   }
-  if (fault_ == RundownFault::kBeginTwice) trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
   if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

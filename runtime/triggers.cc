@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The rundown's option parsers (triggers, test faults): no dependency on the rest of
+// The rundown's option parser (triggers): no dependency on the rest of
 // the runtime, so that the fuzz targets (tests/fuzz) link them alone.
 #include <jitprov/rundown.h>
 
@@ -61,21 +61,6 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
   }
   *out = t;
   return true;
-}
-
-bool parseRundownFault(std::string_view s, RundownFault* out) noexcept {
-  static constexpr std::pair<std::string_view, RundownFault> kNames[] = {
-      {"none", RundownFault::kNone},         {"duplicate", RundownFault::kDuplicate},
-      {"torn", RundownFault::kTorn},         {"skip", RundownFault::kSkip},
-      {"no-end", RundownFault::kNoEnd},      {"begin-twice", RundownFault::kBeginTwice},
-      {"torn-name", RundownFault::kTornName}};
-  for (const auto& [name, f] : kNames) {
-    if (s == name) {
-      *out = f;
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace jitprov

@@ -21,7 +21,7 @@
 // threads. One mutex serialises the agent's own bookkeeping (address -> version).
 #include <jitprov/jitprov.h>
 
-#include "../atomic_file.h"
+#include "atomic_file.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>

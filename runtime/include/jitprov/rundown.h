@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <ctime>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -79,18 +80,7 @@ struct RundownResult {
   bool cut_short = false;    // stop() ended it before its walk did: not complete
 };
 
-// Test-only: ways to break a rundown's emission on purpose, so that trace verifiers can
-// be tested on real traces. Never set outside tests.
-enum class RundownFault : uint8_t {
-  kNone,
-  kDuplicate,   // one version's record is emitted twice
-  kTorn,        // one version's record carries a wrong code_size
-  kTornName,    // one version's record carries another signature of the same length
-  kSkip,        // one version's record is not emitted (nor counted)
-  kNoEnd,       // rundown_end is not emitted
-  kBeginTwice,  // rundown_begin is emitted again after rundown_end, with the same id
-};
-bool parseRundownFault(std::string_view s, RundownFault* out) noexcept;
+class RundownEmitter;  // internal (runtime/rundown_emitter.h)
 
 class RundownEngine {
  public:
@@ -128,8 +118,9 @@ class RundownEngine {
   // itself to what a non-blocking (discard-mode) channel's consumer drains. Set before
   // start().
   void setMaxRate(uint64_t events_per_sec) noexcept { max_rate_ = events_per_sec; }
-  // Test-only (RundownFault). Set before start().
-  void injectFault(RundownFault f) noexcept { fault_ = f; }
+  // Internal (runtime/rundown_emitter.h): emit through `e` instead of the tracepoints.
+  // Set before start().
+  void setEmitter(std::unique_ptr<RundownEmitter> e) noexcept;
 
   // A second consumer of every rundown's walk, besides the LTTng events (the JVM
   // agent's perf map): called on the rundown's thread with the rundown's begin, each
@@ -182,7 +173,7 @@ class RundownEngine {
   std::vector<void*> pending_sessions_;  // guarded by sessions_mu_
   uint64_t watch_token_ = 0;
   uint64_t max_rate_ = 0;
-  RundownFault fault_ = RundownFault::kNone;
+  std::unique_ptr<RundownEmitter> emitter_;  // null: the tracepoints
   Sink sink_ = nullptr;
   void* sink_ctx_ = nullptr;
   std::atomic<uint64_t> next_id_{1};
