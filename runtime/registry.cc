@@ -697,13 +697,10 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
       // Software pipeline: the method record kPrefetchMethod ids ahead, its newest IL
       // version kPrefetchIl ahead (the record should be in cache by then) and that IL
       // version's newest native version kPrefetchVersion ahead, so that the cold walk
-      // does not stall on each pointer (loads with acquire, as the walk's own: P1). Measured
-      // with jitprov-bench-registry, 1M methods, in separate runs: once tier-ups have
-      // scattered the newest versions in memory, 18.0-22.0 ns/version with it vs
-      // 30.8-33.3 without; on a freshly built registry (records in allocation order,
-      // which the hardware prefetcher follows) 14.6-15.5 with vs 10.2 without. With the
-      // three stages (the first IL version out of the record), 2 M methods, this tree
-      // and the one before in turn: 16.8-17.8 vs 21.2-22.3 ns/version.
+      // does not stall on each pointer (loads with acquire, as the walk's own: P1). It pays
+      // once tier-ups have scattered the newest versions in memory, and costs a little on
+      // a registry still in allocation order, which the hardware prefetcher follows
+      // (docs/measurements.md, "The walk's prefetch").
       if (index + kPrefetchMethod < end) __builtin_prefetch(s_->methods.slotAddress(index + kPrefetchMethod));
       if (index + kPrefetchIl < end) {
         if (const Method* ahead = s_->methods.at(index + kPrefetchIl))

@@ -272,10 +272,10 @@ struct Runtime::State {
 
   // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
   // 268M native versions, 1M modules. Ids are never reused.
-  // Huge pages for the version table only (slot_table.h): with the method table in them
-  // too, the walk at 10 M methods was 20.3 ns per version instead of 23.2, but on this
-  // VM a huge page's first touch costs far more than 512 small ones (its host takes free
-  // 2 MB blocks back), and registration was 0.53-0.60 us per method instead of 0.37-0.48.
+  // Huge pages for the version table only (slot_table.h): the method table in them too
+  // made the walk a little faster but registration much slower on a VM whose host takes
+  // free 2 MB blocks back, where a huge page's first touch costs far more than 512 small
+  // ones (docs/measurements.md, "Huge pages").
   using MethodTable = SlotTable<Method, 16, 1024, false>;
   using VersionTable = SlotTable<NativeVersion, 16, 4096>;
   using ModuleTable = SlotTable<Module, 12, 256>;

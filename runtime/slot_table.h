@@ -263,10 +263,8 @@ class SlotTable {
   // "madvise" mode is Debian's default; JITPROV_HUGE_PAGES=0 in the environment leaves
   // that out); other chunks are calloc'd. The walk reads the chunks in order, and with
   // 4 KB pages a walk of 10 M methods crosses 240 000 pages, each a TLB miss the hardware
-  // prefetcher does not cross. Measured, 10 M methods, the walk's share of a rundown
-  // (jitprov-bench-emit under perf): 35.2 ns per version with 4 KB pages, 23.2 with the
-  // version table in huge pages. The price is paid at the first touch of each 2 MB
-  // (registry.h: why the method table does not ask).
+  // prefetcher does not cross (docs/measurements.md, "Huge pages"). The price is paid at
+  // the first touch of each 2 MB (registry.h: why the method table does not ask).
   static constexpr size_t kChunkBytes = kChunkSize * sizeof(Slot);
   static constexpr size_t kHugePage = size_t{2} << 20;
   static constexpr bool kMapped = kHugeAdvice && kChunkBytes >= kHugePage;
