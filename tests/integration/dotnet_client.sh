@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The .NET client on a real CoreCLR (the SDK's runtime) running jitprov's generated C#
+# workload (tier-ups, OSR, dynamic methods, collectible contexts unloaded, a child
+# process):
+#  - bad options stop the app with one line; help lists them;
+#  - parent and child are each traced; nothing went unmirrored but what the client
+#    counts (precompiled code);
+#  - its rundowns into a real lttng session pass jitprov-verify and g2check.py;
+#  - CoreCLR's own rundown at a quiet moment (EventPipe, read by TraceEvent) and
+#    jitprov's rundowns around it report the same bodies: same address, size and name,
+#    and the tier CoreCLR's own MethodLoadVerbose gave (a startup EventPipe file session).
+#   dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+PROFILER=${1:?usage: dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR}
+VERIFY=${2:?usage: dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR}
+SRC=${3:?usage: dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR}
+require_lttng
+require_cmd dotnet
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-dotnet.XXXXXX)
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+# --- build the workload and CoreCLR's own view (copies: no obj/ in the source tree) ----
+$PY "$SRC/tools/dotnet/workload/gen_workload.py" "$WORK/wl" 20 100 || fail "generate the workload"
+dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
+  { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
+cp -r "$SRC/tools/dotnet/clr-rundown" "$WORK/cr"
+dotnet build -c Release -o "$WORK/cr/out" "$WORK/cr" >"$WORK/build.log" 2>&1 ||
+  { tail -20 "$WORK/build.log" >&2; fail "dotnet build jitprov-clr-rundown"; }
+CLR="$WORK/cr/out/jitprov-clr-rundown"
+APP=(dotnet "$WORK/wl/out/JitWork.dll")
+
+export CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}'
+CORECLR_PROFILER_PATH=$(realpath "$PROFILER") || fail "no $PROFILER"
+export CORECLR_PROFILER_PATH
+
+# --- options -------------------------------------------------------------------------
+# refused OPTIONS LINE: the app does not run, and the client says why in one line.
+refused() {
+  JITPROV_DOTNET="$1" "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 && fail "$1 accepted"
+  [ "$(grep -c '^jitprov-dotnet:' "$WORK/out")" -eq 1 ] &&
+    grep -qxF "jitprov-dotnet: $2 (JITPROV_DOTNET=help lists the options)" "$WORK/out" || fail "$1: $(cat "$WORK/out")"
+}
+refused bogus "unknown option 'bogus'"
+refused trigger=session,signal "trigger=session,signal: no signal trigger (the .NET runtime owns its signals)"
+refused rate=-1 "rate=-1: not a number of events per second (0 to 18446744073709551615)"
+refused stats=/dev/full "stats=/dev/full: exists and is not a regular file"
+refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"
+JITPROV_DOTNET=help "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "help: exit $?"
+grep -q "perfmap=DIR|off" "$WORK/out" && ! grep -q "JitWork:" "$WORK/out" || fail "help: $(cat "$WORK/out")"
+CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
+  fail "a wrong class id stopped the app"
+grep -q "jitprov-dotnet: CORECLR_PROFILER is not" "$WORK/out" || fail "wrong class id: $(cat "$WORK/out")"
+pass "bad options stop the app with one line; help lists them; a wrong class id is named"
+
+# --- the traced run ----------------------------------------------------------------------
+start_sessiond
+setup_session dotnet "$WORK/trace"
+lttng start dotnet >/dev/null || fail "lttng start"
+# CoreCLR's own record of every JIT'd body with its tier: an EventPipe file session
+# from start-up (JIT keyword, verbose; one file per process: the child inherits it). Not DOTNET_EventPipeRundown=0: it turns off the
+# rundown of every session of the process, the one compared below included.
+DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$WORK/loads-{pid}.nettrace" \
+  DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10:5' \
+  JITPROV_DOTNET="trigger=session,every:1,exit,perfmap=$WORK,stats=$WORK/client-%p.json" \
+  "${APP[@]}" --seconds 6 --quiet 6 --ready "$WORK/ready" --child >"$WORK/app.out" 2>&1 &
+APP_PID=$!
+track_pid "$APP_PID"
+for _ in $(seq 600); do grep -q quiet "$WORK/ready" 2>/dev/null && break; sleep 0.1; done
+grep -q quiet "$WORK/ready" 2>/dev/null || { cat "$WORK/app.out" >&2; fail "the workload did not reach its quiet phase"; }
+read -r _ pid <"$WORK/ready"
+[ "$pid" = "$APP_PID" ] || fail "the workload's pid $pid is not $APP_PID"
+sleep 1.5  # a rundown (every:1) inside the quiet phase
+date +%s%N >"$WORK/window"  # jitprov's rundown before CoreCLR's ends before this ...
+"$CLR" rundown "$APP_PID" "$WORK/clr.tsv" || fail "CoreCLR's rundown (jitprov-clr-rundown)"
+date +%s%N >>"$WORK/window"  # ... and the one after begins after this
+sleep 2
+wait "$APP_PID"; rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/app.out" >&2; fail "the workload exit status $rc"; }
+lttng stop dotnet >/dev/null && lttng destroy dotnet >/dev/null || fail "lttng stop/destroy"
+grep -E "^JitWork: child [0-9]+ exited 0" "$WORK/app.out" >/dev/null || fail "child: $(cat "$WORK/app.out")"
+"$CLR" loads "$WORK/loads-$APP_PID.nettrace" "$WORK/loads.tsv" || fail "read CoreCLR's MethodLoadVerbose events"
+
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+"$VERIFY" "$WORK/trace" | head -1
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --min-records 2000 "$WORK/trace" ||
+  fail "G2 by the second reader (g2check.py)"
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_crosscheck.py" "$WORK" "$APP_PID" ||
+  fail "cross-check with CoreCLR's own rundown"
+pass ".NET rundowns verified and identical to CoreCLR's own rundown"
+rm -rf "$WORK"

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The .NET client's rundowns against CoreCLR's own view (dotnet_client.sh):
+  - R1, jitprov's last rundown that ended before CoreCLR's rundown began: every body
+    in it is in CoreCLR's rundown (jitprov reports nothing CoreCLR does not have);
+  - R2, jitprov's first rundown that began after CoreCLR's ended: every JIT'd body
+    CoreCLR's rundown reports is in it (jitprov misses nothing);
+  - a body in both: the same address, size and name, and jitprov's host_tier is the
+    tier of CoreCLR's own MethodLoadVerbose at that address (a startup EventPipe file
+    session; CoreCLR's rundown carries no tier);
+  - the clients' counters: nothing unmirrored but precompiled code; parent and child
+    each traced.
+    dotnet_crosscheck.py WORK PID"""
+import glob
+import json
+import sys
+
+from bt2read import events  # babeltrace2's Python bindings: decoded fields
+
+work, pid = sys.argv[1], int(sys.argv[2])
+
+
+def tsv(path):
+    for line in open(path, encoding="utf-8"):
+        start, size, tier, method, version, ns, name, sig = line.rstrip("\n").split("\t")
+        yield int(start, 16), (int(size, 16), int(tier), ns, name, sig)
+
+
+clr = dict(tsv(work + "/clr.tsv"))
+tier_at = {start: v[1] for start, v in tsv(work + "/loads.tsv")}  # the last load at each address
+t_clr_begin, t_clr_end = (int(l) for l in open(work + "/window"))
+
+rundowns, cur, begin = [], None, 0
+for name, f in events(work + "/trace", ["jitprov_rundown:"], times=True):
+    if f.get("vpid") not in (None, pid):
+        continue
+    if name == "jitprov_rundown:rundown_begin":
+        cur, begin = {}, f["_ns"]
+    elif name == "jitprov_rundown:method" and cur is not None:
+        cur[f["code_start"]] = (f["code_size"], f["host_tier"], f["namespace"], f["name"], f["signature"])
+    elif name == "jitprov_rundown:rundown_end" and cur is not None:
+        rundowns.append((begin, f["_ns"], cur))
+        cur = None
+before = [r for r in rundowns if r[1] <= t_clr_begin]
+after = [r for r in rundowns if r[0] >= t_clr_end]
+assert before and after, "no jitprov rundown on each side of CoreCLR's: %d before, %d after of %d" % (
+    len(before), len(after), len(rundowns))
+r1, r2 = before[-1][2], after[0][2]
+
+
+def same(start, mine):
+    size, tier, ns, name, sig = mine
+    c = clr[start]
+    return (size, ns, name, sig) == (c[0], c[2], c[3], c[4]) and tier == tier_at.get(start)
+
+
+extra = [hex(s) for s in r1 if s not in clr]
+missing = [(hex(s), clr[s]) for s in clr if s not in r2]
+differ = [(hex(s), r2[s], clr[s], tier_at.get(s)) for s in clr if s in r2 and not same(s, r2[s])]
+assert not extra, "%d bodies of jitprov's rundown before are not in CoreCLR's, e.g. %s" % (len(extra), extra[:5])
+assert not missing, "%d of CoreCLR's %d bodies are not in jitprov's rundown after, e.g. %s" % (
+    len(missing), len(clr), missing[:3])
+assert not differ, "%d bodies differ, e.g. %s" % (len(differ), differ[:3])
+assert len(clr) > 2000, len(clr)
+tiers = {}
+for s in clr:
+    tiers[tier_at[s]] = tiers.get(tier_at[s], 0) + 1
+
+stats = [json.load(open(p)) for p in sorted(glob.glob(work + "/client-*.json"))]
+assert len(stats) == 2, "expected the parent's and the child's stats, got %d" % len(stats)
+for s in stats:
+    nm = s["not_mirrored"]
+    assert nm["bad_payloads"] == 0 and nm["refused"] == 0 and nm["errors"] == 0 and nm["cold_parts"] == 0, s
+    assert s["loads"] > 100 and s["rundowns"] >= 1, s
+parent = next(s for s in stats if s["pid"] == pid)
+assert parent["module_unloads"] > 0 and parent["unloads"] > 0, parent
+print("coreclr: %d JIT'd bodies in CoreCLR's own rundown, all in jitprov's next rundown (%d versions) with the same "
+      "address, size, name and tier (CoreCLR tiers %s); jitprov's previous rundown (%d versions) has none CoreCLR "
+      "lacks; %d rundowns in all; client: %d loads, %d unloads, %d collectible modules unloaded, %d precompiled "
+      "methods not mirrored; child pid %s traced (%d loads)"
+      % (len(clr), len(r2), dict(sorted(tiers.items())), len(r1), len(rundowns), parent["loads"], parent["unloads"],
+         parent["module_unloads"], parent["not_mirrored"]["r2r_methods"],
+         [s["pid"] for s in stats if s["pid"] != pid][0], [s["loads"] for s in stats if s["pid"] != pid][0]))

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// jitprov-clr-rundown: CoreCLR's own view of a .NET process's JIT'd code, read by
+// Microsoft's TraceEvent (it shares no code with jitprov's client):
+//   rundown PID OUT.tsv   CoreCLR's rundown of a running process: an EventPipe session
+//                         over the diagnostics socket, stopped with rundown requested;
+//                         one line per JIT'd body it reports (MethodDCEndVerbose)
+//   loads TRACE OUT.tsv   every JIT'd body a .nettrace recorded (MethodLoadVerbose),
+//                         with the optimization tier the rundown does not carry
+// Lines: start size clr_tier method_id native_version namespace name signature
+// (tab-separated; start, size and method_id in hex; clr_tier -1 when not reported).
+// Prints the counts, the rundown's duration (DCEndInit to DCEndComplete) and the
+// events lost; exits 1 when any was lost or the rundown did not complete.
+using System.Diagnostics.Tracing;
+using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Parsers;
+using Microsoft.Diagnostics.Tracing.Parsers.Clr;
+
+const string Usage = "usage: jitprov-clr-rundown rundown PID OUT.tsv | loads TRACE.nettrace OUT.tsv\n";
+if (args.Length == 1 && (args[0] == "--help" || args[0] == "-h")) {
+  Console.Write(Usage);
+  return 0;
+}
+if (args.Length != 3 || (args[0] != "rundown" && args[0] != "loads")) {
+  Console.Error.Write(Usage);
+  return 2;
+}
+try {
+  return args[0] == "rundown" ? Rundown(args[1], args[2]) : Loads(args[1], args[2]);
+} catch (Exception e) when (e is IOException || e is ServerNotAvailableException || e is UnauthorizedAccessException) {
+  Console.Error.WriteLine("jitprov-clr-rundown: " + e.Message);
+  return 1;
+}
+
+static void Line(StreamWriter o, MethodLoadUnloadVerboseTraceData e, int tier) {
+  o.Write($"{e.MethodStartAddress:x}\t{e.MethodSize:x}\t{tier}\t{e.MethodID:x}\t{e.ReJITID}\t");
+  o.Write($"{e.MethodNamespace}\t{e.MethodName}\t{e.MethodSignature}\n");
+}
+
+static bool Jitted(MethodLoadUnloadVerboseTraceData e) => ((int)e.MethodFlags & 0x8) != 0;
+
+static int Rundown(string pidText, string outPath) {
+  if (!int.TryParse(pidText, out int pid)) {
+    Console.Error.WriteLine($"jitprov-clr-rundown: '{pidText}' is not a process id");
+    return 2;
+  }
+  var client = new DiagnosticsClient(pid);
+  // Nothing but the rundown: the runtime adds its rundown provider (keywords 0x80020139:
+  // loader, JIT, end enumeration) when requestRundown is set.
+  var providers = new[] { new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Critical, 0) };
+  int bodies = 0, lost = 0;
+  double init = -1, complete = -1;
+  using (var output = new StreamWriter(outPath))
+  using (var session = client.StartEventPipeSession(providers, requestRundown: true, circularBufferMB: 256)) {
+    var reader = Task.Run(() => {
+      using var source = new EventPipeEventSource(session.EventStream);
+      var rundown = new ClrRundownTraceEventParser(source);
+      rundown.MethodDCStopVerbose += e => {
+        if (!Jitted(e)) return;  // precompiled (ReadyToRun) code is not the client's
+        Line(output, e, -1);     // the rundown carries no optimization tier
+        bodies++;
+      };
+      rundown.MethodDCStopInit += e => init = e.TimeStampRelativeMSec;
+      rundown.MethodDCStopComplete += e => complete = e.TimeStampRelativeMSec;
+      source.Process();
+      lost = source.EventsLost;
+    });
+    session.Stop();  // the runtime runs its rundown now, then ends the stream
+    if (!reader.Wait(TimeSpan.FromMinutes(5))) {
+      Console.Error.WriteLine("jitprov-clr-rundown: the rundown stream did not end in 5 minutes");
+      return 1;
+    }
+  }
+  Console.WriteLine($"clr-rundown: pid {pid}: {bodies} JIT'd bodies, rundown {complete - init:F1} ms, {lost} events lost");
+  if (init < 0 || complete < 0) {
+    Console.Error.WriteLine("jitprov-clr-rundown: no complete rundown (DCEndInit/DCEndComplete missing)");
+    return 1;
+  }
+  return lost == 0 ? 0 : 1;
+}
+
+static int Loads(string tracePath, string outPath) {
+  int loads = 0, lost;
+  using (var output = new StreamWriter(outPath))
+  using (var source = new EventPipeEventSource(tracePath)) {
+    source.Clr.MethodLoadVerbose += e => {
+      if (!Jitted(e)) return;
+      Line(output, e, (int)e.OptimizationTier);
+      loads++;
+    };
+    source.Process();
+    lost = source.EventsLost;
+  }
+  Console.WriteLine($"clr-loads: {tracePath}: {loads} JIT'd bodies loaded, {lost} events lost");
+  return lost == 0 ? 0 : 1;
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#include "clr_events.h"
+
+#include <cstring>
+
+namespace jitprov::dotnet {
+namespace {
+
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t len) : p_(data), end_(data + len) {}
+  bool ok() const { return ok_; }
+  template <typename T>
+  T num() {
+    T v{};
+    if (size_t(end_ - p_) < sizeof v) {
+      ok_ = false;
+      return v;
+    }
+    std::memcpy(&v, p_, sizeof v);
+    p_ += sizeof v;
+    return v;
+  }
+  std::string wstr() {
+    for (const uint8_t* q = p_; end_ - q >= 2; q += 2) {
+      if (q[0] == 0 && q[1] == 0) {
+        const size_t units = size_t(q - p_) / 2;
+        std::u16string s(units, u'\0');
+        std::memcpy(s.data(), p_, units * 2);
+        p_ = q + 2;
+        return utf16ToUtf8(s.data(), units);
+      }
+    }
+    ok_ = false;
+    return {};
+  }
+  size_t left() const { return size_t(end_ - p_); }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+void putUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+std::string utf16ToUtf8(const char16_t* s, size_t units) {
+  std::string out;
+  out.reserve(units);
+  for (size_t i = 0; i < units; ++i) {
+    uint32_t c = s[i];
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units && s[i + 1] >= 0xDC00 && s[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (uint32_t(s[i + 1]) - 0xDC00);
+      ++i;
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      c = 0xFFFD;
+    }
+    putUtf8(out, c);
+  }
+  return out;
+}
+
+bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent* out) {
+  if (version < 1) return false;  // version 0 has no ClrInstanceID; the runtime sends 1 and 2
+  Reader r(data, len);
+  out->method_id = r.num<uint64_t>();
+  out->module_id = r.num<uint64_t>();
+  out->start = r.num<uint64_t>();
+  out->size = r.num<uint32_t>();
+  out->token = r.num<uint32_t>();
+  out->flags = r.num<uint32_t>();
+  out->name_space = r.wstr();
+  out->name = r.wstr();
+  out->signature = r.wstr();
+  out->clr_instance = r.num<uint16_t>();
+  out->has_native_version = version >= 2;
+  out->native_version = version >= 2 ? r.num<uint64_t>() : 0;
+  return r.ok();
+}
+
+bool decodeModule(const uint8_t* data, size_t len, uint32_t version, ModuleEvent* out) {
+  if (version < 1) return false;
+  Reader r(data, len);
+  out->module_id = r.num<uint64_t>();
+  out->assembly_id = r.num<uint64_t>();
+  out->flags = r.num<uint32_t>();
+  (void)r.num<uint32_t>();  // Reserved1
+  out->il_path = r.wstr();
+  out->native_path = r.wstr();
+  (void)r.num<uint16_t>();  // ClrInstanceID; version 2 adds PDB fields, not needed
+  return r.ok();
+}
+
+bool decodeR2REntry(const uint8_t* data, size_t len, R2REntryEvent* out) {
+  Reader r(data, len);
+  out->method_id = r.num<uint64_t>();
+  out->name_space = r.wstr();
+  out->name = r.wstr();
+  (void)r.wstr();  // signature
+  out->entry = r.num<uint64_t>();
+  return r.ok();
+}
+
+}  // namespace jitprov::dotnet

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// libjitprov-dotnet.so: a CoreCLR profiler that mirrors the app's JIT'd code into
+// jitprov (mirror.h). CoreCLR loads it from the environment alone:
+//   CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={JITPROV_DOTNET_CLSID}
+//   CORECLR_PROFILER_PATH=/path/libjitprov-dotnet.so [JITPROV_DOTNET=OPTIONS]
+// It enables no profiler callback: at Initialize it starts an EventPipe session of its
+// own, which CoreCLR delivers synchronously, on the thread that raises each event, to
+// EventPipeEventDelivered (nothing buffered, nothing lost to a full buffer). The COM
+// objects are plain structs whose first member is a vtable of this file's functions.
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "clr_abi.h"
+#include "clr_events.h"
+#include "mirror.h"
+
+namespace jitprov::dotnet {
+namespace {
+
+// {6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}: the client's class id (docs/dotnet.md).
+constexpr Guid kClsid{0x6A3F8F27, 0x5C5E, 0x4D0B, {0x9A, 0x5C, 0x0F, 0x3E, 0x1B, 0x2C, 0x7D, 0x41}};
+
+constexpr char kHelp[] =
+    "jitprov-dotnet: mirrors a .NET app's JIT'd code into jitprov (a CoreCLR profiler)\n"
+    "environment: CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}\n"
+    "             CORECLR_PROFILER_PATH=/path/libjitprov-dotnet.so JITPROV_DOTNET=OPTIONS\n"
+    "options (comma-separated; a trigger list continues after a comma):\n"
+    "  help               print this and exit\n";
+
+// Calls slot `slot` of COM object `obj` (this first, SysV).
+template <typename R, typename... A>
+R comCall(void* obj, int slot, A... a) {
+  auto vtbl = *static_cast<void* const* const*>(obj);
+  return reinterpret_cast<R (*)(void*, A...)>(vtbl[slot])(obj, a...);
+}
+
+struct Profiler {
+  const void* const* vtbl;  // first: the object is its own COM interface
+  void* info = nullptr;     // ICorProfilerInfo12
+  uint64_t session = 0;
+  std::string runtime_version;
+  Mirror mirror;
+};
+
+ModuleInfo moduleInfo(void* info, uint64_t module) {
+  ModuleInfo mi;
+  const uint8_t* base = nullptr;
+  char16_t name[1024];
+  uint32_t len = 0, flags = 0;
+  uint64_t assembly = 0;
+  const HRESULT hr =
+      comCall<HRESULT>(info, kInfoGetModuleInfo2, module, &base, uint32_t(1024), &len, name, &assembly, &flags);
+  if (hr != kOk) return mi;
+  mi.known = true;
+  mi.path = utf16ToUtf8(name, len > 0 && len <= 1024 ? len - 1 : 0);  // len counts the NUL
+  mi.collectible = (flags & kModuleFlagCollectible) != 0;
+  return mi;
+}
+
+std::string runtimeVersion(void* info) {
+  uint16_t instance = 0, major = 0, minor = 0, build = 0, qfe = 0;
+  uint32_t type = 0, len = 0;
+  char16_t text[128];
+  if (comCall<HRESULT>(info, kInfoGetRuntimeInformation, &instance, &type, &major, &minor, &build, &qfe, uint32_t(128),
+                       &len, text) != kOk)
+    return "unknown";
+  return utf16ToUtf8(text, len > 0 && len <= 128 ? len - 1 : 0);
+}
+
+HRESULT queryInterface(void* self, const Guid* iid, void** out);
+uint32_t addRef(void*) { return 1; }  // one object for the life of the process
+uint32_t release(void*) { return 1; }
+HRESULT ignored(void*) { return kOk; }  // callbacks the client does not enable
+
+[[noreturn]] void refuse(const std::string& why) {
+  std::fprintf(stderr, "jitprov-dotnet: %s (JITPROV_DOTNET=help lists the options)\n", why.c_str());
+  std::fflush(stderr);
+  _exit(2);  // as the JVM agent: a tracer asked for and misconfigured must not run silently untraced
+}
+
+HRESULT initialize(void* self, void* info_unk) {
+  auto& p = *static_cast<Profiler*>(self);
+  const char* env = std::getenv("JITPROV_DOTNET");
+  hostagent::Options opt;
+  const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, nullptr, "signal",
+                                                  "no signal trigger (the .NET runtime owns its signals)");
+  if (err == "help") {
+    std::fputs(kHelp, stdout);
+    std::fputs(hostagent::kCommonHelp, stdout);
+    std::fflush(stdout);
+    _exit(0);
+  }
+  if (!err.empty()) refuse(err);
+  if (comCall<HRESULT>(info_unk, kSlotQueryInterface, &kIidInfo12, &p.info) != kOk)
+    refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)");
+  p.runtime_version = runtimeVersion(p.info);
+  if (comCall<HRESULT>(p.info, kInfoSetEventMask2, uint32_t(0), kHighMonitorEventPipe) != kOk)
+    refuse("the runtime refused the event mask");
+  void* info = p.info;
+  if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
+    refuse(why);
+  static const char16_t kProvider[] = u"Microsoft-Windows-DotNETRuntime";
+  EventPipeProviderConfig cfg{kProvider, kKeywordJit | kKeywordLoader | kKeywordCompilationDiagnostic, kLevelVerbose,
+                              nullptr};
+  if (comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) != kOk)
+    refuse("the runtime refused the EventPipe session");
+  if (opt.verbose)
+    std::fprintf(stderr, "jitprov-dotnet: loaded in pid %d, runtime %s, provider %s\n", int(getpid()),
+                 p.runtime_version.c_str(), jitprov_trace_provider_status());
+  return kOk;
+}
+
+HRESULT shutdown(void* self) {
+  auto& p = *static_cast<Profiler*>(self);
+  p.mirror.shutdown(p.runtime_version.c_str());
+  return kOk;
+}
+
+HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uint32_t, const uint8_t*, uint32_t len,
+                       const uint8_t* data, const Guid*, const Guid*, uintptr_t, uint32_t, uintptr_t*) {
+  auto& m = static_cast<Profiler*>(self)->mirror;
+  switch (id) {
+    case kEvMethodLoadVerbose:
+    case kEvMethodUnloadVerbose: {
+      MethodEvent ev;
+      if (!decodeMethod(data, len, version, &ev)) return m.badPayload(id), kOk;
+      id == kEvMethodLoadVerbose ? m.methodLoad(ev) : m.methodUnload(ev);
+      break;
+    }
+    case kEvModuleUnload: {
+      ModuleEvent ev;
+      if (!decodeModule(data, len, version, &ev)) return m.badPayload(id), kOk;
+      m.moduleUnload(ev);
+      break;
+    }
+    case kEvR2RGetEntryPoint:
+      m.r2rEntry();
+      break;
+    default:
+      break;
+  }
+  return kOk;
+}
+
+HRESULT providerCreated(void*, uintptr_t) { return kOk; }
+
+const std::array<const void*, kCallbackSlots> kCallbackVtbl = [] {
+  std::array<const void*, kCallbackSlots> v;
+  v.fill(reinterpret_cast<const void*>(&ignored));
+  v[kSlotQueryInterface] = reinterpret_cast<const void*>(&queryInterface);
+  v[kSlotAddRef] = reinterpret_cast<const void*>(&addRef);
+  v[kSlotRelease] = reinterpret_cast<const void*>(&release);
+  v[kSlotInitialize] = reinterpret_cast<const void*>(&initialize);
+  v[kSlotShutdown] = reinterpret_cast<const void*>(&shutdown);
+  v[kSlotEventPipeEventDelivered] = reinterpret_cast<const void*>(&eventDelivered);
+  v[kSlotEventPipeProviderCreated] = reinterpret_cast<const void*>(&providerCreated);
+  return v;
+}();
+
+Profiler* g_profiler = nullptr;
+
+HRESULT queryInterface(void* self, const Guid* iid, void** out) {
+  bool ok = *iid == kIidUnknown;
+  for (const Guid& g : kIidCallbacks) ok = ok || *iid == g;
+  *out = ok ? self : nullptr;
+  return ok ? kOk : kNoInterface;
+}
+
+// IClassFactory
+HRESULT factoryQi(void* self, const Guid* iid, void** out) {
+  const bool ok = *iid == kIidUnknown || *iid == kIidClassFactory;
+  *out = ok ? self : nullptr;
+  return ok ? kOk : kNoInterface;
+}
+HRESULT createInstance(void*, void* outer, const Guid* iid, void** out) {
+  if (outer != nullptr) return int32_t(0x80040110u);  // CLASS_E_NOAGGREGATION
+  if (g_profiler == nullptr) g_profiler = new Profiler{kCallbackVtbl.data()};
+  return queryInterface(g_profiler, iid, out);
+}
+HRESULT lockServer(void*, int32_t) { return kOk; }
+
+const void* const kFactoryVtbl[] = {
+    reinterpret_cast<const void*>(&factoryQi),  reinterpret_cast<const void*>(&addRef),
+    reinterpret_cast<const void*>(&release),    reinterpret_cast<const void*>(&createInstance),
+    reinterpret_cast<const void*>(&lockServer),
+};
+struct Factory {
+  const void* const* vtbl;
+} g_factory{kFactoryVtbl};
+
+}  // namespace
+}  // namespace jitprov::dotnet
+
+// The one entry point CoreCLR looks up in a profiler library.
+extern "C" __attribute__((visibility("default"))) jitprov::dotnet::HRESULT DllGetClassObject(
+    const jitprov::dotnet::Guid* clsid, const jitprov::dotnet::Guid* iid, void** out) {
+  using namespace jitprov::dotnet;
+  if (out == nullptr) return kFail;
+  *out = nullptr;
+  if (!(*clsid == kClsid)) {
+    std::fprintf(stderr, "jitprov-dotnet: CORECLR_PROFILER is not {6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}\n");
+    return kClassNotAvailable;
+  }
+  return factoryQi(&g_factory, iid, out);
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+#include "host_agent.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <utility>
+#include <vector>
+
+namespace jitprov::hostagent {
+
+const char* const kCommonHelp =
+    "  trigger=LIST       rundown triggers: session (an lttng session that records\n"
+    "                     jitprov_rundown events starts), every:SEC, at:SEC, exit, none\n"
+    "                     (default session,exit)\n"
+    "  perfmap=DIR|off    write DIR/perf-PID.map at every rundown (default /tmp)\n"
+    "  rundown=MODE       lockfree (default), locked, per-method\n"
+    "  rate=N             cap rundown events per second (default 0: unpaced)\n"
+    "  stats=FILE         write the client's counters as JSON when the runtime ends\n"
+    "                     (%p in FILE: the process id)\n"
+    "  verbose            log to stderr what the client found\n";
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> split(const std::string& s, Options* o, std::string* err) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  size_t pos = 0;
+  while (!s.empty() && pos <= s.size()) {
+    const size_t comma = std::min(s.find(',', pos), s.size());
+    const std::string piece = s.substr(pos, comma - pos);
+    pos = comma + 1;
+    const size_t eq = piece.find('=');
+    if (piece == "help") {
+      *err = "help";
+      return {};
+    }
+    if (piece == "verbose") {
+      o->verbose = true;
+    } else if (eq != std::string::npos) {
+      kv.emplace_back(piece.substr(0, eq), piece.substr(eq + 1));
+    } else if (!kv.empty() && kv.back().first == "trigger" && !piece.empty()) {
+      kv.back().second += "," + piece;
+    } else if (!piece.empty()) {
+      *err = "unknown option '" + piece + "'";
+      return {};
+    }
+    if (comma >= s.size()) break;
+  }
+  return kv;
+}
+
+std::string parseCommon(const std::string& k, const std::string& v, Options* o, bool* took) {
+  *took = true;
+  if (k == "trigger") {
+    char why[256];
+    if (jitprov_rundown_triggers_check(v.c_str(), why, sizeof why) != JITPROV_OK) return "trigger=" + v + ": " + why;
+    o->trigger = v;
+  } else if (k == "perfmap") {
+    // Checked now: a bad one would fail every rundown's map, quietly, until the end.
+    if (const std::string why = checkPerfMapDir(v); !why.empty()) return "perfmap=" + v + ": " + why;
+    o->perfmap = v == "off" ? "" : v;
+  } else if (k == "rundown") {
+    if (jitprov_rundown_mode_parse(v.c_str(), &o->mode) != JITPROV_OK)
+      return "rundown=" + v + ": not one of lockfree, locked, per-method";
+  } else if (k == "rate") {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long r = std::strtoull(v.c_str(), &end, 10);
+    // Digits only: strtoull takes "-1" (as ULLONG_MAX: unlimited), spaces and '+' too.
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || errno != 0)
+      return "rate=" + v + ": not a number of events per second (0 to " + std::to_string(ULLONG_MAX) + ")";
+    o->rate = r;
+  } else if (k == "stats") {
+    // %p: the process id (child processes inherit the options).
+    std::string path = v;
+    for (size_t at = path.find("%p"); at != std::string::npos; at = path.find("%p", at))
+      path.replace(at, 2, std::to_string(getpid()));
+    // Checked now, not at the end: never a device, a directory or a symlink.
+    if (const std::string why = tools::checkOutputPath(path); !why.empty()) return "stats=" + v + ": " + why;
+    o->stats = path;
+  } else {
+    *took = false;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string parseOptions(const std::string& text, Options* o,
+                         const std::function<int(const std::string&, const std::string&, std::string*)>& extra,
+                         const char* forbidden_trigger, const char* forbidden_why) {
+  std::string err;
+  const auto kv = split(text, o, &err);
+  if (!err.empty()) return err;
+  for (const auto& [k, v] : kv) {
+    if (k == "trigger" && forbidden_trigger != nullptr && v.find(forbidden_trigger) != std::string::npos)
+      return "trigger=" + v + ": " + forbidden_why;
+    bool took = false;
+    if (std::string why = parseCommon(k, v, o, &took); !why.empty()) return why;
+    if (took) continue;
+    std::string why;
+    const int r = extra ? extra(k, v, &why) : 0;
+    if (r < 0) return k + "=" + v + ": " + why;
+    if (r == 0) return "unknown option '" + k + "'";
+  }
+  return "";
+}
+
+std::string checkPerfMapDir(const std::string& v) {
+  if (v.empty()) return "empty (perfmap=off turns the perf map off)";
+  if (v == "off") return "";
+  struct stat st;
+  if (stat(v.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return "not a directory (the map is written as DIR/perf-PID.map)";
+  if (access(v.c_str(), W_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
+void perfMapSink(void* ctx, const jitprov_sink_record* r) {
+  auto& pm = *static_cast<PerfMap*>(ctx);
+  switch (r->kind) {
+    case JITPROV_SINK_BEGIN:
+      // A fresh temporary beside the map (mkstemp: never through a planted symlink).
+      pm.open = pm.file.open(pm.final_path);
+      if (!pm.open) {
+        ++pm.errors;
+        pm.last_error = "open " + pm.final_path + ": " + pm.file.error();
+      }
+      pm.lines = 0;
+      break;
+    case JITPROV_SINK_VERSION:
+      if (!pm.open) break;
+      if (r->module_id == pm.bare_module)
+        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s\n", r->code_start, r->code_size, r->name);
+      else
+        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space, r->name);
+      ++pm.lines;
+      break;
+    case JITPROV_SINK_END:
+      if (!pm.open) break;
+      pm.open = false;
+      if (!pm.file.commit()) {
+        ++pm.errors;
+        pm.last_error = "write " + pm.final_path + ": " + pm.file.error();
+      } else {
+        ++pm.written;
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out) {
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = &o.mode;
+  rc.n_modes = 1;
+  rc.triggers = o.trigger.c_str();
+  rc.max_rate = o.rate;
+  if (!o.perfmap.empty()) {
+    pm->final_path = o.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
+    rc.sink = &perfMapSink;
+    rc.sink_ctx = pm;
+  }
+  int e = jitprov_rundown_create(rt, &rc, out);
+  if (e == JITPROV_OK) e = jitprov_rundown_start(*out);
+  return e;
+}
+
+uint64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace jitprov::hostagent

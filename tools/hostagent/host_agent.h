@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+// What every in-process host client of jitprov shares (the JVM agent, the .NET
+// client): the options that configure the rundowns ("trigger=session,every:30,
+// perfmap=/tmp,..."), the perf map written from each rundown's walk, and the start of
+// the rundown engine. A client adds its own options through `extra`.
+#pragma once
+
+#include <jitprov/jitprov.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "atomic_file.h"
+
+namespace jitprov::hostagent {
+
+struct Options {
+  std::string trigger = "session,exit";
+  std::string perfmap = "/tmp";  // empty: off
+  int mode = JITPROV_RUNDOWN_LOCKFREE;
+  uint64_t rate = 0;
+  std::string stats;
+  bool verbose = false;
+};
+
+// The options' help lines (the client prints its own header and extra options).
+extern const char* const kCommonHelp;
+
+// Parses "k=v,k=v,...": a piece without '=' continues a trigger list
+// (trigger=session,every:30). `extra(key, value, why)` takes the client's own keys: it
+// returns 1 when it took the key, 0 when it does not know it, -1 (with `why`) when the
+// value is bad. Returns "" or the message for the user ("help" returns "help").
+std::string parseOptions(const std::string& text, Options* o,
+                         const std::function<int(const std::string&, const std::string&, std::string*)>& extra,
+                         const char* forbidden_trigger = nullptr, const char* forbidden_why = nullptr);
+
+// "" when `v` is a perfmap= value the rundowns can write to ("off", or a writable
+// directory), else why not.
+std::string checkPerfMapDir(const std::string& v);
+
+// The perf map sink: DIR/perf-PID.map rewritten whole at every rundown, one line per
+// live version, "START SIZE NAME" (NAME is "namespace::name", or the bare name for
+// versions of `bare_module`).
+struct PerfMap {
+  std::string final_path;
+  uint64_t bare_module = 0;
+  tools::AtomicFile file;  // open between a rundown's BEGIN and END
+  bool open = false;
+  uint64_t written = 0, lines = 0, errors = 0;
+  std::string last_error;
+};
+void perfMapSink(void* ctx, const jitprov_sink_record* r);
+
+// Creates and starts the rundown engine from the options (with the perf map sink when
+// perfmap is set; `pm` must outlive the engine). Returns JITPROV_OK or an error.
+int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out);
+
+// CLOCK_MONOTONIC in ns.
+uint64_t nowNs();
+
+}  // namespace jitprov::hostagent
