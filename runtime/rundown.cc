@@ -243,6 +243,141 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
   return r;
 }
 
+// One rundown's walk and emission, for run(): its begin (rundown_begin, the modules),
+// each version (the event, the sink, stall detection), the pacing between the walk's
+// read sections, the walk's figures, and its end. On the rundown's thread, run_mu_ held.
+class RundownEngine::Pass {
+ public:
+  Pass(RundownEngine& e, const trace::Rundown& ev, RundownMode mode, RundownTrigger trigger, RundownResult& r)
+      : e_(e),
+        ev_(ev),
+        mode_(mode),
+        trigger_(trigger),
+        r_(r),
+        locking_(mode == RundownMode::kLocked      ? WalkLocking::kWholeWalk
+                 : mode == RundownMode::kPerMethod ? WalkLocking::kPerMethod
+                                                   : WalkLocking::kNone),
+        rate_(locking_ == WalkLocking::kNone && r.traced ? e.max_rate_ : 0) {}
+
+  WalkLocking locking() const noexcept { return locking_; }
+  void begin(uint64_t begin_seq);
+  void version(const VersionView& v);
+  void pace();
+  void count(const CompleteWalk& cw);
+  void end(const std::vector<void*>& sessions);
+
+ private:
+  // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
+  // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
+  // that took more than 50 ms had to wait for space. Counted as `retried`.
+  static constexpr uint64_t kWindow = 64;
+  static constexpr uint64_t kStallNs = 50'000'000;
+
+  RundownEngine& e_;
+  const trace::Rundown& ev_;
+  const RundownMode mode_;
+  const RundownTrigger trigger_;
+  RundownResult& r_;
+  const WalkLocking locking_;
+  // Pacing (setMaxRate): at each window, sleep until the schedule catches up. Never
+  // while holding the lock (locked modes are not paced: they exist to be measured).
+  const uint64_t rate_;
+  uint64_t emitted_ = 0;
+  uint64_t window_start_ = monotonicNs();
+  const uint64_t walk_start_ = monotonicNs();
+  uint64_t not_emitted_ = 0;  // by a test emitter (rundown_emitter.h)
+  // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
+  // version, so shutdown waits a bounded time), and rundown_end says so.
+  uint64_t abandoned_ = 0, abandoned_catch_up_ = 0, begin_seq_ = 0;
+};
+
+void RundownEngine::Pass::begin(uint64_t begin_seq) {
+  begin_seq_ = begin_seq;
+  if (e_.emitter_ != nullptr)
+    e_.emitter_->begin(ev_, mode_, trigger_, r_.method_count, begin_seq);
+  else
+    trace::rundownBegin(ev_, mode_, trigger_, r_.method_count, begin_seq);
+  if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kBegin, r_.rundown_id, nullptr, nullptr});
+  r_.modules = e_.rt_.walkModules([&](const ModuleView& m) {
+    trace::rundownModule(ev_, m);
+    if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kModule, r_.rundown_id, nullptr, &m});
+  });
+}
+
+void RundownEngine::Pass::version(const VersionView& v) {
+  if (e_.cancel_.load(std::memory_order_relaxed)) {
+    ++abandoned_;
+    if (v.publish_seq > begin_seq_) ++abandoned_catch_up_;
+    return;
+  }
+  if (e_.emitter_ == nullptr) {
+    trace::rundownMethod(ev_, v);
+  } else if (!e_.emitter_->method(ev_, v)) {
+    ++not_emitted_;
+    return;
+  }
+  if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kVersion, r_.rundown_id, &v, nullptr});
+  if (++emitted_ % kWindow == 0) {
+    const uint64_t now = monotonicNs();
+    if (now - window_start_ > kStallNs) r_.retried += (now - window_start_ + kStallNs) / (2 * kStallNs);
+    window_start_ = now;
+  }
+}
+
+void RundownEngine::Pass::pace() {
+  // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
+  // would hold up every grace period, and so reclamation and fork(). In slices of at
+  // most 10 ms, so that stop() is not kept waiting.
+  if (rate_ == 0) return;
+  const uint64_t due = walk_start_ + emitted_ * 1000000000ULL / rate_;
+  uint64_t now = monotonicNs();
+  while (due > now + 50000 && !e_.cancel_.load(std::memory_order_relaxed)) {
+    const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
+    nanosleep(&ts, nullptr);
+    now = monotonicNs();
+  }
+  window_start_ = now;  // a pacing sleep is not a stall
+}
+
+void RundownEngine::Pass::count(const CompleteWalk& cw) {
+  r_.methods = cw.walk.methods;
+  r_.versions = cw.walk.versions + cw.caught_up - not_emitted_ - abandoned_;
+  r_.cut_short = abandoned_ > 0;
+  r_.skipped = cw.walk.skipped;
+  r_.begin_seq = cw.begin_seq;
+  r_.publish_seq = cw.publish_seq;
+  r_.end_seq = cw.end_seq;
+  r_.caught_up = cw.caught_up - abandoned_catch_up_;
+  r_.catch_up_ns = cw.catch_up_ns;
+  r_.duration_ns = monotonicNs() - r_.begin_ns;
+}
+
+void RundownEngine::Pass::end(const std::vector<void*>& sessions) {
+  // A session that stopped and started again while this rundown ran lost part of it
+  // (and has its own rundown queued): its rundown_end says cut short.
+  std::vector<void*> whole, restarted;
+  {
+    std::lock_guard<std::mutex> g(e_.sessions_mu_);
+    for (void* sess : sessions) {
+      const bool again =
+          std::find(e_.pending_sessions_.begin(), e_.pending_sessions_.end(), sess) != e_.pending_sessions_.end();
+      (again ? restarted : whole).push_back(sess);
+    }
+  }
+  trace::RundownEnd end{r_.modules,     r_.methods,     r_.versions, r_.skipped,   r_.retried,
+                        r_.duration_ns, r_.publish_seq, r_.end_seq,  r_.caught_up, r_.cut_short};
+  const trace::Rundown to_whole{trace::Sessions(whole), ev_.instance, ev_.id};
+  const trace::Rundown to_restarted{trace::Sessions(restarted), ev_.instance, ev_.id};
+  if (e_.emitter_ != nullptr) {
+    e_.emitter_->end(to_whole, to_restarted, end);
+  } else {
+    trace::rundownEnd(to_whole, end);
+    end.cut_short = true;
+    trace::rundownEnd(to_restarted, end);
+  }
+  if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kEnd, r_.rundown_id, nullptr, nullptr});
+}
+
 RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions) {
   // Rundowns never overlap: the sink sees BEGIN ... END of one before the next.
   std::lock_guard<std::mutex> one_at_a_time(run_mu_);
@@ -259,110 +394,11 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   JITPROV_PROBE_RUNDOWN_BEGIN(r.rundown_id, static_cast<int>(mode), static_cast<int>(trigger));
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
-  auto begin = [&](uint64_t begin_seq) {
-    if (emitter_ != nullptr)
-      emitter_->begin(ev, mode, trigger, r.method_count, begin_seq);
-    else
-      trace::rundownBegin(ev, mode, trigger, r.method_count, begin_seq);
-    if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kBegin, r.rundown_id, nullptr, nullptr});
-    r.modules = rt_.walkModules([&](const ModuleView& m) {
-      trace::rundownModule(ev, m);
-      if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kModule, r.rundown_id, nullptr, &m});
-    });
-  };
-
-  // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
-  // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
-  // that took more than 50 ms had to wait for space. Counted as `retried`.
-  constexpr uint64_t kWindow = 64;
-  constexpr uint64_t kStallNs = 50'000'000;
-  uint64_t emitted = 0;
-  uint64_t window_start = monotonicNs();
-  const WalkLocking locking = mode == RundownMode::kLocked      ? WalkLocking::kWholeWalk
-                              : mode == RundownMode::kPerMethod ? WalkLocking::kPerMethod
-                                                                : WalkLocking::kNone;
-  // Pacing (setMaxRate): at each window, sleep until the schedule catches up. Never
-  // while holding the lock (locked modes are not paced: they exist to be measured).
-  const uint64_t rate = locking == WalkLocking::kNone && r.traced ? max_rate_ : 0;
-  const uint64_t walk_start = monotonicNs();
-  uint64_t not_emitted = 0;  // by a test emitter (rundown_emitter.h)
-  // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
-  // version, so shutdown waits a bounded time), and rundown_end says so.
-  uint64_t abandoned = 0, abandoned_catch_up = 0, begin_seq = 0;
-  auto begin_and_note = [&](uint64_t seq) {
-    begin_seq = seq;
-    begin(seq);
-  };
-  const CompleteWalk cw = rt_.walkComplete(
-      locking, begin_and_note,
-      [&](const VersionView& v) {
-        if (cancel_.load(std::memory_order_relaxed)) {
-          ++abandoned;
-          if (v.publish_seq > begin_seq) ++abandoned_catch_up;
-          return;
-        }
-        if (emitter_ == nullptr) {
-          trace::rundownMethod(ev, v);
-        } else if (!emitter_->method(ev, v)) {
-          ++not_emitted;
-          return;
-        }
-        if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kVersion, r.rundown_id, &v, nullptr});
-        if (++emitted % kWindow == 0) {
-          const uint64_t now = monotonicNs();
-          if (now - window_start > kStallNs) r.retried += (now - window_start + kStallNs) / (2 * kStallNs);
-          window_start = now;
-        }
-      },
-      [&] {
-        // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
-        // would hold up every grace period, and so reclamation and fork(). In slices of at
-        // most 10 ms, so that stop() is not kept waiting.
-        if (rate == 0) return;
-        const uint64_t due = walk_start + emitted * 1000000000ULL / rate;
-        uint64_t now = monotonicNs();
-        while (due > now + 50000 && !cancel_.load(std::memory_order_relaxed)) {
-          const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
-          nanosleep(&ts, nullptr);
-          now = monotonicNs();
-        }
-        window_start = now;  // a pacing sleep is not a stall
-      });
-  r.methods = cw.walk.methods;
-  r.versions = cw.walk.versions + cw.caught_up - not_emitted - abandoned;
-  r.cut_short = abandoned > 0;
-  r.skipped = cw.walk.skipped;
-  r.begin_seq = cw.begin_seq;
-  r.publish_seq = cw.publish_seq;
-  r.end_seq = cw.end_seq;
-  r.caught_up = cw.caught_up - abandoned_catch_up;
-  r.catch_up_ns = cw.catch_up_ns;
-  r.duration_ns = monotonicNs() - r.begin_ns;
-  {
-    // A session that stopped and started again while this rundown ran lost part of it
-    // (and has its own rundown queued): its rundown_end says cut short.
-    std::vector<void*> whole, restarted;
-    {
-      std::lock_guard<std::mutex> g(sessions_mu_);
-      for (void* sess : sessions) {
-        const bool again =
-            std::find(pending_sessions_.begin(), pending_sessions_.end(), sess) != pending_sessions_.end();
-        (again ? restarted : whole).push_back(sess);
-      }
-    }
-    trace::RundownEnd end{r.modules,     r.methods,     r.versions, r.skipped,   r.retried,
-                          r.duration_ns, r.publish_seq, r.end_seq,  r.caught_up, r.cut_short};
-    const trace::Rundown to_whole{trace::Sessions(whole), ev.instance, ev.id};
-    const trace::Rundown to_restarted{trace::Sessions(restarted), ev.instance, ev.id};
-    if (emitter_ != nullptr) {
-      emitter_->end(to_whole, to_restarted, end);
-    } else {
-      trace::rundownEnd(to_whole, end);
-      end.cut_short = true;
-      trace::rundownEnd(to_restarted, end);
-    }
-  }
-  if (sink_ != nullptr) sink_(sink_ctx_, SinkEvent{SinkEvent::kEnd, r.rundown_id, nullptr, nullptr});
+  Pass pass(*this, ev, mode, trigger, r);
+  pass.count(rt_.walkComplete(
+      pass.locking(), [&](uint64_t begin_seq) { pass.begin(begin_seq); },
+      [&](const VersionView& v) { pass.version(v); }, [&] { pass.pace(); }));
+  pass.end(sessions);
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);
   running_ = false;

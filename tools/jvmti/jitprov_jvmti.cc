@@ -19,124 +19,37 @@
 // Threads: CompiledMethodLoad/Unload arrive on HotSpot's Service Thread, in order;
 // GenerateEvents' replays on the thread of VMInit; DynamicCodeGenerated also on compiler
 // threads. One mutex serialises the agent's own bookkeeping (address -> version).
+//
+// Here the JVMTI callbacks and the agent's start; its state in agent.h, its options in
+// agent_options, the perf map writer in perf_map, the stats file in agent_stats.
 #include <jitprov/jitprov.h>
 
-#include "atomic_file.h"
+#include "agent.h"
+#include "agent_options.h"
+#include "agent_stats.h"
+#include "perf_map.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <cerrno>
 #include <cinttypes>
-#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <functional>
-#include <map>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <vector>
 
 namespace jitprov::jvmti {
 namespace {
 
 constexpr uint16_t kUnknownLevel = 65535;
 constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
-
-const char kHelp[] =
-    "jitprov-jvmti: HotSpot's compiled code in jitprov's lock-free rundown and a perf map\n"
-    "usage: java -agentpath:/path/libjitprov-jvmti.so[=OPTION,...] ...\n"
-    "options (comma-separated; a trigger list continues after a comma):\n"
-    "  help               print this and stop the JVM from starting\n"
-    "  trigger=LIST       rundown triggers: session (an lttng session that records\n"
-    "                     jitprov_rundown events starts), every:SEC, at:SEC, exit, none\n"
-    "                     (default session,exit; no signal: HotSpot owns SIGUSR2)\n"
-    "  perfmap=DIR|off    write DIR/perf-PID.map at every rundown (default /tmp)\n"
-    "  rundown=MODE       lockfree (default), locked, per-method\n"
-    "  rate=N             cap rundown events per second (default 0: unpaced)\n"
-    "  stats=FILE         write the agent's counters as JSON at VM death\n"
-    "  verbose            log to stderr what the agent found (VMStructs fields, ...)\n"
-    "example: -agentpath:/usr/local/lib/x86_64-linux-gnu/libjitprov-jvmti.so=trigger=session,every:30,perfmap=/tmp\n";
-
-struct Options {
-  std::string trigger = "session,exit";
-  std::string perfmap = "/tmp";  // empty: off
-  int mode = JITPROV_RUNDOWN_LOCKFREE;
-  uint64_t rate = 0;
-  std::string stats;
-  bool verbose = false;
-};
-
-// A log2 histogram of callback durations, for the stats file.
-struct Hist {
-  uint64_t count = 0, total_ns = 0, max_ns = 0;
-  uint64_t buckets[40] = {};
-  void add(uint64_t ns) {
-    ++count;
-    total_ns += ns;
-    max_ns = std::max(max_ns, ns);
-    int b = 0;
-    while (b < 39 && (uint64_t{1} << b) <= ns) ++b;
-    ++buckets[b];
-  }
-  uint64_t quantile(double q) const {
-    uint64_t seen = 0;
-    for (int b = 0; b < 40; ++b) {
-      seen += buckets[b];
-      if (count != 0 && double(seen) >= q * double(count)) return std::min(max_ns, (uint64_t{1} << b) - 1);
-    }
-    return max_ns;
-  }
-};
-
-struct PerfMap {
-  std::string dir;                  // empty: off
-  jitprov::tools::AtomicFile file;  // open between a rundown's BEGIN and END
-  bool open = false;
-  std::string final_path;
-  uint64_t stub_module = 0;
-  uint64_t written = 0, lines = 0, errors = 0;
-  std::string last_error;
-};
-
-struct Agent {
-  Options opt;
-  jvmtiEnv* jvmti = nullptr;
-  jitprov_runtime* rt = nullptr;
-  jitprov_rundown* rd = nullptr;
-  uint64_t java_module = 0, stub_module = 0;
-  VmStructs vm;
-  PerfMap perfmap;
-
-  std::mutex mu;  // guards everything below
-  struct Live {
-    uint64_t version_id, method_id;
-    uint32_t size;
-    bool stub;
-  };
-  std::map<uint64_t, Live> live;  // code address -> the live version there
-  uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0, stubs = 0, refused = 0, errors = 0;
-  // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees
-  // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
-  uint64_t superseded_stubs = 0, superseded_methods = 0;
-  uint64_t methods = 0, name_failures = 0;
-  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
-  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
-  uint64_t osr = 0;
-  Hist load_ns, unload_ns;
-  std::string first_error;
-};
 
 Agent* g_agent = nullptr;
 
@@ -342,88 +255,6 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   publish(a, id, address, length, JITPROV_TIER0, 0, true);
 }
 
-// The perf map sink: one line per live version of every rundown, "START SIZE NAME".
-void perfMapSink(void* ctx, const jitprov_sink_record* r) {
-  auto& pm = *static_cast<PerfMap*>(ctx);
-  switch (r->kind) {
-    case JITPROV_SINK_BEGIN:
-      // A fresh temporary beside the map (mkstemp: never through a planted symlink).
-      pm.open = pm.file.open(pm.final_path);
-      if (!pm.open) {
-        ++pm.errors;
-        pm.last_error = "open " + pm.final_path + ": " + pm.file.error();
-      }
-      pm.lines = 0;
-      break;
-    case JITPROV_SINK_VERSION:
-      if (!pm.open) break;
-      if (r->module_id == pm.stub_module)
-        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s\n", r->code_start, r->code_size, r->name);
-      else
-        std::fprintf(pm.file.file(), "%" PRIx64 " %x %s::%s\n", r->code_start, r->code_size, r->name_space, r->name);
-      ++pm.lines;
-      break;
-    case JITPROV_SINK_END:
-      if (!pm.open) break;
-      pm.open = false;
-      if (!pm.file.commit()) {
-        ++pm.errors;
-        pm.last_error = "write " + pm.final_path + ": " + pm.file.error();
-      } else {
-        ++pm.written;
-      }
-      break;
-    default:
-      break;
-  }
-}
-
-void writeStats(Agent& a) {
-  if (a.opt.stats.empty()) return;
-  std::lock_guard<std::mutex> g(a.mu);
-  jitprov_memory_stats ms{};
-  ms.sz = sizeof ms;
-  (void)jitprov_memory_stats_get(a.rt, &ms);
-  jitprov::tools::AtomicFile file;
-  if (!file.open(a.opt.stats)) {
-    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
-    return;
-  }
-  FILE* f = file.file();
-  auto hist = [&](const char* name, const Hist& h) {
-    std::fprintf(f,
-                 "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
-                 ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
-                 name, h.count, h.total_ns, h.quantile(0.5), h.quantile(0.99), h.max_ns);
-  };
-  std::fprintf(f, "{\n  \"pid\": %d,\n", int(getpid()));
-  std::fprintf(f,
-               "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
-               ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
-               ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
-               a.loads, a.replays, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
-  std::fprintf(f,
-               "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
-               ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
-               a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
-  std::fprintf(f,
-               "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
-               ", \"unknown\": %" PRIu64 "},\n",
-               a.tier_by[0], a.tier_by[1], a.tier_by[3], a.tier_by[2]);
-  std::fprintf(f,
-               "  \"by_level\": {\"0\": %" PRIu64 ", \"1\": %" PRIu64 ", \"2\": %" PRIu64 ", \"3\": %" PRIu64
-               ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
-               a.by_level[0], a.by_level[1], a.by_level[2], a.by_level[3], a.by_level[4], a.by_level[5], a.osr);
-  hist("load_callback", a.load_ns);
-  hist("unload_callback", a.unload_ns);
-  std::fprintf(f,
-               "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
-               ", \"provider\": \"%s\"\n}\n",
-               jitprov_rundown_completed(a.rd), a.perfmap.written, a.perfmap.errors, jitprov_trace_provider_status());
-  if (!file.commit())
-    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
-}
-
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
   Agent& a = *g_agent;
   {
@@ -452,91 +283,60 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
        a.loads, a.replays, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
 }
 
-// "" when `v` is a perfmap= value the rundowns can write to ("off", or a writable
-// directory), else why not.
-std::string checkPerfMapDir(const std::string& v) {
-  if (v.empty()) return "empty (perfmap=off turns the perf map off)";
-  if (v == "off") return "";
-  struct stat st;
-  if (stat(v.c_str(), &st) != 0) return std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "not a directory (the map is written as DIR/perf-PID.map)";
-  if (access(v.c_str(), W_OK) != 0) return std::strerror(errno);
-  return "";
+// The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and its rundown
+// engine, started, with the perf map as its sink when there is one. False on failure
+// (said on stderr).
+bool startJitprov(Agent& a) {
+  // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's rundown
+  // thread emits there. Before the runtime loads lttng-ust.
+  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+  cfg.code_mode = JITPROV_CODE_HOST;
+  int e = jitprov_runtime_create(&cfg, &a.rt);
+  if (e == JITPROV_OK) e = jitprov_module_register(a.rt, "java", 0, &a.java_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(a.rt, "hotspot-stubs", 0, &a.stub_module);
+  if (e != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-jvmti: create the jitprov runtime: %s\n", jitprov_strerror(e));
+    return false;
+  }
+  logf("tracing provider: %s", jitprov_trace_provider_status());
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = &a.opt.mode;
+  rc.n_modes = 1;
+  rc.triggers = a.opt.trigger.c_str();
+  rc.max_rate = a.opt.rate;
+  if (!a.opt.perfmap.empty()) {
+    a.perfmap.dir = a.opt.perfmap;
+    a.perfmap.final_path = a.opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
+    a.perfmap.stub_module = a.stub_module;
+    rc.sink = &perfMapSink;
+    rc.sink_ctx = &a.perfmap;
+  }
+  e = jitprov_rundown_create(a.rt, &rc, &a.rd);
+  if (e == JITPROV_OK) e = jitprov_rundown_start(a.rd);
+  if (e != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
+    return false;
+  }
+  return true;
 }
 
-// Parses "k=v,k=v,...": a piece without '=' continues the previous value (trigger=session,every:30).
-bool parseOptions(const char* text, Options* o) {
-  std::string s = text != nullptr ? text : "";
-  std::vector<std::pair<std::string, std::string>> kv;
-  size_t pos = 0;
-  while (pos <= s.size() && !s.empty()) {
-    const size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string piece = s.substr(pos, comma - pos);
-    pos = comma + 1;
-    const size_t eq = piece.find('=');
-    if (piece == "help") {
-      std::fputs(kHelp, stdout);
-      return false;
-    }
-    if (piece == "verbose") {
-      o->verbose = true;
-    } else if (eq != std::string::npos) {
-      kv.emplace_back(piece.substr(0, eq), piece.substr(eq + 1));
-    } else if (!kv.empty() && kv.back().first == "trigger" && !piece.empty()) {
-      kv.back().second += "," + piece;
-    } else if (!piece.empty()) {
-      std::fprintf(stderr, "jitprov-jvmti: unknown option '%s' (-agentpath:...=help lists them)\n", piece.c_str());
-      return false;
-    }
-    if (comma >= s.size()) break;
+// The callbacks above set, and their events enabled. False on failure (said).
+bool enableEvents(jvmtiEnv* jvmti) {
+  jvmtiEventCallbacks cb{};
+  cb.CompiledMethodLoad = &onCompiledMethodLoad;
+  cb.CompiledMethodUnload = &onCompiledMethodUnload;
+  cb.DynamicCodeGenerated = &onDynamicCodeGenerated;
+  cb.VMInit = &onVMInit;
+  cb.VMDeath = &onVMDeath;
+  if (jvmti->SetEventCallbacks(&cb, sizeof cb) != JVMTI_ERROR_NONE) {
+    std::fprintf(stderr, "jitprov-jvmti: SetEventCallbacks failed\n");
+    return false;
   }
-  for (const auto& [k, v] : kv) {
-    if (k == "trigger") {
-      char why[256];
-      if (v.find("signal") != std::string::npos) {
-        std::fprintf(stderr,
-                     "jitprov-jvmti: trigger=%s: no signal trigger, HotSpot owns SIGUSR2 (session, every:SEC, "
-                     "at:SEC, exit)\n",
-                     v.c_str());
-        return false;
-      }
-      if (jitprov_rundown_triggers_check(v.c_str(), why, sizeof why) != JITPROV_OK) {
-        std::fprintf(stderr, "jitprov-jvmti: trigger=%s: %s\n", v.c_str(), why);
-        return false;
-      }
-      o->trigger = v;
-    } else if (k == "perfmap") {
-      // Checked now: a bad one would fail every rundown's map, quietly, until VM death.
-      if (const std::string why = checkPerfMapDir(v); !why.empty()) {
-        std::fprintf(stderr, "jitprov-jvmti: perfmap=%s: %s\n", v.c_str(), why.c_str());
-        return false;
-      }
-      o->perfmap = v == "off" ? "" : v;
-    } else if (k == "rundown") {
-      if (jitprov_rundown_mode_parse(v.c_str(), &o->mode) != JITPROV_OK) {
-        std::fprintf(stderr, "jitprov-jvmti: rundown=%s: not one of lockfree, locked, per-method\n", v.c_str());
-        return false;
-      }
-    } else if (k == "rate") {
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long r = std::strtoull(v.c_str(), &end, 10);
-      // Digits only: strtoull takes "-1" (as ULLONG_MAX: unlimited), spaces and '+' too.
-      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || errno != 0) {
-        std::fprintf(stderr, "jitprov-jvmti: rate=%s: not a number of events per second (0 to %llu)\n", v.c_str(),
-                     ULLONG_MAX);
-        return false;
-      }
-      o->rate = r;
-    } else if (k == "stats") {
-      // Checked now, not at VM death: never a device, a directory or a symlink.
-      if (const std::string why = jitprov::tools::checkOutputPath(v); !why.empty()) {
-        std::fprintf(stderr, "jitprov-jvmti: stats=%s: %s\n", v.c_str(), why.c_str());
-        return false;
-      }
-      o->stats = v;
-    } else {
-      std::fprintf(stderr, "jitprov-jvmti: unknown option '%s' (-agentpath:...=help lists them)\n", k.c_str());
+  for (jvmtiEvent ev : {JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                        JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH}) {
+    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, ev, nullptr) != JVMTI_ERROR_NONE) {
+      std::fprintf(stderr, "jitprov-jvmti: enable JVMTI event %d failed\n", int(ev));
       return false;
     }
   }
@@ -563,56 +363,7 @@ jint start(JavaVM* vm, const char* options) {
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
-
-  // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's rundown
-  // thread emits there. Before the runtime loads lttng-ust.
-  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
-  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
-  cfg.code_mode = JITPROV_CODE_HOST;
-  int e = jitprov_runtime_create(&cfg, &a->rt);
-  if (e == JITPROV_OK) e = jitprov_module_register(a->rt, "java", 0, &a->java_module);
-  if (e == JITPROV_OK) e = jitprov_module_register(a->rt, "hotspot-stubs", 0, &a->stub_module);
-  if (e != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-jvmti: create the jitprov runtime: %s\n", jitprov_strerror(e));
-    return JNI_ERR;
-  }
-  logf("tracing provider: %s", jitprov_trace_provider_status());
-  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
-  rc.modes = &a->opt.mode;
-  rc.n_modes = 1;
-  rc.triggers = a->opt.trigger.c_str();
-  rc.max_rate = a->opt.rate;
-  if (!a->opt.perfmap.empty()) {
-    a->perfmap.dir = a->opt.perfmap;
-    a->perfmap.final_path = a->opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
-    a->perfmap.stub_module = a->stub_module;
-    rc.sink = &perfMapSink;
-    rc.sink_ctx = &a->perfmap;
-  }
-  e = jitprov_rundown_create(a->rt, &rc, &a->rd);
-  if (e == JITPROV_OK) e = jitprov_rundown_start(a->rd);
-  if (e != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
-    return JNI_ERR;
-  }
-
-  jvmtiEventCallbacks cb{};
-  cb.CompiledMethodLoad = &onCompiledMethodLoad;
-  cb.CompiledMethodUnload = &onCompiledMethodUnload;
-  cb.DynamicCodeGenerated = &onDynamicCodeGenerated;
-  cb.VMInit = &onVMInit;
-  cb.VMDeath = &onVMDeath;
-  if (jvmti->SetEventCallbacks(&cb, sizeof cb) != JVMTI_ERROR_NONE) {
-    std::fprintf(stderr, "jitprov-jvmti: SetEventCallbacks failed\n");
-    return JNI_ERR;
-  }
-  for (jvmtiEvent ev : {JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-                        JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH}) {
-    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, ev, nullptr) != JVMTI_ERROR_NONE) {
-      std::fprintf(stderr, "jitprov-jvmti: enable JVMTI event %d failed\n", int(ev));
-      return JNI_ERR;
-    }
-  }
+  if (!startJitprov(*a) || !enableEvents(jvmti)) return JNI_ERR;
   logf("loaded: trigger=%s perfmap=%s rundown=%s", a->opt.trigger.c_str(),
        a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(), jitprov_rundown_mode_name(a->opt.mode));
   return JNI_OK;

@@ -3,7 +3,7 @@
 // serviceability agent), read by field name, so that no offset is compiled in: the
 // compile level and OSR entry of an nmethod, which JVMTI does not give.
 //
-// How a level is found, in order (each counted, AgentStats::tier_by):
+// How a level is found, in order (each counted, Agent::tier_by):
 //  1. "method_code": *(Method**)jmethodID -> Method::_code is the nmethod whose
 //     CodeBlob::_code_begin is the loaded address: its nmethod::_comp_level and
 //     _entry_bci (OSR when not -1).

@@ -146,6 +146,7 @@ class RundownEngine {
   void threadMain();
   void wake() noexcept;
   RundownResult run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions);
+  class Pass;  // one run()'s walk and emission (rundown.cc)
   // Cuts short the rundown in progress (any thread's) and waits until it has ended.
   void cancelRunning();
   static void onSessionStart(void* self, void* session);

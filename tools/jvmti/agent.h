@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+// The JVM agent's state: its options, the jitprov runtime and rundown engine, HotSpot's
+// VMStructs, the perf map, and the bookkeeping of the JVMTI callbacks
+// (jitprov_jvmti.cc) with their counters (agent_stats.h writes them).
+#pragma once
+
+#include <jitprov/jitprov.h>
+
+#include "agent_options.h"
+#include "agent_stats.h"
+#include "perf_map.h"
+#include "vm_structs.h"
+
+#include <jvmti.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace jitprov::jvmti {
+
+struct Agent {
+  Options opt;
+  jvmtiEnv* jvmti = nullptr;
+  jitprov_runtime* rt = nullptr;
+  jitprov_rundown* rd = nullptr;
+  uint64_t java_module = 0, stub_module = 0;
+  VmStructs vm;
+  PerfMap perfmap;
+
+  std::mutex mu;  // guards everything below
+  struct Live {
+    uint64_t version_id, method_id;
+    uint32_t size;
+    bool stub;
+  };
+  std::map<uint64_t, Live> live;  // code address -> the live version there
+  uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0, stubs = 0, refused = 0, errors = 0;
+  // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees
+  // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
+  uint64_t superseded_stubs = 0, superseded_methods = 0;
+  uint64_t methods = 0, name_failures = 0;
+  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
+  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
+  uint64_t osr = 0;
+  Hist load_ns, unload_ns;
+  std::string first_error;
+};
+
+}  // namespace jitprov::jvmti

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#include "agent_stats.h"
+
+#include "agent.h"
+#include "atomic_file.h"
+
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <mutex>
+
+namespace jitprov::jvmti {
+
+void writeStats(Agent& a) {
+  if (a.opt.stats.empty()) return;
+  std::lock_guard<std::mutex> g(a.mu);
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(a.rt, &ms);
+  jitprov::tools::AtomicFile file;
+  if (!file.open(a.opt.stats)) {
+    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
+    return;
+  }
+  FILE* f = file.file();
+  auto hist = [&](const char* name, const Hist& h) {
+    std::fprintf(f,
+                 "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
+                 ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
+                 name, h.count, h.total_ns, h.quantile(0.5), h.quantile(0.99), h.max_ns);
+  };
+  std::fprintf(f, "{\n  \"pid\": %d,\n", int(getpid()));
+  std::fprintf(f,
+               "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
+               ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
+               ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
+               a.loads, a.replays, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
+  std::fprintf(f,
+               "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
+               ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
+               a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
+  std::fprintf(f,
+               "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
+               ", \"unknown\": %" PRIu64 "},\n",
+               a.tier_by[0], a.tier_by[1], a.tier_by[3], a.tier_by[2]);
+  std::fprintf(f,
+               "  \"by_level\": {\"0\": %" PRIu64 ", \"1\": %" PRIu64 ", \"2\": %" PRIu64 ", \"3\": %" PRIu64
+               ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
+               a.by_level[0], a.by_level[1], a.by_level[2], a.by_level[3], a.by_level[4], a.by_level[5], a.osr);
+  hist("load_callback", a.load_ns);
+  hist("unload_callback", a.unload_ns);
+  std::fprintf(f,
+               "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
+               ", \"provider\": \"%s\"\n}\n",
+               jitprov_rundown_completed(a.rd), a.perfmap.written, a.perfmap.errors, jitprov_trace_provider_status());
+  if (!file.commit())
+    std::fprintf(stderr, "jitprov-jvmti: write stats %s: %s\n", a.opt.stats.c_str(), file.error().c_str());
+}
+
+}  // namespace jitprov::jvmti
