@@ -8,7 +8,7 @@
 
 #include "agent_options.h"
 #include "agent_stats.h"
-#include "perf_map.h"
+#include "host_agent.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>
@@ -21,13 +21,13 @@
 namespace jitprov::jvmti {
 
 struct Agent {
-  Options opt;
+  hostagent::Options opt;
   jvmtiEnv* jvmti = nullptr;
   jitprov_runtime* rt = nullptr;
   jitprov_rundown* rd = nullptr;
   uint64_t java_module = 0, stub_module = 0;
   VmStructs vm;
-  PerfMap perfmap;
+  hostagent::PerfMap perfmap;
 
   std::mutex mu;  // guards everything below
   struct Live {

@@ -27,7 +27,6 @@
 #include "agent.h"
 #include "agent_options.h"
 #include "agent_stats.h"
-#include "perf_map.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>
@@ -300,20 +299,8 @@ bool startJitprov(Agent& a) {
     return false;
   }
   logf("tracing provider: %s", jitprov_trace_provider_status());
-  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
-  rc.modes = &a.opt.mode;
-  rc.n_modes = 1;
-  rc.triggers = a.opt.trigger.c_str();
-  rc.max_rate = a.opt.rate;
-  if (!a.opt.perfmap.empty()) {
-    a.perfmap.dir = a.opt.perfmap;
-    a.perfmap.final_path = a.opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
-    a.perfmap.stub_module = a.stub_module;
-    rc.sink = &perfMapSink;
-    rc.sink_ctx = &a.perfmap;
-  }
-  e = jitprov_rundown_create(a.rt, &rc, &a.rd);
-  if (e == JITPROV_OK) e = jitprov_rundown_start(a.rd);
+  a.perfmap.bare_module = a.stub_module;  // stubs: their name alone
+  e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
     return false;
