@@ -17,7 +17,7 @@
 // run (an uncontended lock pair around a 56-byte allocation and its free, as
 // jitprov-bench-registry's BM_FloorTwoLocksAndNode). Exit 1 if any registration failed.
 //
-// Compiles against the C++ API of earlier trees too (tools/bench-churn --against REV
+// Compiles against the C++ API of earlier trees too (tools/bench/churn --against REV
 // builds it there), so that the rate of today's tables can be measured beside it.
 #include <jitprov/runtime.h>
 

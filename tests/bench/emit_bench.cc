@@ -1,21 +1,34 @@
 // SPDX-License-Identifier: MIT
-// Rundown emission benchmark: the lock-free rundown's time per version against the
-// time per event of a bare loop emitting the same payload (jitprov_rundown:method)
-// into the same channel: the limit a rundown can reach. Each round runs both, in turn
-// (which goes first alternates), each after the consumer daemon has written the other's
-// events (JITPROV_BENCH_TRACE_DIR: the trace, watched until it stops growing); prints
-// each round's ratio and the median of them.
-// Needs a tracing session enabling jitprov_rundown:* (tools/bench-rundown-emit sets
+// Rundown emission benchmark: three sides into the same channel of the same session, in
+// one run, over the same code versions (METHODS methods, a tenth tiered up):
+//   floor    plain lttng-ust events with jitprov_rundown:method's payload, from a
+//            minimal provider of this benchmark's own (floor_tp.h: no session argument,
+//            none of jitprov's code), from a flat array of ready records: a fixed floor,
+//            which nothing this project changes can move;
+//   emit     the project's own emission path (trace::rundownMethod into every session
+//            recording, as the rundown does) from a flat array of the versions;
+//   rundown  a lock-free rundown (RundownEngine::runNow, on this thread).
+// Each pass is timed per event in wall time (CLOCK_MONOTONIC) and in this thread's CPU
+// time (CLOCK_THREAD_CPUTIME_ID: what a rundown costs the application, and steadier on
+// a machine whose speed swings), after the consumer daemon has written the previous
+// pass's events (JITPROV_BENCH_TRACE_DIR: the trace, watched until it stops growing).
+// The passes run in the order given: tools/bench/rundown-emit gives tools/bench/abba.py's
+// (a warm-up, then ABBA rounds) and prints the medians and ratios.
+//   jitprov-bench-emit METHODS ROUND:SIDE...
+// prints "pass ROUND SIDE WALL_NS CPU_NS EVENTS RETRIED" per pass. For a profiler:
+// JITPROV_BENCH_ONLY=SIDE runs that side's passes only.
+// Needs a session enabling jitprov_rundown:* and jitprov_bench_floor:* (the script sets
 // one up); waits up to 10 s for it.
 #include <jitprov/rundown.h>
 #include <jitprov/runtime.h>
 
-#include "cvm_lock.h"
+#include "floor_emit.h"
 #include "trace.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -25,6 +38,12 @@
 using namespace jitprov;
 
 namespace {
+
+uint64_t clockNs(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
 
 uint64_t treeBytes(const char* dir) {
   uint64_t bytes = 0;
@@ -50,17 +69,8 @@ void waitForConsumer(const char* trace_dir) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
-  const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
-  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
-  if (!trace::loadProvider()) {
-    std::fprintf(stderr, "emit-bench: %s\n", trace::providerStatus().c_str());
-    return 1;
-  }
-  Runtime rt;
+// METHODS methods in 100 modules, each compiled at tier 0, a tenth at tier 1 too.
+void registerMethods(Runtime& rt, uint64_t n) {
   std::mt19937_64 rng(7);
   std::vector<ModuleId> mods;
   for (int i = 0; i < 100; ++i)
@@ -77,63 +87,115 @@ int main(int argc, char** argv) {
       (void)rt.publishCode(*v1, 512);
     }
   }
-  // The bare loop's payload: the same records, copied once into a flat array (their
-  // strings point into the registry, as the rundown's do).
-  std::vector<VersionView> flat;
-  flat.reserve(n + n / 10);
-  (void)rt.walk(WalkLocking::kNone, [&](const VersionView& v) { flat.push_back(v); });
-  for (int i = 0; i < 1000 && !trace::rundownEventsEnabled(); ++i)
+}
+
+// The floor's records: the fields trace::rundownMethod fills (names of registered
+// methods are short, NUL-terminated in the registry: no copy, as there).
+jitprov_method_record floorRecord(uint32_t instance, const VersionView& v) {
+  jitprov_method_record r{};
+  r.runtime_instance = instance;
+  r.method_id = v.method_id;
+  r.version_id = v.version_id;
+  r.code_start = v.code_start;
+  r.module_id = v.module_id;
+  r.rejit_id = v.rejit_id;
+  r.code_size = v.code_size;
+  r.method_token = v.method_token;
+  r.method_flags = v.method_flags;
+  r.tier = static_cast<uint8_t>(v.tier);
+  r.host_tier = v.host_tier;
+  r.publish_seq = v.publish_seq;
+  r.name_space = v.name_space.data();
+  r.name = v.name.data();
+  r.signature = v.signature.data();
+  return r;
+}
+
+struct Bench {
+  Runtime& rt;
+  RundownEngine& engine;
+  std::vector<VersionView> flat;             // emit's input
+  std::vector<jitprov_method_record> floor;  // floor's input
+
+  // One pass of SIDE; returns false for an unknown side. Sets events and retried.
+  bool pass(const std::string& side, uint64_t id, uint64_t* events, uint64_t* retried) {
+    *retried = 0;
+    if (side == "floor") {
+      jitprov_bench_floor_emit(id, floor.data(), floor.size());
+      *events = floor.size();
+    } else if (side == "emit") {
+      // The same sessions the rundown records into (each event is for one session).
+      const std::vector<trace::Session> sessions = trace::recordingSessions();
+      const trace::Rundown ev{trace::Sessions(sessions), rt.instance(), id};
+      trace::rundownBegin(ev, RundownMode::kLockFree, RundownTrigger::kApi, flat.size(), 0);
+      for (const VersionView& v : flat) trace::rundownMethod(ev, v);
+      trace::rundownEnd(ev, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
+      *events = flat.size();
+    } else if (side == "rundown") {
+      const RundownResult res = engine.runNow(RundownMode::kLockFree, RundownTrigger::kApi);
+      *events = res.versions;
+      *retried = res.retried;
+    } else {
+      return false;
+    }
+    return true;
+  }
+};
+
+bool waitForSessions() {
+  for (int i = 0; i < 1000 && !(trace::rundownEventsEnabled() && jitprov_bench_floor_enabled()); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (!trace::rundownEventsEnabled()) {
-    std::fprintf(stderr, "emit-bench: jitprov_rundown events are not enabled by any session\n");
+  return trace::rundownEventsEnabled() && jitprov_bench_floor_enabled();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: jitprov-bench-emit METHODS ROUND:SIDE... (SIDE: floor, emit, rundown)\n");
+    return 2;
+  }
+  const uint64_t n = std::strtoull(argv[1], nullptr, 10);
+  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  if (!trace::loadProvider()) {
+    std::fprintf(stderr, "emit-bench: %s\n", trace::providerStatus().c_str());
     return 1;
   }
+  Runtime rt;
+  registerMethods(rt, n);
   RundownEngine engine(rt, RundownMode::kLockFree, RundownTriggers{});
-  std::printf("%llu methods, %zu versions, %d rounds\n", (unsigned long long)n, flat.size(), rounds);
-  std::vector<double> bare_ns, rd_ns, ratios;
-  uint64_t retried = 0;
-  const char* trace_dir = std::getenv("JITPROV_BENCH_TRACE_DIR");
-  // For a profiler: JITPROV_BENCH_ONLY=bare or =rundown runs that side only.
-  const std::string only = std::getenv("JITPROV_BENCH_ONLY") ? std::getenv("JITPROV_BENCH_ONLY") : "";
-  for (int r = 0; r < rounds; ++r) {
-    double bare = 0, rd = 0;
-    RundownResult res;
-    // Odd rounds run the rundown first: neither side always follows the other's flush.
-    for (int side = 0; side < 2; ++side) {
-      const bool bare_side = (side == 0) == (r % 2 == 0);
-      if ((bare_side && only == "rundown") || (!bare_side && only == "bare")) continue;
-      if (bare_side) {
-        // The same sessions the rundown records into (each event is for one session).
-        const std::vector<trace::Session> sessions = trace::recordingSessions();
-        const trace::Rundown ev{trace::Sessions(sessions), rt.instance(), uint64_t(1000 + r)};
-        const uint64_t t0 = monotonicNs();
-        trace::rundownBegin(ev, RundownMode::kLockFree, RundownTrigger::kApi, n, 0);
-        for (const VersionView& v : flat) trace::rundownMethod(ev, v);
-        trace::rundownEnd(ev, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
-        bare = double(monotonicNs() - t0) / double(flat.size());
-      } else {
-        res = engine.runNow(RundownMode::kLockFree, RundownTrigger::kApi);
-        rd = double(res.duration_ns) / double(res.versions);
-        retried += res.retried;
-      }
-      waitForConsumer(trace_dir);
-    }
-    std::printf(
-        "round %d (%s first): bare loop %.1f ns/event, lock-free rundown %.1f ns/version, ratio %.3f "
-        "(%llu versions, retried %llu; its catch-up pass %.1f ms)\n",
-        r + 1, r % 2 == 0 ? "bare" : "rundown", bare, rd, rd / bare, (unsigned long long)res.versions,
-        (unsigned long long)res.retried, double(res.catch_up_ns) / 1e6);
-    bare_ns.push_back(bare);
-    rd_ns.push_back(rd);
-    ratios.push_back(rd / bare);
+  Bench b{rt, engine, {}, {}};
+  b.flat.reserve(n + n / 10);
+  (void)rt.walk(WalkLocking::kNone, [&](const VersionView& v) { b.flat.push_back(v); });
+  b.floor.reserve(b.flat.size());
+  for (const VersionView& v : b.flat) b.floor.push_back(floorRecord(rt.instance(), v));
+  if (!waitForSessions()) {
+    std::fprintf(stderr, "emit-bench: no session records both jitprov_rundown:* and jitprov_bench_floor:*\n");
+    return 1;
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  std::printf(
-      "median: bare %.1f ns/event, rundown %.1f ns/version, ratio rundown/bare %.3f (median of the rounds' "
-      "ratios), stalls (retried) %llu\n",
-      median(bare_ns), median(rd_ns), median(ratios), (unsigned long long)retried);
+  std::printf("%llu methods, %zu versions, %d passes\n", (unsigned long long)n, b.flat.size(), argc - 2);
+  const char* trace_dir = std::getenv("JITPROV_BENCH_TRACE_DIR");
+  const char* only = std::getenv("JITPROV_BENCH_ONLY");
+  for (int i = 2; i < argc; ++i) {
+    const char* colon = std::strchr(argv[i], ':');
+    if (colon == nullptr) {
+      std::fprintf(stderr, "emit-bench: '%s' is not ROUND:SIDE\n", argv[i]);
+      return 2;
+    }
+    const std::string round(argv[i], size_t(colon - argv[i])), side(colon + 1);
+    if (only != nullptr && side != only) continue;
+    uint64_t events = 0, retried = 0;
+    const uint64_t w0 = clockNs(CLOCK_MONOTONIC), c0 = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    if (!b.pass(side, 1000 + uint64_t(i), &events, &retried)) {
+      std::fprintf(stderr, "emit-bench: unknown side '%s' (floor, emit, rundown)\n", side.c_str());
+      return 2;
+    }
+    const uint64_t c1 = clockNs(CLOCK_THREAD_CPUTIME_ID), w1 = clockNs(CLOCK_MONOTONIC);
+    const double per = events ? double(events) : 1.0;
+    std::printf("pass %s %s %.1f %.1f %llu %llu\n", round.c_str(), side.c_str(), double(w1 - w0) / per,
+                double(c1 - c0) / per, (unsigned long long)events, (unsigned long long)retried);
+    std::fflush(stdout);
+    waitForConsumer(trace_dir);
+  }
   return 0;
 }

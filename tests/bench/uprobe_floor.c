@@ -2,7 +2,7 @@
 /* The physical floor of an attached probe: what one bare uprobe hit costs on this
  * machine, on a 1-byte `nop` (int3 when attached) and on a 5-byte NOP (a call into the
  * uprobe trampoline on kernels that optimize it). Two functions that are nothing but
- * the site instruction and `ret`; tools/bench-lockwait-overhead attaches an empty
+ * the site instruction and `ret`; tools/bench/lockwait-overhead attaches an empty
  * bpftrace probe to one of them.
  *   jitprov-uprobe-floor nop1|nop5 [CALLS]     prints "<ns per call>" */
 #include <stdio.h>

@@ -2,6 +2,8 @@
 # Helpers for the integration tests (bash). Source it first.
 # shellcheck shell=bash
 set -uo pipefail
+# shellcheck source=tools/lib/lttng.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/lttng.sh"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
@@ -15,15 +17,10 @@ require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root (BPF, uprobes, a priva
 
 # Runs the rest of the script inside a private mount namespace with a tmpfs over
 # /var/run/lttng (so a test never meets a system or another test's session daemon)
-# and tracefs mounted (bpftrace detaches its uprobes through it).
+# and tracefs mounted (bpftrace detaches its uprobes through it): tools/lib/lttng.sh.
 enter_private_namespace() {
-  if [ -z "${JITPROV_IN_NS:-}" ]; then
-    command -v unshare >/dev/null || skip "unshare not installed"
-    JITPROV_IN_NS=1 exec unshare -m --propagation private -- "$0" "$@"
-  fi
-  mkdir -p /var/run/lttng
-  mount -t tmpfs none /var/run/lttng || fail "mount tmpfs on /var/run/lttng"
-  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+  command -v unshare >/dev/null || skip "unshare not installed"
+  lttng_enter_namespace "$@" || fail "private mount namespace"
 }
 
 # Kills, by pid, only processes this test started.
@@ -49,34 +46,29 @@ require_lttng() {
   require_cmd lttng lttng-sessiond babeltrace2 "$PY"
 }
 
-# Starts a private lttng-sessiond (inside enter_private_namespace) and waits for it.
+# Starts a private lttng-sessiond (inside enter_private_namespace) and waits for it;
+# with a prefix (e.g. `ip netns exec NS`), under it. Sets SESSIOND_PID.
 start_sessiond() {
-  lttng-sessiond --quiet &
-  SESSIOND_PID=$!
+  lttng_sessiond_start "$@" || fail "lttng-sessiond did not come up"
+  SESSIOND_PID=$LTTNG_SESSIOND_PID
   track_pid "$SESSIOND_PID"
-  for _ in $(seq 100); do lttng list >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "lttng-sessiond did not come up"
 }
 
-# The documented lossless set-up (docs/tracing.md): rundown events in their
-# own channel that may block, runtime events in a channel that never blocks.
+# The documented lossless set-up (docs/tracing.md, tools/lib/lttng.sh): rundown events
+# in their own channel that may block, runtime events in a channel that never blocks.
 #   setup_session NAME OUTPUT_DIR [rundown channel options...]
+# CREATE_OPTS replaces --output (e.g. a live session: --live=... --set-url=net://...);
+# RUNTIME_CHANNEL_OPTS replaces the runtime channel's options; VPID=0 leaves out the
+# vpid context (per-UID buffers mix processes: jitprov-verify tells them apart by vpid;
+# VPID=0 is for the test that the verifier refuses to guess).
 setup_session() {
   local name=$1 out=$2; shift 2
-  local rundown_opts=("$@")
-  [ ${#rundown_opts[@]} -eq 0 ] && rundown_opts=(--subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf)
-  # CREATE_OPTS replaces --output (e.g. a live session: --live=... --set-url=net://...).
-  # shellcheck disable=SC2086
-  lttng create "$name" ${CREATE_OPTS:---output=$out} >/dev/null || fail "lttng create $name"
-  lttng enable-channel -u -s "$name" jitprov_rundown "${rundown_opts[@]}" >/dev/null || fail "enable rundown channel"
-  # shellcheck disable=SC2086
-  lttng enable-channel -u -s "$name" jitprov_runtime ${RUNTIME_CHANNEL_OPTS:---subbuf-size=1M --num-subbuf=4} >/dev/null ||
-    fail "enable runtime channel"
-  lttng enable-event -u -s "$name" -c jitprov_rundown 'jitprov_rundown:*' >/dev/null || fail "enable rundown events"
-  lttng enable-event -u -s "$name" -c jitprov_runtime 'jitprov_runtime:*' >/dev/null || fail "enable runtime events"
-  # Per-UID buffers mix processes: jitprov-verify tells them apart by vpid (VPID=0: a
-  # session without it, for the test that the verifier refuses to guess).
-  if [ "${VPID:-1}" = 1 ]; then lttng add-context -u -s "$name" -t vpid >/dev/null || fail "add vpid context"; fi
+  local opts=(--runtime)
+  [ $# -gt 0 ] && opts+=(--rundown-opts "$*")
+  [ -n "${RUNTIME_CHANNEL_OPTS:-}" ] && opts+=(--runtime-opts "$RUNTIME_CHANNEL_OPTS")
+  [ -n "${CREATE_OPTS:-}" ] && opts+=(--create "$CREATE_OPTS")
+  [ "${VPID:-1}" = 1 ] && opts+=(--vpid)
+  lttng_lossless_session "$name" "$out" "${opts[@]}" || fail "lttng session $name set-up"
 }
 
 # Starts jitprov-sim with --ready-file and --stats-json in $WORK; sets SIM_PID. With

@@ -69,11 +69,7 @@ follow() {
 start_relay 1
 ip netns exec "$APP" timeout 5 bash -c "exec 3<>/dev/tcp/$COLL_IP/5342" ||
   fail "the application namespace does not reach the collector's relay daemon"
-ip netns exec "$APP" lttng-sessiond --quiet &
-SESSIOND_PID=$!
-track_pid "$SESSIOND_PID"
-for _ in $(seq 100); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
-lttng list >/dev/null 2>&1 || fail "lttng-sessiond did not come up"
+start_sessiond ip netns exec "$APP"
 
 # The application, in its own namespace.
 # Paced (60 000 versions/s): a rundown of 200 000 methods takes seconds, time to kill

@@ -86,7 +86,7 @@ class RundownEngine {
  public:
   RundownEngine(Runtime& rt, RundownMode mode, RundownTriggers triggers);
   // Triggered rundowns take their modes in turn from `modes` (to compare modes in one
-  // process: bench-rundown).
+  // process: tools/bench/rundown).
   RundownEngine(Runtime& rt, std::vector<RundownMode> modes, RundownTriggers triggers);
   ~RundownEngine();  // stop()
   RundownEngine(const RundownEngine&) = delete;

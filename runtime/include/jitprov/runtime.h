@@ -41,7 +41,7 @@ struct RuntimeConfig {
   // code with the other core busy: issue 22), at the price of that wait, which lasts
   // until every reader's current read section ends (a rundown's batch of 1024 methods
   // included; MemoryStats::reclaim_wait measures it). 0: no bound, no thread ever waits
-  // for readers. tools/bench-churn measures both.
+  // for readers. tools/bench/churn measures both.
   static constexpr uint64_t kDefaultMaxReclamationBacklog = 16384;
   uint64_t max_reclamation_backlog = kDefaultMaxReclamationBacklog;
 };

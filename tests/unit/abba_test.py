@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The arithmetic of tools/bench/abba.py, the benchmarks' one method: ABBA orders, the
+even-round rule, medians, ratios and their spread, and its command line.
+    abba_test.py SOURCE_ROOT"""
+import itertools
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tools", "bench"))
+import abba  # noqa: E402
+
+
+class Order(unittest.TestCase):
+    def test_two_sides_abba(self):
+        self.assertEqual(abba.order(["A", "B"], 4),
+                         [(0, ["A", "B"]), (1, ["A", "B"]), (2, ["B", "A"]), (3, ["B", "A"]), (4, ["A", "B"])])
+
+    def test_three_sides(self):
+        got = [s for _, s in abba.order("ABC", 6)[1:]]
+        self.assertEqual(["".join(s) for s in got], ["ABC", "CBA", "BCA", "ACB", "CAB", "BAC"])
+
+    def test_every_pair_both_orders_equally_often(self):
+        for k in (2, 3, 4, 5):
+            sides = [chr(ord("A") + i) for i in range(k)]
+            for rounds in (2, 4, 6, 8, 10):
+                first = {}
+                for _, s in abba.order(sides, rounds)[1:]:
+                    self.assertEqual(sorted(s), sides)  # every side once a round
+                    for x, y in itertools.combinations(s, 2):
+                        first[(x, y)] = first.get((x, y), 0) + 1
+                for x, y in itertools.combinations(sides, 2):
+                    self.assertEqual(first.get((x, y), 0), first.get((y, x), 0), (k, rounds, x, y))
+
+    def test_positions_balanced_over_2k_rounds(self):
+        for k in (2, 3, 4):
+            sides = list(range(k))
+            pos = {}
+            for _, s in abba.order(sides, 2 * k)[1:]:
+                for i, x in enumerate(s):
+                    pos[(x, i)] = pos.get((x, i), 0) + 1
+            self.assertEqual(set(pos.values()), {2}, k)
+
+    def test_warmup_is_round_zero(self):
+        o = abba.order(["x", "y", "z"], 2)
+        self.assertEqual(o[0], (0, ["x", "y", "z"]))
+        self.assertEqual(abba.warmup(["x", "y"]), ["x", "y"])
+        self.assertEqual([r for r, _ in o], [0, 1, 2])
+
+    def test_even_rounds_enforced(self):
+        for bad in (0, 1, 3, 5, -2, 2.0, "4", True):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                abba.check_rounds(bad)
+            with self.assertRaises(ValueError):
+                abba.order(["A", "B"], bad)
+        self.assertEqual(abba.check_rounds(2), 2)
+
+    def test_sides_checked(self):
+        with self.assertRaises(ValueError):
+            abba.order(["A"], 2)
+        with self.assertRaises(ValueError):
+            abba.order(["A", "A"], 2)
+
+
+class Stats(unittest.TestCase):
+    def test_median(self):
+        self.assertEqual(abba.median([3, 1, 2]), 2)
+        self.assertEqual(abba.median([4, 1, 3, 2]), 2.5)
+        self.assertEqual(abba.median([5]), 5)
+        self.assertEqual(abba.median([1, math.nan, 3]), 2)
+        self.assertTrue(math.isnan(abba.median([])))
+        self.assertTrue(math.isnan(abba.median([math.nan])))
+
+    def test_compare(self):
+        ref = {0: 1000.0, 1: 100.0, 2: 200.0, 3: 100.0, 4: 50.0}
+        side = {0: 1.0, 1: 110.0, 2: 260.0, 3: 120.0, 4: 50.0}
+        c = abba.compare(side, ref)
+        # ratios 1.1, 1.3, 1.2, 1.0: median 1.15; the warm-up (round 0) ignored.
+        self.assertAlmostEqual(c["ratio"], 1.15)
+        self.assertAlmostEqual(c["lo"], 1.0)
+        self.assertAlmostEqual(c["hi"], 1.3)
+        self.assertEqual(c["rounds"], 4)
+        self.assertAlmostEqual(c["median"], 115.0)
+        self.assertAlmostEqual(c["ref_median"], 100.0)
+
+    def test_ratio_of_rounds_not_of_medians(self):
+        # The machine's speed drifts: the rounds' ratios are all 2, the medians' ratio not.
+        ref = {1: 1.0, 2: 10.0}
+        side = {1: 2.0, 2: 20.0}
+        c = abba.compare(side, ref)
+        self.assertEqual((c["ratio"], c["lo"], c["hi"]), (2.0, 2.0, 2.0))
+
+    def test_unmeasured_rounds_dropped(self):
+        c = abba.compare({1: math.nan, 2: 3.0, 3: 4.0}, {1: 1.0, 2: 1.0, 3: 0.0})
+        self.assertEqual((c["ratio"], c["rounds"]), (3.0, 1))
+        c = abba.compare({1: 1.0}, {2: 1.0})
+        self.assertTrue(math.isnan(c["ratio"]) and c["rounds"] == 0)
+
+
+class Command(unittest.TestCase):
+    def run_abba(self, *args):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py")] + list(args),
+                              capture_output=True, text=True)
+
+    def test_order(self):
+        r = self.run_abba("order", "2", "bare", "rundown")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "0 bare rundown\n1 bare rundown\n2 rundown bare\n")
+        r = self.run_abba("order", "3", "bare", "rundown")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("even number of rounds", r.stderr)
+
+    def test_summary(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("# warm-up, discarded\n0 floor wall 999 ns/event\n0 emit wall 1\n"
+                    "1 floor wall 100\n1 emit wall 150\n2 emit wall 240\n2 floor wall 200\n")
+        try:
+            r = self.run_abba("summary", "--ref", "floor", f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("wall (ns/event): medians of 2 rounds", lines[0])
+        self.assertRegex(lines[1], r"^  floor +150\.000$")
+        self.assertRegex(lines[2], r"^  emit +195\.000  ratio to floor 1\.350 \(spread 1\.200-1\.500, 2 rounds\)$")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

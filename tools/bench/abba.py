@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The one method of every side-by-side benchmark (tools/bench/):
+
+  - a warm-up round, every side once, whose figures are discarded (caches, page cache,
+    the consumer daemon's first buffers);
+  - an even number of rounds in ABBA order: whichever side runs first in a round ran
+    1.3-1.8x slower on this project's 2-core VM, so every side goes first, and every
+    pair of sides comes in each order, equally often (with an odd number of alternating
+    rounds the median depends on which order got the extra round);
+  - per-side medians over the rounds, the median of the rounds' ratios to a reference
+    side (each ratio of two runs minutes apart at most: less exposed to the machine's
+    drift than a ratio of medians), and its spread (the lowest and highest round).
+
+Orders: round r (1-based) runs the sides rotated by ((r - 1) // 2) and, in even rounds,
+reversed: with two sides A B, B A, B A, A B (ABBA); with three, A B C, C B A, B C A,
+A C B, C A B, B A C. Every even number of rounds gives each pair of sides both orders
+equally often; 2 x (number of sides) rounds also give every side each position equally
+often.
+
+As a module: order(), warmup(), check_rounds(), median(), compare(), Samples.
+As a command:
+  abba.py order ROUNDS SIDE...
+      one line per round, "ROUND SIDE..." in the order to run them, round 0 the
+      warm-up; exits 2 for an odd or non-positive ROUNDS.
+  abba.py summary [--ref SIDE] [--title TEXT] FILE
+      FILE: lines "ROUND SIDE METRIC VALUE [UNIT]" (round 0, the warm-up, is
+      discarded; "nan" is a value not measured); prints per metric every side's
+      median and, for every other side, the median ratio to the reference side (the
+      first side seen by default) and its spread.
+"""
+import math
+import sys
+
+
+def check_rounds(rounds):
+    """An even number of rounds, at least 2; else ValueError."""
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 2 or rounds % 2:
+        raise ValueError("an even number of rounds, at least 2, is needed (got %r): with an odd number the "
+                         "median depends on which order got the extra round" % (rounds,))
+    return rounds
+
+
+def round_order(sides, r):
+    """The order of the sides in round r (1-based; 0 is the warm-up, in the given order)."""
+    sides = list(sides)
+    if r == 0:
+        return sides
+    k = ((r - 1) // 2) % len(sides)
+    rotated = sides[k:] + sides[:k]
+    return rotated[::-1] if r % 2 == 0 else rotated
+
+
+def order(sides, rounds):
+    """The rounds to run, the warm-up first: [(round, [side, ...]), ...], rounds 0..ROUNDS."""
+    sides = list(sides)
+    if len(sides) < 2 or len(set(sides)) != len(sides):
+        raise ValueError("two or more distinct sides are needed (got %r)" % (sides,))
+    check_rounds(rounds)
+    return [(r, round_order(sides, r)) for r in range(rounds + 1)]
+
+
+def warmup(sides):
+    """The warm-up round: every side once, discarded."""
+    return list(sides)
+
+
+def median(values):
+    """The median of the numbers measured (nan dropped); nan when there are none."""
+    v = sorted(x for x in values if x == x)
+    if not v:
+        return math.nan
+    m = len(v) // 2
+    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+
+
+def compare(side, ref):
+    """side and ref: {round: value} (the warm-up, round 0, is ignored). Returns a dict:
+    median (of side), ref_median, ratio (the median of the rounds' side/ref ratios),
+    lo and hi (the lowest and highest of those ratios), rounds (how many paired rounds
+    had both measured, with a non-zero reference)."""
+    rounds = sorted(r for r in side if r != 0 and r in ref)
+    ratios = [side[r] / ref[r] for r in rounds if side[r] == side[r] and ref[r] == ref[r] and ref[r] != 0]
+    return {
+        "median": median(v for r, v in side.items() if r != 0),
+        "ref_median": median(v for r, v in ref.items() if r != 0),
+        "ratio": median(ratios),
+        "lo": min(ratios) if ratios else math.nan,
+        "hi": max(ratios) if ratios else math.nan,
+        "rounds": len(ratios),
+    }
+
+
+class Samples:
+    """Figures by metric and side, round by round, in the order first seen."""
+
+    def __init__(self):
+        self.data = {}   # metric -> side -> {round: value}
+        self.units = {}  # metric -> unit
+
+    def add(self, rnd, side, metric, value, unit=""):
+        self.data.setdefault(metric, {}).setdefault(side, {})[int(rnd)] = float(value)
+        if unit:
+            self.units[metric] = unit
+
+    def read(self, lines):
+        for n, line in enumerate(lines, 1):
+            p = line.split()
+            if not p or p[0].startswith("#"):
+                continue
+            if len(p) not in (4, 5):
+                raise ValueError("line %d: expected ROUND SIDE METRIC VALUE [UNIT], got %r" % (n, line.rstrip()))
+            self.add(p[0], p[1], p[2], p[3], p[4] if len(p) == 5 else "")
+        return self
+
+    def summary(self, ref=None, title=None):
+        """The printed summary (a list of lines)."""
+        out = []
+        for metric, sides in self.data.items():
+            names = list(sides)
+            r = ref if ref in sides else names[0]
+            n = len([x for x in sides[r] if x != 0])
+            unit = self.units.get(metric, "")
+            out.append("%s%s%s: medians of %d rounds in ABBA order after a discarded warm-up" % (
+                title + ", " if title else "", metric, " (%s)" % unit if unit else "", n))
+            for s in names:
+                c = compare(sides[s], sides[r])
+                if s == r:
+                    out.append("  %-24s %12.3f" % (s, c["median"]))
+                else:
+                    out.append("  %-24s %12.3f  ratio to %s %.3f (spread %.3f-%.3f, %d rounds)" % (
+                        s, c["median"], r, c["ratio"], c["lo"], c["hi"], c["rounds"]))
+        return out
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "order":
+        if len(argv) < 5:
+            print("usage: abba.py order ROUNDS SIDE SIDE...", file=sys.stderr)
+            return 2
+        try:
+            rounds = order(argv[3:], int(argv[2]))
+        except ValueError as e:
+            print("abba.py: %s" % e, file=sys.stderr)
+            return 2
+        for r, sides in rounds:
+            print(r, *sides)
+        return 0
+    if len(argv) >= 2 and argv[1] == "summary":
+        args, ref, title = argv[2:], None, None
+        while len(args) > 1 and args[0] in ("--ref", "--title"):
+            if args[0] == "--ref":
+                ref = args[1]
+            else:
+                title = args[1]
+            args = args[2:]
+        if len(args) != 1:
+            print("usage: abba.py summary [--ref SIDE] [--title TEXT] FILE", file=sys.stderr)
+            return 2
+        with open(args[0]) as f:
+            print("\n".join(Samples().read(f).summary(ref, title)))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
