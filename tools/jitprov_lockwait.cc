@@ -11,9 +11,8 @@
 #include "lockwait.h"
 #include "lockwait.skel.h"
 
-#include <jitprov/jitprov.h>
-#include <jitprov/lock_stats.h>
-#include <jitprov/types.h>
+#include <jitprov/hist.h>
+#include <jitprov/names.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -58,16 +57,12 @@ struct Totals {
   std::array<lw_blame, LW_SITES * LW_SITES> blame{};  // [waiting site][holder site]
 };
 
-// The JIT paths' sites (tier0 publish .. unload) and the rundown's (trace_abi.h).
-constexpr int kFirstJitSite = JITPROV_SITE_TIER0_PUBLISH, kLastJitSite = JITPROV_SITE_UNLOAD,
-              kRundownSite = JITPROV_SITE_RUNDOWN;
-
 // "JIT time blocked by the rundown": waits of the JIT paths that began while the
 // rundown held the lock (only the locked and per-method modes ever take it).
 lw_blame jitBlockedByRundown(const Totals& t) {
   lw_blame r{};
-  for (int w = kFirstJitSite; w <= kLastJitSite; ++w) {
-    const lw_blame& b = t.blame[w * LW_SITES + kRundownSite];
+  for (int w = jitprov::kFirstJitSite; w <= jitprov::kLastJitSite; ++w) {
+    const lw_blame& b = t.blame[w * LW_SITES + jitprov::kRundownSite];
     r.count += b.count;
     r.total_ns += b.total_ns;
     r.max_ns = std::max(r.max_ns, b.max_ns);
@@ -144,25 +139,21 @@ Totals delta(const Totals& now, const Totals& prev) {
   return d;
 }
 
-jitprov::HistSnapshot snap(const lw_hist& h) {
-  jitprov::HistSnapshot s;
-  s.count = h.count;
-  s.total_ns = h.total_ns;
-  s.max_ns = h.max_ns;
-  for (int i = 0; i < LW_BUCKETS && i < jitprov::kHistBuckets; ++i) s.buckets[i] = h.buckets[i];
-  return s;
+uint64_t quantile(const lw_hist& h, double q) {
+  std::array<uint64_t, LW_BUCKETS> b;
+  std::copy(h.buckets, h.buckets + LW_BUCKETS, b.begin());
+  return jitprov::log2QuantileUpperBound(b.data(), LW_BUCKETS, h.count, h.max_ns, q);
 }
 
 nlohmann::json histJson(const lw_hist& h) {
-  const jitprov::HistSnapshot s = snap(h);
   int last = -1;
   for (int i = 0; i < LW_BUCKETS; ++i)
     if (h.buckets[i]) last = i;
   return {{"count", h.count},
           {"total_ns", h.total_ns},
           {"max_ns", h.max_ns},
-          {"p50_ns", s.quantileUpperBound(0.5)},
-          {"p99_ns", s.quantileUpperBound(0.99)},
+          {"p50_ns", quantile(h, 0.5)},
+          {"p99_ns", quantile(h, 0.99)},
           {"log2_buckets", std::vector<unsigned long long>(h.buckets, h.buckets + last + 1)}};
 }
 
@@ -176,9 +167,7 @@ struct Counter {
 const Counter kCounters[LW_DROP_KINDS] = {{"unmeasured", "lock"}, {"unmeasured", "jit"}, {"drops", "bad_argument"}};
 bool isLoss(int kind) { return kind == LW_BAD_ARG; }
 
-std::string siteName(int site) {
-  return site == 0 ? "unknown" : std::string(jitprov::lockSiteName(static_cast<jitprov::LockSite>(site)));
-}
+std::string siteName(int site) { return std::string(jitprov::lockSiteOrUnknown(site)); }
 
 nlohmann::json blameJson(const lw_blame& b) {
   return {{"count", b.count}, {"total_ns", b.total_ns}, {"max_ns", b.max_ns}};

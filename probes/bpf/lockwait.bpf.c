@@ -64,8 +64,8 @@ static __always_inline int mine(void) {
   return target_tgid == 0 || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
-/* A duration the runtime did not measure (JITPROV_USDT_UNMEASURED). */
-#define LW_UNMEASURED (~0ULL)
+/* A duration the runtime did not measure (trace_abi.h). */
+#define LW_UNMEASURED JITPROV_UNMEASURED_NS
 
 static __always_inline __u32 log2_bucket(__u64 v) {
   __u32 b = 0;

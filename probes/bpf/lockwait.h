@@ -8,7 +8,7 @@
 
 #define LW_SITES (JITPROV_LOCK_SITE_MAX + 1) /* lock sites 1..max; 0: unused (holder unknown) */
 #define LW_TIERS JITPROV_TIER_COUNT
-#define LW_BUCKETS 48 /* log2 buckets of nanoseconds, as jitprov::log2Bucket */
+#define LW_BUCKETS JITPROV_HIST_BUCKETS /* log2 buckets of nanoseconds, as jitprov::log2Bucket */
 
 /* Histogram of one quantity. */
 struct lw_hist {
