@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by lockwait.bpf.c and tools/jitprov_lockwait.cc: what the BPF side
+/* Shared by lockwait.bpf.c and tools/lockwait/: what the BPF side
  * aggregates, per CPU, for user space to sum. */
 #ifndef JITPROV_LOCKWAIT_H
 #define JITPROV_LOCKWAIT_H
