@@ -2,6 +2,7 @@
 #include "attach.h"
 
 #include "lockwait.skel.h"
+#include "waits.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -49,6 +50,9 @@ std::string Bpf::attach(const AttachOptions& o) {
   skel_ = lockwait__open();
   if (skel_ == nullptr) return std::string("open BPF skeleton: ") + std::strerror(errno);
   skel_->rodata->target_tgid = unsigned(o.pid);
+  skel_->rodata->emit_waits = o.waits ? 1 : 0;
+  if (o.waits && bpf_map__set_max_entries(skel_->maps.waits, kWaitsRingBytes) != 0)
+    return std::string("size the waits ring buffer: ") + std::strerror(errno);
   if (int err = lockwait__load(skel_); err != 0)
     return std::string("load BPF programs: ") + std::strerror(-err) +
            (o.verbose ? "" : " (-v shows libbpf's messages)");
@@ -92,6 +96,8 @@ bool Bpf::readTotals(Totals* t) const {
          sumPerCpu(skel_->maps.blame, t->blame.data(), t->blame.size(), ncpu, blame) &&
          sumPerCpu(skel_->maps.drops, t->drops.data(), t->drops.size(), ncpu, sum);
 }
+
+int Bpf::waitsMapFd() const { return bpf_map__fd(skel_->maps.waits); }
 
 std::string uprobePath(int pid) {
   if (pid <= 0) return "unknown";

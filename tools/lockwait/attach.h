@@ -16,6 +16,7 @@ struct AttachOptions {
   std::string binary;  // the object with the probes
   bool locks_only = false;
   bool verbose = false;  // libbpf's own messages on stderr
+  bool waits = false;    // a record per wait into the `waits` ring buffer (--waits)
 };
 
 // The loaded programs; detached and freed by the destructor.
@@ -30,6 +31,8 @@ class Bpf {
   std::string attach(const AttachOptions& o);
   // Sums the per-CPU maps into *t; false (errno set) when a map cannot be read.
   bool readTotals(Totals* t) const;
+  // The `waits` ring buffer map (records only when attached with waits).
+  int waitsMapFd() const;
 
  private:
   lockwait* skel_ = nullptr;

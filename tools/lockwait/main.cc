@@ -10,11 +10,12 @@
 // sample is counted and printed. Exit: 0 ok, 1 error, 2 usage, 3 data lost.
 //
 // attach.cc: the BPF skeleton; report.cc: the figures; usdt_notes.cc: the probes an
-// ELF file declares.
+// ELF file declares; waits.cc: --waits, a CSV line per wait from a BPF ring buffer.
 #include "attach.h"
 #include "cli.h"
 #include "report.h"
 #include "usdt_notes.h"
+#include "waits.h"
 
 #include <poll.h>
 #include <sys/syscall.h>
@@ -38,6 +39,7 @@ struct Options {
   double interval = 0;
   int count = 0;
   bool json = false;
+  std::string waits;  // --waits FILE
 };
 
 std::optional<int> parseOptions(int argc, char** argv, Options* o) {
@@ -54,6 +56,11 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
   cli.add_option("-c,--count", o->count, "stop after this many intervals (0: until the target exits or SIGINT)")
       ->check(jitprov::tools::wholeIn(0, 1000000000));
   cli.add_flag("--json", o->json, "one JSON object per report, on stdout");
+  cli.add_option("--waits", o->waits,
+                 "also write every lock wait (an acquisition that waited) to FILE, one CSV line each: begin_ns "
+                 "(CLOCK_MONOTONIC), tid, site, wait_ns, hold_ns, blocked_by, in_rundown; a record lost is counted "
+                 "(drops wait_records) and makes the exit status 3")
+      ->type_name("FILE");
   cli.add_flag("--locks-only", o->attach.locks_only,
                "attach only lock_released (lock wait and hold times, no JIT-path latency): no jit_end hit per JIT "
                "path");
@@ -108,21 +115,15 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
 // exit status.
 class Session {
  public:
-  Session(const Options& o, const jitprov::lw::Bpf& bpf) : o_(o), bpf_(bpf) {}
+  Session(const Options& o, const jitprov::lw::Bpf& bpf, jitprov::lw::WaitWriter* waits)
+      : o_(o), bpf_(bpf), waits_(waits) {}
 
   int run(int pidfd) {
     const int pid = o_.attach.pid;
     for (int reports = 0; !g_stop;) {
       const int wait_ms = o_.interval > 0 ? int(o_.interval * 1000) : 200;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-      while (!g_stop && !target_gone_ && std::chrono::steady_clock::now() < deadline) {
-        if (pidfd < 0) {
-          usleep(50000);
-          continue;
-        }
-        pollfd p{pidfd, POLLIN, 0};
-        if (poll(&p, 1, 50) > 0) target_gone_ = true;
-      }
+      while (!g_stop && !target_gone_ && std::chrono::steady_clock::now() < deadline) idle(pidfd);
       if (target_gone_ || g_stop) break;
       if (pid > 0) path_ = jitprov::lw::uprobePath(pid);  // remembered for a report after the target exits
       if (o_.interval > 0) {
@@ -133,18 +134,44 @@ class Session {
     if (target_gone_ && !o_.json) std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
     if (o_.interval == 0 || target_gone_ || g_stop) report(true);
     if (rc_ != 0) return rc_;
-    uint64_t lost = 0;
-    for (int k = 0; k < LW_DROP_KINDS; ++k)
-      if (jitprov::lw::isLoss(k)) lost += now_.drops[k];
-    if (lost > 0) {
-      std::fprintf(stderr, "jitprov-lockwait: %llu samples lost (probe arguments it could not use)\n",
-                   (unsigned long long)lost);
-      return 3;
-    }
-    return 0;
+    return finish();
   }
 
  private:
+  // Up to 50 ms: watches the target's exit and writes the wait records that came.
+  void idle(int pidfd) {
+    pollfd p[2];
+    nfds_t n = 0;
+    if (pidfd >= 0) p[n++] = {pidfd, POLLIN, 0};
+    if (waits_ != nullptr) p[n++] = {waits_->pollFd(), POLLIN, 0};
+    if (n == 0) {
+      usleep(50000);
+    } else if (poll(p, n, 50) > 0 && pidfd >= 0 && (p[0].revents & POLLIN) != 0) {
+      target_gone_ = true;
+    }
+    if (waits_ != nullptr) waits_->consume();
+  }
+
+  // The waits file written whole, and every loss said: the exit status.
+  int finish() {
+    const unsigned long long bad = now_.drops[LW_BAD_ARG], dropped = now_.drops[LW_WAIT_RECORD_LOST];
+    if (waits_ != nullptr) {
+      if (const std::string why = waits_->finish(); !why.empty()) {
+        std::fprintf(stderr, "jitprov-lockwait: --waits %s: %s\n", o_.waits.c_str(), why.c_str());
+        return 1;
+      }
+      std::fprintf(stderr, "jitprov-lockwait: %llu waits written to %s\n", (unsigned long long)waits_->written(),
+                   o_.waits.c_str());
+      if (dropped > 0)
+        std::fprintf(stderr,
+                     "jitprov-lockwait: %llu WAIT RECORDS DROPPED: the ring buffer was full; %s lacks them (the "
+                     "figures above count every wait)\n",
+                     dropped, o_.waits.c_str());
+    }
+    if (bad > 0) std::fprintf(stderr, "jitprov-lockwait: %llu samples lost (probe arguments it could not use)\n", bad);
+    return bad > 0 || dropped > 0 ? 3 : 0;
+  }
+
   void report(bool final_report) {
     if (!bpf_.readTotals(&now_)) {
       std::fprintf(stderr, "jitprov-lockwait: read BPF maps: %s\n", std::strerror(errno));
@@ -157,13 +184,13 @@ class Session {
     const double secs = std::chrono::duration<double>(tnow - (whole ? t0_ : last_)).count();
     if (!target_gone_ && o_.attach.pid > 0) path_ = jitprov::lw::uprobePath(o_.attach.pid);
     if (o_.json) {
-      nlohmann::json j = jitprov::lw::toJson(d, secs);
+      nlohmann::json j = jitprov::lw::toJson(d, secs, waits_ != nullptr);
       j["final"] = final_report;
       j["target_exited"] = target_gone_;
       j["uprobe_path"] = path_;
       std::printf("%s\n", j.dump().c_str());
     } else {
-      jitprov::lw::printHuman(d, secs);
+      jitprov::lw::printHuman(d, secs, waits_ != nullptr);
       if (o_.attach.verbose)
         std::printf("uprobe path: %s%s\n", path_.c_str(),
                     path_ == "trampoline" ? " ([uprobes-trampoline] mapped: the kernel calls the probes, no int3 trap)"
@@ -177,6 +204,7 @@ class Session {
 
   const Options& o_;
   const jitprov::lw::Bpf& bpf_;
+  jitprov::lw::WaitWriter* const waits_;  // --waits, else nullptr
   jitprov::lw::Totals prev_{}, now_{};
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_ = t0_;
@@ -194,8 +222,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "jitprov-lockwait: %s\n", why.c_str());
     return 1;
   }
+  jitprov::lw::WaitWriter waits;
+  o.attach.waits = !o.waits.empty();
+  if (const std::string why = o.attach.waits ? waits.open(o.waits) : ""; !why.empty()) {
+    std::fprintf(stderr, "jitprov-lockwait: --waits %s: %s\n", o.waits.c_str(), why.c_str());
+    return 1;
+  }
   jitprov::lw::Bpf bpf;
-  if (const std::string why = bpf.attach(o.attach); !why.empty()) {
+  std::string why = bpf.attach(o.attach);
+  if (why.empty() && o.attach.waits) why = waits.start(bpf.waitsMapFd());
+  if (!why.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: %s\n", why.c_str());
     return 1;
   }
@@ -207,7 +243,7 @@ int main(int argc, char** argv) {
   const int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
   std::fprintf(stderr, "jitprov-lockwait: attached to %s%s; Ctrl-C to stop\n", o.attach.binary.c_str(),
                pid ? (" pid " + std::to_string(pid)).c_str() : "");
-  const int rc = Session(o, bpf).run(pidfd);
+  const int rc = Session(o, bpf, o.attach.waits ? &waits : nullptr).run(pidfd);
   if (pidfd >= 0) close(pidfd);
   return rc;
 }

@@ -60,12 +60,14 @@ nlohmann::json histJson(const lw_hist& h) {
 
 // The `drops` map's counters, as reported. "unmeasured": an acquisition or a JIT path
 // that began before the tool attached, so the runtime had not timed it: reported apart,
-// not a loss. "drops": a hit whose arguments could not be used, a loss (exit 3).
+// not a loss. "drops": a hit whose arguments could not be used, or a wait record the ring
+// buffer had no room for (--waits), a loss (exit 3).
 struct Counter {
   const char* group;
   const char* name;
 };
-const Counter kCounters[LW_DROP_KINDS] = {{"unmeasured", "lock"}, {"unmeasured", "jit"}, {"drops", "bad_argument"}};
+const Counter kCounters[LW_DROP_KINDS] = {
+    {"unmeasured", "lock"}, {"unmeasured", "jit"}, {"drops", "bad_argument"}, {"drops", "wait_records"}};
 
 std::string siteName(int site) { return std::string(jitprov::lockSiteOrUnknown(site)); }
 
@@ -112,9 +114,9 @@ Totals delta(const Totals& now, const Totals& prev) {
   return d;
 }
 
-bool isLoss(int kind) { return kind == LW_BAD_ARG; }
+bool isLoss(int kind) { return kind == LW_BAD_ARG || kind == LW_WAIT_RECORD_LOST; }
 
-nlohmann::json toJson(const Totals& t, double seconds) {
+nlohmann::json toJson(const Totals& t, double seconds, bool waits) {
   nlohmann::json sites = nlohmann::json::object();
   for (int site = 1; site < LW_SITES; ++site) {
     nlohmann::json j;
@@ -143,11 +145,12 @@ nlohmann::json toJson(const Totals& t, double seconds) {
                       {"jit_blocked_by_rundown", blameJson(jitBlockedByRundown(t))},
                       {"drops", nlohmann::json::object()},
                       {"unmeasured", nlohmann::json::object()}};
-  for (int k = 0; k < LW_DROP_KINDS; ++k) j[kCounters[k].group][kCounters[k].name] = t.drops[k];
+  for (int k = 0; k < LW_DROP_KINDS; ++k)
+    if (waits || k != LW_WAIT_RECORD_LOST) j[kCounters[k].group][kCounters[k].name] = t.drops[k];
   return j;
 }
 
-void printHuman(const Totals& t, double seconds) {
+void printHuman(const Totals& t, double seconds, bool waits) {
   std::printf("jitprov-lockwait: %.1f s\n", seconds);
   for (int r = 0; r < 2; ++r) {
     bool any = false;
@@ -183,7 +186,9 @@ void printHuman(const Totals& t, double seconds) {
   const lw_blame jb = jitBlockedByRundown(t);
   std::printf("JIT time blocked by the rundown: %.3f ms (%llu waits, max %.1f us)\n", double(jb.total_ns) / 1e6,
               jb.count, double(jb.max_ns) / 1e3);
-  std::printf("drops: bad_argument %llu\n", (unsigned long long)t.drops[LW_BAD_ARG]);
+  std::printf("drops: bad_argument %llu", (unsigned long long)t.drops[LW_BAD_ARG]);
+  if (waits) std::printf(", wait_records %llu", (unsigned long long)t.drops[LW_WAIT_RECORD_LOST]);
+  std::printf("\n");
   std::printf("unmeasured (begun before attaching): lock %llu, jit %llu\n",
               (unsigned long long)t.drops[LW_UNMEASURED_LOCK], (unsigned long long)t.drops[LW_UNMEASURED_JIT]);
 }

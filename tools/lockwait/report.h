@@ -30,7 +30,8 @@ lw_blame jitBlockedByRundown(const Totals& t);
 // Whether a `drops` counter counts lost samples (exit 3), not unmeasured ones.
 bool isLoss(int kind);
 
-nlohmann::json toJson(const Totals& t, double seconds);
-void printHuman(const Totals& t, double seconds);
+// `waits`: --waits is on (its drop counter is reported, else left out).
+nlohmann::json toJson(const Totals& t, double seconds, bool waits);
+void printHuman(const Totals& t, double seconds, bool waits);
 
 }  // namespace jitprov::lw
