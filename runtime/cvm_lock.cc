@@ -20,25 +20,6 @@ uint64_t threadTag() noexcept {
 
 }  // namespace
 
-int log2Bucket(uint64_t ns) noexcept {
-  int b = ns == 0 ? 0 : 64 - __builtin_clzll(ns);
-  return b < kHistBuckets ? b : kHistBuckets - 1;
-}
-
-uint64_t HistSnapshot::quantileUpperBound(double q) const noexcept {
-  if (count == 0) return 0;
-  const double target = q * double(count);
-  uint64_t seen = 0;
-  for (int i = 0; i < kHistBuckets; ++i) {
-    seen += buckets[i];
-    if (double(seen) >= target) {
-      const uint64_t upper = i == 0 ? 0 : (uint64_t{1} << i) - 1;
-      return upper < max_ns ? upper : max_ns;
-    }
-  }
-  return max_ns;
-}
-
 void AtomicHist::record(uint64_t ns) noexcept {
   // relaxed, load then store: the CVM lock orders the writers (see the class).
   count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <jitprov/lock_stats.h>
+#include <jitprov/clock.h>
 #include <jitprov/types.h>
 
 #include <atomic>
@@ -21,12 +22,6 @@
 #include <mutex>
 
 namespace jitprov {
-
-inline uint64_t monotonicNs() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
 
 // A log2 histogram of the CVM lock's statistics. One writer at a time: the lock's
 // holder records before it releases, so an update is plain relaxed loads and stores,

@@ -67,6 +67,6 @@ void rundownMethod(const Rundown& r, const VersionView& v);
 void rundownEnd(const Rundown& r, const RundownEnd& e);
 
 // Longest string the events carry (bytes); longer ones are cut on a UTF-8 boundary.
-inline constexpr size_t kMaxTraceString = 4096;
+inline constexpr size_t kMaxTraceString = JITPROV_MAX_TRACE_STRING;
 
 }  // namespace jitprov::trace

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """The layers include downward only. From the bottom:
-  public   runtime/include/jitprov/*.h: the C API, the trace ABI, the C++ API. Includes
-           only itself and system headers.
+  common   runtime/include/jitprov/*.h (the C API, the trace ABI, the C++ API) and the
+           common library, common/ (its headers in common/include/jitprov): one neutral
+           layer. Includes only itself and system headers.
   provider provider/, probes/: the LTTng-UST providers, USDT and BPF probes. Include the
-           public layer and their own headers, never the runtime's internals or tools.
+           common layer and their own headers, never the runtime's internals or tools.
   runtime  runtime/*: includes the layers below, never tools/ or tests/.
   tools    tools/**: includes the layers below and tools/ headers, never tests/.
   tests    anything.
@@ -25,8 +26,8 @@ except (OSError, subprocess.CalledProcessError):
 
 
 def layer(path):
-    if path.startswith("runtime/include/"):
-        return 0, "public"
+    if path.startswith(("runtime/include/", "common/")):
+        return 0, "common"
     if path.startswith(("provider/", "probes/")):
         return 1, "provider"
     if path.startswith("runtime/"):
@@ -53,7 +54,9 @@ for f in files:
             errors.append("%s:%d: includes %s by a relative path out of its directory" % (f, n, name))
             continue
         if name.startswith("jitprov/"):
-            targets = ["runtime/include/" + name]
+            targets = [d + name for d in ("runtime/include/", "common/include/") if d + name in files]
+            if not targets:
+                errors.append("%s:%d: includes %s, which is in neither runtime/include nor common/include" % (f, n, name))
         else:
             targets = by_name.get(os.path.basename(name), [])
             # A quoted name in the file's own directory is that file.

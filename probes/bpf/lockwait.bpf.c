@@ -12,8 +12,10 @@
  * no per-thread state, nothing left half-done by attaching in the middle of a wait or a
  * rundown. Per lock site and rundown state the programs aggregate wait and hold times,
  * per tier the JIT-path latency, into per-CPU log2 histograms that user space sums.
- * Nothing goes through a ring buffer, so nothing can overflow one; a sample that cannot
- * be used is counted in `drops`. */
+ * A sample that cannot be used is counted in `drops`. With emit_waits set (jitprov-lockwait
+ * --waits), each acquisition that waited also goes to user space as one record in the
+ * `waits` ring buffer; a record it has no room for is counted in `drops`
+ * (LW_WAIT_RECORD_LOST), never silently lost. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -25,6 +27,13 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Knobs, set before load. */
 const volatile unsigned int target_tgid = 0; /* 0: any process */
+const volatile unsigned int emit_waits = 0;  /* 1: a record per wait into `waits` */
+
+/* Per-wait records (struct lw_wait); user space sizes it before load (a page when off). */
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 4096);
+} waits SEC(".maps");
 
 /* [waiting site][holder site] (holder 0: unknown). */
 struct {
@@ -64,8 +73,8 @@ static __always_inline int mine(void) {
   return target_tgid == 0 || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
-/* A duration the runtime did not measure (JITPROV_USDT_UNMEASURED). */
-#define LW_UNMEASURED (~0ULL)
+/* A duration the runtime did not measure (trace_abi.h). */
+#define LW_UNMEASURED JITPROV_UNMEASURED_NS
 
 static __always_inline __u32 log2_bucket(__u64 v) {
   __u32 b = 0;
@@ -179,6 +188,22 @@ int lock_released(struct pt_regs* ctx) {
       b->count++;
       b->total_ns += wait;
       if (wait > b->max_ns) b->max_ns = wait;
+    }
+    if (emit_waits) {
+      struct lw_wait* r = bpf_ringbuf_reserve(&waits, sizeof(*r), 0);
+      if (!r) {
+        count_drop(LW_WAIT_RECORD_LOST);
+        return 0;
+      }
+      r->begin_ns = bpf_ktime_get_ns() - hold - wait;
+      r->wait_ns = wait;
+      r->hold_ns = hold;
+      r->tid = (__u32)bpf_get_current_pid_tgid();
+      r->site = (unsigned char)site;
+      r->blocked_by = (unsigned char)by;
+      r->in_rundown = (unsigned char)in_rundown;
+      r->pad = 0;
+      bpf_ringbuf_submit(r, 0);
     }
   }
   return 0;

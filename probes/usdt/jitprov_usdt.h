@@ -37,6 +37,8 @@
 #endif
 #include <sys/sdt.h>
 
+#include <jitprov/trace_abi.h>
+
 #if defined(__x86_64__) && !defined(JITPROV_USDT_NOP1)
 #undef _SDT_NOP
 #define _SDT_NOP .nops 5
@@ -58,7 +60,7 @@ JITPROV_USDT_DECLARE(rundown_end);
 #define JITPROV_USDT_ENABLED(name) __builtin_expect(JITPROV_USDT_SEMAPHORE(name) != 0, 0)
 
 // A duration the runtime could not measure (its start came before the tracer attached).
-#define JITPROV_USDT_UNMEASURED (~0ULL)
+#define JITPROV_USDT_UNMEASURED JITPROV_UNMEASURED_NS
 
 // lock_wait_begin(site, method_id): the lock is held by another thread; about to wait.
 #define JITPROV_PROBE_LOCK_WAIT_BEGIN(site, method_id) \

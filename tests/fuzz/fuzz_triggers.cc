@@ -2,7 +2,7 @@
 // libFuzzer target: the rundown trigger parser (jitprov-sim --rundown-trigger, the JVM
 // agent's trigger=, jitprov_rundown_triggers_check). Accepted periods are finite and
 // within the engine's nanosecond arithmetic; refusals say why.
-#include <jitprov/rundown.h>
+#include <jitprov/triggers.h>
 
 #include <cmath>
 #include <cstdint>

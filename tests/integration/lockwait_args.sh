@@ -5,7 +5,8 @@
 # built without optimization). The target makes 2000 JIT paths at site 3 (osr_publish),
 # tier 2, with known durations, rundown states and blame (usdt_argforms.cc); the tool's
 # JSON report, printed when the target exits, must give exactly their counts, totals and
-# maxima, and count the unmeasured ones apart.
+# maxima, and count the unmeasured ones apart; its --waits file must hold exactly the
+# measured acquisitions that waited (blocked_by != 0), one line each, with their values.
 #   lockwait_args.sh ARGFORMS_BINARY LOCKWAIT_BINARY
 . "$(dirname "$0")/lib.sh"
 PROG=${1:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
@@ -22,14 +23,14 @@ grep -q 'Arguments: .*-4@\$2' "$WORK/notes" || fail "no constant operand among t
 
 "$PROG" 2000 >"$WORK/prog.out" 2>&1 & prog=$!
 for _ in $(seq 200); do grep -q waiting "$WORK/prog.out" && break; sleep 0.05; done
-"$LW" -p $prog --json >"$WORK/lw.json" 2>"$WORK/lw.err" & lw=$!
+"$LW" -p $prog --json --waits "$WORK/waits.csv" >"$WORK/lw.json" 2>"$WORK/lw.err" & lw=$!
 for _ in $(seq 200); do grep -q attached "$WORK/lw.err" && break; sleep 0.05; done
 grep -q attached "$WORK/lw.err" || fail "jitprov-lockwait did not attach: $(cat "$WORK/lw.err")"
 kill -USR1 $prog
 wait $prog || fail "target: $(cat "$WORK/prog.out")"
 wait $lw; rc=$?
 [ $rc -eq 0 ] || fail "jitprov-lockwait exit $rc: $(cat "$WORK/lw.err")"
-python3 - "$WORK/lw.json" <<'PY' || fail "jitprov-lockwait's report is wrong (above)"
+python3 - "$WORK/lw.json" "$WORK/waits.csv" <<'PY' || fail "jitprov-lockwait's report or waits file is wrong (above)"
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 n = 2000
@@ -57,9 +58,16 @@ for tier, h in r["jit_path"].items():
         got = (h[state]["count"], h[state]["total_ns"], h[state]["max_ns"])
         exp = want(state, lambda i: 5000 + i) if tier == "tier1_osr" else (0, 0, 0)
         if got != exp: bad.append(f"JIT path {tier} {state} (count, total, max) {got}, expected {exp}")
-if r["drops"] != {"bad_argument": 0}: bad.append(f"drops {r['drops']}")
+if r["drops"] != {"bad_argument": 0, "wait_records": 0}: bad.append(f"drops {r['drops']}")
+import csv
+rows = list(csv.DictReader(open(sys.argv[2])))
+got = sorted((int(w["wait_ns"]), int(w["hold_ns"]), w["site"], w["blocked_by"], int(w["in_rundown"])) for w in rows)
+exp = sorted((i, 1000 + i, "osr_publish", "rundown" if i % 3 == 1 else "unknown", i & 1) for i in measured if i % 3)
+if got != exp: bad.append(f"waits file: {len(got)} records, expected {len(exp)}; first differences "
+                          f"{[x for x in got if x not in exp][:3]} / {[x for x in exp if x not in got][:3]}")
+if len({w["tid"] for w in rows}) != 1 or any(int(w["begin_ns"]) <= 0 for w in rows): bad.append("waits file: tid or begin_ns")
 if r["unmeasured"] != {"lock": n // 100, "jit": n // 100}: bad.append(f"unmeasured {r['unmeasured']}, expected {n // 100} each")
 for b in bad: print(b)
 sys.exit(1 if bad else 0)
 PY
-echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each)"
+echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each; every wait in --waits)"

@@ -252,7 +252,7 @@ JITPROV_API uint64_t jitprov_entry_point(const jitprov_runtime* rt, uint64_t met
 
 /* ---- statistics ------------------------------------------------------------------ */
 
-#define JITPROV_HIST_BUCKETS 48                        /* bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
+/* JITPROV_HIST_BUCKETS (trace_abi.h): bucket i: 2^(i-1) <= ns < 2^i; bucket 0: 0 ns */
 #define JITPROV_LOCK_SITES (JITPROV_LOCK_SITE_MAX + 1) /* index = USDT site value; 0 unused */
 
 typedef struct jitprov_hist {

@@ -4,6 +4,7 @@
 // time spent waiting for the lock and holding it.
 #pragma once
 
+#include <jitprov/hist.h>
 #include <jitprov/types.h>
 
 #include <array>
@@ -11,17 +12,7 @@
 
 namespace jitprov {
 
-// Bucket i counts values v (nanoseconds) with 2^(i-1) <= v < 2^i; bucket 0 counts 0.
-inline constexpr int kHistBuckets = 48;
-
-struct HistSnapshot {
-  uint64_t count = 0;
-  uint64_t total_ns = 0;
-  uint64_t max_ns = 0;
-  std::array<uint64_t, kHistBuckets> buckets{};
-  // Upper bound of the bucket holding the q-quantile (0 < q <= 1), in ns.
-  uint64_t quantileUpperBound(double q) const noexcept;
-};
+// HistSnapshot, kHistBuckets and log2Bucket(): jitprov/hist.h (the common library).
 
 struct SiteSnapshot {
   HistSnapshot wait;
@@ -32,7 +23,5 @@ struct LockStatsSnapshot {
   // [in_rundown][site]; index 0 of the site dimension is unused.
   std::array<std::array<SiteSnapshot, kLockSiteMax + 1>, 2> sites;
 };
-
-int log2Bucket(uint64_t ns) noexcept;
 
 }  // namespace jitprov

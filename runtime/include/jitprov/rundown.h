@@ -20,6 +20,7 @@
 
 #include <jitprov/result.h>
 #include <jitprov/runtime.h>
+#include <jitprov/triggers.h>
 #include <jitprov/types.h>
 
 #include <atomic>
@@ -36,28 +37,12 @@
 
 namespace jitprov {
 
-struct RundownTriggers {
-  // Every lttng session that records the rundown events gets its own rundown when it
-  // starts (and on `lttng regenerate statedump -s S`), sessions already recording none.
-  bool session = false;
-  bool signal = false;   // requestFromSignal() (the tools call it on SIGUSR2)
-  bool exit = false;     // once more in stop()
-  double at_sec = -1;    // once, this long after start() (< 0: off)
-  double every_sec = 0;  // periodically (0: off)
-};
-
-// Longest at:/every: period (seconds): larger ones would overflow the engine's
-// nanosecond arithmetic.
-inline constexpr double kMaxTriggerSeconds = 1e9;
+// RundownTriggers, kMaxTriggerSeconds and parseTriggers(): jitprov/triggers.h.
 
 // A duration in nanoseconds as a timespec (tv_nsec below 1e9, as nanosleep requires).
 inline timespec toTimespec(uint64_t ns) noexcept {
   return timespec{time_t(ns / 1000000000ULL), long(ns % 1000000000ULL)};
 }
-
-// Parses "session,signal,exit,at:SEC,every:SEC" (any combination, "none" for none).
-// On error returns false and says why in *error.
-bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* error);
 
 struct RundownResult {
   uint64_t rundown_id = 0;

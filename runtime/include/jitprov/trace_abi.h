@@ -6,7 +6,8 @@
  * preprocessor, no includes, so that every consumer can use it:
  *   - the C API (jitprov.h) and the C++ runtime (types.h, types.cc): enums and names;
  *   - the LTTng provider: the events' enum mappings (the labels in the metadata);
- *   - the BPF program (probes/bpf/lockwait.h): its array sizes;
+ *   - the common library (common/): the names, the log2 histogram;
+ *   - the BPF program (probes/bpf/lockwait.h): its array sizes, site ranges, sentinel;
  *   - tests/trace_abi_check.py: the bpftrace scripts' and docs/spec.md's lists.
  * Each list is X(value, C API name, C++ enumerator, label). */
 #ifndef JITPROV_TRACE_ABI_H
@@ -51,8 +52,23 @@
 
 #define JITPROV_TIER_COUNT JITPROV_ABI_COUNT(JITPROV_TIERS)
 #define JITPROV_LOCK_SITE_MAX JITPROV_ABI_COUNT(JITPROV_LOCK_SITE_LIST) /* sites are 1..max */
+/* Site ranges: the JIT paths' sites (tier0_publish .. unload) and the rundown's; the
+ * figures "JIT waits" and "JIT time blocked by the rundown" use them (checked against
+ * the list by the common library, against the bpftrace scripts by tests/trace_abi_check.py). */
+#define JITPROV_JIT_SITE_FIRST 1 /* tier0_publish */
+#define JITPROV_JIT_SITE_LAST 6  /* unload */
+#define JITPROV_RUNDOWN_SITE 7   /* rundown */
 /* USDT lock_released's blocked_by: 0 the acquisition did not wait; a site 1..max the
  * holder's when the wait began; this value: it waited, the holder's site unknown. */
 #define JITPROV_BLOCKED_BY_UNKNOWN 255
+/* A duration the runtime did not measure (USDT lock_released's wait_ns and hold_ns,
+ * jit_end's jit_ns: it began before a tracer attached): all ones. */
+#define JITPROV_UNMEASURED_NS 0xFFFFFFFFFFFFFFFFULL
+/* Log2 histograms of nanoseconds (the C API's jitprov_hist, the runtime's lock
+ * statistics, jitprov-lockwait's BPF maps): bucket i counts 2^(i-1) <= ns < 2^i,
+ * bucket 0 counts 0; the last bucket also counts everything above. */
+#define JITPROV_HIST_BUCKETS 48
+/* Longest string the events carry, in bytes; longer ones are cut on a UTF-8 boundary. */
+#define JITPROV_MAX_TRACE_STRING 4096
 
 #endif

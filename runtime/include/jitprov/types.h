@@ -4,6 +4,7 @@
 // traces and USDT probe arguments): never renumber them, only append.
 #pragma once
 
+#include <jitprov/names.h>
 #include <jitprov/trace_abi.h>
 
 #include <cstdint>
@@ -16,22 +17,8 @@ using MethodId = uint64_t;   // > 0, unique in the process, never reused
 using VersionId = uint64_t;  // > 0, unique in the process, never reused
 using RejitId = uint32_t;    // 0 = the original IL
 
-// The trace ABI's enumerations: values, C API names and labels are in trace_abi.h.
-enum class Tier : uint8_t { JITPROV_TIERS(JITPROV_ABI_CXX_ENUMERATOR) };
-inline constexpr int kTierCount = JITPROV_TIER_COUNT;
-std::string_view tierName(Tier t) noexcept;  // "tier0", "tier1", "tier1_osr", ...
-bool parseTier(std::string_view s, Tier* out) noexcept;
-
-enum class LockSite : uint8_t { JITPROV_LOCK_SITE_LIST(JITPROV_ABI_CXX_ENUMERATOR) };
-inline constexpr int kLockSiteMax = JITPROV_LOCK_SITE_MAX;
-std::string_view lockSiteName(LockSite s) noexcept;  // "tier0_publish", ...
-
-enum class RundownMode : uint8_t { JITPROV_RUNDOWN_MODES(JITPROV_ABI_CXX_ENUMERATOR) };
-std::string_view rundownModeName(RundownMode m) noexcept;  // "lockfree", "locked", "per-method"
-bool parseRundownMode(std::string_view s, RundownMode* out) noexcept;
-
-enum class RundownTrigger : uint8_t { JITPROV_RUNDOWN_TRIGGERS(JITPROV_ABI_CXX_ENUMERATOR) };
-std::string_view rundownTriggerName(RundownTrigger t) noexcept;
+// The trace ABI's enumerations (Tier, LockSite, RundownMode, RundownTrigger) and their
+// names: jitprov/names.h, in the common library; values and labels: trace_abi.h.
 
 inline constexpr size_t kMaxNameBytes = 64 * 1024;
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The rundown's option parser (triggers): no dependency on the rest of
-// the runtime, so that the fuzz targets (tests/fuzz) link them alone.
-#include <jitprov/rundown.h>
+// The rundown's option parser (triggers), in the common library: the runtime, the
+// tools and the fuzz targets (tests/fuzz) link it.
+#include <jitprov/split.h>
+#include <jitprov/triggers.h>
 
 #include <cerrno>
 #include <cmath>
@@ -13,15 +14,8 @@ namespace jitprov {
 
 bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* error) {
   RundownTriggers t;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string_view item = list.substr(pos, comma - pos);
-    pos = comma + 1;
-    if (item.empty() || item == "none") {
-      if (comma >= list.size()) break;
-      continue;
-    }
+  for (const std::string_view item : splitList(list)) {
+    if (item.empty() || item == "none") continue;
     auto seconds = [&](std::string_view v, double* dst) {
       std::string s(v);
       char* end = nullptr;
@@ -57,7 +51,6 @@ bool parseTriggers(std::string_view list, RundownTriggers* out, std::string* err
       *error = "unknown trigger '" + std::string(item) + "' (session, signal, exit, at:SEC, every:SEC)";
       return false;
     }
-    if (comma >= list.size()) break;
   }
   *out = t;
   return true;

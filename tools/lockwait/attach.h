@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+// jitprov-lockwait's BPF side from user space: the skeleton opened, loaded and attached
+// to the jitprov USDT probes (libbpf), and its maps read.
+#pragma once
+
+#include "report.h"
+
+#include <string>
+
+struct lockwait;  // the BPF skeleton (lockwait.skel.h)
+
+namespace jitprov::lw {
+
+struct AttachOptions {
+  int pid = 0;         // 0: any process
+  std::string binary;  // the object with the probes
+  bool locks_only = false;
+  bool verbose = false;  // libbpf's own messages on stderr
+  bool waits = false;    // a record per wait into the `waits` ring buffer (--waits)
+};
+
+// The loaded programs; detached and freed by the destructor.
+class Bpf {
+ public:
+  Bpf() = default;
+  Bpf(const Bpf&) = delete;
+  Bpf& operator=(const Bpf&) = delete;
+  ~Bpf();
+  // Opens, loads and attaches: "" when attached, else a one-line error (without the
+  // tool's name).
+  std::string attach(const AttachOptions& o);
+  // Sums the per-CPU maps into *t; false (errno set) when a map cannot be read.
+  bool readTotals(Totals* t) const;
+  // The `waits` ring buffer map (records only when attached with waits).
+  int waitsMapFd() const;
+
+ private:
+  lockwait* skel_ = nullptr;
+};
+
+// How the kernel runs the attached probes in process `pid`: "trampoline" when the
+// process maps a [uprobes-trampoline] (uprobes on 5-byte NOPs optimized into calls),
+// "int3" otherwise (traps; also before a first hit), "unknown" without a live pid.
+std::string uprobePath(int pid);
+
+}  // namespace jitprov::lw
