@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim_stats.h"
 
+#include <jitprov/hist.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -27,17 +29,7 @@ JitSummary JitCounters::summary() const noexcept {
 namespace {
 // Upper bound of the bucket holding the q-quantile (0 < q <= 1), in ns.
 uint64_t quantileUpperBound(const jitprov_hist& h, double q) {
-  if (h.count == 0) return 0;
-  const double target = q * double(h.count);
-  uint64_t seen = 0;
-  for (int i = 0; i < JITPROV_HIST_BUCKETS; ++i) {
-    seen += h.buckets[i];
-    if (double(seen) >= target) {
-      const uint64_t upper = i == 0 ? 0 : (uint64_t{1} << i) - 1;
-      return upper < h.max_ns ? upper : h.max_ns;
-    }
-  }
-  return h.max_ns;
+  return log2QuantileUpperBound(h.buckets, JITPROV_HIST_BUCKETS, h.count, h.max_ns, q);
 }
 
 nlohmann::json histToJson(const jitprov_hist& h) {
@@ -59,13 +51,12 @@ nlohmann::json lockStatsToJson(const jitprov_lock_stats& s) {
   nlohmann::json sites = nlohmann::json::object();
   uint64_t jit_max[2] = {0, 0};
   uint64_t jit_count[2] = {0, 0};
-  constexpr int kUnloadSite = 6;  // sites 1-6 are the JIT paths (docs/spec.md "USDT probes")
   for (int site = 1; site < JITPROV_LOCK_SITES; ++site) {
     nlohmann::json j;
     j["site"] = site;
     for (int r = 0; r < 2; ++r) {
       j[r ? "rundown" : "outside"] = {{"wait", histToJson(s.wait[r][site])}, {"hold", histToJson(s.hold[r][site])}};
-      if (site <= kUnloadSite) {
+      if (site >= JITPROV_JIT_SITE_FIRST && site <= JITPROV_JIT_SITE_LAST) {
         jit_max[r] = std::max(jit_max[r], s.wait[r][site].max_ns);
         jit_count[r] += s.wait[r][site].count;
       }
