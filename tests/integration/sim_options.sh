@@ -62,4 +62,17 @@ timeout 20 "$SIM" --methods 10 --duration 0.2 --stats-json "$WORK/stats.json" --
   fail "stats.json is not a regular JSON file"
 [ "$(cat "$WORK/ready")" -gt 0 ] || fail "ready file"
 pass "output files: devices, symlinks and missing directories refused at start-up; planted temporaries ignored"
+# A --ready-file that cannot be written once the JIT threads run (its file system full):
+# one line and exit 1, the threads stopped (it used to end in std::terminate, exit 134).
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+  mkdir "$WORK/full"
+  unshare -m --propagation private -- sh -c 'mount -t tmpfs -o size=4k none "$1" &&
+    dd if=/dev/zero of="$1/fill" bs=4k count=4 2>/dev/null; exec timeout 20 "$2" --methods 10 --duration 5 --ready-file "$1/ready"' \
+    sh "$WORK/full" "$SIM" >/dev/null 2>"$WORK/err"; rc=$?
+  [ $rc -eq 1 ] && grep -q "^jitprov-sim: write --ready-file $WORK/full/ready: " "$WORK/err" ||
+    fail "--ready-file on a full file system: exit $rc: $(cat "$WORK/err")"
+  pass "a --ready-file write failing after start: one line, exit 1, no abort"
+else
+  skip "a full file system for --ready-file needs root and unshare"
+fi
 rm -rf "$WORK"

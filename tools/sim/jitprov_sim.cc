@@ -256,10 +256,13 @@ int run(const Options& opt) {
   int status = 0;
   const EngineOwner engine = startRundown(*app, opt, modes, &status);
   if (engine == nullptr) return status;
-  // (A failed --ready-file write returns with started JIT threads still joinable:
-  // std::thread's destructor then ends the process, as it always did.)
   JitThreads jit{*app};
-  if (!announceReady(*app, jit, opt, setup_s)) return 1;
+  if (!announceReady(*app, jit, opt, setup_s)) {
+    // The JIT threads started: stop and join them before the exit status (a joinable
+    // std::thread's destructor would end the process with std::terminate).
+    finish(*app, jit, engine.get(), opt);
+    return 1;
+  }
   driveUntilStopped(*app, jit, engine.get(), opt, rng);
   return finish(*app, jit, engine.get(), opt);
 }
