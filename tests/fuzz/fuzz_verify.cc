@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: jitprov-verify's checks of untrusted trace input that run before or
-// beside libbabeltrace2 (tools/verify_checks.h): the metadata's packet framing, and the
+// beside libbabeltrace2 (tools/verify/verify_checks.h): the metadata's packet framing, and the
 // record plausibility check. A packet sequence it accepts lies wholly inside the input.
 #include "verify_checks.h"
 

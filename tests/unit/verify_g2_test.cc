@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// jitprov-verify's G2 core (tools/verify_g2.h) on synthetic streams: a version's
+// jitprov-verify's G2 core (tools/verify/verify_g2.h) on synthetic streams: a version's
 // method_load and its rundown records, in either order, decoded as the verifier decodes
 // them. Every field counts: a record equal but for one byte of one name, or one number,
 // fails.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// jitprov-verify's pipe between its reading and checking threads (tools/verify_pipe.h):
+// jitprov-verify's pipe between its reading and checking threads (tools/verify/verify_pipe.h):
 // every batch consumed once, in order, and what the consumer wrote visible after drain();
 // a consumer's failure stops the producer without a hang. Run under ThreadSanitizer by
 // tools/check (the tsan setup), where a missing happens-before is a reported race.

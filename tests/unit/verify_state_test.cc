@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// jitprov-verify's streaming state (tools/verify_state.h) and its fast name check
-// (tools/verify_checks.h), against plain models of the same questions.
+// jitprov-verify's streaming state (tools/verify/verify_state.h) and its fast name check
+// (tools/verify/verify_checks.h), against plain models of the same questions.
 #include "verify_state.h"
 #include "verify_checks.h"
 

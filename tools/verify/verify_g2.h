@@ -2,7 +2,7 @@
 // jitprov-verify's G2 core, without babeltrace2: a method record's fields as decoded,
 // the digest of them that G2 compares, which fields two records differ in, and the
 // decision for each rundown record against its version's method_load, whichever comes
-// first. jitprov_verify.cc decodes events into these records; tests/unit/verify_g2_test.cc
+// first. decode.cc decodes events into these records; tests/unit/verify_g2_test.cc
 // feeds synthetic streams.
 #pragma once
 

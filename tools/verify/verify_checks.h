@@ -5,6 +5,7 @@
 // the verifier does.
 #pragma once
 
+#include <jitprov/trace_abi.h>
 #include <jitprov/utf8.h>
 
 #include <cstdint>
@@ -99,7 +100,8 @@ inline std::string impossibleRecord(const RecordValues& r) {
   const std::pair<const char*, std::string_view> names[] = {
       {"namespace", r.name_space}, {"name", r.name}, {"signature", r.signature}};
   for (const auto& [n, v] : names) {
-    if (v.size() > 4096) return std::string(n) + " longer than 4096 bytes";
+    if (v.size() > JITPROV_MAX_TRACE_STRING)
+      return std::string(n) + " longer than " + std::to_string(JITPROV_MAX_TRACE_STRING) + " bytes";
     if (!isValidUtf8(v)) return std::string(n) + " not valid UTF-8";
   }
   return "";

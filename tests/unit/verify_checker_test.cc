@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+// jitprov-verify's checker (tools/verify/checker.h) on synthetic event streams, as the
+// reader would decode them from a trace: each fault a user can meet, asserted by the exact
+// lines the report prints (its VIOLATION and "not checked" lines, its statuses).
+#include "checker.h"
+#include "events.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using jitprov::verify::Batch;
+using jitprov::verify::Checker;
+using jitprov::verify::Item;
+using jitprov::verify::Kind;
+using jitprov::verify::MethodRecord;
+using jitprov::verify::Outcome;
+using jitprov::verify::ProcessVerdict;
+using jitprov::verify::RareItem;
+using jitprov::verify::RundownVerdict;
+using Lines = std::vector<std::string>;
+
+// Version `vid` as the registry would publish it with sequence number `seq`: method
+// 100 + vid of module 1.
+MethodRecord version(uint64_t vid, uint64_t seq) {
+  MethodRecord r;
+  r.method_id = 100 + vid;
+  r.version_id = vid;
+  r.module_id = 1;
+  r.code_start = 0x10000 + 0x100 * vid;
+  r.code_size = 64;
+  r.tier = 1;
+  r.host_tier = 2;
+  r.publish_seq = seq;
+  r.name_space = "demo";
+  r.name = "m" + std::to_string(vid);
+  r.signature = "(I)V";
+  return r;
+}
+
+// A trace's events in the order read: the process and runtime instance they are of is
+// set by of(); each event is 1 ns after the one before.
+class Stream {
+ public:
+  Stream& of(int64_t pid, uint32_t instance) {
+    pid_ = pid, instance_ = instance;
+    return *this;
+  }
+  Stream& load(const MethodRecord& r) { return method(Kind::kMethodLoad, 0, r); }
+  Stream& record(uint64_t rid, const MethodRecord& r) { return method(Kind::kRundownMethod, rid, r); }
+  Stream& module(uint64_t rid) {
+    add(Kind::kRundownModule, rid);
+    return *this;
+  }
+  // rundown_begin of rundown `rid`, whose walk began after sequence number B was read.
+  Stream& begin(uint64_t rid, uint64_t b) {
+    RareItem x;
+    x.mode = "lockfree", x.trigger = "signal", x.has_seq = true, x.begin_seq = b;
+    rare(Kind::kRundownBegin, rid, x);
+    return *this;
+  }
+  // rundown_end: `versions` method records and `modules` module records by its count,
+  // the sequence numbers P and E, the catch-up's records, whether it was cut short.
+  Stream& end(uint64_t rid, uint64_t versions, uint64_t modules, uint64_t p, uint64_t e, uint64_t caught_up = 0,
+              bool cut_short = false) {
+    RareItem x;
+    x.modules = modules, x.methods = versions, x.versions = versions, x.duration = 1000;
+    x.has_seq = true, x.publish_seq = p, x.end_seq = e, x.caught_up = caught_up, x.cut_short = cut_short;
+    rare(Kind::kRundownEnd, rid, x);
+    return *this;
+  }
+
+  const Batch& batch() const { return batch_; }
+  // What a second reading of the trace finds for the mismatches to explain.
+  void explain(Checker& c) const {
+    for (const Kept& k : kept_)
+      if (k.kind == Kind::kMethodLoad)
+        c.explainLoad(k.pid, k.instance, view(k.record));
+      else
+        c.explainRecord(k.pid, k.instance, k.rid, view(k.record));
+  }
+
+ private:
+  struct Kept {
+    Kind kind;
+    int64_t pid;
+    uint32_t instance;
+    uint64_t rid;
+    MethodRecord record;
+  };
+  static jitprov::verify::MethodRecordView view(const MethodRecord& r) {
+    return {r, r.name_space, r.name, r.signature};
+  }
+  Item& add(Kind kind, uint64_t rid) {
+    Item it{kind};
+    it.pid = pid_, it.instance = instance_, it.ts = ++ts_, it.rid = rid;
+    batch_.items.push_back(it);
+    return batch_.items.back();
+  }
+  Stream& method(Kind kind, uint64_t rid, const MethodRecord& r) {
+    jitprov::verify::setRecord(add(kind, rid), r);
+    kept_.push_back({kind, pid_, instance_, rid, r});
+    return *this;
+  }
+  void rare(Kind kind, uint64_t rid, const RareItem& x) {
+    add(kind, rid).rare = uint32_t(batch_.rare.size());
+    batch_.rare.push_back(x);
+  }
+
+  int64_t pid_ = 100, ts_ = 0;
+  uint32_t instance_ = 1;
+  Batch batch_;
+  std::vector<Kept> kept_;
+};
+
+// The checker run over a stream to its verdicts, as jitprov-verify runs it.
+struct Checked {
+  explicit Checked(const Stream& s, bool explain = false) {
+    EXPECT_TRUE(checker.apply(s.batch())) << checker.error();
+    checker.finishReading();
+    if (explain && checker.wantExplanations()) s.explain(checker);
+    for (auto& [key, p] : checker.processes()) processes.push_back(checker.check(p, explain, &out));
+  }
+  // The one rundown of process `pid`'s runtime `instance`.
+  const RundownVerdict& rundown(int64_t pid = 100, uint32_t instance = 1) const {
+    for (const ProcessVerdict& p : processes)
+      if (p.process->pid == pid && p.process->instance == instance && p.rundowns.size() == 1) return p.rundowns[0];
+    ADD_FAILURE() << "no process " << pid << " runtime " << instance << " with one rundown";
+    static const RundownVerdict none;
+    return none;
+  }
+
+  Checker checker{{false, 5, stdout}};
+  Outcome out;
+  std::vector<ProcessVerdict> processes;
+};
+
+// Versions 1..3 loaded (sequence numbers 1..3), then rundown 1 of them all, after B = 3.
+Stream goodStream() {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1);
+  for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
+  s.end(1, 3, 1, 3, 3);
+  return s;
+}
+
+TEST(VerifyChecker, CleanStreamPasses) {
+  const Checked run(goodStream());
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(run.out.violations, 0u);
+  EXPECT_EQ(run.out.not_checked, Lines{});
+  EXPECT_EQ(r.violations, Lines{});
+  EXPECT_STREQ(r.g2, "pass");
+  EXPECT_STREQ(r.g3, "pass");
+  EXPECT_STREQ(r.g4, "pass");
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.rundown->g2_checked, 3u);
+  EXPECT_EQ(r.rundown->checked3, 3u);
+}
+
+// A torn record: the rundown's record of version 2 differs from its method_load.
+TEST(VerifyChecker, TornRecordIsAG2Violation) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1);
+  MethodRecord torn = version(2, 2);
+  torn.code_size = 65;
+  s.record(1, version(1, 1)).record(1, torn).record(1, version(3, 3)).end(1, 3, 1, 3, 3);
+  {
+    // Live (no second reading): the digest says they differ, not which field.
+    const Checked run(s);
+    EXPECT_EQ(run.rundown().violations, Lines{"G2: version_id 2: fields (their digest) differ from its method_load"});
+    EXPECT_STREQ(run.rundown().g2, "violated");
+    EXPECT_EQ(run.out.violations, 1u);
+  }
+  const Checked run(s, true);
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(r.violations, Lines{"G2: version_id 2: code_size differ from its method_load"});
+  EXPECT_STREQ(r.g2, "violated");
+  EXPECT_STREQ(r.g3, "pass");
+  EXPECT_STREQ(r.g4, "pass");
+  EXPECT_EQ(r.rundown->g2_mismatch, 1u);
+  EXPECT_EQ(run.out.violations, 1u);
+}
+
+// The same version twice in one rundown.
+TEST(VerifyChecker, DuplicateRecordIsAG4Violation) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1);
+  s.record(1, version(1, 1)).record(1, version(2, 2)).record(1, version(2, 2)).record(1, version(3, 3));
+  s.end(1, 4, 1, 3, 3);
+  const Checked run(s);
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(r.violations, Lines{"G4: version_id 2 appears twice"});
+  EXPECT_STREQ(r.g4, "violated");
+  EXPECT_STREQ(r.g2, "pass");
+  EXPECT_STREQ(r.g3, "pass");
+  EXPECT_EQ(run.out.violations, 1u);
+}
+
+// A gap: version 2, published before the rundown's end and never removed, is not in it.
+TEST(VerifyChecker, GapIsAG3Violation) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(3, 3)).end(1, 2, 1, 3, 3);
+  const Checked run(s);
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(r.violations, Lines{"G3: version_id 2 (method 102, publish_seq 2) was published before the rundown's "
+                                "end (publish_seq 3), not removed, but is missing"});
+  EXPECT_STREQ(r.g3, "violated");
+  EXPECT_STREQ(r.g2, "pass");
+  EXPECT_STREQ(r.g4, "pass");
+  EXPECT_EQ(r.rundown->missing, 1u);
+  EXPECT_EQ(run.out.violations, 1u);
+}
+
+// A rundown that began and never ended while its process went on.
+TEST(VerifyChecker, RundownWithoutEndIsAViolation) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1);
+  for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
+  s.load(version(4, 4));  // the process goes on
+  const Checked run(s);
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(r.violations,
+            Lines{"end: no rundown_end, although the process's events go on after the rundown's last one"});
+  EXPECT_STREQ(r.g3, "not checked");
+  EXPECT_EQ(run.out.violations, 1u);
+  EXPECT_EQ(run.out.not_checked,
+            Lines{"process 100 runtime 1, rundown 1: G3+: the rundown lacks its begin, end or sequence fields"});
+}
+
+// The trace ends inside a rundown (the session stopped): not complete, but no violation.
+TEST(VerifyChecker, TraceEndingInsideARundownIsNotChecked) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1).record(1, version(1, 1));
+  const Checked run(s);
+  EXPECT_EQ(run.rundown().violations, Lines{});
+  EXPECT_EQ(run.out.violations, 0u);
+  EXPECT_EQ(run.out.not_checked,
+            (Lines{"process 100 runtime 1, rundown 1: the trace ends before its rundown_end (the session stopped or "
+                   "the process ended): not complete in this trace",
+                   "process 100 runtime 1, rundown 1: G3+: the rundown lacks its begin, end or sequence fields"}));
+}
+
+// A rundown_end whose end_seq is short of its publish_seq, or whose count claims records
+// that never came.
+TEST(VerifyChecker, ShortEndIsACountsViolation) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1);
+  for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
+  s.end(1, 3, 1, 3, 2);
+  const Checked run(s);
+  EXPECT_EQ(run.rundown().violations, Lines{"counts: sequence values out of order: begin 3, publish_seq 3, end_seq 2"});
+  EXPECT_EQ(run.out.violations, 1u);
+
+  Stream cut;
+  for (uint64_t v = 1; v <= 3; ++v) cut.load(version(v, v));
+  cut.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(2, 2)).end(1, 3, 1, 3, 3);
+  const Checked run2(cut);
+  EXPECT_EQ(run2.rundown().violations,
+            (Lines{"counts: rundown_end.versions = 3 but 2 method records",
+                   "G3: version_id 3 (method 103, publish_seq 3) was published before the rundown's end (publish_seq "
+                   "3), not removed, but is missing"}));
+  EXPECT_EQ(run2.out.violations, 2u);
+}
+
+// Cut short by the application's shutdown (rundown_end.cut_short): fewer records than
+// its count is no violation, and G3+ says it is not complete.
+TEST(VerifyChecker, RundownCutShortByShutdownIsNotChecked) {
+  Stream s;
+  for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
+  s.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(2, 2)).end(1, 3, 1, 3, 3, 0, true);
+  const Checked run(s);
+  const RundownVerdict& r = run.rundown();
+  EXPECT_EQ(r.violations, Lines{});
+  EXPECT_STREQ(r.g3, "cut short");
+  EXPECT_EQ(run.out.violations, 0u);
+  EXPECT_EQ(run.out.not_checked, Lines{"process 100 runtime 1, rundown 1: G3+: cut short by the application's "
+                                       "shutdown (rundown_end.cut_short): it is not complete"});
+}
+
+// Two processes, and two runtimes in one of them, with the same ids, their events
+// interleaved: each is checked apart; the one with a gap is reported, the others not.
+TEST(VerifyChecker, ProcessesAndRuntimesAreNotConfused) {
+  Stream s;
+  const std::pair<int64_t, uint32_t> who[] = {{100, 1}, {200, 1}, {100, 2}};
+  for (uint64_t v = 1; v <= 3; ++v)
+    for (const auto& [pid, inst] : who) s.of(pid, inst).load(version(v, v));
+  for (const auto& [pid, inst] : who) s.of(pid, inst).begin(1, 3).module(1);
+  for (uint64_t v = 1; v <= 3; ++v)
+    for (const auto& [pid, inst] : who)
+      if (pid != 200 || v != 2) s.of(pid, inst).record(1, version(v, v));  // process 200 skips version 2
+  for (const auto& [pid, inst] : who) s.of(pid, inst).end(1, pid == 200 ? 2 : 3, 1, 3, 3);
+  const Checked run(s);
+  ASSERT_EQ(run.processes.size(), 3u);
+  EXPECT_EQ(run.rundown(200, 1).violations,
+            Lines{"G3: version_id 2 (method 102, publish_seq 2) was published before the rundown's end (publish_seq "
+                  "3), not removed, but is missing"});
+  for (const auto& [pid, inst] : {std::pair<int64_t, uint32_t>{100, 1}, {100, 2}}) {
+    EXPECT_EQ(run.rundown(pid, inst).violations, Lines{}) << pid << " runtime " << inst;
+    EXPECT_STREQ(run.rundown(pid, inst).g3, "pass");
+    EXPECT_EQ(run.rundown(pid, inst).rundown->g2_checked, 3u);
+  }
+  EXPECT_EQ(run.out.violations, 1u);
+  EXPECT_EQ(run.out.not_checked, Lines{});
+}
+
+// A second rundown_begin with the same id stops the checking with the reader's message.
+TEST(VerifyChecker, SecondBeginIsAnError) {
+  Stream s = goodStream();
+  s.begin(1, 3);
+  Checker c;
+  EXPECT_FALSE(c.apply(s.batch()));
+  EXPECT_EQ(c.error(),
+            "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with the "
+            "same id)");
+}
+
+}  // namespace

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+// jitprov-verify's decoding: a babeltrace2 event into the plain structs the checker
+// consumes (events.h). What makes it fast are lookups done once per class and then
+// cached: a structure's members by name, a method record's layout, an event class's
+// kind, a stream's process. Classes and streams die with their graph (and another may be
+// allocated at the same address): the Reader that owns the Decoder (reader.h) resets it
+// with each graph it makes.
+#pragma once
+
+#include <babeltrace2/babeltrace.h>
+#include "events.h"
+#include "verify_g2.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace jitprov::verify {
+
+class Decoder {
+ public:
+  // Forgets every class and stream cached (a new graph).
+  void reset();
+
+  // What an event of class `ec` is.
+  Kind kindOf(const bt_event_class* ec);
+  // The process an event belongs to: its `vpid` context, else the vpid of its trace
+  // (per-process buffers); -1 when neither says.
+  int64_t processOf(const bt_event* ev);
+  // Event message `msg`, of kind `kind` (not kOther) and process `pid`, as an Item at the
+  // end of `b`; or, when it cannot be read, b.error says why.
+  void decode(const bt_message* msg, Kind kind, int64_t pid, Batch& b);
+  // The fields of a method record (a method_load, or a rundown's method: then also its
+  // rundown_id), with its runtime instance: false when they cannot be read.
+  bool methodRecord(const bt_event* ev, Kind kind, MethodRecordView* r, uint64_t* rundown_id, uint32_t* instance);
+
+ private:
+  // Why an event cannot be used ("" when it can): a field missing or malformed
+  // (`malformed`), or values jitprov cannot have emitted (damaged input).
+  struct Refusal {
+    std::string what;
+    bool malformed = true;
+  };
+  const bt_field* member(const bt_field* s, const char* name);
+  bool u64(const bt_field* s, const char* name, uint64_t* out);
+  const bt_field* enumField(const bt_field* s, const char* name, const char** label);
+  bool enumLabel(const bt_field* s, const char* name, std::string* out);
+  uint32_t instanceOf(const bt_field* payload);
+  bool seqField(const bt_field* f, const char* field, uint64_t* out, Item* it);
+  // Where a method record's members are, per payload class: found by name once, then
+  // read by index with their types known (the records are nearly every event).
+  static constexpr int kMethodMembers = 14;
+  struct MethodLayout {
+    const bt_field_class* fc = nullptr;
+    bool usable = false;  // every required member there, of a usable type
+    int64_t index[kMethodMembers];
+    bool is_signed[kMethodMembers];
+    uint64_t tiers_labelled = 0;  // bit v: tier value v maps to exactly one label (checked once)
+  };
+  MethodLayout& layoutOf(const bt_field_class* fc);
+  bool methodFields(const bt_field* p, MethodRecordView* f, bool* names_plain);
+  Refusal decodeRecord(const bt_field* f, Item* it);
+  Refusal decodeRuntime(const bt_field* f, Item* it);
+  Refusal decodeRundown(const bt_field* f, Item* it, Batch& b);
+  Refusal decodeBegin(const bt_field* f, RareItem* x);
+  Refusal decodeEnd(const bt_field* f, RareItem* x);
+
+  // A structure's member by name. Looked up by name once per (structure class, name) and
+  // then by index: babeltrace2's by-name lookup (a string hash and compare) cost more
+  // than decoding the event. Direct-mapped; `name` is one of decode.cc's literals, so its
+  // address identifies it (two copies of a literal only take two entries).
+  struct MemberCacheEntry {
+    const bt_field_class* fc = nullptr;
+    const char* name = nullptr;
+    int64_t index = -1;  // -1: no such member
+  };
+  MemberCacheEntry member_cache_[1024];
+  std::vector<MethodLayout> layouts_;
+  // Event classes' kinds (a name compare per event cost more than a flat lookup), and
+  // the last classes seen, direct-mapped in front of it (a hash lookup per event).
+  std::unordered_map<const bt_event_class*, Kind> kinds_;
+  struct KindCacheEntry {
+    const bt_event_class* ec = nullptr;
+    Kind kind = Kind::kOther;
+  };
+  KindCacheEntry kind_cache_[64];
+  // The process of each stream whose trace names one (per-process buffers).
+  std::unordered_map<const bt_stream*, int64_t> stream_pid_;
+};
+
+}  // namespace jitprov::verify

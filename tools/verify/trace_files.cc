@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// jitprov-verify's traces on disk (trace_files.h).
+#include "trace_files.h"
+
+#include "verify_checks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace jitprov::verify {
+
+namespace {
+
+// What a file that is not a regular one is, for the message that refuses it.
+const char* fileType(mode_t m) {
+  return S_ISDIR(m)    ? "a directory"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+                       : "of another type";
+}
+
+// The largest metadata file read. lttng writes tens of KiB (the event classes of one
+// trace); 256 MiB would describe millions of them. Beyond it the file is damaged or
+// hostile (an 8 GiB sparse file, which babeltrace2 would read whole), refused unread.
+constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 20;
+
+}  // namespace
+
+// Directories at or below `dir` that hold a CTF trace (an entry named `metadata`),
+// sorted. A directory that cannot be read is an error (*why: which, and why), never
+// skipped: the verdict would cover only the sessions that could be read.
+std::vector<std::string> findTraces(const std::string& dir, std::string* why) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::vector<fs::path> todo{fs::path(dir)};
+  while (!todo.empty()) {
+    const fs::path d = std::move(todo.back());
+    todo.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(d, ec);
+    bool trace = false;
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // Symbolic links to directories are not followed (no cycles).
+      const bool subdir = it->symlink_status(ec).type() == fs::file_type::directory;
+      if (subdir) todo.push_back(it->path());
+      // Of any other type: checkMetadata refuses what is not a regular file, by name.
+      if (!subdir && it->path().filename() == "metadata") trace = true;
+    }
+    if (ec) {
+      *why = (d == fs::path(dir) ? "" : d.string() + ": ") + ec.message();
+      return {};
+    }
+    if (trace) out.push_back(d.string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The session a trace belongs to: the directory above its `ust` (or `kernel`) component
+// (lttng's output layout SESSION/ust/uid/UID/64-bit or SESSION/ust/pid/NAME-PID-DATE),
+// or the trace itself.
+std::string sessionRoot(const std::string& trace) {
+  const std::filesystem::path p(trace);
+  std::filesystem::path root, acc;
+  for (const auto& part : p) {
+    if (part == "ust" || part == "kernel") root = acc;
+    acc /= part;
+  }
+  return root.empty() ? trace : root.lexically_normal().string();
+}
+
+// Checks a trace's metadata before libbabeltrace2 reads it: a regular file (a FIFO
+// would hang the open, /dev/zero never ends), at most kMaxMetadataBytes, whole packets
+// (babeltrace2 2.0 spins forever on a file cut in the middle of one). Reads only the
+// packets' headers.
+std::string checkMetadata(const std::string& trace) {
+  const std::string path = trace + "/metadata";
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "metadata: " + std::string(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  // Non-blocking: should a FIFO take its place after stat(), open() does not wait.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "metadata: " + std::string(std::strerror(errno));
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = "metadata: " + std::string(std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "metadata: not a regular file (" + std::string(fileType(st.st_mode)) + ")";
+  } else if (uint64_t(st.st_size) > kMaxMetadataBytes) {
+    why = "metadata: " + std::to_string(st.st_size) + " bytes, more than the " +
+          std::to_string(kMaxMetadataBytes >> 20) +
+          " MiB a trace's metadata can sensibly be (lttng writes tens "
+          "of KiB): damaged input, not read";
+  } else {
+    std::string io;  // why a read failed
+    why = checkMetadataPackets(uint64_t(st.st_size), [&](uint64_t off, char* buf, size_t n) {
+      const ssize_t got = pread(fd, buf, n, off_t(off));
+      if (got == ssize_t(n)) return true;
+      io = got < 0 ? std::strerror(errno) : "shorter than its size (changed while read?)";
+      return false;
+    });
+    if (!io.empty()) why += ": " + io;
+  }
+  close(fd);
+  return why;
+}
+
+// Checks the files babeltrace2 opens in a trace (besides its metadata): its stream files
+// and their indexes must be regular files; it opens a FIFO without O_NONBLOCK and waits
+// for a writer forever. Hidden files it ignores, so does this.
+std::string checkStreamFiles(const std::string& trace) {
+  for (const std::string& dir : {trace, trace + "/index"}) {
+    std::error_code ec;
+    if (dir != trace && !std::filesystem::is_directory(dir, ec)) continue;  // no index (or the loop says)
+    std::filesystem::directory_iterator it(dir, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.empty() || name[0] == '.' || (dir == trace && name == "metadata")) continue;
+      const std::string shown = dir == trace ? name : "index/" + name;
+      struct stat st;
+      if (stat(it->path().c_str(), &st) != 0) return shown + ": " + std::strerror(errno);
+      if (S_ISDIR(st.st_mode)) continue;
+      if (!S_ISREG(st.st_mode)) return shown + ": not a regular file (" + fileType(st.st_mode) + ")";
+    }
+    if (ec) return (dir == trace ? "" : "index: ") + ec.message();
+  }
+  return "";
+}
+
+}  // namespace jitprov::verify
