@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""tools/bench-dotnet's report: per runtime and mode, the JIT-path latencies of the
+calls that began inside the rundown's window (first calls: the tier-0 JIT; threshold
+calls: the one that crosses the tier-up threshold), medians over the rounds.
+    bench_report.py WORK OUT TAG..."""
+import json
+import statistics
+import sys
+
+work, out, tags = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+
+def q(values, p):
+    return values[min(len(values) - 1, int(p * len(values)))] if values else 0
+
+
+def jitprov_window(tag):
+    from bt2read import events
+    begin = end = None
+    versions = 0
+    for name, f in events("%s/trace-%s" % (work, tag), ["jitprov_rundown:"], times=True):
+        if name == "jitprov_rundown:rundown_begin" and begin is None:
+            begin = f["_ns"]
+        elif name == "jitprov_rundown:method" and end is None:
+            versions += 1
+        elif name == "jitprov_rundown:rundown_end" and end is None:
+            end = f["_ns"]
+    return begin, end, versions
+
+
+runs = []
+for tag in tags:
+    meta = json.load(open("%s/%s.json" % (work, tag)))
+    lat = [tuple(map(int, l.split())) for l in open("%s/%s.lat" % (work, tag))]
+    lat = [(t + meta["offset"], first, thr) for t, first, thr in lat]
+    if meta["mode"] == "jitprov":
+        begin, end, bodies = jitprov_window(tag)
+        assert begin is not None and end is not None, "%s: no complete jitprov rundown in the trace" % tag
+    elif meta["mode"] == "clr":
+        begin, end = meta["t0"], meta["t1"]
+        bodies = sum(1 for _ in open("%s/%s.tsv" % (work, tag)))
+        text = open("%s/%s.clr.txt" % (work, tag)).read()
+        meta["clr_ms"] = float(text.split("rundown ")[1].split(" ms")[0])
+    else:
+        begin, end, bodies = meta["t0"], meta["t0"] + 500_000_000, 0
+    inside = [r for r in lat if begin <= r[0] <= end]
+    first = sorted(r[1] for r in inside)
+    thr = sorted(r[2] for r in inside)
+    rundown_ms = meta.get("clr_ms", (end - begin) / 1e6 if meta["mode"] == "jitprov" else 0)
+    runs.append(dict(meta, tag=tag, window_ms=(end - begin) / 1e6, rundown_ms=rundown_ms, bodies=bodies,
+                     calls=len(inside),
+                     first_p50=q(first, .5), first_p99=q(first, .99), first_max=first[-1] if first else 0,
+                     thr_p50=q(thr, .5), thr_p99=q(thr, .99), thr_max=thr[-1] if thr else 0,
+                     stall_max=max([r[1] for r in inside] + [r[2] for r in inside] + [0])))
+json.dump(runs, open(out + "/runs.json", "w"), indent=1)
+
+lines = ["%-8s %-8s %6s %10s %9s %8s %10s %10s %10s %10s %10s %10s" % (
+    "runtime", "rundown", "rounds", "rundown_ms", "window_ms", "bodies", "first_p50", "first_p99", "first_max", "thr_p50",
+    "thr_p99", "stall_max")]
+keys = []
+for r in runs:
+    if (r["runtime"], r["mode"]) not in keys:
+        keys.append((r["runtime"], r["mode"]))
+for rt, mode in keys:
+    rs = [r for r in runs if (r["runtime"], r["mode"]) == (rt, mode)]
+    med = lambda k: statistics.median(r[k] for r in rs)
+    lines.append("%-8s %-8s %6d %10.1f %9.1f %8d %8.1fus %8.1fus %8.2fms %8.1fus %8.1fus %8.2fms" % (
+        rt, mode, len(rs), med("rundown_ms"), med("window_ms") if mode != "none" else 0, med("bodies"), med("first_p50") / 1e3,
+        med("first_p99") / 1e3, med("first_max") / 1e6, med("thr_p50") / 1e3, med("thr_p99") / 1e3,
+        med("stall_max") / 1e6))
+lines.append("(medians over rounds of: the calls that began inside the rundown's window (clr: the run of "
+             "jitprov-clr-rundown, session set-up and stop included; rundown_ms: CoreCLR's DCEndInit to "
+             "DCEndComplete; jitprov: rundown_begin to rundown_end); none: a 500 ms window at "
+             "the same time; first: a new method's first call, its tier-0 JIT; thr: its call crossing the tier-up "
+             "threshold; stall_max: the longest of either; bodies: what the rundown reported)")
+open(out + "/table.txt", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
