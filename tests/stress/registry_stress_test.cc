@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Concurrency stress test of the registry's lock-free read side.
+// (One file past the 600 lines a file aims at: the writers, the readers and the log that
+// judges them are one test, read together.)
 //
 // Writer threads register methods and modules, compile at tier 0, tier up, OSR, ReJIT,
 // retire single versions and unload modules at random. Reader threads walk the registry
