@@ -76,3 +76,49 @@ lines.append("(medians over rounds of: the calls that began inside the rundown's
              "threshold; stall_max: the longest of either; bodies: what the rundown reported)")
 open(out + "/table.txt", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
+
+# The timeline (timeline.png): every measured method's first call (its tier-0 JIT) as a
+# point at the time it began (x: seconds since the measured phase began, y: its latency,
+# log), the rundown's window shaded; one panel per rundown of the first measured round,
+# all on the same scales.
+first_round = min(int(r["tag"].split("-")[0][1:]) for r in runs)
+panels = [r for r in runs if int(r["tag"].split("-")[0][1:]) == first_round and r["mode"] != "none"]
+panels.sort(key=lambda r: (r["mode"], r["runtime"]))
+for r in panels:
+    lat = [tuple(map(int, l.split())) for l in open("%s/%s.lat" % (work, r["tag"]))]
+    t0 = lat[0][0]
+    with open("%s/timeline-%s.dat" % (out, r["tag"]), "w") as f:
+        f.write("# seconds since the measured phase began, first-call latency in us\n")
+        for t, first, _ in lat:
+            f.write("%.6f %.3f\n" % ((t - t0) / 1e9, max(first, 100) / 1e3))
+    r["_t0"] = t0 + r["offset"]
+with open(out + "/timeline.gp", "w") as g:
+    g.write('set terminal pngcairo size 1100,%d noenhanced font ",10"\n' % (170 + 230 * len(panels)))
+    g.write('set output "%s/timeline.png"\n' % out)
+    g.write('set multiplot layout %d,1 title "Each new method\'s first call (its tier-0 JIT), 4000 a second;'
+            ' shaded: the rundown (CoreCLR: its whole EventPipe session)" font ",12"\n' % len(panels))
+    g.write('set logscale y 10\nset yrange [1:5e6]\nset ytics ("1 us" 1, "10 us" 10, "100 us" 100, "1 ms" 1000,'
+            ' "10 ms" 10000, "100 ms" 100000, "1 s" 1e6)\nset xrange [0:8]\nset grid ytics\n')
+    g.write('set ylabel "first call (log)"\n')
+    for i, r in enumerate(panels):
+        if r["mode"] == "jitprov":
+            begin, end, _ = jitprov_window(r["tag"])
+        else:
+            begin, end = r["t0"], r["t1"]
+        a, b = (begin - r["_t0"]) / 1e9, (end - r["_t0"]) / 1e9
+        g.write('unset object\nunset label\n')
+        g.write('set object 1 rect from %.4f, graph 0 to %.4f, graph 1 fc rgb "#f4c430" fs solid 0.35 noborder behind\n'
+                % (a, max(b, a + 0.004)))
+        g.write('set label 1 "rundown %.0f ms (%d bodies); longest first call in it %.2f ms" at graph 0.99, graph 0.9'
+                ' right front\n' % (r["rundown_ms"], r["bodies"], r["first_max"] / 1e6))
+        who = "CoreCLR's own rundown" if r["mode"] == "clr" else "jitprov's lock-free rundown (the .NET client)"
+        g.write('set title "%s, runtime %s"\n' % (who, r["runtime"]))
+        if i == len(panels) - 1:
+            g.write('set xlabel "seconds since the measured phase began"\n')
+        g.write('plot "%s/timeline-%s.dat" using 1:2 with points pt 7 ps 0.3 lc rgb "#606060" notitle\n'
+                % (out, r["tag"]))
+    g.write("unset multiplot\n")
+import subprocess
+if subprocess.call(["gnuplot", out + "/timeline.gp"]) != 0:
+    sys.exit("bench-dotnet: gnuplot failed")
+print("bench-dotnet: table in %s/table.txt, timeline in %s/timeline.png" % (out, out))
