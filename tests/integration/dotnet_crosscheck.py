@@ -22,7 +22,7 @@ work, pid = sys.argv[1], int(sys.argv[2])
 
 def tsv(path):
     for line in open(path, encoding="utf-8"):
-        start, size, tier, method, version, ns, name, sig = line.rstrip("\n").split("\t")
+        start, size, tier, method, version, ns, name, sig = line.rstrip("\n").split("\t")[:8]
         yield int(start, 16), (int(size, 16), int(tier), ns, name, sig)
 
 

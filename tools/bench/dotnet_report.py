@@ -16,17 +16,28 @@ def q(values, p):
 
 
 def jitprov_window(tag):
+    """The first jitprov rundown of the run: begin, end (wall ns) and the starts reported."""
     from bt2read import events
     begin = end = None
-    versions = 0
+    starts = set()
     for name, f in events("%s/trace-%s" % (work, tag), ["jitprov_rundown:"], times=True):
         if name == "jitprov_rundown:rundown_begin" and begin is None:
             begin = f["_ns"]
         elif name == "jitprov_rundown:method" and end is None:
-            versions += 1
+            starts.add(f["code_start"])
         elif name == "jitprov_rundown:rundown_end" and end is None:
             end = f["_ns"]
-    return begin, end, versions
+    return begin, end, starts
+
+
+def loads_before(tag, mono_ns):
+    """The bodies CoreCLR's own MethodLoadVerbose events loaded before mono_ns."""
+    live = set()
+    for line in open("%s/%s.loads.tsv" % (work, tag), encoding="utf-8"):
+        cols = line.rstrip("\n").split("\t")
+        if int(cols[8]) < mono_ns:
+            live.add(int(cols[0], 16))
+    return live
 
 
 runs = []
@@ -34,16 +45,21 @@ for tag in tags:
     meta = json.load(open("%s/%s.json" % (work, tag)))
     lat = [tuple(map(int, l.split())) for l in open("%s/%s.lat" % (work, tag))]
     lat = [(t + meta["offset"], first, thr) for t, first, thr in lat]
+    live = reported = set()
     if meta["mode"] == "jitprov":
-        begin, end, bodies = jitprov_window(tag)
+        begin, end, reported = jitprov_window(tag)
         assert begin is not None and end is not None, "%s: no complete jitprov rundown in the trace" % tag
+        live = loads_before(tag, begin - meta["offset"])
     elif meta["mode"] == "clr":
         begin, end = meta["t0"], meta["t1"]
-        bodies = sum(1 for _ in open("%s/%s.tsv" % (work, tag)))
+        reported = {int(l.split("\t")[0], 16) for l in open("%s/%s.tsv" % (work, tag))}
         text = open("%s/%s.clr.txt" % (work, tag)).read()
         meta["clr_ms"] = float(text.split("rundown ")[1].split(" ms")[0])
+        live = loads_before(tag, int(text.split("(qpc ")[1].split(" ")[0]))
     else:
-        begin, end, bodies = meta["t0"], meta["t0"] + 500_000_000, 0
+        begin, end = meta["t0"], meta["t0"] + 500_000_000
+    bodies = len(reported)
+    meta["live"], meta["missed"] = len(live), len(live - reported)
     inside = [r for r in lat if begin <= r[0] <= end]
     first = sorted(r[1] for r in inside)
     thr = sorted(r[2] for r in inside)
@@ -55,8 +71,8 @@ for tag in tags:
                      stall_max=max([r[1] for r in inside] + [r[2] for r in inside] + [0])))
 json.dump(runs, open(out + "/runs.json", "w"), indent=1)
 
-lines = ["%-8s %-8s %6s %10s %9s %8s %10s %10s %10s %10s %10s %10s" % (
-    "runtime", "rundown", "rounds", "rundown_ms", "window_ms", "bodies", "first_p50", "first_p99", "first_max", "thr_p50",
+lines = ["%-8s %-8s %6s %10s %9s %8s %8s %7s %10s %10s %10s %10s %10s %10s" % (
+    "runtime", "rundown", "rounds", "rundown_ms", "window_ms", "live", "bodies", "missed", "first_p50", "first_p99", "first_max", "thr_p50",
     "thr_p99", "stall_max")]
 keys = []
 for r in runs:
@@ -65,15 +81,18 @@ for r in runs:
 for rt, mode in keys:
     rs = [r for r in runs if (r["runtime"], r["mode"]) == (rt, mode)]
     med = lambda k: statistics.median(r[k] for r in rs)
-    lines.append("%-8s %-8s %6d %10.1f %9.1f %8d %8.1fus %8.1fus %8.2fms %8.1fus %8.1fus %8.2fms" % (
-        rt, mode, len(rs), med("rundown_ms"), med("window_ms") if mode != "none" else 0, med("bodies"), med("first_p50") / 1e3,
+    lines.append("%-8s %-8s %6d %10.1f %9.1f %8d %8d %7d %8.1fus %8.1fus %8.2fms %8.1fus %8.1fus %8.2fms" % (
+        rt, mode, len(rs), med("rundown_ms"), med("window_ms") if mode != "none" else 0, med("live"), med("bodies"),
+        max(r["missed"] for r in rs), med("first_p50") / 1e3,
         med("first_p99") / 1e3, med("first_max") / 1e6, med("thr_p50") / 1e3, med("thr_p99") / 1e3,
         med("stall_max") / 1e6))
 lines.append("(medians over rounds of: the calls that began inside the rundown's window (clr: the run of "
              "jitprov-clr-rundown, session set-up and stop included; rundown_ms: CoreCLR's DCEndInit to "
              "DCEndComplete; jitprov: rundown_begin to rundown_end); none: a 500 ms window at "
              "the same time; first: a new method's first call, its tier-0 JIT; thr: its call crossing the tier-up "
-             "threshold; stall_max: the longest of either; bodies: what the rundown reported)")
+             "threshold; stall_max: the longest of either; live: the JIT'd bodies CoreCLR's own MethodLoadVerbose events "
+             "had loaded when the rundown began; bodies: what the rundown reported; missed: live bodies it did not "
+             "report, the most of any round)")
 open(out + "/table.txt", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 

@@ -6,10 +6,13 @@
 //                         one line per JIT'd body it reports (MethodDCEndVerbose)
 //   loads TRACE OUT.tsv   every JIT'd body a .nettrace recorded (MethodLoadVerbose),
 //                         with the optimization tier the rundown does not carry
-// Lines: start size clr_tier method_id native_version namespace name signature
-// (tab-separated; start, size and method_id in hex; clr_tier -1 when not reported).
+// Lines: start size clr_tier method_id native_version namespace name signature qpc
+// (tab-separated; start, size and method_id in hex; clr_tier -1 when not reported; qpc:
+// the event's time stamp, CLOCK_MONOTONIC ns on Linux).
 // Prints the counts, the rundown's duration (DCEndInit to DCEndComplete) and the
 // events lost; exits 1 when any was lost or the rundown did not complete.
+// TimeStampQPC ("discouraged"): the raw CLOCK_MONOTONIC ns, comparable across sessions.
+#pragma warning disable CS0618
 using System.Diagnostics.Tracing;
 using Microsoft.Diagnostics.NETCore.Client;
 using Microsoft.Diagnostics.Tracing;
@@ -34,7 +37,7 @@ try {
 
 static void Line(StreamWriter o, MethodLoadUnloadVerboseTraceData e, int tier) {
   o.Write($"{e.MethodStartAddress:x}\t{e.MethodSize:x}\t{tier}\t{e.MethodID:x}\t{e.ReJITID}\t");
-  o.Write($"{e.MethodNamespace}\t{e.MethodName}\t{e.MethodSignature}\n");
+  o.Write($"{e.MethodNamespace}\t{e.MethodName}\t{e.MethodSignature}\t{e.TimeStampQPC}\n");
 }
 
 static bool Jitted(MethodLoadUnloadVerboseTraceData e) => ((int)e.MethodFlags & 0x8) != 0;
@@ -50,6 +53,7 @@ static int Rundown(string pidText, string outPath) {
   var providers = new[] { new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Critical, 0) };
   int bodies = 0, lost = 0;
   double init = -1, complete = -1;
+  long initQpc = 0, completeQpc = 0;
   using (var output = new StreamWriter(outPath))
   using (var session = client.StartEventPipeSession(providers, requestRundown: true, circularBufferMB: 256)) {
     var reader = Task.Run(() => {
@@ -60,8 +64,8 @@ static int Rundown(string pidText, string outPath) {
         Line(output, e, -1);     // the rundown carries no optimization tier
         bodies++;
       };
-      rundown.MethodDCStopInit += e => init = e.TimeStampRelativeMSec;
-      rundown.MethodDCStopComplete += e => complete = e.TimeStampRelativeMSec;
+      rundown.MethodDCStopInit += e => (init, initQpc) = (e.TimeStampRelativeMSec, e.TimeStampQPC);
+      rundown.MethodDCStopComplete += e => (complete, completeQpc) = (e.TimeStampRelativeMSec, e.TimeStampQPC);
       source.Process();
       lost = source.EventsLost;
     });
@@ -71,7 +75,8 @@ static int Rundown(string pidText, string outPath) {
       return 1;
     }
   }
-  Console.WriteLine($"clr-rundown: pid {pid}: {bodies} JIT'd bodies, rundown {complete - init:F1} ms, {lost} events lost");
+  Console.WriteLine($"clr-rundown: pid {pid}: {bodies} JIT'd bodies, rundown {complete - init:F1} ms, {lost} events lost" +
+                    $" (qpc {initQpc} to {completeQpc})");
   if (init < 0 || complete < 0) {
     Console.Error.WriteLine("jitprov-clr-rundown: no complete rundown (DCEndInit/DCEndComplete missing)");
     return 1;
