@@ -167,6 +167,7 @@ void JitdumpWriter::forgetInChild() noexcept {
 bool JitdumpWriter::append(iovec* iov, int n, size_t len) noexcept {
   if (!writeAllAt(fd_, offset_, iov, n)) {
     ++st_.write_errors;
+    ++st_.dropped;
     st_.last_errno = errno;
     return false;
   }
