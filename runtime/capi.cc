@@ -530,3 +530,40 @@ int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault) {
 }  // extern "C"
 
 jitprov::Runtime* jitprovInternalRuntime(jitprov_runtime* rt) { return rt == nullptr ? nullptr : &rt->rt; }
+
+int jitprov_jitdump_open(jitprov_runtime* rt, const jitprov_jitdump_config* config) {
+  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  jitprov_jitdump_config c = JITPROV_JITDUMP_CONFIG_INIT;
+  if (!readStruct(config, &c) || (c.flags & ~JITPROV_JITDUMP_COPY_CODE) != 0) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&] {
+    jitprov::JitdumpOptions o;
+    o.dir = c.dir != nullptr ? c.dir : ".";
+    o.copy_code = (c.flags & JITPROV_JITDUMP_COPY_CODE) != 0;
+    const jitprov::Result<void> r = rt->rt.jitdumpOpen(o);
+    return r.ok() ? JITPROV_OK : err(r.error());
+  });
+}
+
+void jitprov_jitdump_close(jitprov_runtime* rt) {
+  if (rt != nullptr) rt->rt.jitdumpClose();
+}
+
+int jitprov_jitdump_stats_get(const jitprov_runtime* rt, jitprov_jitdump_stats* out) {
+  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&] {
+    const jitprov::JitdumpStats s = rt->rt.jitdumpStats();
+    jitprov_jitdump_stats c{};
+    c.sz = sizeof c;
+    c.open = s.open ? 1 : 0;
+    c.loads = s.loads;
+    c.rundown_loads = s.rundown_loads;
+    c.code_bytes = s.code_bytes;
+    c.loads_without_code = s.loads_without_code;
+    c.unreadable = s.unreadable;
+    c.bytes = s.bytes;
+    c.write_errors = s.write_errors;
+    c.dropped = s.dropped;
+    c.last_errno = s.last_errno;
+    return writeStruct(c, out);
+  });
+}

@@ -56,6 +56,7 @@ void release(bool child) {
       // A reader-writer lock keeps count of the readers waiting on it, and the parent's
       // (a call_rcu thread's reclamation) are not in the child: a fresh one, held by none.
       new (&(*it)->reclaim_mu) std::shared_mutex();
+      (*it)->jitdumpForgetInChild();  // the parent's file is the parent's
     } else {
       (*it)->reclaim_mu.unlock();
     }

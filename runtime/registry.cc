@@ -87,6 +87,7 @@ Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<St
 }
 
 Runtime::~Runtime() {
+  jitdumpClose();  // JIT_CODE_CLOSE (no publication runs: the host's contract)
   // Every retired module's callback references s_: wait for them first. After that no
   // reader may be running (the host's contract for destroying the runtime).
   drainReclamation();
@@ -383,6 +384,8 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
   // (by an unload that runs once we release) before method_load has read it.
   rcu::ReadSection rs;
   const NativeVersion* published = nullptr;
+  JitdumpWriter* jd = nullptr;
+  uint64_t jd_ns = 0;
   {
     CvmLock::Guard lock(s.lock, label.site, label.method_id);
     NativeVersion* v = s.versions.load(version);
@@ -399,13 +402,16 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
     tier = v->tier;
     range = {start, code_size, seq};
     published = v;
+    if ((jd = s.jitdumpEnter()) != nullptr) jd_ns = monotonicNs();  // jitdump.h: stamped under the lock
   }
   if (JITPROV_USDT_ENABLED(jit_end)) {
     JITPROV_PROBE_JIT_END(method_id, static_cast<int>(tier), range.start, range.size,
                           path != nullptr ? monotonicNs() - path->start_ns : JITPROV_USDT_UNMEASURED,
                           path != nullptr && CvmLock::rundownBetween(path->mark, s.lock.rundownMark()) ? 1 : 0);
   }
-  trace::methodLoad(s.instance, viewOf(*published->method, *published, range.start));
+  const VersionView view = viewOf(*published->method, *published, range.start);
+  trace::methodLoad(s.instance, view);
+  if (jd != nullptr) s.jitdumpWrite(jd, view, jd_ns);
   return range;
 }
 }  // namespace
@@ -435,6 +441,8 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
   const NativeVersion* published = nullptr;
   VersionView view{};
+  JitdumpWriter* jd = nullptr;
+  uint64_t jd_ns = 0;
   rcu::ReadSection rs;  // keeps the method alive for method_load after the lock (as publishCode)
   {
     CvmLock::Guard lock(s_->lock, publishSite(code.tier), method);
@@ -481,7 +489,10 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     // another thread as soon as the lock is released, and the trace must show this
     // load before that code_unload (model-heap ranges wait for a grace period).
     trace::methodLoad(s_->instance, view);
+    // The jitdump record's stamp too (its write comes after the lock: jitdump.h).
+    if ((jd = s_->jitdumpEnter()) != nullptr) jd_ns = monotonicNs();
   }
+  if (jd != nullptr) s_->jitdumpWrite(jd, view, jd_ns);
   return published->version_id;
 }
 

@@ -110,6 +110,7 @@
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
+#include "jitdump.h"
 #include "name_arena.h"
 #include "rcu.h"
 #include "slot_table.h"
@@ -117,6 +118,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -343,6 +345,21 @@ struct Runtime::State {
   }
   void completePublication(Method* m, uint64_t s) noexcept;
   uint64_t takeRemovalSeq() noexcept;
+
+  // The jitdump sink (jitdump.h). jitdump: the open writer, null when none; written
+  // under the CVM lock (and jitdump_mu), read by publications under the CVM lock.
+  // jitdump_writer: created at the first open, lives as long as the runtime.
+  // jitdump_inflight: publications that read the writer and have not written yet.
+  std::mutex jitdump_mu;  // open/close
+  std::atomic<JitdumpWriter*> jitdump{nullptr};
+  std::unique_ptr<JitdumpWriter> jitdump_writer;
+  std::atomic<uint32_t> jitdump_inflight{0};
+  // CVM lock held: the open writer (then jitdumpWrite() must follow), or null.
+  JitdumpWriter* jitdumpEnter() noexcept;
+  // After the lock, inside the publication's read section (the view's strings).
+  void jitdumpWrite(JitdumpWriter* w, const VersionView& v, uint64_t ts_ns) noexcept;
+  // In the child of a fork (fork.cc): no jitdump open, the parent's file left alone.
+  void jitdumpForgetInChild() noexcept;
 
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};

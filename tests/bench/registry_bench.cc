@@ -11,6 +11,7 @@
 //     with a lock-free walker running meanwhile
 //   physical floors beside the figures: a dependent (pointer-chasing) load per
 //     version; two uncontended mutex lock/unlock pairs and a 56-byte new/delete
+//   jitdump: a code load with the sink off and on, beside one pwritev of its record
 //   memory: bytes per method and per native version
 #include <jitprov/jitprov.h>
 #include <jitprov/runtime.h>
@@ -20,6 +21,8 @@
 #include <benchmark/benchmark.h>
 
 #include <dlfcn.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -400,6 +403,79 @@ void BM_Memory(benchmark::State& state) {
 }
 BENCHMARK(BM_Memory)->Iterations(1);
 
+// The jitdump sink's cost per code load (runtime/jitdump.h): publish + retire of a
+// 512-byte version whose code is real memory, with the sink off and on (the code copied,
+// the file unlinked at once so that nothing stays on disk), beside its floor: one
+// pwritev of such a record (56-byte header, name, code) at the end of a file.
+struct JitdumpApp {
+  static constexpr int kMethods = 10000;
+  Runtime off{RuntimeConfig{.code_mode = CodeMode::kHost}}, on{RuntimeConfig{.code_mode = CodeMode::kHost}};
+  std::vector<unsigned char> code = std::vector<unsigned char>(size_t(kMethods) * 4096, 0x90);
+  std::vector<MethodId> m_off, m_on;
+  std::string dir;
+  JitdumpApp() {
+    char tmpl[] = "/tmp/jitprov-bench-jitdump.XXXXXX";
+    dir = mkdtemp(tmpl);
+    for (Runtime* rt : {&off, &on}) {
+      const ModuleId mod = *rt->registerModule("/app/host.jar", false);
+      for (int i = 0; i < kMethods; ++i)
+        (rt == &off ? m_off : m_on)
+            .push_back(*rt->registerMethod(
+                mod, MethodDesc{0, 0, "com.example.Host", "m" + std::to_string(i), "()V", uint64_t(i + 1)}));
+    }
+    if (!on.jitdumpOpen(JitdumpOptions{dir, true}).ok()) std::abort();
+    const std::string file = dir + "/jit-" + std::to_string(getpid()) + ".dump";
+    unlink(file.c_str());
+    rmdir(dir.c_str());
+  }
+  uint64_t address(size_t k) const { return reinterpret_cast<uintptr_t>(code.data()) + k * 4096; }
+};
+
+JitdumpApp& jitdumpApp() {
+  static JitdumpApp* a = new JitdumpApp();
+  return *a;
+}
+
+void BM_JitdumpLoad(benchmark::State& state, bool sink) {
+  JitdumpApp& a = jitdumpApp();
+  Runtime& rt = sink ? a.on : a.off;
+  const std::vector<MethodId>& ms = sink ? a.m_on : a.m_off;
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t k = i++ % ms.size();
+    auto v = rt.publishHostCode(ms[k], HostCode{a.address(k), 512, Tier::kTier1, 4, 0});
+    if (!v.ok() || !rt.retireVersion(*v).ok()) state.SkipWithError("publish/retire failed");
+  }
+  if (sink) {
+    const JitdumpStats st = a.on.jitdumpStats();
+    state.counters["write_errors"] = double(st.write_errors);
+    state.counters["file_mb"] = double(st.bytes) / 1e6;
+  }
+}
+BENCHMARK_CAPTURE(BM_JitdumpLoad, off, false)->Iterations(100000);
+BENCHMARK_CAPTURE(BM_JitdumpLoad, on, true)->Iterations(100000);
+
+void BM_FloorJitdumpWrite(benchmark::State& state) {
+  char tmpl[] = "/tmp/jitprov-bench-floor.XXXXXX";
+  const int fd = mkstemp(tmpl);
+  if (fd < 0) std::abort();
+  unlink(tmpl);
+  unsigned char head[56] = {};
+  static const char kName[] = "com.example.Host::m1234";
+  JitdumpApp& a = jitdumpApp();  // the code the loads copy, from the same addresses in turn
+  uint64_t off = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t k = i++ % JitdumpApp::kMethods;
+    iovec iov[3] = {{head, sizeof head}, {const_cast<char*>(kName), sizeof kName}, {&a.code[k * 4096], 512}};
+    const ssize_t w = pwritev(fd, iov, 3, off_t(off));
+    if (w <= 0) state.SkipWithError("pwritev failed");
+    off += uint64_t(w);
+  }
+  close(fd);
+}
+BENCHMARK(BM_FloorJitdumpWrite)->Iterations(100000);
+
 // Keeps each run's real time per iteration so main() can print ratios.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -463,6 +539,14 @@ int main(int argc, char** argv) {
     std::printf("  %-44s %10.0f cycles/s, %.0f walks of %d methods meanwhile\n", "publish+retire with a walker", cycles,
                 rep.counter("BM_HostPublishRetireWithWalker/iterations:200000/real_time", "walks"),
                 jitprov::HostApp::kMethods);
+  {
+    const double on = rep.ns("BM_JitdumpLoad/on/iterations:100000"),
+                 off = rep.ns("BM_JitdumpLoad/off/iterations:100000");
+    const double floor = rep.ns("BM_FloorJitdumpWrite/iterations:100000");
+    if (on > 0 && off > 0 && floor > 0)
+      std::printf("  %-44s %10.1f ns vs %10.1f ns: +%.1f ns per load; floor (one pwritev): %.1f ns\n",
+                  "load+retire, 512 B: jitdump on / off", on, off, on - off, floor);
+  }
   ratio("publish+retire / floor (2 lock pairs + node)", "BM_HostPublishRetireCpp/iterations:200000",
         "BM_FloorTwoLocksAndNode/iterations:200000");
   const double walk_ns = rep.ns("BM_Walk/lockfree/iterations:5");

@@ -42,6 +42,7 @@ std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInf
   cfg.code_mode = JITPROV_CODE_HOST;
   int e = jitprov_runtime_create(&cfg, &rt_);
   if (e != JITPROV_OK) return std::string("create the jitprov runtime: ") + jitprov_strerror(e);
+  if (std::string why = hostagent::openJitdump(rt_, opt_); !why.empty()) return "jitdump: " + why;
   e = hostagent::startRundowns(rt_, opt_, &perfmap_, &rd_);
   if (e != JITPROV_OK) return std::string("start the rundown engine: ") + jitprov_strerror(e);
   return "";
@@ -191,6 +192,7 @@ void Mirror::writeStats(const char* runtime_version) {
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64
                ", \"errors\": %" PRIu64 "},\n",
                c_.r2r_methods, c_.cold_parts, c_.not_jitted, c_.bad_payloads, c_.refused, c_.errors);
+  hostagent::jitdumpStatsJson(f, rt_, opt_);
   std::fprintf(f, "  \"by_clr_tier\": [");
   for (int i = 0; i < 8; ++i) std::fprintf(f, "%s%" PRIu64, i ? ", " : "", c_.by_clr_tier[i]);
   std::fprintf(f,
@@ -206,6 +208,7 @@ void Mirror::shutdown(const char* runtime_version) {
   jitprov_rundown_stop(rd_);  // the exit rundown, when asked for
   std::lock_guard g(mu_);
   writeStats(runtime_version);
+  hostagent::closeJitdump("jitprov-dotnet", rt_, opt_);
   if (perfmap_.errors != 0)
     std::fprintf(stderr, "jitprov-dotnet: perf map: %" PRIu64 " errors, last: %s\n", perfmap_.errors,
                  perfmap_.last_error.c_str());

@@ -22,6 +22,8 @@ const char* const kCommonHelp =
     "                     jitprov_rundown events starts), every:SEC, at:SEC, exit, none\n"
     "                     (default session,exit)\n"
     "  perfmap=DIR|off    write DIR/perf-PID.map at every rundown (default /tmp)\n"
+    "  jitdump=DIR|off    write perf's jitdump DIR/jit-PID.dump: every code load with\n"
+    "                     its time and code, for perf inject --jit (default off)\n"
     "  rundown=MODE       lockfree (default), locked, per-method\n"
     "  rate=N             cap rundown events per second (default 0: unpaced)\n"
     "  stats=FILE         write the client's counters as JSON when the runtime ends\n"
@@ -29,6 +31,8 @@ const char* const kCommonHelp =
     "  verbose            log to stderr what the client found\n";
 
 namespace {
+
+std::string checkDir(const std::string& v);
 
 std::vector<std::pair<std::string, std::string>> split(const std::string& s, Options* o, std::string* err) {
   std::vector<std::pair<std::string, std::string>> kv;
@@ -67,6 +71,9 @@ std::string parseCommon(const std::string& k, const std::string& v, Options* o, 
     // Checked now: a bad one would fail every rundown's map, quietly, until the end.
     if (const std::string why = checkPerfMapDir(v); !why.empty()) return "perfmap=" + v + ": " + why;
     o->perfmap = v == "off" ? "" : v;
+  } else if (k == "jitdump") {
+    if (const std::string why = checkDir(v); !why.empty()) return "jitdump=" + v + ": " + why;
+    o->jitdump = v == "off" ? "" : v;
   } else if (k == "rundown") {
     if (jitprov_rundown_mode_parse(v.c_str(), &o->mode) != JITPROV_OK)
       return "rundown=" + v + ": not one of lockfree, locked, per-method";
@@ -114,14 +121,24 @@ std::string parseOptions(const std::string& text, Options* o,
   return "";
 }
 
-std::string checkPerfMapDir(const std::string& v) {
-  if (v.empty()) return "empty (perfmap=off turns the perf map off)";
+namespace {
+// "" for "off" or a writable directory, else why not.
+std::string checkDir(const std::string& v) {
+  if (v.empty()) return "empty (off turns it off)";
   if (v == "off") return "";
   struct stat st;
   if (stat(v.c_str(), &st) != 0) return std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return "not a directory (the map is written as DIR/perf-PID.map)";
+  if (!S_ISDIR(st.st_mode)) return "not a directory";
   if (access(v.c_str(), W_OK) != 0) return std::strerror(errno);
   return "";
+}
+}  // namespace
+
+std::string checkPerfMapDir(const std::string& v) {
+  if (v.empty()) return "empty (perfmap=off turns the perf map off)";
+  std::string why = checkDir(v);
+  if (why == "not a directory") why += " (the map is written as DIR/perf-PID.map)";
+  return why;
 }
 
 void perfMapSink(void* ctx, const jitprov_sink_record* r) {
@@ -173,6 +190,48 @@ int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown*
   int e = jitprov_rundown_create(rt, &rc, out);
   if (e == JITPROV_OK) e = jitprov_rundown_start(*out);
   return e;
+}
+
+std::string openJitdump(jitprov_runtime* rt, const Options& o) {
+  if (o.jitdump.empty()) return "";
+  jitprov_jitdump_config c = JITPROV_JITDUMP_CONFIG_INIT;
+  c.dir = o.jitdump.c_str();
+  c.flags = JITPROV_JITDUMP_COPY_CODE;
+  const int e = jitprov_jitdump_open(rt, &c);
+  if (e == JITPROV_OK) return "";
+  jitprov_jitdump_stats st{};
+  st.sz = sizeof st;
+  (void)jitprov_jitdump_stats_get(rt, &st);
+  std::string why = "open " + o.jitdump + "/jit-" + std::to_string(getpid()) + ".dump: " + jitprov_strerror(e);
+  if (st.last_errno != 0) why += std::string(" (") + std::strerror(st.last_errno) + ")";
+  return why;
+}
+
+void jitdumpStatsJson(FILE* f, jitprov_runtime* rt, const Options& o) {
+  if (o.jitdump.empty()) return;
+  jitprov_jitdump_stats st{};
+  st.sz = sizeof st;
+  (void)jitprov_jitdump_stats_get(rt, &st);
+  std::fprintf(f,
+               "  \"jitdump\": {\"loads\": %" PRIu64 ", \"rundown_loads\": %" PRIu64 ", \"code_bytes\": %" PRIu64
+               ", \"loads_without_code\": %" PRIu64 ", \"unreadable\": %" PRIu64 ", \"bytes\": %" PRIu64
+               ", \"write_errors\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"last_errno\": %d},\n",
+               st.loads, st.rundown_loads, st.code_bytes, st.loads_without_code, st.unreadable, st.bytes,
+               st.write_errors, st.dropped, st.last_errno);
+}
+
+void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o) {
+  if (o.jitdump.empty() || rt == nullptr) return;
+  jitprov_jitdump_close(rt);
+  jitprov_jitdump_stats st{};
+  st.sz = sizeof st;
+  (void)jitprov_jitdump_stats_get(rt, &st);
+  if (st.write_errors + st.dropped + st.unreadable != 0 || o.verbose)
+    std::fprintf(stderr,
+                 "%s: jitdump: %" PRIu64 " loads (%" PRIu64 " at the open), %" PRIu64 " bytes; %" PRIu64
+                 " write errors, %" PRIu64 " records dropped, %" PRIu64 " unreadable ranges%s%s\n",
+                 who, st.loads, st.rundown_loads, st.bytes, st.write_errors, st.dropped, st.unreadable,
+                 st.last_errno != 0 ? "; last error: " : "", st.last_errno != 0 ? std::strerror(st.last_errno) : "");
 }
 
 uint64_t nowNs() {

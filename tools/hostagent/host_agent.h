@@ -8,6 +8,7 @@
 #include <jitprov/jitprov.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,7 @@ namespace jitprov::hostagent {
 struct Options {
   std::string trigger = "session,exit";
   std::string perfmap = "/tmp";  // empty: off
+  std::string jitdump;           // DIR of jit-PID.dump; empty: off
   int mode = JITPROV_RUNDOWN_LOCKFREE;
   uint64_t rate = 0;
   std::string stats;
@@ -55,6 +57,15 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r);
 // Creates and starts the rundown engine from the options (with the perf map sink when
 // perfmap is set; `pm` must outlive the engine). Returns JITPROV_OK or an error.
 int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out);
+
+// The jitdump sink (jitprov_jitdump_open) in o.jitdump, with the code copied (a host's
+// published ranges are its live code): "" when off or opened, else why not. Call it
+// before the first publication, so that every load is in the file with its time.
+std::string openJitdump(jitprov_runtime* rt, const Options& o);
+// Its counters as one JSON member, `"jitdump": {...},` and a newline (nothing when off).
+void jitdumpStatsJson(FILE* f, jitprov_runtime* rt, const Options& o);
+// Closes it (JIT_CODE_CLOSE) and says on stderr, after `who`, what it lost, if anything.
+void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o);
 
 // CLOCK_MONOTONIC in ns.
 uint64_t nowNs();

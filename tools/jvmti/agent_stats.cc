@@ -48,6 +48,7 @@ void writeStats(Agent& a) {
                "  \"by_level\": {\"0\": %" PRIu64 ", \"1\": %" PRIu64 ", \"2\": %" PRIu64 ", \"3\": %" PRIu64
                ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
                a.by_level[0], a.by_level[1], a.by_level[2], a.by_level[3], a.by_level[4], a.by_level[5], a.osr);
+  hostagent::jitdumpStatsJson(f, a.rt, a.opt);
   hist("load_callback", a.load_ns);
   hist("unload_callback", a.unload_ns);
   std::fprintf(f,

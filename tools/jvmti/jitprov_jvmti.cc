@@ -274,6 +274,7 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   Agent& a = *g_agent;
   jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
   writeStats(a);
+  hostagent::closeJitdump("jitprov-jvmti", a.rt, a.opt);  // no loads after VMDeath
   if (a.perfmap.errors != 0)
     std::fprintf(stderr, "jitprov-jvmti: perf map: %" PRIu64 " errors, last: %s\n", a.perfmap.errors,
                  a.perfmap.last_error.c_str());
@@ -300,6 +301,11 @@ bool startJitprov(Agent& a) {
   }
   logf("tracing provider: %s", jitprov_trace_provider_status());
   a.perfmap.bare_module = a.stub_module;  // stubs: their name alone
+  // Before the first load: every one is in the file, with its time (docs/jvm-agent.md).
+  if (const std::string why = hostagent::openJitdump(a.rt, a.opt); !why.empty()) {
+    std::fprintf(stderr, "jitprov-jvmti: jitdump: %s\n", why.c_str());
+    return false;
+  }
   e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
@@ -351,8 +357,9 @@ jint start(JavaVM* vm, const char* options) {
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
   if (!startJitprov(*a) || !enableEvents(jvmti)) return JNI_ERR;
-  logf("loaded: trigger=%s perfmap=%s rundown=%s", a->opt.trigger.c_str(),
-       a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(), jitprov_rundown_mode_name(a->opt.mode));
+  logf("loaded: trigger=%s perfmap=%s jitdump=%s rundown=%s", a->opt.trigger.c_str(),
+       a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(),
+       a->opt.jitdump.empty() ? "off" : a->opt.jitdump.c_str(), jitprov_rundown_mode_name(a->opt.mode));
   return JNI_OK;
 }
 

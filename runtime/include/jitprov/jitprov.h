@@ -412,6 +412,59 @@ JITPROV_API uint64_t jitprov_rundown_completed(const jitprov_rundown* rd);
 JITPROV_API size_t jitprov_rundown_results(const jitprov_rundown* rd, jitprov_rundown_result* out, size_t cap,
                                            size_t result_sz);
 
+/* ---- jitdump sink ---------------------------------------------------------------- */
+
+/* perf's jitdump (tools/perf/Documentation/jitdump-specification.txt in the Linux tree):
+ * DIR/jit-PID.dump, read by `perf inject --jit` into a profile taken with
+ * `perf record -k 1` (CLOCK_MONOTONIC, the clock of the records' time stamps), so that
+ * every sample in JIT code is named by the version at its address at its time, and
+ * `perf annotate` shows the code. One file per process: one runtime at a time. */
+
+/* jitprov_jitdump_config.flags */
+/* Host mode: every published range is readable by this process, copy its bytes into
+ * the records (read by the kernel: a range unmapped by then gives zeros, counted in
+ * `unreadable`, never a fault). Without it, and in model-heap mode, the code is zeros. */
+#define JITPROV_JITDUMP_COPY_CODE 0x1u
+
+typedef struct jitprov_jitdump_config {
+  size_t sz;
+  const char* dir; /* the directory of jit-PID.dump; NULL = "." */
+  uint32_t flags;  /* JITPROV_JITDUMP_* */
+} jitprov_jitdump_config;
+
+#define JITPROV_JITDUMP_CONFIG_INIT \
+  { sizeof(jitprov_jitdump_config), NULL, 0 }
+
+/* Creates DIR/jit-PID.dump (truncating an old one), writes its header, maps its first
+ * page PROT_EXEC (the mmap event by which perf finds the file: perf record must be
+ * running by then), writes a JIT_CODE_LOAD for every version live now (a walk, stamped
+ * with the open's time), then one for every publication (jitprov_code_publish,
+ * jitprov_jit_publish), stamped under the code-version-manager lock and written after
+ * it on the publishing thread, until jitprov_jitdump_close(). JITPROV_E_BUSY when a
+ * runtime of this process has the file open; JITPROV_E_INVALID_ARGUMENT when it
+ * cannot be created or mapped (errno in the stats' last_errno). config may be NULL. */
+JITPROV_API int jitprov_jitdump_open(jitprov_runtime* rt, const jitprov_jitdump_config* config);
+/* Writes JIT_CODE_CLOSE and closes the file, once the publications in flight have
+ * written their records. No-op when not open; jitprov_runtime_destroy() closes it. */
+JITPROV_API void jitprov_jitdump_close(jitprov_runtime* rt);
+
+typedef struct jitprov_jitdump_stats {
+  size_t sz;
+  int open;
+  uint64_t loads;              /* JIT_CODE_LOAD records of publications */
+  uint64_t rundown_loads;      /* ... of code live when the file was opened (the walk) */
+  uint64_t code_bytes;         /* code bytes copied */
+  uint64_t loads_without_code; /* records whose code is zeros */
+  uint64_t unreadable;         /* of those: ranges the kernel could not read */
+  uint64_t bytes;              /* the file's size */
+  uint64_t write_errors;       /* failed writes; each dropped its record */
+  uint64_t dropped;            /* records not in the file (write errors, > 4 GiB) */
+  int last_errno;              /* of the last failed open, mmap or write */
+} jitprov_jitdump_stats;
+
+/* The last file's counters (zeros before the first open). out->sz must be set. */
+JITPROV_API int jitprov_jitdump_stats_get(const jitprov_runtime* rt, jitprov_jitdump_stats* out);
+
 /* ---- trace provider -------------------------------------------------------------- */
 
 /* "loaded PATH" or "not loaded, running untraced: WHY". Loads the provider on first

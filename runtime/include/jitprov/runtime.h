@@ -94,6 +94,25 @@ struct MemoryStats {
   uint64_t max_reclamation_backlog = 0;  // the bound in force (0: none)
 };
 
+// The jitdump sink (runtime/jitdump.h; docs/spec.md "The jitdump sink").
+struct JitdumpOptions {
+  std::string dir;         // the file is DIR/jit-PID.dump
+  bool copy_code = false;  // host mode: published ranges are readable, copy their bytes
+};
+
+struct JitdumpStats {
+  bool open = false;
+  uint64_t loads = 0;               // JIT_CODE_LOAD records written for publications
+  uint64_t rundown_loads = 0;       // ... for code published before the open (its walk)
+  uint64_t code_bytes = 0;          // code bytes copied into the records
+  uint64_t loads_without_code = 0;  // records whose code is zeros (not readable, or not copied)
+  uint64_t unreadable = 0;          // of those, ranges the kernel could not read (EFAULT)
+  uint64_t bytes = 0;               // the file's size
+  uint64_t write_errors = 0;        // failed writes (each drops its record, or retries it without code)
+  uint64_t dropped = 0;             // records lost to write errors
+  int last_errno = 0;               // the last error's errno (open, mmap, write)
+};
+
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why
 // not. Loads it on first call ($JITPROV_PROVIDER overrides the path). Without it the
 // runtime runs untraced.
@@ -185,6 +204,17 @@ class Runtime {
   // per runtime: two runtimes of one process hand out the same ones.
   uint32_t instance() const noexcept;
   MemoryStats memoryStats() const;
+
+  // --- jitdump ------------------------------------------------------------------
+  // Opens DIR/jit-PID.dump (one per process: kBusy when this or another runtime has it
+  // open; kInvalidArgument when it cannot be created, errno in jitdumpStats()), writes
+  // a JIT_CODE_LOAD for every version live now (a walk, stamped with the open's time),
+  // then one for every publication, on the publishing thread, until jitdumpClose().
+  Result<void> jitdumpOpen(const JitdumpOptions& opt);
+  // Writes JIT_CODE_CLOSE and closes the file (after publications in flight wrote
+  // theirs). No-op when not open. The destructor closes it too.
+  void jitdumpClose() noexcept;
+  JitdumpStats jitdumpStats() const;
 
   // --- instrumentation ------------------------------------------------------------
   LockStatsSnapshot lockStats() const;
