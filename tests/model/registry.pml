@@ -39,69 +39,7 @@
 #define LOOKUPS 2   /* entryPoint() calls of the lookup */
 #endif
 
-/* The protocol faults (runtime/protocol_faults.h), each a hook of the code: the rule's
-   statement, or the broken one. Single-line macros, so that no #if sits inside a
-   Promela body (spin's line numbers, which the trails print, stay right). */
-#ifdef FAULT_RELAXED_HEAD
-#define INIT_BEFORE_LINK(x) skip
-#define INIT_AFTER_LINK(x) x
-#else
-#define INIT_BEFORE_LINK(x) x
-#define INIT_AFTER_LINK(x) skip
-#endif
-#ifdef FAULT_LINK_BEFORE_INIT
-#define INITIAL_NEXT 0
-#define NEXT_AFTER_LINK v_next[s] = old
-#else
-#define INITIAL_NEXT old
-#define NEXT_AFTER_LINK skip
-#endif
-#ifdef FAULT_RELAXED_IL_HEAD
-#define IL_INIT_BEFORE_LINK skip
-#define IL_INIT_AFTER_LINK m_ilinit[mi] = 1
-#else
-#define IL_INIT_BEFORE_LINK m_ilinit[mi] = 1
-#define IL_INIT_AFTER_LINK skip
-#endif
-#ifdef FAULT_RELAXED_CODE_START
-#define SIZE_BEFORE_START skip
-#define SIZE_AFTER_START v_size[s] = vid
-#else
-#define SIZE_BEFORE_START v_size[s] = vid
-#define SIZE_AFTER_START skip
-#endif
-#ifdef FAULT_UNLINK_POISON_NEXT
-#define AFTER_UNLINK v_next[s] = 0
-#else
-#define AFTER_UNLINK skip
-#endif
-#ifdef FAULT_RETIRE_REUSE_WITHOUT_GRACE
-#define RETIRED_AT_ONCE(x) x
-#define RETIRED_LATER(x) skip
-#else
-#define RETIRED_AT_ONCE(x) skip
-#define RETIRED_LATER(x) x
-#endif
-#ifdef FAULT_UNLOAD_NAMES_WITHOUT_GRACE
-#define AFTER_UNLOAD m_names[mi] = 0
-#else
-#define AFTER_UNLOAD skip
-#endif
-#ifdef FAULT_UNLOAD_REUSE_WITHOUT_GRACE
-#define UNLOAD_GRACE skip
-#else
-#define UNLOAD_GRACE grace_period()
-#endif
-#ifdef PLAIN_WALK
-#define WALK_COMPLETE 0  /* the walker runs Runtime::walk(kNone): one pass, no bound */
-#else
-#define WALK_COMPLETE 1  /* the walker runs Runtime::walkComplete */
-#endif
-#ifdef FAULT_NO_CATCH_UP
-#define CATCH_UP 0
-#else
-#define CATCH_UP 1
-#endif
+#include "faults.pml"  /* the protocol faults: one hook each, as runtime/protocol_faults.h */
 
 byte seq;           /* State::seq, the publication sequence (P8) */
 byte cvm;           /* the CVM lock: 0 free, else the holder's _pid + 1 */
@@ -158,7 +96,7 @@ byte rs_cnt[2];
 /* The writers' helpers */
 
 inline lock_cvm() {
-  atomic { cvm == 0 -> cvm = _pid + 1 }  /* CvmLock::Guard, P3: writers serialised */
+  atomic { cvm == 0 -> cvm = _pid + 1 }  /* CvmLock::Guard: writers serialised (P8: seq has one writer) */
 }
 inline unlock_cvm() {
   cvm = 0  /* ~CvmLock::Guard */

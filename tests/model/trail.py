@@ -28,6 +28,8 @@ def comment_for(lines, n):
     for k in range(n - 1, max(0, n - 8), -1):
         text = lines[k - 1]
         if re.search(r"\b(d_step|atomic)\s*\{", text):
+            if "}" in text:
+                return None  # a block opened and closed on its own line
             m = COMMENT.search(text)
             return m.group(1) if m else None
         if text.strip().endswith("}"):
@@ -51,7 +53,9 @@ def main():
         if raw.startswith("spin: text of failed assertion:"):
             failed = (failed + "\n" if failed else "") + raw.strip()
             continue
-        if not STEP.match(raw) and raw.strip() and not raw.startswith(("spin:", "#processes", "  ")):
+        if raw.startswith("spin: trail ends"):
+            break  # then come the final values and process states
+        if not STEP.match(raw) and re.match(r"^ +\S", raw):
             groups.append([None, None, raw.strip(), []])  # the model's printf
             continue
         m = STEP.match(raw)
@@ -72,16 +76,16 @@ def main():
             groups.append(g)
         if not NOISE.match(stmt):
             g[3].append(stmt)
-    print("%5s  %-9s %-72s %s" % ("step", "thread", "code, rule (the model's comment)", "statements"))
+    print("%5s  %-9s %-84s %s" % ("step", "thread", "code, rule (the model's comment)", "statements"))
     for step, thread, what, stmts in groups:
         if step is None:
             print("       " + what)
             continue
-        if what is None or not stmts:
+        if what is None or what.startswith("(") or not stmts:
             continue  # local bookkeeping, or control flow only
         shown += 1
         text = "; ".join(stmts)
-        print("%5s  %-9s %-72s %s" % (step, thread, what[:72], text if len(text) <= 70 else text[:67] + "..."))
+        print("%5s  %-9s %-84s %s" % (step, thread, what[:84], text if len(text) <= 60 else text[:57] + "..."))
     if failed:
         print(failed)
         m = re.search(r"registry\.pml:(\d+)", failed)
