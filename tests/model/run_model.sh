@@ -22,7 +22,7 @@ case $what in
   *)
     mutant=1
     macro=FAULT_$(tr 'a-z-' 'A-Z_' <<<"$what")
-    grep -q "^#ifdef $macro\$" "$dir/faults.pml" || { echo "no $macro in registry.pml"; exit 1; }
+    grep -q "^#ifdef $macro\$" "$dir/faults.pml" || { echo "no $macro in faults.pml"; exit 1; }
     defs+=(-D"$macro")
     # code_size after code_start shows only to a reader that does not filter by
     # publish_seq: Runtime::walk (docs/model.md).
