@@ -21,6 +21,7 @@ JITPROV_PACKAGES=(
   bc                                               # arithmetic in the benchmark scripts
   util-linux procps                                # unshare, setarch; pgrep, ps
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
+  spin                                             # the model checker of the model suite (tests/model)
 )
 
 log() { printf '%s\n' "$*" >&2; }
