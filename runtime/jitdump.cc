@@ -145,6 +145,11 @@ void JitdumpWriter::close() noexcept {
     ++st_.write_errors;
     st_.last_errno = errno;
   }
+  release();
+}
+
+// The marker mapping and the file let go, and the process's one file free again.
+void JitdumpWriter::release() noexcept {
   munmap(marker_, marker_len_);
   ::close(fd_);
   fd_ = -1;
@@ -156,12 +161,7 @@ void JitdumpWriter::close() noexcept {
 void JitdumpWriter::forgetInChild() noexcept {
   new (&mu_) std::mutex();
   if (fd_ < 0) return;
-  munmap(marker_, marker_len_);
-  ::close(fd_);
-  fd_ = -1;
-  marker_ = nullptr;
-  st_.open = false;
-  g_file_taken.store(false);
+  release();
 }
 
 bool JitdumpWriter::append(iovec* iov, int n, size_t len) noexcept {

@@ -61,6 +61,7 @@ class JitdumpWriter {
  private:
   // Writes `len` bytes of iovecs at the end of the file; false (counted) on error.
   bool append(struct iovec* iov, int n, size_t len) noexcept;
+  void release() noexcept;
 
   mutable std::mutex mu_;
   int fd_ = -1;
