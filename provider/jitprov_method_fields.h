@@ -14,6 +14,7 @@
   lttng_ust_field_integer(uint32_t, rejit_id, r->rejit_id)            \
   lttng_ust_field_enum(prov, tier, uint8_t, tier, r->tier)            \
   lttng_ust_field_integer(uint16_t, host_tier, r->host_tier)          \
+  lttng_ust_field_integer(uint32_t, host_version, r->host_version)    \
   lttng_ust_field_integer_hex(uint64_t, code_start, r->code_start)    \
   lttng_ust_field_integer(uint32_t, code_size, r->code_size)          \
   lttng_ust_field_integer_hex(uint32_t, method_token, r->method_token) \

@@ -24,9 +24,10 @@ struct jitprov_method_record {
   uint32_t code_size;
   uint32_t method_token;
   uint32_t method_flags;
-  uint8_t tier;         /* enum jitprov tier: values are trace ABI */
-  uint16_t host_tier;   /* the host's own tier number (HotSpot: comp level) */
-  uint64_t publish_seq; /* the publication's sequence number (docs/spec.md "The publication sequence") */
+  uint8_t tier;          /* enum jitprov tier: values are trace ABI */
+  uint16_t host_tier;    /* the host's own tier number (HotSpot: comp level) */
+  uint32_t host_version; /* the host's own id of the version (CoreCLR: native code version id) */
+  uint64_t publish_seq;  /* the publication's sequence number (docs/spec.md "The publication sequence") */
   const char* name_space;
   const char* name;
   const char* signature;
@@ -50,7 +51,7 @@ struct jitprov_rundown_end_record {
 
 /* The provider's ABI version (jitprov_lttng_provider_abi): the runtime loads only a
  * provider built for its own event signatures. */
-#define JITPROV_LTTNG_PROVIDER_ABI 4
+#define JITPROV_LTTNG_PROVIDER_ABI 5
 
 #ifdef __cplusplus
 }

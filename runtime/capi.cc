@@ -302,8 +302,9 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
     jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
     if (!readStruct(code, &c)) return JITPROV_E_INVALID_ARGUMENT;
     if (c.tier >= uint32_t(jitprov::kTierCount) || c.host_tier > UINT16_MAX) return JITPROV_E_INVALID_ARGUMENT;
-    const jitprov::HostCode hc{c.code_start, c.code_size, static_cast<jitprov::Tier>(c.tier),
-                               static_cast<uint16_t>(c.host_tier), c.osr_il_offset};
+    const jitprov::HostCode hc{
+        c.code_start,    c.code_size,   static_cast<jitprov::Tier>(c.tier), static_cast<uint16_t>(c.host_tier),
+        c.osr_il_offset, c.host_version};
     return deliver(rt->rt.publishHostCode(method_id, hc), version_id);
   });
 }

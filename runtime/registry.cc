@@ -38,6 +38,7 @@ VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start)
                      v.tier,
                      v.osr_il_offset,
                      v.host_tier,
+                     v.host_version,
                      code_start,
                      v.code_size,
                      m.token,
@@ -362,7 +363,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   // relaxed load of the head: we hold the CVM lock, its only writer.
   NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
   auto* v = new (slot.storage)
-      NativeVersion(slot.id, tier, static_cast<uint16_t>(tier), tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
+      NativeVersion(slot.id, tier, static_cast<uint16_t>(tier), 0, tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
                     fault::initialNext(old_head));         // P1: next = old head
   s_->versions.commit(slot);                               // P9: lookups by id (publishCode) find it
   fault::linkNativeVersion(il->native_head, v, old_head);  // P1: the node is complete
@@ -464,7 +465,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     State::VersionTable::Claim slot;
     if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
-    auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier,
+    auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier, code.host_version,
                                                code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il, old_head);
     v->code_size = code.code_size;
     const uint64_t seq = s_->takePublicationSeq(v);  // P8: before the node is linked

@@ -132,8 +132,9 @@ struct IlVersion;
 struct Module;
 
 struct NativeVersion {
-  NativeVersion(VersionId vid, Tier t, uint16_t ht, uint32_t osr, Method* m, IlVersion* i, NativeVersion* n)
-      : version_id(vid), method(m), il(i), next(n), osr_il_offset(osr), tier(t), host_tier(ht) {}
+  NativeVersion(VersionId vid, Tier t, uint16_t ht, uint32_t hv, uint32_t osr, Method* m, IlVersion* i,
+                NativeVersion* n)
+      : version_id(vid), method(m), il(i), next(n), osr_il_offset(osr), tier(t), host_tier(ht), host_version(hv) {}
 
   // Published state. Writer: publishCode under the CVM lock. Readers: lock-free.
   // code_start: publish() after code_size (P2); readPublished() by readers. 0 = not yet.
@@ -153,10 +154,12 @@ struct NativeVersion {
   const uint32_t osr_il_offset;
   const Tier tier;
   const uint16_t host_tier;
+  const uint32_t host_version;  // in the padding after host_tier: the node stays 64 bytes
   // Plain: written once under the lock before the version's code is published (P8, like
   // code_size); read by walkers after code_start's acquire.
   uint64_t publish_seq = 0;
 };
+static_assert(sizeof(NativeVersion) <= 64, "a native version fits one cache line (10 M methods: docs/measurements.md)");
 
 struct IlVersion {
   IlVersion(RejitId r, IlVersion* n) : rejit_id(r), next(n) {}

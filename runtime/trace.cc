@@ -52,6 +52,7 @@ struct Record {
     r.method_flags = v.method_flags;
     r.tier = static_cast<uint8_t>(v.tier);
     r.host_tier = v.host_tier;
+    r.host_version = v.host_version;
     r.publish_seq = v.publish_seq;
     r.name_space = fit(v.name_space, &ns);
     r.name = fit(v.name, &name);

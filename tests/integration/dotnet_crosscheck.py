@@ -23,11 +23,12 @@ work, pid = sys.argv[1], int(sys.argv[2])
 def tsv(path):
     for line in open(path, encoding="utf-8"):
         start, size, tier, method, version, ns, name, sig = line.rstrip("\n").split("\t")[:8]
-        yield int(start, 16), (int(size, 16), int(tier), ns, name, sig)
+        yield int(start, 16), (int(size, 16), int(tier), ns, name, sig, int(version))
 
 
 clr = dict(tsv(work + "/clr.tsv"))
-tier_at = {start: v[1] for start, v in tsv(work + "/loads.tsv")}  # the last load at each address
+loads = dict(tsv(work + "/loads.tsv"))  # the last load at each address
+tier_at = {start: v[1] for start, v in loads.items()}
 t_clr_begin, t_clr_end = (int(l) for l in open(work + "/window"))
 
 rundowns, cur, begin = [], None, 0
@@ -37,7 +38,8 @@ for name, f in events(work + "/trace", ["jitprov_rundown:"], times=True):
     if name == "jitprov_rundown:rundown_begin":
         cur, begin = {}, f["_ns"]
     elif name == "jitprov_rundown:method" and cur is not None:
-        cur[f["code_start"]] = (f["code_size"], f["host_tier"], f["namespace"], f["name"], f["signature"])
+        cur[f["code_start"]] = (f["code_size"], f["host_tier"], f["namespace"], f["name"], f["signature"],
+                                f["host_version"])
     elif name == "jitprov_rundown:rundown_end" and cur is not None:
         rundowns.append((begin, f["_ns"], cur))
         cur = None
@@ -49,9 +51,13 @@ r1, r2 = before[-1][2], after[0][2]
 
 
 def same(start, mine):
-    size, tier, ns, name, sig = mine
+    """The same body: address, size, names; jitprov's host_tier is the tier of CoreCLR's
+    MethodLoadVerbose there, and its host_version CoreCLR's native code version id (the
+    V2 payload's last field), both in that load event and in CoreCLR's rundown."""
+    size, tier, ns, name, sig, version = mine
     c = clr[start]
-    return (size, ns, name, sig) == (c[0], c[2], c[3], c[4]) and tier == tier_at.get(start)
+    return ((size, ns, name, sig, version) == (c[0], c[2], c[3], c[4], c[5]) and tier == tier_at.get(start)
+            and version == loads[start][5])
 
 
 extra = [hex(s) for s in r1 if s not in clr]
@@ -65,6 +71,9 @@ assert len(clr) > 2000, len(clr)
 tiers = {}
 for s in clr:
     tiers[tier_at[s]] = tiers.get(tier_at[s], 0) + 1
+versions = {}
+for s in clr:
+    versions[clr[s][5]] = versions.get(clr[s][5], 0) + 1
 
 stats = [json.load(open(p)) for p in sorted(glob.glob(work + "/client-*.json"))]
 assert len(stats) == 2, "expected the parent's and the child's stats, got %d" % len(stats)
@@ -75,9 +84,9 @@ for s in stats:
 parent = next(s for s in stats if s["pid"] == pid)
 assert parent["module_unloads"] > 0 and parent["unloads"] > 0, parent
 print("coreclr: %d JIT'd bodies in CoreCLR's own rundown, all in jitprov's next rundown (%d versions) with the same "
-      "address, size, name and tier (CoreCLR tiers %s); jitprov's previous rundown (%d versions) has none CoreCLR "
+      "address, size, name, tier and native code version id (CoreCLR tiers %s; version ids %s); jitprov's previous rundown (%d versions) has none CoreCLR "
       "lacks; %d rundowns in all; client: %d loads, %d unloads, %d collectible modules unloaded, %d precompiled "
       "methods not mirrored; child pid %s traced (%d loads)"
-      % (len(clr), len(r2), dict(sorted(tiers.items())), len(r1), len(rundowns), parent["loads"], parent["unloads"],
+      % (len(clr), len(r2), dict(sorted(tiers.items())), dict(sorted(versions.items())), len(r1), len(rundowns), parent["loads"], parent["unloads"],
          parent["module_unloads"], parent["not_mirrored"]["r2r_methods"],
          [s["pid"] for s in stats if s["pid"] != pid][0], [s["loads"] for s in stats if s["pid"] != pid][0]))

@@ -20,7 +20,7 @@ import bt2
 from bt2read import string_value
 
 # The method fields of the trace ABI (jitprov_method_fields.h), both event classes.
-FIELDS = ("runtime_instance", "method_id", "module_id", "version_id", "rejit_id", "tier", "host_tier", "code_start", "code_size",
+FIELDS = ("runtime_instance", "method_id", "module_id", "version_id", "rejit_id", "tier", "host_tier", "host_version", "code_start", "code_size",
           "method_token", "method_flags", "publish_seq", "namespace", "name", "signature")
 STRINGS = ("namespace", "name", "signature")
 

@@ -33,6 +33,7 @@ MethodRecord sample() {
   r.method_flags = 0x10;
   r.tier = 1;
   r.host_tier = 1;
+  r.host_version = 2;
   r.publish_seq = 99;
   r.name_space = "System.Collections.Generic";
   r.name = "TryGetValue";
@@ -165,6 +166,7 @@ TEST(G2, EachNumberCounts) {
       {"rejit_id", [](MethodRecord& r) { r.rejit_id += 1; }},
       {"tier", [](MethodRecord& r) { r.tier += 1; }},
       {"host_tier", [](MethodRecord& r) { r.host_tier = -1; }},
+      {"host_version", [](MethodRecord& r) { r.host_version += 1; }},
       {"code_start", [](MethodRecord& r) { r.code_start += 1; }},
       {"code_size", [](MethodRecord& r) { r.code_size += 1; }},
       {"method_token", [](MethodRecord& r) { r.method_token ^= 1u << 31; }},

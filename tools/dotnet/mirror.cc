@@ -113,6 +113,9 @@ void Mirror::methodLoad(const MethodEvent& ev) {
   cd.code_size = ev.size;
   cd.tier = tierOf(clr_tier);
   cd.host_tier = clr_tier;
+  // CoreCLR's own id of this body's native code version (its "ReJITID" event field
+  // carries the NativeCodeVersionId: 0 for a method's first body).
+  cd.host_version = static_cast<uint32_t>(ev.native_version);
   uint64_t version = 0;
   const int e = jitprov_code_publish(rt_, method, &cd, &version);
   if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {

@@ -44,11 +44,12 @@ enum MethodMember {
   kFlags,
   kHostTier,
   kPublishSeq,
+  kHostVersion,
   kMemberCount  // Decoder::kMethodMembers
 };
 constexpr const char* kMethodMemberNames[kMemberCount] = {
-    "method_id", "version_id", "code_start", "tier",         "namespace",    "name",      "signature",
-    "module_id", "rejit_id",   "code_size",  "method_token", "method_flags", "host_tier", "publish_seq"};
+    "method_id", "version_id", "code_start",   "tier",         "namespace", "name",        "signature",   "module_id",
+    "rejit_id",  "code_size",  "method_token", "method_flags", "host_tier", "publish_seq", "host_version"};
 
 // Why a method record cannot be what jitprov emitted ("" when it can be). Names known
 // to be plain ASCII are only measured.
@@ -168,7 +169,7 @@ Decoder::MethodLayout& Decoder::layoutOf(const bt_field_class* fc) {
       }
       break;
     }
-    if (l.index[k] < 0 && k != kHostTier && k != kPublishSeq) l.usable = false;  // those two are newer
+    if (l.index[k] < 0 && k != kHostTier && k != kPublishSeq && k != kHostVersion) l.usable = false;  // newer
   }
   layouts_.push_back(l);
   return layouts_.back();
@@ -208,6 +209,11 @@ bool Decoder::methodFields(const bt_field* p, MethodRecordView* f, bool* names_p
     const uint64_t v = num(kHostTier);
     if (v > UINT16_MAX) return false;
     f->host_tier = int64_t(v);
+  }
+  if (l->index[kHostVersion] >= 0) {
+    const uint64_t v = num(kHostVersion);
+    if (v > UINT32_MAX) return false;
+    f->host_version = int64_t(v);
   }
   if (l->index[kPublishSeq] >= 0) {
     f->publish_seq = num(kPublishSeq);

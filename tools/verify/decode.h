@@ -50,7 +50,7 @@ class Decoder {
   bool seqField(const bt_field* f, const char* field, uint64_t* out, Item* it);
   // Where a method record's members are, per payload class: found by name once, then
   // read by index with their types known (the records are nearly every event).
-  static constexpr int kMethodMembers = 14;
+  static constexpr int kMethodMembers = 15;
   struct MethodLayout {
     const bt_field_class* fc = nullptr;
     bool usable = false;  // every required member there, of a usable type

@@ -20,9 +20,10 @@ namespace jitprov::verify {
 struct MethodNumbers {
   uint64_t method_id = 0, version_id = 0, module_id = 0, code_start = 0;
   uint32_t rejit_id = 0, code_size = 0, method_token = 0, method_flags = 0;
-  uint64_t tier = 0;         // the enumeration's value
-  int64_t host_tier = -1;    // -1: a trace from before the field existed
-  uint64_t publish_seq = 0;  // 0: a trace from before the field existed
+  uint64_t tier = 0;          // the enumeration's value
+  int64_t host_tier = -1;     // -1: a trace from before the field existed
+  int64_t host_version = -1;  // -1: a trace from before the field existed (0.6)
+  uint64_t publish_seq = 0;   // 0: a trace from before the field existed
 };
 
 // With its names: views into the event being read (no copy per event), or owned where a
@@ -52,8 +53,9 @@ struct Digest {
 // bytes, so that no two records serialize alike. Never empty.
 template <class Str>
 Digest digestOf(const BasicMethodRecord<Str>& r) {
-  const uint64_t numbers[] = {r.method_id,  r.module_id, r.rejit_id,     r.tier,         uint64_t(r.host_tier),
-                              r.code_start, r.code_size, r.method_token, r.method_flags, r.publish_seq};
+  const uint64_t numbers[] = {
+      r.method_id, r.module_id,    r.rejit_id,     r.tier,        uint64_t(r.host_tier),   r.code_start,
+      r.code_size, r.method_token, r.method_flags, r.publish_seq, uint64_t(r.host_version)};
   const std::string_view names[] = {r.name_space, r.name, r.signature};
   size_t size = sizeof numbers;
   for (const std::string_view s : names) size += sizeof(uint64_t) + s.size();
@@ -88,6 +90,7 @@ std::string differingFields(const BasicMethodRecord<Str>& a, const BasicMethodRe
   add(a.rejit_id != b.rejit_id, "rejit_id");
   add(a.tier != b.tier, "tier");
   add(a.host_tier != b.host_tier, "host_tier");
+  add(a.host_version != b.host_version, "host_version");
   add(a.code_start != b.code_start, "code_start");
   add(a.code_size != b.code_size, "code_size");
   add(a.method_token != b.method_token, "method_token");

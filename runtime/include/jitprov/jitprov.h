@@ -203,10 +203,12 @@ typedef struct jitprov_code_desc {
   uint32_t tier;          /* enum jitprov_tier */
   uint32_t host_tier;     /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
   uint32_t osr_il_offset; /* for JITPROV_TIER1_OSR */
+  uint32_t host_version;  /* the host's own id of this native version (CoreCLR: its native
+                             code version id); 0 when the host has none. Since 0.6. */
 } jitprov_code_desc;
 
 #define JITPROV_CODE_DESC_INIT \
-  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0 }
+  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0, 0 }
 
 /* Host mode: records code the host compiled for method_id at [code_start,
  * code_start + code_size) as a new native version of the method's active IL version,

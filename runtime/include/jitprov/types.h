@@ -47,6 +47,7 @@ struct HostCode {
   Tier tier = Tier::kTier0;
   uint16_t host_tier = 0;  // the host's own tier number (HotSpot: comp level 0-4)
   uint32_t osr_il_offset = 0;
+  uint32_t host_version = 0;  // the host's own id of the version (CoreCLR: native code version id)
 };
 
 // A code range handed out by the simulated code heap.
@@ -65,7 +66,8 @@ struct VersionView {
   RejitId rejit_id;
   Tier tier;
   uint32_t osr_il_offset;
-  uint16_t host_tier;  // the host's tier number (host mode); the Tier value otherwise
+  uint16_t host_tier;     // the host's tier number (host mode); the Tier value otherwise
+  uint32_t host_version;  // the host's id of the version (host mode); 0 otherwise
   uint64_t code_start;
   uint32_t code_size;
   uint32_t method_token;
