@@ -6,7 +6,10 @@ tests check decoded fields instead of scraping babeltrace2's text output.
 As a module: events(path, prefixes) yields (name, fields) in time order, where fields
 maps each payload field to an int, a str, or an enumeration's label, plus "vpid" when
 the event carries that context, and with times=True "_ns": the event's time in ns since
-the Unix epoch (the trace clock's offset plus its cycles).
+the Unix epoch (the trace clock's offset plus its cycles). With mono=True "_mono": the
+event's time on CLOCK_MONOTONIC (the cycles of lttng-ust's clock "monotonic", in ns: the
+clock of `perf record -k 1`); a trace on another clock raises. `lost`, a list: receives
+(stream name, count) for every discarded-events message (events the tracer dropped).
 As a program: bt2read.py TRACE [PREFIX...] prints one JSON object per event.
 """
 import json
@@ -34,9 +37,21 @@ def _value(f):
     return int(f)
 
 
-def events(path, prefixes=(), times=False):
+def _monotonic_ns(snapshot):
+    cc = snapshot.clock_class
+    # lttng-ust reads CLOCK_MONOTONIC in ns into the clock class it names "monotonic"
+    # (its offset only turns that into wall time, for ns_from_origin).
+    if cc.name != "monotonic" or cc.frequency != 10**9:
+        raise ValueError("trace clock %r at %d Hz is not lttng-ust's CLOCK_MONOTONIC" % (cc.name, cc.frequency))
+    return snapshot.value
+
+
+def events(path, prefixes=(), times=False, mono=False, lost=None):
     prefixes = tuple(prefixes)
     for msg in bt2.TraceCollectionMessageIterator(path):
+        if lost is not None and type(msg) is bt2._DiscardedEventsMessageConst:
+            lost.append((msg.stream.name, msg.count))
+            continue
         if type(msg) is not bt2._EventMessageConst:
             continue
         ev = msg.event
@@ -48,6 +63,8 @@ def events(path, prefixes=(), times=False):
             fields["vpid"] = int(ctx["vpid"])
         if times:
             fields["_ns"] = msg.default_clock_snapshot.ns_from_origin
+        if mono:
+            fields["_mono"] = _monotonic_ns(msg.default_clock_snapshot)
         yield ev.name, fields
 
 

@@ -2,32 +2,51 @@
 # SPDX-License-Identifier: MIT
 # perf names JIT samples through time (issue 25): perf record -k 1 runs HotSpot on
 # jitprov's workload (class churn: tens of thousands of nmethods freed, their ranges
-# reused) under the agent with jitdump=DIR and perfmap=/tmp; perf inject --jit merges the
-# dump; every sample in JIT code is judged by jitdump_names.py against the dump's loads
-# (the newest load covering its address, stamped at or before it), read once through the
+# reused) under the agent with jitdump=DIR and perfmap=/tmp, while a private lttng
+# session records the agent's jitprov_runtime method_load and code_unload events;
+# perf inject --jit merges the dump. Every sample in JIT code is judged by
+# jitdump_names.py against the lttng trace, not against the dump (the judge must not
+# share the code under test: its header says why the trace), read once through the
 # perf map and once after the injection: named right, wrong, unnamed, side by side, and
 # apart for samples in reused ranges. Passes when the injected reading names every JIT
 # sample right and beats the perf map in reused ranges; perf annotate shows a JIT'd
 # method's instructions.
+# JITDUMP_TEST_FAULT=shift:MS|swap (tests of the test): the dump is broken before the
+# injection (jitdump_fault.py: its loads stamped MS ms late, or pairs of names
+# swapped), and the judge must fail.
 #   jitdump.sh AGENT_SO SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 AGENT=${1:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
 SRC=${2:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
+require_lttng
 require_cmd java javac perf
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
+enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-jitdump.XXXXXX)
 JAVA_PID=
-trap 'rm -rf "$WORK"; [ -n "$JAVA_PID" ] && rm -f "/tmp/perf-$JAVA_PID.map"' EXIT
+trap 'cleanup_pids; rm -rf "$WORK"; [ -n "$JAVA_PID" ] && rm -f "/tmp/perf-$JAVA_PID.map"' EXIT
 
 $PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 || fail "generate the workload"
 javac -d "$WORK/classes" "$WORK/src"/*.java || fail "javac the workload"
 mkdir -p "$WORK/ready" "$WORK/dump"
+# The judge's truth: the agent's loads and unloads, in a channel large enough to keep
+# them all (the judge fails on any discarded event).
+start_sessiond
+lttng create jitdump --output="$WORK/trace" >/dev/null || fail "lttng create"
+lttng_channel jitdump jitprov_runtime 'jitprov_runtime:method_load,jitprov_runtime:code_unload' \
+  --subbuf-size=8M --num-subbuf=8 || fail "lttng channel"
+lttng add-context -u -s jitdump -t vpid >/dev/null || fail "lttng add-context vpid"
+lttng start jitdump >/dev/null || fail "lttng start"
+mono() { $PY -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+T0=$(mono)
 # perf starts the JVM: it must record the agent's mapping of the dump (the marker).
 # 8 s of churn, then 2 s hot; every:1 keeps the perf map as current as a perf map gets.
 perf record -k 1 -F 1999 -o "$WORK/perf.data" -- java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
   -agentpath:"$AGENT"=trigger=every:1,exit,perfmap=/tmp,jitdump="$WORK/dump",stats="$WORK/agent.json" \
   -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 8 2 0 "$WORK/ready" >"$WORK/java.out" 2>"$WORK/perf.err" ||
   { cat "$WORK/java.out" "$WORK/perf.err" >&2; fail "perf record java"; }
+T1=$(mono)
+lttng stop jitdump >/dev/null && lttng destroy jitdump >/dev/null || fail "lttng stop/destroy"
 DUMP=$(ls "$WORK"/dump/jit-*.dump 2>/dev/null | head -1)
 [ -n "$DUMP" ] || fail "no jit-PID.dump in $WORK/dump"
 JAVA_PID=$(basename "$DUMP" .dump); JAVA_PID=${JAVA_PID#jit-}
@@ -43,6 +62,9 @@ print("ok: dump: %d loads (%d MB, %d MB of code), 0 write errors; agent: %d load
       (j["loads"], j["bytes"] >> 20, j["code_bytes"] >> 20, a["loads"], a["unloads"]))
 PY
 
+if [ -n "${JITDUMP_TEST_FAULT:-}" ]; then
+  $PY "$SRC/tests/integration/jitdump_fault.py" "$DUMP" "$JITDUMP_TEST_FAULT" || fail "jitdump_fault.py"
+fi
 t0=$(date +%s)
 perf inject --jit -i "$WORK/perf.data" -o "$WORK/perf.jit.data" 2>"$WORK/inject.err" ||
   { cat "$WORK/inject.err" >&2; fail "perf inject --jit"; }
@@ -50,7 +72,8 @@ pass "perf inject --jit: $(ls "$WORK/dump" | grep -c '^jitted-') ELF files in $(
 perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/null || fail "perf script (perf map)"
 perf script -i "$WORK/perf.jit.data" -F time,ip,sym --ns -G >"$WORK/inject.txt" 2>/dev/null ||
   fail "perf script (injected)"
-$PY "$SRC/tests/integration/jitdump_names.py" "$DUMP" "$WORK/map.txt" "$WORK/inject.txt" ||
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/jitdump_names.py" "$WORK/trace" "$JAVA_PID" "$T0" "$T1" \
+  "$WORK/map.txt" "$WORK/inject.txt" "$WORK/agent.json" ||
   fail "the injected jitdump does not name every JIT sample by its method at its time"
 pass "jitdump names every JIT sample right, reused ranges included, where the perf map does not"
 

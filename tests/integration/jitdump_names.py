@@ -1,34 +1,47 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-# The jitdump test's judge: reads jit-PID.dump (a reader of its own: the layout of
-# jitdump-specification.txt), the samples of one perf run read twice by `perf script`
-# (through the perf map, and after `perf inject --jit`), and counts, for every sample in
-# JIT code, whether each reading names the method that occupied the sample's address at
-# the sample's time: the newest JIT_CODE_LOAD covering the address stamped at or before
-# the sample. Samples in reused ranges (an address with more than one load) apart.
-#   jitdump_names.py DUMP MAP_SCRIPT INJECT_SCRIPT  (perf script -F time,ip,sym --ns)
-import bisect, re, struct, sys
+# The jitdump test's judge. Reads the samples of one perf run twice by `perf script`
+# (through the perf map, and after `perf inject --jit` of the agent's jitdump) and
+# counts, for every sample in JIT code, whether each reading names the method that
+# occupied the sample's address at the sample's time: named right, wrong, unnamed, and
+# apart for samples in reused ranges (an address more than one load covered).
+#
+# The truth is NOT the jitdump: a judge that reads the file under test shares its every
+# mistake (a stamp taken late, a name swapped: perf and the judge read the same wrong
+# record and agree). It is the lttng trace of the same run: the jitprov_runtime
+# method_load and code_unload events the agent's publications and retirements emitted
+# (read by babeltrace2's own bindings, bt2read.py). That trace carries what the judge
+# needs (address, size, namespace and name of every load; address and size of every
+# unload; a time stamp on CLOCK_MONOTONIC, the clock of `perf record -k 1`), and shares
+# no code with the jitdump writer (runtime/jitdump.cc: its records, stamps, file, walk
+# and close): lttng-ust stamps and serialises the event itself, in the lttng provider.
+# What both share is the agent's JVMTI bookkeeping and the registry's publication (the
+# VersionView both are made from): those are checked against HotSpot's own code list by
+# the jvm-agent test. (An independent JVMTI agent recording CompiledMethodLoad/Unload
+# would share nothing, but it would stamp in another callback at another moment, and
+# name by a second copy of the agent's naming code; the trace is stamped in the same
+# publication, a few microseconds before the dump's record.)
+#
+# At a sample's time t and address ip the occupant is the newest trace event covering
+# ip stamped at or before t: a load names it; an unload leaves freed code (not judged:
+# perf's jitdump model has no unload record). A sample less than GRACE_NS after the
+# load that decides it is not judged either: the dump's stamp is read a little after
+# the trace's, under the same lock (counted, printed).
+#
+# Checks that the clocks are one: every trace stamp and every sample's time lie in the
+# run's CLOCK_MONOTONIC window [T0, T1], read by the test around `perf record`.
+# And that the trace has every load the dump counted (the agent's stats file).
+#   jitdump_names.py TRACE VPID T0 T1 MAP_SCRIPT INJECT_SCRIPT AGENT_JSON
+#   (the scripts: perf script -F time,ip,sym --ns)
+import json, re, sys
 from collections import defaultdict
 
+from bt2read import events
 
-def read_dump(path):
-    b = open(path, "rb").read()
-    magic, version, hsize = struct.unpack_from("<III", b, 0)
-    assert magic == 0x4A695444 and version == 1, (hex(magic), version)
-    off, loads = hsize, []
-    while off + 16 <= len(b):
-        rid, total, ts = struct.unpack_from("<IIQ", b, off)
-        assert total >= 16 and off + total <= len(b), ("torn record", off)
-        if rid == 0:
-            _pid, _tid, _vma, addr, size, _idx = struct.unpack_from("<IIQQQQ", b, off + 16)
-            name = b[off + 56:b.index(b"\0", off + 56)].decode("utf-8", "replace")
-            loads.append((ts, addr, size, name))
-        off += total
-    assert off == len(b), "trailing bytes"
-    return loads
+GRACE_NS = 100_000
 
 
-def norm(name):  # the dump names stubs hotspot::NAME, the perf map NAME
+def norm(name):  # the dump and the trace name stubs hotspot::NAME, the perf map NAME
     return name[len("hotspot::"):] if name.startswith("hotspot::") else name
 
 
@@ -43,34 +56,69 @@ def samples(path):
     return out
 
 
+def read_trace(path, vpid):
+    lost, evs = [], []
+    for name, f in events(path, ["jitprov_runtime:method_load", "jitprov_runtime:code_unload"], mono=True, lost=lost):
+        if f.get("vpid") != vpid:
+            continue
+        if name == "jitprov_runtime:method_load":
+            who = (f["namespace"] + "::" + f["name"]) if f["namespace"] else f["name"]
+            evs.append((f["_mono"], f["code_start"], f["code_size"], who))
+        else:
+            evs.append((f["_mono"], f["code_start"], f["code_size"], None))
+    return evs, lost
+
+
 def main():
-    loads = read_dump(sys.argv[1])
-    # Page -> loads covering it, for the lookup.
+    trace, vpid, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    evs, lost = read_trace(trace, vpid)
+    if lost:
+        print("FAIL: the trace lost events, the judge would be incomplete:", lost)
+        return 1
+    loads = sum(1 for e in evs if e[3] is not None)
+    j = json.load(open(sys.argv[7]))["jitdump"]
+    if loads != j["loads"] + j["rundown_loads"]:
+        print("FAIL: the trace has %d loads, the dump counted %d" % (loads, j["loads"] + j["rundown_loads"]))
+        return 1
+    # Page -> events covering it, in time order.
     by_page = defaultdict(list)
-    for ts, addr, size, name in loads:
+    for ts, addr, size, name in evs:
         for p in range(addr >> 12, ((addr + size - 1) >> 12) + 1):
             by_page[p].append((ts, addr, size, name))
     for p in by_page:
-        by_page[p].sort()
+        by_page[p].sort(key=lambda e: e[0])
 
     def truth(ip, t):
         best, covering = None, 0
         for ts, addr, size, name in by_page.get(ip >> 12, ()):
             if addr <= ip < addr + size:
-                covering += 1
+                covering += name is not None
                 if ts <= t:
-                    best = name
+                    best = (ts, name)
         return best, covering
 
-    via_map, via_inject = samples(sys.argv[2]), samples(sys.argv[3])
+    via_map, via_inject = samples(sys.argv[5]), samples(sys.argv[6])
     assert len(via_map) == len(via_inject) and via_map, (len(via_map), len(via_inject))
+    stamps = [e[0] for e in evs]
+    times = [s[0] for s in via_map]
+    clock_ok = evs and t0 <= min(stamps) and max(stamps) <= t1 and t0 <= min(times) and max(times) <= t1
+    print("clock: trace stamps %.3f-%.3f s, samples %.3f-%.3f s, run window %.3f-%.3f s (CLOCK_MONOTONIC): %s" %
+          (min(stamps) / 1e9, max(stamps) / 1e9, min(times) / 1e9, max(times) / 1e9, t0 / 1e9, t1 / 1e9,
+           "one clock" if clock_ok else "NOT one clock"))
     counts = {k: {"right": 0, "wrong": 0, "unnamed": 0} for k in ("map", "inject", "map_reused", "inject_reused")}
-    jit = reused = 0
+    jit = reused = freed = at_load = 0
     wrong_examples = []
     for (t, ip, sym_map), (t2, ip2, sym_inj) in zip(via_map, via_inject):
-        assert t == t2, "the two readings are not the same samples"
-        name, covering = truth(ip, t)
+        assert t == t2 and ip == ip2, "the two readings are not the same samples"
+        best, covering = truth(ip, t)
+        if best is None:
+            continue  # not JIT code (by the trace)
+        ts, name = best
         if name is None:
+            freed += 1
+            continue
+        if t - ts < GRACE_NS:
+            at_load += 1
             continue
         jit += 1
         is_reused = covering > 1
@@ -82,21 +130,23 @@ def main():
                 verdict = "right"
             else:
                 verdict = "wrong"
-                if key == "inject" and len(wrong_examples) < 5:
-                    wrong_examples.append((t, hex(ip), sym, name))
+            if key == "inject" and verdict != "right" and len(wrong_examples) < 5:
+                wrong_examples.append((t, hex(ip), sym, name, "load +%d us" % ((t - ts) // 1000)))
             counts[key][verdict] += 1
             if is_reused:
                 counts[key + "_reused"][verdict] += 1
-    print("loads in the dump: %d; samples: %d, in JIT code: %d, in reused ranges: %d" % (len(loads), len(via_map), jit, reused))
+    print("truth: the lttng trace, %d loads, %d unloads; samples: %d, in JIT code: %d, in reused ranges: %d "
+          "(not judged: %d in freed code, %d within %d us of their load)" %
+          (loads, len(evs) - loads, len(via_map), jit, reused, freed, at_load, GRACE_NS // 1000))
     print("%-22s %8s %8s %8s" % ("", "right", "wrong", "unnamed"))
     for key, label in (("map", "perf map, all"), ("inject", "jitdump, all"), ("map_reused", "perf map, reused"),
                        ("inject_reused", "jitdump, reused")):
         c = counts[key]
         print("%-22s %8d %8d %8d" % (label, c["right"], c["wrong"], c["unnamed"]))
     if wrong_examples:
-        print("jitdump wrong, e.g. (time, ip, named, truth):", wrong_examples)
-    ok = (jit > 0 and counts["inject"]["wrong"] == 0 and counts["inject"]["unnamed"] == 0 and reused > 0 and
-          counts["inject_reused"]["right"] > counts["map_reused"]["right"])
+        print("jitdump not right, e.g. (time, ip, named, truth, since the load):", wrong_examples)
+    ok = (clock_ok and jit > 0 and counts["inject"]["wrong"] == 0 and counts["inject"]["unnamed"] == 0 and
+          reused > 0 and counts["inject_reused"]["right"] > counts["map_reused"]["right"])
     return 0 if ok else 1
 
 
