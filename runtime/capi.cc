@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
@@ -85,6 +86,15 @@ static_assert(int(Errc::kVersionGone) == JITPROV_E_VERSION_GONE);
 static_assert(int(Errc::kWrongCodeMode) == JITPROV_E_WRONG_CODE_MODE);
 static_assert(int(Errc::kOutOfMemory) == JITPROV_E_NO_MEMORY);
 static_assert(int(Errc::kInternal) == JITPROV_E_INTERNAL);
+// jitprov_line_entry is read as jitprov::LineEntry.
+static_assert(sizeof(jitprov_line_entry) == sizeof(jitprov::LineEntry) &&
+              offsetof(jitprov_line_entry, code_addr) == offsetof(jitprov::LineEntry, code_addr) &&
+              offsetof(jitprov_line_entry, line) == offsetof(jitprov::LineEntry, line) &&
+              offsetof(jitprov_line_entry, discriminator) == offsetof(jitprov::LineEntry, discriminator) &&
+              offsetof(jitprov_line_entry, file) == offsetof(jitprov::LineEntry, file));
+// The original layouts (what an older caller's sz says).
+static_assert(offsetof(jitprov_code_desc, lines) == 40);
+static_assert(offsetof(jitprov_jitdump_stats, debug_records) == 88);
 static_assert(int(Errc::kTooManyVersions) == JITPROV_E_TOO_MANY_VERSIONS);
 static_assert(int(jitprov::Tier::kOptimized) == JITPROV_TIER_OPTIMIZED);
 static_assert(int(jitprov::RundownMode::kPerMethod) == JITPROV_RUNDOWN_PER_METHOD);
@@ -302,9 +312,14 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
     jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
     if (!readStruct(code, &c)) return JITPROV_E_INVALID_ARGUMENT;
     if (c.tier >= uint32_t(jitprov::kTierCount) || c.host_tier > UINT16_MAX) return JITPROV_E_INVALID_ARGUMENT;
-    const jitprov::HostCode hc{
-        c.code_start,    c.code_size,   static_cast<jitprov::Tier>(c.tier), static_cast<uint16_t>(c.host_tier),
-        c.osr_il_offset, c.host_version};
+    const jitprov::HostCode hc{c.code_start,
+                               c.code_size,
+                               static_cast<jitprov::Tier>(c.tier),
+                               static_cast<uint16_t>(c.host_tier),
+                               c.osr_il_offset,
+                               c.host_version,
+                               reinterpret_cast<const jitprov::LineEntry*>(c.lines),
+                               c.n_lines};
     return deliver(rt->rt.publishHostCode(method_id, hc), version_id);
   });
 }
@@ -565,6 +580,9 @@ int jitprov_jitdump_stats_get(const jitprov_runtime* rt, jitprov_jitdump_stats* 
     c.write_errors = s.write_errors;
     c.dropped = s.dropped;
     c.last_errno = s.last_errno;
+    c.debug_records = s.debug_records;
+    c.debug_entries = s.debug_entries;
+    c.debug_dropped = s.debug_dropped;
     return writeStruct(c, out);
   });
 }

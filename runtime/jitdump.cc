@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <new>
 #include <cerrno>
+#include <cstring>
 #include <thread>
 
 namespace jitprov {
@@ -55,6 +56,20 @@ struct CodeLoad {
   uint64_t code_index;
 };
 static_assert(sizeof(CodeLoad) == 56);
+
+struct DebugInfo {
+  RecordPrefix p;
+  uint64_t code_addr;
+  uint64_t nr_entry;
+};
+static_assert(sizeof(DebugInfo) == 32);
+
+struct DebugEntry {  // then the file name, NUL-terminated
+  uint64_t addr;
+  int32_t lineno;
+  int32_t discrim;
+};
+static_assert(sizeof(DebugEntry) == 16);
 
 constexpr uint32_t kElfMachine =
 #if defined(__x86_64__)
@@ -191,7 +206,49 @@ bool writeZerosAt(int fd, uint64_t pos, uint64_t len) noexcept {
 
 }  // namespace
 
-void JitdumpWriter::writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, bool rundown) noexcept {
+namespace {
+
+// The JIT_CODE_DEBUG_INFO record of `lines` into `out` (the specification's layout:
+// the prefix, code_addr, nr_entry, then per entry addr, lineno, discrim and the file
+// name with its NUL, written out whole each time: perf 6.1 reads no "\xff\0" for "the
+// previous name"), and one entry more, at the code's end with the last entry's line:
+// perf ends the DWARF line sequence at the last entry's address, so without it the
+// last line would cover no code (a one-line method none at all). False when it would
+// not fit a record (total_size is a u32) or memory ran out.
+bool debugRecord(std::string& out, uint64_t code_addr, uint32_t code_size, uint64_t ts_ns, const LineEntry* lines,
+                 size_t n) noexcept {
+  try {
+    out.clear();
+    uint64_t total = sizeof(DebugInfo);
+    const char* file = "";
+    for (size_t i = 0; i < n; ++i) {
+      if (lines[i].file != nullptr) file = lines[i].file;
+      total += sizeof(DebugEntry) + std::strlen(file) + 1;
+    }
+    total += sizeof(DebugEntry) + std::strlen(file) + 1;  // the end
+    if (total > UINT32_MAX) return false;
+    out.reserve(total);
+    const DebugInfo h{{kJitCodeDebugInfo, static_cast<uint32_t>(total), ts_ns}, code_addr, n + 1};
+    out.append(reinterpret_cast<const char*>(&h), sizeof h);
+    for (size_t i = 0; i <= n; ++i) {
+      const LineEntry& l = lines[i < n ? i : n - 1];
+      if (i < n && l.file != nullptr) file = l.file;
+      const DebugEntry e{i < n ? l.code_addr : code_addr + code_size, static_cast<int32_t>(l.line),
+                         static_cast<int32_t>(l.discriminator)};
+      out.append(reinterpret_cast<const char*>(&e), sizeof e);
+      out.append(file, std::strlen(file) + 1);
+    }
+    return true;
+  } catch (...) {  // std::bad_alloc
+    out.clear();
+    return false;
+  }
+}
+
+}  // namespace
+
+void JitdumpWriter::writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, bool rundown, const LineEntry* lines,
+                              size_t n_lines) noexcept {
   // The name perf shows: "namespace::name", or the name alone (as the perf map).
   const bool has_ns = !v.name_space.empty();
   const size_t name_len = v.name_space.size() + (has_ns ? 2 : 0) + v.name.size() + 1;
@@ -202,9 +259,14 @@ void JitdumpWriter::writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, b
   r.vma = r.code_addr = v.code_start;
   r.code_size = v.code_size;
   r.code_index = v.version_id;  // unique in the file: one runtime writes it, ids are never reused
+  // The debug record, built before the writer's mutex (this thread's buffer).
+  thread_local std::string debug;
+  const bool with_debug = n_lines != 0 && debugRecord(debug, v.code_start, v.code_size, ts_ns, lines, n_lines);
+  const size_t debug_len = with_debug ? debug.size() : 0;
   static const char kSep[] = "::";
-  iovec head[5];
+  iovec head[6];
   int n = 0;
+  if (with_debug) head[n++] = {debug.data(), debug.size()};
   head[n++] = {&r, sizeof r};
   if (has_ns) {
     head[n++] = {const_cast<char*>(v.name_space.data()), v.name_space.size()};
@@ -215,39 +277,41 @@ void JitdumpWriter::writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, b
   std::lock_guard<std::mutex> g(mu_);
   if (fd_ < 0) return;  // closed meanwhile (close waits for publications in flight)
   r.pid = pid_;
+  if (n_lines != 0 && !with_debug) ++st_.debug_dropped;
   if (head_len + v.code_size > UINT32_MAX) {  // total_size is a u32
     ++st_.dropped;
+    if (with_debug) ++st_.debug_dropped;
     return;
   }
+  const auto failed = [&] {
+    ++st_.write_errors;
+    ++st_.dropped;
+    if (with_debug) ++st_.debug_dropped;
+    st_.last_errno = errno;
+  };
   bool ok = false;
   if (copy) {
     // The kernel reads the host's range: an unmapped one fails (EFAULT), never faults.
-    iovec iov[6];
+    iovec iov[7];
     std::copy(head, head + n, iov);
     iov[n] = {reinterpret_cast<void*>(static_cast<uintptr_t>(v.code_start)), v.code_size};
     ok = writeAllAt(fd_, offset_, iov, n + 1);
-    if (!ok && errno != EFAULT) {
-      ++st_.write_errors;
-      ++st_.dropped;
-      st_.last_errno = errno;
-      return;
-    }
+    if (!ok && errno != EFAULT) return failed();
     if (ok) st_.code_bytes += v.code_size;
     if (!ok) ++st_.unreadable;
   }
   if (!ok) {
-    ok = writeAllAt(fd_, offset_, head, n) && writeZerosAt(fd_, offset_ + head_len, v.code_size);
-    if (!ok) {
-      ++st_.write_errors;
-      ++st_.dropped;
-      st_.last_errno = errno;
-      return;
-    }
+    ok = writeAllAt(fd_, offset_, head, n) && writeZerosAt(fd_, offset_ + debug_len + head_len, v.code_size);
+    if (!ok) return failed();
     ++st_.loads_without_code;
   }
-  offset_ += head_len + v.code_size;
+  offset_ += debug_len + head_len + v.code_size;
   st_.bytes = offset_;
   ++(rundown ? st_.rundown_loads : st_.loads);
+  if (with_debug) {
+    ++st_.debug_records;
+    st_.debug_entries += n_lines + 1;
+  }
 }
 
 JitdumpStats JitdumpWriter::stats() const {
@@ -268,8 +332,9 @@ JitdumpWriter* Runtime::State::jitdumpEnter() noexcept {
   return w;
 }
 
-void Runtime::State::jitdumpWrite(JitdumpWriter* w, const VersionView& v, uint64_t ts_ns) noexcept {
-  w->writeLoad(v, ts_ns, w->copyCode() && code_mode == CodeMode::kHost, false);
+void Runtime::State::jitdumpWrite(JitdumpWriter* w, const VersionView& v, uint64_t ts_ns, const LineEntry* lines,
+                                  size_t n_lines) noexcept {
+  w->writeLoad(v, ts_ns, w->copyCode() && code_mode == CodeMode::kHost, false, lines, n_lines);
   jitdump_inflight.fetch_sub(1, std::memory_order_release);  // close() waits for 0 (acquire)
 }
 

@@ -32,6 +32,7 @@ inline constexpr uint32_t kJitdumpMagic = 0x4A695444;  // "JiTD" read as a host-
 inline constexpr uint32_t kJitdumpVersion = 1;
 inline constexpr uint32_t kJitCodeLoad = 0;
 inline constexpr uint32_t kJitCodeClose = 3;
+inline constexpr uint32_t kJitCodeDebugInfo = 2;
 
 class JitdumpWriter {
  public:
@@ -47,8 +48,11 @@ class JitdumpWriter {
   // JIT_CODE_CLOSE, the marker unmapped, the file closed. No-op when closed.
   void close() noexcept;
   // One JIT_CODE_LOAD, stamped `ts_ns` (CLOCK_MONOTONIC). `copy`: the range may be read.
-  // `rundown`: written by the open's walk (counted apart).
-  void writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, bool rundown) noexcept;
+  // `rundown`: written by the open's walk (counted apart). `lines` (checked by the
+  // caller: registry.cc): a JIT_CODE_DEBUG_INFO with the same stamp just before it, in
+  // the same write (perf gives a DEBUG_INFO to the next load in the file).
+  void writeLoad(const VersionView& v, uint64_t ts_ns, bool copy, bool rundown, const LineEntry* lines = nullptr,
+                 size_t n_lines = 0) noexcept;
   // In the child of a fork: closes the inherited descriptor and mapping without a
   // record (the file is the parent's); the mutex is new (a parent's thread may have
   // held it at the fork).

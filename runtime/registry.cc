@@ -440,6 +440,15 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
   if (!validTier(code.tier) || code.code_start == 0 || code.code_start > UINT64_MAX - code.code_size)
     return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
+  if (code.n_lines != 0) {  // checked open or not: a host's mistake shows before it meets a sink
+    if (code.lines == nullptr || code.lines[0].file == nullptr) return Errc::kInvalidArgument;
+    uint64_t prev = code.code_start;
+    for (size_t i = 0; i < code.n_lines; ++i) {
+      const uint64_t a = code.lines[i].code_addr;
+      if (a < prev || a - code.code_start >= code.code_size) return Errc::kInvalidArgument;
+      prev = a;
+    }
+  }
   const NativeVersion* published = nullptr;
   VersionView view{};
   JitdumpWriter* jd = nullptr;
@@ -493,7 +502,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     // The jitdump record's stamp too (its write comes after the lock: jitdump.h).
     if ((jd = s_->jitdumpEnter()) != nullptr) jd_ns = monotonicNs();
   }
-  if (jd != nullptr) s_->jitdumpWrite(jd, view, jd_ns);
+  if (jd != nullptr) s_->jitdumpWrite(jd, view, jd_ns, code.lines, code.n_lines);
   return published->version_id;
 }
 

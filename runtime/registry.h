@@ -360,7 +360,9 @@ struct Runtime::State {
   // CVM lock held: the open writer (then jitdumpWrite() must follow), or null.
   JitdumpWriter* jitdumpEnter() noexcept;
   // After the lock, inside the publication's read section (the view's strings).
-  void jitdumpWrite(JitdumpWriter* w, const VersionView& v, uint64_t ts_ns) noexcept;
+  // `lines`: the publication's source lines (HostCode), written just before its load.
+  void jitdumpWrite(JitdumpWriter* w, const VersionView& v, uint64_t ts_ns, const LineEntry* lines = nullptr,
+                    size_t n_lines = 0) noexcept;
   // In the child of a fork (fork.cc): no jitdump open, the parent's file left alone.
   void jitdumpForgetInChild() noexcept;
 

@@ -10,7 +10,9 @@
 # perf map and once after the injection: named right, wrong, unnamed, side by side, and
 # apart for samples in reused ranges. Passes when the injected reading names every JIT
 # sample right and beats the perf map in reused ranges; perf annotate shows a JIT'd
-# method's instructions.
+# method's instructions; and perf annotate -l shows the source lines of the hottest
+# workload methods (the agent's JIT_CODE_DEBUG_INFO), every one inside its method's line
+# range by the classes' own LineNumberTables (javap -l; jitdump_lines.py).
 # JITDUMP_TEST_FAULT=shift:MS|swap (tests of the test): the dump is broken before the
 # injection (jitdump_fault.py: its loads stamped MS ms late, or pairs of names
 # swapped), and the judge must fail.
@@ -19,7 +21,7 @@
 AGENT=${1:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
 SRC=${2:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
 require_lttng
-require_cmd java javac perf
+require_cmd java javac javap perf
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-jitdump.XXXXXX)
@@ -58,8 +60,12 @@ j = a["jitdump"]
 assert a["errors"] == 0 and a["unloads"] > 1000, a
 assert j["write_errors"] == 0 and j["dropped"] == 0 and j["unreadable"] == 0, j
 assert j["loads"] + j["rundown_loads"] == a["loads"] - a["replays"] + a["stubs"], (j, a)
-print("ok: dump: %d loads (%d MB, %d MB of code), 0 write errors; agent: %d loads, %d unloads" %
-      (j["loads"], j["bytes"] >> 20, j["code_bytes"] >> 20, a["loads"], a["unloads"]))
+l = a["lines"]
+assert j["debug_records"] > 1000 and j["debug_dropped"] == 0 and l["errors"] == 0, (j, l)
+print("ok: dump: %d loads (%d MB, %d MB of code), 0 write errors; agent: %d loads, %d unloads; source lines: %d "
+      "DEBUG_INFO records, %d entries (agent: %d loads with lines, %d without: no line table)" %
+      (j["loads"], j["bytes"] >> 20, j["code_bytes"] >> 20, a["loads"], a["unloads"], j["debug_records"],
+       j["debug_entries"], l["loads"], l["absent"]))
 PY
 
 if [ -n "${JITDUMP_TEST_FAULT:-}" ]; then
@@ -77,10 +83,27 @@ PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/jitdump_names.py
   fail "the injected jitdump does not name every JIT sample by its method at its time"
 pass "jitdump names every JIT sample right, reused ranges included, where the perf map does not"
 
-sym=$(perf report -i "$WORK/perf.jit.data" --stdio --no-children --sort sym 2>/dev/null |
-  grep -o -m1 'jitwork\.Gen[0-9]*::m[0-9]*')
+perf report -i "$WORK/perf.jit.data" --stdio --no-children --sort sym >"$WORK/report.txt" 2>/dev/null
+sym=$(grep -o -m1 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/report.txt")
 [ -n "$sym" ] || fail "perf report names no workload method"
 perf annotate -i "$WORK/perf.jit.data" --stdio -s "$sym" 2>/dev/null >"$WORK/annotate.txt"
 grep -qE '^\s+[0-9.]+ :\s+[0-9a-f]+:\s+(mov|push|sub|add|lea|cmp|test|jmp|call|ret)' "$WORK/annotate.txt" ||
   { head -20 "$WORK/annotate.txt" >&2; fail "perf annotate shows no instructions of $sym"; }
 pass "perf annotate shows the instructions of $sym"
+
+# Source lines: perf annotate -l of the 12 hottest workload methods (perf report --sort
+# srcline would resolve every sampled address of every jitted ELF: 5 minutes here),
+# judged against the classes' own line tables.
+javap -l -p -cp "$WORK/classes" $(cd "$WORK/classes" && ls jitwork/Gen*.class | sed 's/\.class$//; s|/|.|g') \
+  >"$WORK/javap.txt" 2>&1 || fail "javap -l"
+args=()
+i=0
+for s in $(grep -o 'jitwork\.Gen[0-9]*::[A-Za-z0-9_]*' "$WORK/report.txt" | awk '!seen[$0]++' | head -12); do
+  i=$((i + 1))
+  perf annotate -i "$WORK/perf.jit.data" --stdio -l -s "$s" >"$WORK/lines-$i.txt" 2>/dev/null
+  args+=("$s" "$WORK/lines-$i.txt")
+done
+[ $i -gt 0 ] || fail "perf report names no workload method"
+$PY "$SRC/tests/integration/jitdump_lines.py" "$WORK/javap.txt" "${args[@]}" ||
+  fail "perf's source lines of JIT'd methods are not all in their methods' line ranges"
+pass "perf annotate -l shows the source lines of $i JIT'd methods, each in its method's javap line range"

@@ -2,7 +2,8 @@
 // The jitdump sink through the C API: the file read back by a reader of its own (the
 // layout of jitdump-specification.txt, written out again here, not the library's
 // structs): header, JIT_CODE_LOAD records with their names and code, the walk of code
-// loaded before the open, JIT_CODE_CLOSE, and the counters, write errors included.
+// loaded before the open, JIT_CODE_DEBUG_INFO byte by byte before its load,
+// JIT_CODE_CLOSE, and the counters, write errors included.
 #include <jitprov/jitprov.h>
 
 #include <gtest/gtest.h>
@@ -34,10 +35,20 @@ struct Load {
   std::vector<unsigned char> code;
 };
 
+struct DebugInfo {
+  uint64_t timestamp, code_addr, nr_entry;
+  uint32_t total_size;
+  size_t offset;     // in the file
+  size_t next_load;  // the index in `loads` of the next JIT_CODE_LOAD in the file
+  std::string raw;   // the record's bytes
+};
+
 struct Dump {
   uint32_t magic = 0, version = 0, header_size = 0, elf_mach = 0, pid = 0;
   uint64_t timestamp = 0, flags = 0;
   std::vector<Load> loads;
+  std::vector<DebugInfo> debug;
+  std::vector<uint32_t> ids;  // every record's id, in file order
   int closes = 0;
   bool close_last = false;
   bool well_formed = false;  // every record whole, up to the end of the file
@@ -68,7 +79,12 @@ Dump readDump(const std::string& path) {
     const uint32_t id = at<uint32_t>(b, off), total = at<uint32_t>(b, off + 4);
     if (total < 16 || off + total > b.size()) return d;
     d.close_last = id == 3;
+    d.ids.push_back(id);
     if (id == 3) ++d.closes;
+    if (id == 2) {
+      d.debug.push_back(DebugInfo{at<uint64_t>(b, off + 8), at<uint64_t>(b, off + 16), at<uint64_t>(b, off + 24), total,
+                                  off, d.loads.size(), b.substr(off, total)});
+    }
     if (id == 0) {
       Load l;
       l.timestamp = at<uint64_t>(b, off + 8);
@@ -200,6 +216,118 @@ TEST(Jitdump, HeaderLoadsRundownReuseAndClose) {
   EXPECT_LT(lb.timestamp, lc.timestamp);  // the reuse comes after, in time
 }
 
+// The bytes of one debug_entry (the specification: u64 addr, int lineno, int discrim,
+// the file name with its NUL), written out here by hand.
+std::string entryBytes(uint64_t addr, int32_t line, int32_t discrim, const std::string& file) {
+  std::string e(16, '\0');
+  std::memcpy(&e[0], &addr, 8);
+  std::memcpy(&e[8], &line, 4);
+  std::memcpy(&e[12], &discrim, 4);
+  return e + file + '\0';
+}
+
+TEST(Jitdump, DebugInfoPrecedesItsLoadByteForByte) {
+  Host h;
+  static unsigned char code[64], other[32];
+  ASSERT_EQ(h.open(JITPROV_JITDUMP_COPY_CODE), JITPROV_OK);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(code);
+  const jitprov_line_entry lines[] = {{base, 10, 0, "app/Main.java"},
+                                      {base + 8, 11, 0, nullptr},  // the previous entry's file
+                                      {base + 8, 12, 3, nullptr},
+                                      {base + 40, 7, 0, "app/Util.java"}};
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = base;
+  c.code_size = sizeof code;
+  c.lines = lines;
+  c.n_lines = 4;
+  uint64_t v = 0;
+  ASSERT_EQ(jitprov_code_publish(h.rt, h.method("app.Main", "run"), &c, &v), JITPROV_OK);
+  h.publish(h.method("app.Main", "nolines"), other, sizeof other);  // no DEBUG_INFO
+  jitprov_jitdump_stats s = h.stats();
+  EXPECT_EQ(s.debug_records, 1u);
+  EXPECT_EQ(s.debug_entries, 5u);  // and one at the end
+  EXPECT_EQ(s.debug_dropped + s.write_errors + s.dropped, 0u);
+  EXPECT_EQ(s.loads, 2u);
+  jitprov_jitdump_close(h.rt);
+  const Dump d = readDump(h.path());
+  ASSERT_TRUE(d.well_formed);
+  ASSERT_EQ(d.ids, (std::vector<uint32_t>{2, 0, 0, 3}));  // DEBUG_INFO just before its LOAD
+  ASSERT_EQ(d.debug.size(), 1u);
+  ASSERT_EQ(d.loads.size(), 2u);
+  const DebugInfo& di = d.debug[0];
+  EXPECT_EQ(di.next_load, 0u);
+  EXPECT_EQ(di.code_addr, base);
+  EXPECT_EQ(d.loads[0].code_addr, base);
+  EXPECT_EQ(di.timestamp, d.loads[0].timestamp);  // stamped with its load
+  EXPECT_EQ(di.nr_entry, 5u);
+  std::string want(32, '\0');
+  const uint32_t id = 2, total = uint32_t(32 + 5 * 16 + 3 * sizeof "app/Main.java" + 2 * sizeof "app/Util.java");
+  const uint64_t nr = 5;
+  std::memcpy(&want[0], &id, 4);
+  std::memcpy(&want[4], &total, 4);
+  std::memcpy(&want[8], &di.timestamp, 8);
+  std::memcpy(&want[16], &di.code_addr, 8);
+  std::memcpy(&want[24], &nr, 8);
+  want += entryBytes(base, 10, 0, "app/Main.java") + entryBytes(base + 8, 11, 0, "app/Main.java") +
+          entryBytes(base + 8, 12, 3, "app/Main.java") + entryBytes(base + 40, 7, 0, "app/Util.java") +
+          entryBytes(base + sizeof code, 7, 0, "app/Util.java");  // the code's end: its last line
+  EXPECT_EQ(di.total_size, total);
+  EXPECT_EQ(di.raw, want);
+  EXPECT_EQ(s.bytes, 40 + want.size() + 2 * 56 + sizeof "app.Main::run" + sizeof "app.Main::nolines" + sizeof code +
+                         sizeof other);
+}
+
+TEST(Jitdump, BadLinesAreRefusedAndClosedSinkIgnoresThem) {
+  Host h;
+  static unsigned char code[64];
+  const uintptr_t base = reinterpret_cast<uintptr_t>(code);
+  const uint64_t m = h.method("a", "f");
+  auto publish = [&](const jitprov_line_entry* lines, size_t n) {
+    jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+    c.code_start = base;
+    c.code_size = sizeof code;
+    c.lines = lines;
+    c.n_lines = n;
+    uint64_t v = 0;
+    const int e = jitprov_code_publish(h.rt, m, &c, &v);
+    if (e == JITPROV_OK) {
+      EXPECT_EQ(jitprov_code_retire(h.rt, v), JITPROV_OK);
+    }
+    return e;
+  };
+  ASSERT_EQ(h.open(0), JITPROV_OK);
+  const jitprov_line_entry outside[] = {{base + 64, 1, 0, "f"}};
+  const jitprov_line_entry before[] = {{base - 1, 1, 0, "f"}};
+  const jitprov_line_entry backwards[] = {{base + 8, 1, 0, "f"}, {base + 4, 2, 0, nullptr}};
+  const jitprov_line_entry nofile[] = {{base, 1, 0, nullptr}};
+  EXPECT_EQ(publish(outside, 1), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(publish(before, 1), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(publish(backwards, 2), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(publish(nofile, 1), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(publish(nullptr, 1), JITPROV_E_INVALID_ARGUMENT);
+  jitprov_jitdump_stats s = h.stats();
+  EXPECT_EQ(s.loads + s.debug_records, 0u);  // nothing published, nothing written
+  const jitprov_line_entry good[] = {{base, 1, 0, "f"}, {base + 63, 2, 0, nullptr}};
+  EXPECT_EQ(publish(good, 2), JITPROV_OK);
+  EXPECT_EQ(publish(nullptr, 0), JITPROV_OK);  // no lines
+  jitprov_jitdump_close(h.rt);
+  EXPECT_EQ(publish(good, 2), JITPROV_OK);  // closed: accepted, not written
+  s = h.stats();
+  EXPECT_EQ(s.loads, 2u);
+  EXPECT_EQ(s.debug_records, 1u);
+  EXPECT_EQ(s.debug_entries, 3u);
+  // An old caller's stats struct (88 bytes) is written no further.
+  struct {
+    jitprov_jitdump_stats s;
+    unsigned char guard[8];
+  } old{};
+  std::memset(&old, 0xab, sizeof old);
+  old.s.sz = 88;
+  ASSERT_EQ(jitprov_jitdump_stats_get(h.rt, &old.s), JITPROV_OK);
+  EXPECT_EQ(old.s.loads, 2u);
+  EXPECT_EQ(old.s.debug_records, 0xababababababababull);
+}
+
 TEST(Jitdump, WithoutCopyAndUnreadableRangesTheCodeIsZeros) {
   Host h;
   static unsigned char code[16] = {1, 2, 3};
@@ -261,6 +389,24 @@ TEST(Jitdump, WriteErrorsAreCountedAndTheFileStaysWhole) {
   EXPECT_EQ(s.last_errno, EFBIG);
   EXPECT_EQ(s.loads, 1u);
   EXPECT_EQ(s.bytes, size);
+  // A load with lines that fails: both records dropped, counted.
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::signal(SIGXFSZ, SIG_IGN);
+  const jitprov_line_entry lines[] = {{reinterpret_cast<uintptr_t>(code + 1100), 5, 0, "a/A.java"}};
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = reinterpret_cast<uintptr_t>(code + 1100);  // free: between toolarge and toolarge2
+  c.code_size = 512;
+  c.lines = lines;
+  c.n_lines = 1;
+  uint64_t v = 0;
+  const int e = jitprov_code_publish(h.rt, h.method("a", "toolarge3"), &c, &v);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+  ASSERT_EQ(e, JITPROV_OK);
+  std::signal(SIGXFSZ, old_handler);
+  s = h.stats();
+  EXPECT_EQ(s.write_errors, 3u);
+  EXPECT_EQ(s.debug_dropped, 1u);
+  EXPECT_EQ(s.debug_records, 0u);
   h.publish(h.method("a", "after"), code + 3072, 64);  // over the failed record's partial bytes
   jitprov_jitdump_close(h.rt);
   s = h.stats();
@@ -269,6 +415,7 @@ TEST(Jitdump, WriteErrorsAreCountedAndTheFileStaysWhole) {
   EXPECT_TRUE(d.well_formed);
   ASSERT_EQ(d.loads.size(), 2u);
   EXPECT_EQ(d.loads[1].name, "a::after");
+  EXPECT_TRUE(d.debug.empty());
   EXPECT_TRUE(d.close_last);
 }
 

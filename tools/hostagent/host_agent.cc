@@ -215,9 +215,11 @@ void jitdumpStatsJson(FILE* f, jitprov_runtime* rt, const Options& o) {
   std::fprintf(f,
                "  \"jitdump\": {\"loads\": %" PRIu64 ", \"rundown_loads\": %" PRIu64 ", \"code_bytes\": %" PRIu64
                ", \"loads_without_code\": %" PRIu64 ", \"unreadable\": %" PRIu64 ", \"bytes\": %" PRIu64
-               ", \"write_errors\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"last_errno\": %d},\n",
+               ", \"write_errors\": %" PRIu64 ", \"dropped\": %" PRIu64
+               ", \"last_errno\": %d"
+               ", \"debug_records\": %" PRIu64 ", \"debug_entries\": %" PRIu64 ", \"debug_dropped\": %" PRIu64 "},\n",
                st.loads, st.rundown_loads, st.code_bytes, st.loads_without_code, st.unreadable, st.bytes,
-               st.write_errors, st.dropped, st.last_errno);
+               st.write_errors, st.dropped, st.last_errno, st.debug_records, st.debug_entries, st.debug_dropped);
 }
 
 void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o) {
@@ -226,12 +228,13 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o) {
   jitprov_jitdump_stats st{};
   st.sz = sizeof st;
   (void)jitprov_jitdump_stats_get(rt, &st);
-  if (st.write_errors + st.dropped + st.unreadable != 0 || o.verbose)
-    std::fprintf(stderr,
-                 "%s: jitdump: %" PRIu64 " loads (%" PRIu64 " at the open), %" PRIu64 " bytes; %" PRIu64
-                 " write errors, %" PRIu64 " records dropped, %" PRIu64 " unreadable ranges%s%s\n",
-                 who, st.loads, st.rundown_loads, st.bytes, st.write_errors, st.dropped, st.unreadable,
-                 st.last_errno != 0 ? "; last error: " : "", st.last_errno != 0 ? std::strerror(st.last_errno) : "");
+  if (st.write_errors + st.dropped + st.unreadable + st.debug_dropped != 0 || o.verbose)
+    std::fprintf(
+        stderr,
+        "%s: jitdump: %" PRIu64 " loads (%" PRIu64 " at the open), %" PRIu64 " bytes; %" PRIu64
+        " write errors, %" PRIu64 " records dropped (%" PRIu64 " line records), %" PRIu64 " unreadable ranges%s%s\n",
+        who, st.loads, st.rundown_loads, st.bytes, st.write_errors, st.dropped, st.debug_dropped, st.unreadable,
+        st.last_errno != 0 ? "; last error: " : "", st.last_errno != 0 ? std::strerror(st.last_errno) : "");
 }
 
 uint64_t nowNs() {

@@ -44,6 +44,13 @@ struct Agent {
   uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
   uint64_t osr = 0;
+  // Source lines for the jitdump (jitdump= only; lineEntries() in jitprov_jvmti.cc):
+  // loads published with lines, their entries, loads without (JVMTI has no line table
+  // or source file: ABSENT_INFORMATION; or no address map), other JVMTI errors, and
+  // address map entries left out (a bytecode index before the first line, outside the
+  // code's range or out of address order).
+  bool lines_on = false;  // jitdump on and the capabilities granted
+  uint64_t line_loads = 0, line_entries = 0, lines_absent = 0, line_errors = 0, line_map_skipped = 0;
   Hist load_ns, unload_ns;
   std::string first_error;
 };

@@ -49,6 +49,11 @@ void writeStats(Agent& a) {
                ", \"4\": %" PRIu64 ", \"unknown\": %" PRIu64 "}, \"osr\": %" PRIu64 ",\n",
                a.by_level[0], a.by_level[1], a.by_level[2], a.by_level[3], a.by_level[4], a.by_level[5], a.osr);
   hostagent::jitdumpStatsJson(f, a.rt, a.opt);
+  if (a.lines_on)
+    std::fprintf(f,
+                 "  \"lines\": {\"loads\": %" PRIu64 ", \"entries\": %" PRIu64 ", \"absent\": %" PRIu64
+                 ", \"errors\": %" PRIu64 ", \"map_skipped\": %" PRIu64 "},\n",
+                 a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped);
   hist("load_callback", a.load_ns);
   hist("unload_callback", a.unload_ns);
   std::fprintf(f,

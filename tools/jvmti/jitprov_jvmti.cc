@@ -33,6 +33,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -43,6 +44,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace jitprov::jvmti {
 namespace {
@@ -158,15 +161,92 @@ void retireOverlapped(Agent& a, uint64_t method_id, uint64_t start, uint32_t siz
   }
 }
 
-// Agent::mu held.
-void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier,
-             bool stub = false) {
+// The source lines of a compiled method for the jitdump (JIT_CODE_DEBUG_INFO): each
+// entry of HotSpot's address map (pc -> bytecode index of the outermost method: inlined
+// code counts as its caller's) with the line its method's LineNumberTable gives that
+// index, consecutive entries of one line merged, the code before the first mapped pc
+// given the method's first line; the file "package/dir/Source.java".
+// Only entries inside [code_addr, code_addr + code_size) in ascending order (what
+// jitprov_code_publish accepts). Any thread, no lock; `file` holds the name.
+struct Lines {
+  std::vector<jitprov_line_entry> entries;
+  std::string file;
+  bool absent = false, error = false;
+  uint64_t skipped = 0;
+};
+
+Lines lineEntries(jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint code_size, jint map_length,
+                  const jvmtiAddrLocationMap* map) {
+  Lines out;
+  if (map == nullptr || map_length <= 0) {
+    out.absent = true;
+    return out;
+  }
+  jint n = 0;
+  jvmtiLineNumberEntry* table = nullptr;
+  jvmtiError e = jvmti->GetLineNumberTable(method, &n, &table);
+  jclass klass = nullptr;
+  char *src = nullptr, *csig = nullptr;
+  if (e == JVMTI_ERROR_NONE) e = jvmti->GetMethodDeclaringClass(method, &klass);
+  if (e == JVMTI_ERROR_NONE) e = jvmti->GetSourceFileName(klass, &src);
+  if (e == JVMTI_ERROR_NONE) e = jvmti->GetClassSignature(klass, &csig, nullptr);
+  if (e == JVMTI_ERROR_NONE && n > 0) {
+    // "Ljitwork/Gen3;" -> "jitwork/" + "Gen3.java"
+    std::string_view cs = csig != nullptr ? csig : "";
+    const size_t slash = cs.rfind('/');
+    if (cs.size() > 1 && cs.front() == 'L' && slash != std::string_view::npos) out.file = cs.substr(1, slash);
+    out.file += src != nullptr ? src : "";
+    std::vector<std::pair<jlocation, jint>> byBci;
+    byBci.reserve(size_t(n));
+    for (jint i = 0; i < n; ++i) byBci.emplace_back(table[i].start_location, table[i].line_number);
+    std::sort(byBci.begin(), byBci.end());
+    const uint64_t start = reinterpret_cast<uintptr_t>(code_addr), end = start + uint64_t(code_size);
+    uint64_t prev = start;
+    for (jint i = 0; i < map_length; ++i) {
+      const uint64_t pc = reinterpret_cast<uintptr_t>(map[i].start_address);
+      const jlocation bci = map[i].location;
+      auto it = std::upper_bound(byBci.begin(), byBci.end(), std::make_pair(bci, INT32_MAX));
+      if (pc < prev || pc >= end || bci < 0 || it == byBci.begin()) {
+        ++out.skipped;
+        continue;
+      }
+      const uint32_t line = uint32_t(std::prev(it)->second);
+      prev = pc;
+      if (!out.entries.empty() && out.entries.back().line == line) continue;  // the same line goes on
+      out.entries.push_back(jitprov_line_entry{pc, line, 0, nullptr});
+    }
+    // The code before the first mapped pc (the prologue, the invocation counter)
+    // precedes bytecode 0: the method's first line, so that no address of it is lineless.
+    const uint32_t first = uint32_t(byBci.front().second);
+    if (!out.entries.empty() && out.entries.front().line == first)
+      out.entries.front().code_addr = start;
+    else if (!out.entries.empty() && out.entries.front().code_addr != start)
+      out.entries.insert(out.entries.begin(), jitprov_line_entry{start, first, 0, nullptr});
+    if (!out.entries.empty()) out.entries.front().file = out.file.c_str();
+  } else if (e == JVMTI_ERROR_ABSENT_INFORMATION || e == JVMTI_ERROR_NATIVE_METHOD ||
+             (e == JVMTI_ERROR_NONE && n == 0)) {
+    out.absent = true;  // compiled without -g:lines, or -g:source; a native method's wrapper
+  } else {
+    out.error = true;
+  }
+  for (void* p : {static_cast<void*>(table), static_cast<void*>(src), static_cast<void*>(csig)})
+    if (p != nullptr) jvmti->Deallocate(static_cast<unsigned char*>(p));
+  return out;
+}
+
+// Agent::mu held. `lines`: the code's source lines (jitdump only).
+void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, bool stub = false,
+             const Lines* lines = nullptr) {
   retireOverlapped(a, method_id, reinterpret_cast<uintptr_t>(addr), uint32_t(size));
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   c.code_start = reinterpret_cast<uintptr_t>(addr);
   c.code_size = uint32_t(size);
   c.tier = uint32_t(tier);
   c.host_tier = host_tier;
+  if (lines != nullptr && !lines->entries.empty()) {
+    c.lines = lines->entries.data();
+    c.n_lines = lines->entries.size();
+  }
   uint64_t vid = 0;
   const int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
   if (e == JITPROV_E_RANGE_OVERLAP) {
@@ -183,11 +263,25 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
   it->second = Agent::Live{vid, method_id, c.code_size, stub};
 }
 
-void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr, jint,
-                                  const jvmtiAddrLocationMap*, const void*) {
+void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
+                                  jint map_length, const jvmtiAddrLocationMap* map, const void*) {
   Agent& a = *g_agent;
   const uint64_t t0 = nowNs();
+  // Before the mutex: JVMTI calls only. lines_on is set before the events are enabled.
+  Lines lines;
+  if (a.lines_on && code_size > 0) lines = lineEntries(jvmti, method, code_addr, code_size, map_length, map);
   std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
+  if (a.lines_on && code_size > 0) {
+    a.line_map_skipped += lines.skipped;
+    if (!lines.entries.empty()) {
+      ++a.line_loads;
+      a.line_entries += lines.entries.size();
+    } else if (lines.error) {
+      ++a.line_errors;
+    } else {
+      ++a.lines_absent;
+    }
+  }
   VmStructs::Level lv = a.vm.levelOf(method, code_addr);
   jboolean native = JNI_FALSE;
   if (lv.source == VmStructs::Source::kUnknown && jvmti->IsMethodNative(method, &native) == JVMTI_ERROR_NONE &&
@@ -209,7 +303,8 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
     if (name != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
   }
   if (code_size > 0 && methodOf(a, jvmti, method, &id))
-    publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr), lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel);
+    publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr), lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel,
+            false, &lines);
   a.load_ns.add(nowNs() - t0);
 }
 
@@ -353,6 +448,14 @@ jint start(JavaVM* vm, const char* options) {
   if (jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) {
     std::fprintf(stderr, "jitprov-jvmti: JVMTI refuses can_generate_compiled_method_load_events\n");
     return JNI_ERR;
+  }
+  if (!a->opt.jitdump.empty()) {
+    // Source lines in the jitdump (JIT_CODE_DEBUG_INFO): without these, loads go without.
+    jvmtiCapabilities lc{};
+    lc.can_get_line_numbers = 1;
+    lc.can_get_source_file_name = 1;
+    a->lines_on = jvmti->AddCapabilities(&lc) == JVMTI_ERROR_NONE;
+    if (!a->lines_on) std::fprintf(stderr, "jitprov-jvmti: jitdump: JVMTI refuses line numbers: no source lines\n");
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");

@@ -196,6 +196,16 @@ JITPROV_API int jitprov_method_find(jitprov_runtime* rt, uint64_t host_key, uint
 
 /* ---- native code versions -------------------------------------------------------- */
 
+/* One source line of published code (jitprov_code_desc.lines): the code from
+ * `code_addr` up to the next entry's (or the range's end) comes from `line` of `file`.
+ * The layout is fixed: a later one would come with a new field of jitprov_code_desc. */
+typedef struct jitprov_line_entry {
+  uint64_t code_addr;     /* inside the published range; entries in ascending order */
+  uint32_t line;          /* source line, from 1 */
+  uint32_t discriminator; /* DWARF's column discriminator, 0 by default */
+  const char* file;       /* source file name, NUL-terminated; NULL: the previous entry's */
+} jitprov_line_entry;
+
 typedef struct jitprov_code_desc {
   size_t sz;
   uint64_t code_start;    /* != 0 */
@@ -205,10 +215,20 @@ typedef struct jitprov_code_desc {
   uint32_t osr_il_offset; /* for JITPROV_TIER1_OSR */
   uint32_t host_version;  /* the host's own id of this native version (CoreCLR: its native
                              code version id); 0 when the host has none. Since 0.6. */
+  /* --- since line tables (40 bytes before: the layout of 0.6) --- */
+  /* Optional (host mode): the code's source lines, for the jitdump sink only: written
+   * as a JIT_CODE_DEBUG_INFO record just before the publication's JIT_CODE_LOAD while
+   * the sink is open, ignored otherwise (a host may leave them out when it is closed).
+   * Read during the call only. Checked whether the sink is open or not: the first entry
+   * needs a file; every code_addr inside [code_start, code_start + code_size), in
+   * ascending (non-decreasing) order; else JITPROV_E_INVALID_ARGUMENT, nothing
+   * published. An older library refuses a desc with lines (its unknown tail is not zero). */
+  const jitprov_line_entry* lines;
+  size_t n_lines;
 } jitprov_code_desc;
 
 #define JITPROV_CODE_DESC_INIT \
-  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0, 0 }
+  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0, 0, NULL, 0 }
 
 /* Host mode: records code the host compiled for method_id at [code_start,
  * code_start + code_size) as a new native version of the method's active IL version,
@@ -442,7 +462,9 @@ typedef struct jitprov_jitdump_config {
  * running by then), writes a JIT_CODE_LOAD for every version live now (a walk, stamped
  * with the open's time), then one for every publication (jitprov_code_publish,
  * jitprov_jit_publish), stamped under the code-version-manager lock and written after
- * it on the publishing thread, until jitprov_jitdump_close(). JITPROV_E_BUSY when a
+ * it on the publishing thread, until jitprov_jitdump_close(); before it, with the same
+ * stamp and in the same write, a JIT_CODE_DEBUG_INFO when the publication has lines
+ * (jitprov_code_desc.lines). JITPROV_E_BUSY when a
  * runtime of this process has the file open; JITPROV_E_INVALID_ARGUMENT when it
  * cannot be created or mapped (errno in the stats' last_errno). config may be NULL. */
 JITPROV_API int jitprov_jitdump_open(jitprov_runtime* rt, const jitprov_jitdump_config* config);
@@ -462,6 +484,11 @@ typedef struct jitprov_jitdump_stats {
   uint64_t write_errors;       /* failed writes; each dropped its record */
   uint64_t dropped;            /* records not in the file (write errors, > 4 GiB) */
   int last_errno;              /* of the last failed open, mmap or write */
+  /* --- since line tables (the first 88 bytes: the original layout) --- */
+  uint64_t debug_records; /* JIT_CODE_DEBUG_INFO records written (jitprov_code_desc.lines) */
+  uint64_t debug_entries; /* line entries in them (the host's, and one at each code's end) */
+  uint64_t debug_dropped; /* DEBUG_INFO records not in the file: write errors (counted in
+                             write_errors, the load with them), > 4 GiB */
 } jitprov_jitdump_stats;
 
 /* The last file's counters (zeros before the first open). out->sz must be set. */

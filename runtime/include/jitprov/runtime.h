@@ -111,6 +111,9 @@ struct JitdumpStats {
   uint64_t write_errors = 0;        // failed writes (each drops its record, or retries it without code)
   uint64_t dropped = 0;             // records lost to write errors
   int last_errno = 0;               // the last error's errno (open, mmap, write)
+  uint64_t debug_records = 0;       // JIT_CODE_DEBUG_INFO records written (HostCode::lines)
+  uint64_t debug_entries = 0;       // line entries in them (the host's, one more at the end)
+  uint64_t debug_dropped = 0;       // DEBUG_INFO records lost (write errors, > 4 GiB, no memory)
 };
 
 // Whether the LTTng-UST provider (libjitprov-lttng.so) is loaded, and from where or why

@@ -40,6 +40,15 @@ enum class CodeMode : uint8_t {
   kHost = 1,       // the host supplies its real ranges (publishHostCode)
 };
 
+// One source line of host code: the code from code_addr to the next entry's comes
+// from `line` of `file` (nullptr: the previous entry's). The C API's jitprov_line_entry.
+struct LineEntry {
+  uint64_t code_addr = 0;
+  uint32_t line = 0;
+  uint32_t discriminator = 0;
+  const char* file = nullptr;
+};
+
 // A native version the host compiled: its real code range and tiers (host mode).
 struct HostCode {
   uint64_t code_start = 0;  // != 0
@@ -48,6 +57,10 @@ struct HostCode {
   uint16_t host_tier = 0;  // the host's own tier number (HotSpot: comp level 0-4)
   uint32_t osr_il_offset = 0;
   uint32_t host_version = 0;  // the host's own id of the version (CoreCLR: native code version id)
+  // Optional: its source lines, for the jitdump sink (read during publishHostCode only).
+  // The first has a file; each code_addr in the range, in non-decreasing order.
+  const LineEntry* lines = nullptr;
+  size_t n_lines = 0;
 };
 
 // A code range handed out by the simulated code heap.
