@@ -79,7 +79,7 @@ perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/
 perf script -i "$WORK/perf.jit.data" -F time,ip,sym --ns -G >"$WORK/inject.txt" 2>/dev/null ||
   fail "perf script (injected)"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/jitdump_names.py" "$WORK/trace" "$JAVA_PID" "$T0" "$T1" \
-  "$WORK/map.txt" "$WORK/inject.txt" "$WORK/agent.json" ||
+  "$WORK/map.txt" "$WORK/inject.txt" "$DUMP" ||
   fail "the injected jitdump does not name every JIT sample by its method at its time"
 pass "jitdump names every JIT sample right, reused ranges included, where the perf map does not"
 
