@@ -92,9 +92,10 @@ grep -qE '^\s+[0-9.]+ :\s+[0-9a-f]+:\s+(mov|push|sub|add|lea|cmp|test|jmp|call|r
 pass "perf annotate shows the instructions of $sym"
 
 # Source lines: perf annotate -l of the 12 hottest workload methods (perf report --sort
-# srcline would resolve every sampled address of every jitted ELF: 5 minutes here),
-# judged against the classes' own line tables.
-javap -l -p -cp "$WORK/classes" $(cd "$WORK/classes" && ls jitwork/Gen*.class | sed 's/\.class$//; s|/|.|g') \
+# srcline would resolve every sampled address of every jitted ELF: 5 minutes here), and
+# the line tables perf inject wrote into every workload method's jitted ELF, judged
+# against the classes' own line tables.
+javap -l -p -cp "$WORK/classes" $(cd "$WORK/classes" && ls jitwork/*.class | sed 's/\.class$//; s|/|.|g') \
   >"$WORK/javap.txt" 2>&1 || fail "javap -l"
 args=()
 i=0
@@ -104,6 +105,6 @@ for s in $(grep -o 'jitwork\.Gen[0-9]*::[A-Za-z0-9_]*' "$WORK/report.txt" | awk 
   args+=("$s" "$WORK/lines-$i.txt")
 done
 [ $i -gt 0 ] || fail "perf report names no workload method"
-$PY "$SRC/tests/integration/jitdump_lines.py" "$WORK/javap.txt" "${args[@]}" ||
+$PY "$SRC/tests/integration/jitdump_lines.py" "$WORK/javap.txt" --elves "$WORK/dump" "${args[@]}" ||
   fail "perf's source lines of JIT'd methods are not all in their methods' line ranges"
-pass "perf annotate -l shows the source lines of $i JIT'd methods, each in its method's javap line range"
+pass "perf annotate -l shows the source lines of $i JIT'd methods, and every jitted ELF's lines, in their methods' javap line ranges"
