@@ -29,15 +29,16 @@
 # the trace's, under the same lock (counted, printed).
 #
 # Checks that the clocks are one: every trace stamp and every sample's time lie in the
-# run's CLOCK_MONOTONIC window [T0, T1], read by the test around `perf record`.
+# run's CLOCK_MONOTONIC window [T0, T1], read by the test around `perf record`; and each
+# load's dump stamp is at or after its trace stamp (read after it on the same thread),
+# a few microseconds later (the median under 100 us).
 # And, apart from the judgement, that the dump and the trace have the same loads
 # (address, size, name; the dump read by a reader of its own), but for the trace's last
 # ones: publications racing the sink's close at VM death, stamped after the dump's last.
 #   jitdump_names.py TRACE VPID T0 T1 MAP_SCRIPT INJECT_SCRIPT DUMP
 #   (the scripts: perf script -F time,ip,sym --ns)
 import re, struct, sys
-from collections import Counter
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from bt2read import events
 
@@ -164,6 +165,20 @@ def main():
     late = Counter((a, s, n) for ts, a, s, n in evs if n is not None and ts > last)
     missing = in_trace - in_dump
     same_loads = not (in_dump - in_trace) and not (missing - late)
+    # The same load's two stamps (the n-th of a key in time in each).
+    by_key_t, by_key_d = defaultdict(list), defaultdict(list)
+    for ts, a, s, n in evs:
+        if n is not None:
+            by_key_t[(a, s, n)].append(ts)
+    for ts, a, s, n in dump:
+        by_key_d[(a, s, n)].append(ts)
+    diffs = sorted(d - t for k, ds in by_key_d.items() for t, d in zip(sorted(by_key_t[k]), sorted(ds)))
+    if diffs:
+        med, p99, lo, hi = diffs[len(diffs) // 2], diffs[len(diffs) * 99 // 100], diffs[0], diffs[-1]
+        stamps_ok = lo >= 0 and med < 100_000
+        print("stamps: dump minus trace, per load: min %.1f us, median %.1f us, p99 %.1f us, max %.1f us: %s" %
+              (lo / 1e3, med / 1e3, p99 / 1e3, hi / 1e3, "one clock" if stamps_ok else "NOT one clock"))
+        clock_ok = clock_ok and stamps_ok
     print("loads: the dump has %d, the trace %d; only in the dump %d, only in the trace %d (%d of them after the "
           "dump's last: publications racing the close at VM death): %s" %
           (len(dump), loads, sum((in_dump - in_trace).values()), sum(missing.values()),
