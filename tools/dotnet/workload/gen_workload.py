@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Generates the .NET workload jitprov's .NET client is tested and measured on: a C#
-console project of CLASSES x METHODS small methods that, while it runs, keep crossing
+console project of CLASSES x METHODS small methods and LOOPS loop methods (class
+Loops: one call of each runs long enough for OSR) that, while it runs, keep crossing
 the tier-up threshold (call counting), go through OSR (long loops), create and drop
 dynamic methods (DynamicMethod), and load copies of itself into collectible
 AssemblyLoadContexts that are unloaded again. Its phases and options: Program.cs's
 usage text (`dotnet JitWork.dll --help`).
-    gen_workload.py OUT_DIR [CLASSES] [METHODS]"""
+    gen_workload.py OUT_DIR [CLASSES] [METHODS] [LOOPS]"""
 import os
 import sys
 
 out = sys.argv[1]
 classes = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 methods = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+loops = int(sys.argv[4]) if len(sys.argv) > 4 else 100
 os.makedirs(out, exist_ok=True)
 
 with open(os.path.join(out, "JitWork.csproj"), "w") as f:
@@ -53,6 +55,18 @@ for c in range(classes):
         f.write("  public static System.Func<long, long>[] Table() => new System.Func<long, long>[] {\n")
         f.write("    " + ", ".join("M%d" % m for m in range(methods)) + ",\n  };\n")
         f.write("}\n")
+
+# Loop methods: each is JIT'd at tier 0 with patchpoints in its loop (QuickJitForLoops);
+# one call with a long enough loop hits the patchpoint limit and transitions to an OSR
+# body compiled on the calling thread (JitPatchpointWorker). One method per OSR wanted.
+with open(os.path.join(out, "Loops.cs"), "w") as f:
+    f.write("namespace JitWork;\nusing System.Runtime.CompilerServices;\npublic static class Loops {\n")
+    for k in range(loops):
+        f.write("  [MethodImpl(MethodImplOptions.NoInlining)] public static long L%d(long n) "
+                "{ long s = %d; for (long i = 0; i < n; i++) s += i ^ (s >> %d) + %d; return s; }\n"
+                % (k, k, k % 7 + 1, k % 13))
+    f.write("  public static System.Func<long, long>[] Table() => new System.Func<long, long>[] {\n")
+    f.write("    " + ", ".join("L%d" % k for k in range(loops)) + ",\n  };\n}\n")
 
 with open(os.path.join(out, "Table.cs"), "w") as f:
     f.write("namespace JitWork;\nusing System;\npublic static class Table {\n")
