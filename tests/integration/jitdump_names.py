@@ -85,14 +85,14 @@ def read_trace(path, vpid):
     return evs, lost
 
 
-def main():
-    trace, vpid, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    evs, lost = read_trace(trace, vpid)
-    if lost:
-        print("FAIL: the trace lost events, the judge would be incomplete:", lost)
-        return 1
+def judge(evs, map_script, inject_script, t0, t1, truth_label, norm=norm, grace_ns=GRACE_NS):
+    """Judges the two readings (perf script outputs) of one perf run by evs, the truth:
+    (CLOCK_MONOTONIC ns, code start, code size, "namespace::name", or None for an
+    unload). Prints the clock check and the table. Returns the counts, with "named":
+    whether the injected reading names every judged JIT sample right, and "beats_map"
+    and "beats_map_reused": whether it names more right than the perf map, overall and
+    in reused ranges."""
     loads = sum(1 for e in evs if e[3] is not None)
-    # Page -> events covering it, in time order.
     by_page = defaultdict(list)
     for ts, addr, size, name in evs:
         for p in range(addr >> 12, ((addr + size - 1) >> 12) + 1):
@@ -109,7 +109,7 @@ def main():
                     best = (ts, name)
         return best, covering
 
-    via_map, via_inject = samples(sys.argv[5]), samples(sys.argv[6])
+    via_map, via_inject = samples(map_script), samples(inject_script)
     assert len(via_map) == len(via_inject) and via_map, (len(via_map), len(via_inject))
     stamps = [e[0] for e in evs]
     times = [s[0] for s in via_map]
@@ -129,7 +129,7 @@ def main():
         if name is None:
             freed += 1
             continue
-        if t - ts < GRACE_NS:
+        if t - ts < grace_ns:
             at_load += 1
             continue
         jit += 1
@@ -147,9 +147,9 @@ def main():
             counts[key][verdict] += 1
             if is_reused:
                 counts[key + "_reused"][verdict] += 1
-    print("truth: the lttng trace, %d loads, %d unloads; samples: %d, in JIT code: %d, in reused ranges: %d "
+    print("truth: %s, %d loads, %d unloads; samples: %d, in JIT code: %d, in reused ranges: %d "
           "(not judged: %d in freed code, %d within %d us of their load)" %
-          (loads, len(evs) - loads, len(via_map), jit, reused, freed, at_load, GRACE_NS // 1000))
+          (truth_label, loads, len(evs) - loads, len(via_map), jit, reused, freed, at_load, grace_ns // 1000))
     print("%-22s %8s %8s %8s" % ("", "right", "wrong", "unnamed"))
     for key, label in (("map", "perf map, all"), ("inject", "jitdump, all"), ("map_reused", "perf map, reused"),
                        ("inject_reused", "jitdump, reused")):
@@ -157,6 +157,21 @@ def main():
         print("%-22s %8d %8d %8d" % (label, c["right"], c["wrong"], c["unnamed"]))
     if wrong_examples:
         print("jitdump not right, e.g. (time, ip, named, truth, since the load):", wrong_examples)
+    inject = counts["inject"]
+    return {"loads": loads, "clock_ok": bool(clock_ok), "jit": jit, "reused": reused, "counts": counts,
+            "named": jit > 0 and inject["wrong"] == 0 and inject["unnamed"] == 0,
+            "beats_map": inject["right"] > counts["map"]["right"],
+            "beats_map_reused": reused > 0 and counts["inject_reused"]["right"] > counts["map_reused"]["right"]}
+
+
+def main():
+    trace, vpid, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    evs, lost = read_trace(trace, vpid)
+    if lost:
+        print("FAIL: the trace lost events, the judge would be incomplete:", lost)
+        return 1
+    r = judge(evs, sys.argv[5], sys.argv[6], t0, t1, "the lttng trace")
+    loads, clock_ok = r["loads"], r["clock_ok"]
     # Apart from the judgement: the dump has the trace's loads.
     dump = read_dump_loads(sys.argv[7])
     in_trace = Counter((a, s, n) for _, a, s, n in evs if n is not None)
@@ -183,8 +198,7 @@ def main():
           "dump's last: publications racing the close at VM death): %s" %
           (len(dump), loads, sum((in_dump - in_trace).values()), sum(missing.values()),
            sum((missing & late).values()), "the same" if same_loads else "NOT the same"))
-    ok = (same_loads and clock_ok and jit > 0 and counts["inject"]["wrong"] == 0 and counts["inject"]["unnamed"] == 0 and
-          reused > 0 and counts["inject_reused"]["right"] > counts["map_reused"]["right"])
+    ok = same_loads and clock_ok and r["named"] and r["beats_map_reused"]
     return 0 if ok else 1
 
 
