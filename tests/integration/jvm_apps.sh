@@ -71,7 +71,9 @@ run_app() {
   jcmd "$pid" Compiler.codelist >"$d/codelist2.txt" 2>&1 ||
     { head -n 5 "$d/codelist2.txt" "$d/out" >&2; fail "$label: jcmd Compiler.codelist"; }
   touch "$d/ready/stop"
-  wait "$pid" || { tail -20 "$d/out" >&2; fail "$label: exit status $?"; }
+  local rc=0
+  wait "$pid" || rc=$?
+  [ $rc -eq 0 ] || { tail -20 "$d/out" >&2; fail "$label: exit status $rc"; }
 }
 opts() { echo "trigger=session,every:1,perfmap=$WORK/$1,stats=$WORK/$1/agent.json"; }
 mkdir -p "$WORK"/{javac,h2}/ready "$WORK/javac/classes"
