@@ -153,9 +153,8 @@ for r in panels:
 with open(out + "/timeline.gp", "w") as g:
     g.write('set terminal pngcairo size 1100,%d noenhanced font ",10"\n' % (170 + 230 * len(panels)))
     g.write('set output "%s/timeline.png"\n' % out)
-    g.write('set multiplot layout %d,1 title "JIT paths, one app thread each: first calls (tier-0 JIT) and'
-            ' threshold calls 2000 a second, OSR 100 a second; shaded: the rundown (CoreCLR: its whole EventPipe'
-            ' session)" font ",11"\n' % len(panels))
+    g.write('set multiplot layout %d,1 title "One app thread per JIT path: first (tier-0 JIT), thr (tier-up'
+            ' threshold), osr (OSR); shaded: the rundown (CoreCLR: its whole session)" font ",11"\n' % len(panels))
     g.write('set logscale y 10\nset yrange [1:5e6]\nset ytics ("1 us" 1, "10 us" 10, "100 us" 100, "1 ms" 1000,'
             ' "10 ms" 10000, "100 ms" 100000, "1 s" 1e6)\nset xrange [0:8]\nset grid ytics\n')
     g.write('set ylabel "latency (log)"\nset key top left horizontal\n')

@@ -20,6 +20,7 @@ JITPROV_PACKAGES=(
   openjdk-17-jdk-headless                          # the JVM agent: jvmti.h, java, javac, jcmd
   openjdk-17-source libh2-java                     # Java programs nobody here wrote: java.util's sources for javac, H2 (jvm-apps)
   unzip                                            # java.util's sources out of the JDK's src.zip (jvm-apps)
+  linux-perf                                       # perf record -k 1, perf inject --jit: the jitdump tests
   bc                                               # arithmetic in the benchmark scripts
   util-linux procps                                # unshare, setarch; pgrep, ps
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
