@@ -3,13 +3,15 @@
 # The .NET client on a real CoreCLR (the SDK's runtime) running jitprov's generated C#
 # workload (tier-ups, OSR, dynamic methods, collectible contexts unloaded, a child
 # process):
-#  - bad options stop the app with one line; help lists them;
+#  - a bad configuration (bad options, a wrong path, a wrong class id) costs one line
+#    at most and the app runs on untraced; help lists the options;
 #  - parent and child are each traced; nothing went unmirrored but what the client
 #    counts (precompiled code);
 #  - its rundowns into a real lttng session pass jitprov-verify and g2check.py;
 #  - CoreCLR's own rundown at a quiet moment (EventPipe, read by TraceEvent) and
 #    jitprov's rundowns around it report the same bodies: same address, size and name,
-#    and the tier CoreCLR's own MethodLoadVerbose gave (a startup EventPipe file session).
+#    and the tier CoreCLR's own MethodLoadVerbose gave (a startup EventPipe file session);
+#  - the app runs on when its session is destroyed or lttng-sessiond killed mid-rundown.
 #   dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 PROFILER=${1:?usage: dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR}
@@ -36,11 +38,12 @@ CORECLR_PROFILER_PATH=$(realpath "$PROFILER") || fail "no $PROFILER"
 export CORECLR_PROFILER_PATH
 
 # --- options -------------------------------------------------------------------------
-# refused OPTIONS LINE: the app does not run, and the client says why in one line.
+# refused OPTIONS LINE: the client says why in one line, and the app runs on untraced.
 refused() {
-  JITPROV_DOTNET="$1" "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 && fail "$1 accepted"
+  JITPROV_DOTNET="$1" "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "$1 stopped the app: $(cat "$WORK/out")"
   [ "$(grep -c '^jitprov-dotnet:' "$WORK/out")" -eq 1 ] &&
-    grep -qxF "jitprov-dotnet: $2 (JITPROV_DOTNET=help lists the options)" "$WORK/out" || fail "$1: $(cat "$WORK/out")"
+    grep -qP "^jitprov-dotnet: \Q$2\E \(JITPROV_DOTNET=help lists the options\); pid [0-9]+ runs untraced$" \
+      "$WORK/out" && grep -q "^JitWork: " "$WORK/out" || fail "$1: $(cat "$WORK/out")"
 }
 refused bogus "unknown option 'bogus'"
 refused trigger=session,signal "trigger=session,signal: no signal trigger (the .NET runtime owns its signals)"
@@ -52,7 +55,11 @@ grep -q "perfmap=DIR|off" "$WORK/out" && ! grep -q "JitWork:" "$WORK/out" || fai
 CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
   fail "a wrong class id stopped the app"
 grep -q "jitprov-dotnet: CORECLR_PROFILER is not" "$WORK/out" || fail "wrong class id: $(cat "$WORK/out")"
-pass "bad options stop the app with one line; help lists them; a wrong class id is named"
+# A path to no library: CoreCLR cannot load the client, says nothing, and runs the app.
+CORECLR_PROFILER_PATH=/nonexistent/libjitprov-dotnet.so "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
+  fail "a wrong CORECLR_PROFILER_PATH stopped the app: $(cat "$WORK/out")"
+grep -q "^JitWork: " "$WORK/out" || fail "wrong path: $(cat "$WORK/out")"
+pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced"
 
 # --- the traced run ----------------------------------------------------------------------
 start_sessiond
@@ -90,4 +97,32 @@ PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --mi
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_crosscheck.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"
 pass ".NET rundowns verified and identical to CoreCLR's own rundown"
+
+# --- the session destroyed, then lttng-sessiond killed, each in mid-rundown ------------
+# A rundown channel of two 4 KiB buffers that blocks keeps the client's session rundown
+# stuck while the app runs; then the fault. The app must run on and end as it would.
+for kind in destroy kill; do
+  setup_session "f$kind" "$WORK/trace-$kind" --subbuf-size=4096 --num-subbuf=2 --blocking-timeout=inf
+  lttng start "f$kind" >/dev/null || fail "lttng start f$kind"
+  JITPROV_DOTNET="trigger=session,perfmap=off,stats=$WORK/fault-$kind.json" "${APP[@]}" --seconds 4 \
+    >"$WORK/fault.out" 2>&1 &
+  pid=$!
+  track_pid "$pid"
+  sleep 2
+  kill -0 "$pid" 2>/dev/null || { cat "$WORK/fault.out" >&2; fail "$kind: the app ended before the fault"; }
+  case $kind in
+    destroy) lttng destroy "f$kind" >/dev/null || fail "lttng destroy" ;;
+    kill) kill -9 "$SESSIOND_PID"; wait "$SESSIOND_PID" 2>/dev/null ;;
+  esac
+  wait "$pid"; rc=$?
+  [ $rc -eq 0 ] && grep -q "^JitWork: " "$WORK/fault.out" || { cat "$WORK/fault.out" >&2; fail "$kind: app exit $rc"; }
+  $PY - "$WORK/fault-$kind.json" "$kind" <<'PY' || fail "$kind: the client's counters"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["loads"] > 1000 and c["not_mirrored"]["errors"] == 0, c
+print("ok: %s in mid-rundown: the app ran on and exited 0; client: %d loads, %d rundowns completed" %
+      (sys.argv[2], c["loads"], c["rundowns"]))
+PY
+done
+pass "the app runs on when its lttng session is destroyed or lttng-sessiond killed mid-rundown"
 rm -rf "$WORK"

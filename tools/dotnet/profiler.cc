@@ -76,10 +76,15 @@ uint32_t addRef(void*) { return 1; }  // one object for the life of the process
 uint32_t release(void*) { return 1; }
 HRESULT ignored(void*) { return kOk; }  // callbacks the client does not enable
 
-[[noreturn]] void refuse(const std::string& why) {
-  std::fprintf(stderr, "jitprov-dotnet: %s (JITPROV_DOTNET=help lists the options)\n", why.c_str());
+// A configuration the client cannot run with: one line says why and that this process
+// runs untraced, and Initialize fails, so that CoreCLR detaches the client and the app
+// runs on (issue 24: a tracing tool must not take the app down with it). Nothing of the
+// client is running yet when it is called.
+HRESULT refuse(const std::string& why) {
+  std::fprintf(stderr, "jitprov-dotnet: %s (JITPROV_DOTNET=help lists the options); pid %d runs untraced\n",
+               why.c_str(), int(getpid()));
   std::fflush(stderr);
-  _exit(2);  // as the JVM agent: a tracer asked for and misconfigured must not run silently untraced
+  return kFail;
 }
 
 HRESULT initialize(void* self, void* info_unk) {
@@ -94,20 +99,22 @@ HRESULT initialize(void* self, void* info_unk) {
     std::fflush(stdout);
     _exit(0);
   }
-  if (!err.empty()) refuse(err);
+  if (!err.empty()) return refuse(err);
   if (comCall<HRESULT>(info_unk, kSlotQueryInterface, &kIidInfo12, &p.info) != kOk)
-    refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)");
+    return refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)");
   p.runtime_version = runtimeVersion(p.info);
   if (comCall<HRESULT>(p.info, kInfoSetEventMask2, uint32_t(0), kHighMonitorEventPipe) != kOk)
-    refuse("the runtime refused the event mask");
+    return refuse("the runtime refused the event mask");
   void* info = p.info;
   if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
-    refuse(why);
+    return refuse(why);
   static const char16_t kProvider[] = u"Microsoft-Windows-DotNETRuntime";
   EventPipeProviderConfig cfg{kProvider, kKeywordJit | kKeywordLoader | kKeywordCompilationDiagnostic, kLevelVerbose,
                               nullptr};
-  if (comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) != kOk)
-    refuse("the runtime refused the EventPipe session");
+  if (comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) != kOk) {
+    p.mirror.shutdown(p.runtime_version.c_str());  // its threads stopped before CoreCLR unloads the client
+    return refuse("the runtime refused the EventPipe session");
+  }
   if (opt.verbose)
     std::fprintf(stderr, "jitprov-dotnet: loaded in pid %d, runtime %s, provider %s\n", int(getpid()),
                  p.runtime_version.c_str(), jitprov_trace_provider_status());
