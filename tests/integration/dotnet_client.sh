@@ -21,16 +21,9 @@ require_lttng
 require_cmd dotnet
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-dotnet.XXXXXX)
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
-# --- build the workload and CoreCLR's own view (copies: no obj/ in the source tree) ----
-$PY "$SRC/tools/dotnet/workload/gen_workload.py" "$WORK/wl" 20 100 || fail "generate the workload"
-dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
-  { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
-cp -r "$SRC/tools/dotnet/clr-rundown" "$WORK/cr"
-dotnet build -c Release -o "$WORK/cr/out" "$WORK/cr" >"$WORK/build.log" 2>&1 ||
-  { tail -20 "$WORK/build.log" >&2; fail "dotnet build jitprov-clr-rundown"; }
-CLR="$WORK/cr/out/jitprov-clr-rundown"
+# --- build the workload and CoreCLR's own view ------------------------------------------
+build_dotnet_workload "$SRC" 20 100
 APP=(dotnet "$WORK/wl/out/JitWork.dll")
 
 export CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}'

@@ -23,14 +23,8 @@ perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 WORK=$(mktemp -d /tmp/jitprov-dotnet-jitdump.XXXXXX)
 APP_PID=
 trap '[ -z "${KEEP:-}" ] && rm -rf "$WORK"; [ -n "$APP_PID" ] && rm -f "/tmp/perf-$APP_PID.map"' EXIT
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
-$PY "$SRC/tools/dotnet/workload/gen_workload.py" "$WORK/wl" 20 100 || fail "generate the workload"
-dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
-  { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
-cp -r "$SRC/tools/dotnet/clr-rundown" "$WORK/cr"
-dotnet build -c Release -o "$WORK/cr/out" "$WORK/cr" >"$WORK/build.log" 2>&1 ||
-  { tail -20 "$WORK/build.log" >&2; fail "dotnet build jitprov-clr-rundown"; }
+build_dotnet_workload "$SRC" 20 100
 
 mkdir -p "$WORK/dump"
 mono() { $PY -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
@@ -61,7 +55,7 @@ print("ok: dump: %d loads (%d MB of code), 0 write errors; client: %d loads, %d 
       "unloaded" % (j["loads"] + j["rundown_loads"], j["code_bytes"] >> 20, c["loads"], c["unloads"],
                     c["module_unloads"]))
 PY
-"$WORK/cr/out/jitprov-clr-rundown" loads "$WORK/clr.nettrace" "$WORK/loads.tsv" "$WORK/unloads.tsv" ||
+"$CLR" loads "$WORK/clr.nettrace" "$WORK/loads.tsv" "$WORK/unloads.tsv" ||
   fail "read CoreCLR's own load and unload events"
 
 if [ -n "${JITDUMP_TEST_FAULT:-}" ]; then

@@ -110,3 +110,18 @@ wait_rundowns() {
   done
   fail "fewer than $n rundowns after $secs s"
 }
+
+# The generated .NET workload (CLASSES x METHODS) in $WORK/wl/out/JitWork.dll and
+# CoreCLR's own view, $WORK/cr/out/jitprov-clr-rundown, each built from a copy (no obj/
+# in the source tree). Sets CLR.
+#   build_dotnet_workload SOURCE_DIR CLASSES METHODS
+build_dotnet_workload() {
+  export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+  $PY "$1/tools/dotnet/workload/gen_workload.py" "$WORK/wl" "$2" "$3" || fail "generate the workload"
+  dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
+    { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
+  cp -r "$1/tools/dotnet/clr-rundown" "$WORK/cr"
+  dotnet build -c Release -o "$WORK/cr/out" "$WORK/cr" >"$WORK/build.log" 2>&1 ||
+    { tail -20 "$WORK/build.log" >&2; fail "dotnet build jitprov-clr-rundown"; }
+  CLR="$WORK/cr/out/jitprov-clr-rundown"
+}
