@@ -4,6 +4,7 @@
 #include "cvm_lock.h"
 #include "fork.h"
 #include "jitprov_usdt.h"
+#include "pacer.h"
 #include "rundown_emitter.h"
 #include "trace.h"
 
@@ -257,7 +258,7 @@ class RundownEngine::Pass {
         locking_(mode == RundownMode::kLocked      ? WalkLocking::kWholeWalk
                  : mode == RundownMode::kPerMethod ? WalkLocking::kPerMethod
                                                    : WalkLocking::kNone),
-        rate_(locking_ == WalkLocking::kNone && r.traced ? e.max_rate_ : 0) {}
+        pacer_(locking_ == WalkLocking::kNone && r.traced ? e.max_rate_ : 0, kBurst, monotonicNs()) {}
 
   WalkLocking locking() const noexcept { return locking_; }
   void begin(uint64_t begin_seq);
@@ -279,12 +280,15 @@ class RundownEngine::Pass {
   const RundownTrigger trigger_;
   RundownResult& r_;
   const WalkLocking locking_;
-  // Pacing (setMaxRate): at each window, sleep until the schedule catches up. Never
-  // while holding the lock (locked modes are not paced: they exist to be measured).
-  const uint64_t rate_;
+  // Pacing (setMaxRate, pacer.h): between read sections, sleep until the schedule
+  // catches up. Never while holding the lock (locked modes are not paced: they exist to
+  // be measured). A rundown that fell behind resumes at most kBurst events ahead of the
+  // rate: four walk batches, about 400 KB of records, a fifth of lttng's default
+  // channel on one CPU.
+  static constexpr uint64_t kBurst = 4096;
+  Pacer pacer_;
   uint64_t emitted_ = 0;
   uint64_t window_start_ = monotonicNs();
-  const uint64_t walk_start_ = monotonicNs();
   uint64_t not_emitted_ = 0;  // by a test emitter (rundown_emitter.h)
   // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
   // version, so shutdown waits a bounded time), and rundown_end says so.
@@ -328,9 +332,9 @@ void RundownEngine::Pass::pace() {
   // Pacing, between the walk's read sections (every 1024 methods): sleeping inside one
   // would hold up every grace period, and so reclamation and fork(). In slices of at
   // most 10 ms, so that stop() is not kept waiting.
-  if (rate_ == 0) return;
-  const uint64_t due = walk_start_ + emitted_ * 1000000000ULL / rate_;
+  if (!pacer_.paced()) return;
   uint64_t now = monotonicNs();
+  const uint64_t due = pacer_.dueNs(now, emitted_);
   while (due > now + 50000 && !e_.cancel_.load(std::memory_order_relaxed)) {
     const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
     nanosleep(&ts, nullptr);

@@ -33,9 +33,9 @@ struct Options {
   uint32_t calls_per_ms = 200;  // per JIT thread
   double jit_delay = 0;         // seconds between ready and the JIT threads' start
   std::string fault = "none";   // test build only: RundownFault
-  // Rundown events per second: what lttng's default non-blocking channel drains here
-  // (docs/tracing.md); 0 = unpaced, for the dedicated blocking channel.
-  uint64_t rundown_rate = 250000;  // what lttng's default channel drains with the other core busy (docs/tracing.md)
+  // Rundown events per second: what lttng's default non-blocking channel drains with
+  // room to spare (docs/tracing.md); 0 = unpaced, for the dedicated blocking channel.
+  uint64_t rundown_rate = 100000;
   // After a tier-up replaced a method's code, retire the replaced version with this
   // probability (HotSpot flushes replaced code one version at a time).
   double retire_replaced = 0.5;

@@ -114,6 +114,11 @@ void Checker::applyRundownEvent(Process& p, const Item& it, const Batch& b) {
     ++r.module_records;
   } else if (it.kind == Kind::kRundownMethod) {
     ++r.method_records;
+    if (r.window_records == 0 || it.ts - r.window_ts >= Rundown::kPeakWindowNs) {
+      r.window_ts = it.ts;
+      r.window_records = 0;
+    }
+    r.peak_window_records = std::max(r.peak_window_records, ++r.window_records);
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);

@@ -41,6 +41,11 @@ struct Rundown {
   std::string mode, trigger;
   uint64_t module_records = 0, method_records = 0;
   uint64_t after_begin = 0;  // records published after B: the catch-up's
+  // The most method records in one window of kPeakWindowNs (windows open at a record):
+  // what a paced rundown (setMaxRate) put into the channel at its fastest.
+  static constexpr int64_t kPeakWindowNs = 100'000'000;
+  int64_t window_ts = 0;
+  uint64_t window_records = 0, peak_window_records = 0;
   uint64_t end_modules = 0, end_methods = 0, end_versions = 0, end_skipped = 0, end_retried = 0, end_duration = 0;
   // The publication sequence: B on rundown_begin; P, E and caught_up on rundown_end.
   bool has_begin_seq = false, has_end_seq = false;

@@ -47,7 +47,8 @@ nlohmann::json rundownJson(const RundownVerdict& v) {
                       {"begin_ns", r.begin_ts},
                       {"end_ns", r.end_ts},
                       {"method_records", r.method_records},
-                      {"module_records", r.module_records}};
+                      {"module_records", r.module_records},
+                      {"peak_method_records_per_100ms", r.peak_window_records}};
   j["cut_short"] = r.cut_short;
   if (r.has_end) {
     j["rundown_end"] = {{"modules", r.end_modules}, {"methods", r.end_methods}, {"versions", r.end_versions},
