@@ -34,8 +34,9 @@ now_ns() { date +%s%N; }
 
 setup_session A "$WORK/traces/A"
 lttng start A >/dev/null || fail "lttng start A"
-start_sim --methods 50000 --modules 200 --jit-threads 2 --rundown-trigger session --unload-rate 40 \
-  --retire-replaced 0.5 --rejit-rate 0.001
+# Every session here has the blocking channel (setup_session): the rundown unpaced.
+start_sim --methods 20000 --modules 200 --jit-threads 2 --rundown-trigger session --unload-rate 40 \
+  --retire-replaced 0.5 --rejit-rate 0.001 --rundown-rate 0
 wait_served 1
 
 setup_session B "$WORK/traces/B"
@@ -66,7 +67,7 @@ for i in $(seq 70); do
   n=$(served)
   now_ns >>"$WORK/l_starts"; lttng start L >/dev/null || fail "lttng start L ($i)"
   wait_served $((n + 1))
-  lttng stop L >/dev/null || fail "lttng stop L ($i)"
+  lttng stop --no-wait L >/dev/null || fail "lttng stop L ($i)"
 done
 for s in A B C D E L; do lttng stop "$s" >/dev/null 2>&1; lttng destroy "$s" >/dev/null || fail "destroy $s"; done
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
