@@ -34,8 +34,8 @@ TEST(Pacer, CreditAfterAStallIsTheBurstOnly) {
   // the bucket lets 100 (the burst), then the rate again.
   const uint64_t now = 11 * kSec;
   EXPECT_EQ(p.dueNs(now, 1000), 0u);
-  EXPECT_EQ(p.dueNs(now, 1100), 0u);                 // the burst
-  EXPECT_EQ(p.dueNs(now, 1200), now + kSec / 10);    // 100 more: a tenth of a second
+  EXPECT_EQ(p.dueNs(now, 1100), 0u);               // the burst
+  EXPECT_EQ(p.dueNs(now, 1200), now + kSec / 10);  // 100 more: a tenth of a second
   EXPECT_EQ(p.dueNs(now, 11000), now + 9900 * kSec / 1000);
 }
 
