@@ -12,7 +12,7 @@ enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
 start_sim --methods 50000 --rundown locked --rundown-trigger every:1 --duration 30
 run_script() {  # run_script NAME: 3.5 s of tracing, then SIGINT (prints the maps)
-  timeout -s INT 3.5 bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err"
+  timeout -s INT -k 60 3.5 bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err"
   local rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 124 ] || { cat "$WORK/$1.err"; fail "$1.bt exited $rc"; }
 }

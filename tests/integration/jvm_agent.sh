@@ -82,10 +82,11 @@ sleep 2  # a rundown (every:1) has written the map with the hot code
 # the thread that runs the workload ("java"; the launcher's own thread is "java" too, and
 # waits) is sampled: with two busy loops beside it the compiler threads took every sample
 # of a 3 s window (1 run in 4). Up to 5 windows of 3 s, until one names a workload
-# method. Six frames: the workload's methods run below reflection and stubs.
+# method. Six frames: the workload's methods run below reflection and stubs. A bpftrace
+# still running 60 s after its SIGINT is killed (once one ignored it and hung the test).
 named=0
 for window in 1 2 3 4 5; do
-  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -s INT 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID && comm == \"java\"/ { @[ustack(perf, 6)] = count(); }" \
+  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -s INT -k 60 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID && comm == \"java\"/ { @[ustack(perf, 6)] = count(); }" \
     >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
   named=$(grep -c 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")
   [ "$named" -gt 0 ] && break

@@ -93,8 +93,9 @@ uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
   return id;
 }
 
-void Mirror::methodLoad(const MethodEvent& ev) {
+void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   std::lock_guard g(mu_);
+  const Timed timed{load_cb_, t0};
   if ((ev.flags & kMethodColdPart) != 0) {
     ++c_.cold_parts;
     return;
@@ -134,8 +135,9 @@ void Mirror::methodLoad(const MethodEvent& ev) {
   if (cd.tier != JITPROV_TIER1_OSR) (void)jitprov_code_activate(rt_, version);
 }
 
-void Mirror::methodUnload(const MethodEvent& ev) {
+void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   std::lock_guard g(mu_);
+  const Timed timed{unload_cb_, t0};
   auto it = live_.find(ev.start);
   if (it == live_.end()) {
     ++c_.unknown_unloads;
@@ -196,6 +198,8 @@ void Mirror::writeStats(const char* runtime_version) {
                ", \"errors\": %" PRIu64 "},\n",
                c_.r2r_methods, c_.cold_parts, c_.not_jitted, c_.bad_payloads, c_.refused, c_.errors);
   hostagent::jitdumpStatsJson(f, rt_, opt_);
+  hostagent::histJson(f, "load_callback", load_cb_);
+  hostagent::histJson(f, "unload_callback", unload_cb_);
   std::fprintf(f, "  \"by_clr_tier\": [");
   for (int i = 0; i < 8; ++i) std::fprintf(f, "%s%" PRIu64, i ? ", " : "", c_.by_clr_tier[i]);
   std::fprintf(f,

@@ -49,8 +49,9 @@ class Mirror {
  public:
   // Creates the jitprov runtime and starts the rundowns. "" or why not.
   std::string start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info);
-  void methodLoad(const MethodEvent& ev);
-  void methodUnload(const MethodEvent& ev);
+  // t0: when CoreCLR called the client (hostagent::nowNs()), for the callbacks' durations.
+  void methodLoad(const MethodEvent& ev, uint64_t t0);
+  void methodUnload(const MethodEvent& ev, uint64_t t0);
   void moduleUnload(const ModuleEvent& ev);
   void r2rEntry() {
     std::lock_guard g(mu_);
@@ -76,6 +77,14 @@ class Mirror {
   struct Module {
     uint64_t id;
     bool collectible;
+  };
+  // The MethodLoadVerbose and MethodUnloadVerbose callbacks, from CoreCLR's call to
+  // the end of the mirror's work (decoding, the mutex, jitprov's publication).
+  hostagent::Hist load_cb_, unload_cb_;
+  struct Timed {  // records into a Hist when it goes out of scope, under mu_
+    hostagent::Hist& h;
+    uint64_t t0;
+    ~Timed() { h.add(hostagent::nowNs() - t0); }
   };
   std::unordered_map<uint64_t, Module> modules_;  // CoreCLR ModuleID -> jitprov module
   struct Mirrored {

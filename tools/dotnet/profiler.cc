@@ -129,13 +129,14 @@ HRESULT shutdown(void* self) {
 
 HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uint32_t, const uint8_t*, uint32_t len,
                        const uint8_t* data, const Guid*, const Guid*, uintptr_t, uint32_t, uintptr_t*) {
+  const uint64_t t0 = hostagent::nowNs();
   auto& m = static_cast<Profiler*>(self)->mirror;
   switch (id) {
     case kEvMethodLoadVerbose:
     case kEvMethodUnloadVerbose: {
       MethodEvent ev;
       if (!decodeMethod(data, len, version, &ev)) return m.badPayload(id), kOk;
-      id == kEvMethodLoadVerbose ? m.methodLoad(ev) : m.methodUnload(ev);
+      id == kEvMethodLoadVerbose ? m.methodLoad(ev, t0) : m.methodUnload(ev, t0);
       break;
     }
     case kEvModuleUnload: {

@@ -243,4 +243,11 @@ uint64_t nowNs() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+void histJson(FILE* f, const char* name, const Hist& h) {
+  std::fprintf(f,
+               "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
+               ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
+               name, h.count, h.total_ns, h.quantile(0.5), h.quantile(0.99), h.max_ns);
+}
+
 }  // namespace jitprov::hostagent

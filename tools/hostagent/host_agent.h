@@ -5,8 +5,10 @@
 // the rundown engine. A client adds its own options through `extra`.
 #pragma once
 
+#include <jitprov/hist.h>
 #include <jitprov/jitprov.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -69,5 +71,22 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o);
 
 // CLOCK_MONOTONIC in ns.
 uint64_t nowNs();
+
+// A log2 histogram of callback durations, for the stats files (the trace ABI's buckets).
+// Not synchronised: the agents record under their own mutex.
+struct Hist {
+  uint64_t count = 0, total_ns = 0, max_ns = 0;
+  uint64_t buckets[kHistBuckets] = {};
+  void add(uint64_t ns) {
+    ++count;
+    total_ns += ns;
+    max_ns = std::max(max_ns, ns);
+    ++buckets[log2Bucket(ns)];
+  }
+  uint64_t quantile(double q) const { return log2QuantileUpperBound(buckets, kHistBuckets, count, max_ns, q); }
+};
+// `  "NAME": {"count": ..., "total_ns": ..., "p50_ns": ..., "p99_ns": ..., "max_ns": ...},` and
+// a newline (quantiles are their bucket's upper bound).
+void histJson(FILE* f, const char* name, const Hist& h);
 
 }  // namespace jitprov::hostagent

@@ -51,7 +51,7 @@ struct Agent {
   // code's range or out of address order).
   bool lines_on = false;  // jitdump on and the capabilities granted
   uint64_t line_loads = 0, line_entries = 0, lines_absent = 0, line_errors = 0, line_map_skipped = 0;
-  Hist load_ns, unload_ns;
+  hostagent::Hist load_ns, unload_ns;
   std::string first_error;
 };
 

@@ -24,12 +24,6 @@ void writeStats(Agent& a) {
     return;
   }
   FILE* f = file.file();
-  auto hist = [&](const char* name, const Hist& h) {
-    std::fprintf(f,
-                 "  \"%s\": {\"count\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
-                 ", \"p99_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 "},\n",
-                 name, h.count, h.total_ns, h.quantile(0.5), h.quantile(0.99), h.max_ns);
-  };
   std::fprintf(f, "{\n  \"pid\": %d,\n", int(getpid()));
   std::fprintf(f,
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
@@ -54,8 +48,8 @@ void writeStats(Agent& a) {
                  "  \"lines\": {\"loads\": %" PRIu64 ", \"entries\": %" PRIu64 ", \"absent\": %" PRIu64
                  ", \"errors\": %" PRIu64 ", \"map_skipped\": %" PRIu64 "},\n",
                  a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped);
-  hist("load_callback", a.load_ns);
-  hist("unload_callback", a.unload_ns);
+  hostagent::histJson(f, "load_callback", a.load_ns);
+  hostagent::histJson(f, "unload_callback", a.unload_ns);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
                ", \"provider\": \"%s\"\n}\n",

@@ -1,27 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-// The JVM agent's statistics: the callbacks' duration histograms and the stats= file
-// (JSON, written at VM death; docs/jvm-agent.md).
+// The JVM agent's stats= file (JSON, written at VM death; docs/jvm-agent.md), with the
+// callbacks' duration histograms (hostagent::Hist).
 #pragma once
 
-#include <jitprov/hist.h>
-
-#include <algorithm>
-#include <cstdint>
-
 namespace jitprov::jvmti {
-
-// A log2 histogram of callback durations, for the stats file (the trace ABI's buckets).
-struct Hist {
-  uint64_t count = 0, total_ns = 0, max_ns = 0;
-  uint64_t buckets[kHistBuckets] = {};
-  void add(uint64_t ns) {
-    ++count;
-    total_ns += ns;
-    max_ns = std::max(max_ns, ns);
-    ++buckets[log2Bucket(ns)];
-  }
-  uint64_t quantile(double q) const { return log2QuantileUpperBound(buckets, kHistBuckets, count, max_ns, q); }
-};
 
 struct Agent;
 

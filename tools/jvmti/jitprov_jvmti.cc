@@ -55,11 +55,7 @@ constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmeth
 
 Agent* g_agent = nullptr;
 
-uint64_t nowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
+using hostagent::nowNs;
 
 void logf(const char* fmt, ...) {
   if (g_agent == nullptr || !g_agent->opt.verbose) return;
