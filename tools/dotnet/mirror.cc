@@ -30,6 +30,8 @@ uint32_t tierOf(uint32_t clr_tier) {
   }
 }
 
+uint64_t v(const std::atomic<uint64_t>& x) { return x.load(std::memory_order_relaxed); }
+
 }  // namespace
 
 std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info) {
@@ -48,13 +50,33 @@ std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInf
   return "";
 }
 
-void Mirror::error(const std::string& what, int e) {
-  ++c_.errors;
-  if (c_.first_error.empty()) c_.first_error = what + ": " + jitprov_strerror(e);
+void CallbackHist::add(uint64_t ns) noexcept {
+  count.fetch_add(1, std::memory_order_relaxed);
+  total_ns.fetch_add(ns, std::memory_order_relaxed);
+  buckets[log2Bucket(ns)].fetch_add(1, std::memory_order_relaxed);
+  uint64_t m = max_ns.load(std::memory_order_relaxed);
+  while (ns > m && !max_ns.compare_exchange_weak(m, ns, std::memory_order_relaxed)) {
+  }
 }
 
-uint64_t Mirror::moduleOf(uint64_t clr_module) {
-  if (auto it = modules_.find(clr_module); it != modules_.end()) return it->second.id;
+hostagent::Hist CallbackHist::snapshot() const noexcept {
+  hostagent::Hist h;
+  h.count = count.load(std::memory_order_relaxed);
+  h.total_ns = total_ns.load(std::memory_order_relaxed);
+  h.max_ns = max_ns.load(std::memory_order_relaxed);
+  for (int i = 0; i < kHistBuckets; ++i) h.buckets[i] = buckets[i].load(std::memory_order_relaxed);
+  return h;
+}
+
+void Mirror::error(const std::string& what, int e) {
+  c_.errors.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard g(error_mu_);
+  if (first_error_.empty()) first_error_ = what + ": " + jitprov_strerror(e);
+}
+
+Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
+  std::lock_guard g(modules_mu_);
+  if (auto it = modules_.find(clr_module); it != modules_.end()) return {it->second.id, it->second.collectible};
   ModuleInfo info = module_info_ ? module_info_(clr_module) : ModuleInfo{};
   if (!info.known || info.path.empty()) {
     char buf[64];
@@ -65,49 +87,60 @@ uint64_t Mirror::moduleOf(uint64_t clr_module) {
   const int e = jitprov_module_register(rt_, info.path.c_str(), info.collectible ? 1 : 0, &id);
   if (e != JITPROV_OK) {
     error("register module " + info.path, e);
-    return 0;
+    return {};
   }
-  ++c_.modules;
-  modules_.emplace(clr_module, Module{id, info.collectible});
-  return id;
+  c_.modules.fetch_add(1, std::memory_order_relaxed);
+  modules_.emplace(clr_module, Module{id, info.collectible, {}, {}});
+  return {id, info.collectible};
 }
 
-uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
-  if (auto it = methods_.find(ev.method_id); it != methods_.end()) return it->second.id;
-  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-  d.host_key = ev.method_id;
-  d.token = ev.token;
-  d.flags = ev.flags;
-  d.name_space = ev.name_space.c_str();
-  d.name = ev.name.c_str();
-  d.signature = ev.signature.c_str();
-  d.options = JITPROV_METHOD_SANITIZE_NAMES;
+void Mirror::note(uint64_t clr_module, bool is_code, uint64_t key) {
+  std::lock_guard g(modules_mu_);
+  auto it = modules_.find(clr_module);
+  if (it != modules_.end()) (is_code ? it->second.code : it->second.methods).push_back(key);
+}
+
+uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module, bool collectible) {
   uint64_t id = 0;
-  const int e = jitprov_method_register(rt_, module, &d, &id);
-  if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
-    error("register method " + ev.name_space + "::" + ev.name, e);
-    return 0;
+  {
+    Shard& sh = methods_[shardOf(ev.method_id)];
+    std::lock_guard g(sh.mu);
+    if (auto it = sh.map.find(ev.method_id); it != sh.map.end()) return it->second.id;
+    // Registered under the shard's mutex: one jitprov method per MethodID.
+    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+    d.host_key = ev.method_id;
+    d.token = ev.token;
+    d.flags = ev.flags;
+    d.name_space = ev.name_space.c_str();
+    d.name = ev.name.c_str();
+    d.signature = ev.signature.c_str();
+    d.options = JITPROV_METHOD_SANITIZE_NAMES;
+    const int e = jitprov_method_register(rt_, module, &d, &id);
+    if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
+      error("register method " + ev.name_space + "::" + ev.name, e);
+      return 0;
+    }
+    c_.methods.fetch_add(1, std::memory_order_relaxed);
+    sh.map.emplace(ev.method_id, Mirrored{id, ev.module_id});
   }
-  ++c_.methods;
-  methods_.emplace(ev.method_id, Mirrored{id, ev.module_id});
+  if (collectible) note(ev.module_id, false, ev.method_id);
   return id;
 }
 
 void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
-  std::lock_guard g(mu_);
   const Timed timed{load_cb_, t0};
   if ((ev.flags & kMethodColdPart) != 0) {
-    ++c_.cold_parts;
+    c_.cold_parts.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if ((ev.flags & kMethodJitted) == 0) {
-    ++c_.not_jitted;
+    c_.not_jitted.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const uint32_t clr_tier = (ev.flags >> kTierShift) & kTierMask;
-  ++c_.by_clr_tier[clr_tier];
-  const uint64_t module = moduleOf(ev.module_id);
-  const uint64_t method = module != 0 ? methodOf(ev, module) : 0;
+  c_.by_clr_tier[clr_tier].fetch_add(1, std::memory_order_relaxed);
+  const ModuleRef module = moduleOf(ev.module_id);
+  const uint64_t method = module.id != 0 ? methodOf(ev, module.id, module.collectible) : 0;
   if (method == 0) return;
   jitprov_code_desc cd = JITPROV_CODE_DESC_INIT;
   cd.code_start = ev.start;
@@ -118,56 +151,78 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   // carries the NativeCodeVersionId: 0 for a method's first body).
   cd.host_version = static_cast<uint32_t>(ev.native_version);
   uint64_t version = 0;
-  const int e = jitprov_code_publish(rt_, method, &cd, &version);
+  const int e = jitprov_code_publish(rt_, method, &cd, &version);  // no mirror lock held
   if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {
-    ++c_.refused;
+    c_.refused.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (e != JITPROV_OK) return error("publish " + ev.name_space + "::" + ev.name, e);
-  auto [it, fresh] = live_.emplace(ev.start, Mirrored{version, ev.module_id});
-  if (!fresh && it->second.id == version) {
-    ++c_.replays;
-    return;
+  {
+    Shard& sh = live_[shardOf(ev.start)];
+    std::lock_guard g(sh.mu);
+    auto [it, fresh] = sh.map.emplace(ev.start, Mirrored{version, ev.module_id});
+    if (!fresh && it->second.id == version) {
+      c_.replays.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    it->second = Mirrored{version, ev.module_id};
   }
-  it->second = Mirrored{version, ev.module_id};
-  ++c_.loads;
+  if (module.collectible) note(ev.module_id, true, ev.start);
+  c_.loads.fetch_add(1, std::memory_order_relaxed);
   // CoreCLR makes each new non-OSR body the method's entry point once published.
   if (cd.tier != JITPROV_TIER1_OSR) (void)jitprov_code_activate(rt_, version);
 }
 
 void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
-  std::lock_guard g(mu_);
   const Timed timed{unload_cb_, t0};
-  auto it = live_.find(ev.start);
-  if (it == live_.end()) {
-    ++c_.unknown_unloads;
-    return;
+  uint64_t version = 0;
+  {
+    Shard& sh = live_[shardOf(ev.start)];
+    std::lock_guard g(sh.mu);
+    auto it = sh.map.find(ev.start);
+    if (it == sh.map.end()) {
+      c_.unknown_unloads.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    version = it->second.id;
+    sh.map.erase(it);
   }
-  const int e = jitprov_code_retire(rt_, it->second.id);
-  live_.erase(it);
+  const int e = jitprov_code_retire(rt_, version);
   if (e != JITPROV_OK) return error("retire", e);
-  ++c_.unloads;
+  c_.unloads.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Mirror::moduleUnload(const ModuleEvent& ev) {
-  std::lock_guard g(mu_);
-  auto it = modules_.find(ev.module_id);
-  if (it == modules_.end()) return;  // no code was mirrored for it
-  if (!it->second.collectible) return;
-  const int e = jitprov_module_unload(rt_, it->second.id);
+  Module mod;
+  {
+    std::lock_guard g(modules_mu_);
+    auto it = modules_.find(ev.module_id);
+    if (it == modules_.end()) return;  // no code was mirrored for it
+    if (!it->second.collectible) return;
+    mod = std::move(it->second);
+    modules_.erase(it);
+  }
+  const int e = jitprov_module_unload(rt_, mod.id);
   if (e != JITPROV_OK) error("unload module", e);
-  ++c_.module_unloads;
-  modules_.erase(it);
+  c_.module_unloads.fetch_add(1, std::memory_order_relaxed);
   // Its methods and versions are gone in jitprov: forget them here too (CoreCLR may
-  // hand out their MethodIDs and addresses again).
-  std::erase_if(methods_, [&](const auto& kv) { return kv.second.clr_module == ev.module_id; });
-  std::erase_if(live_, [&](const auto& kv) { return kv.second.clr_module == ev.module_id; });
+  // hand out their MethodIDs and addresses again), by the keys the module kept.
+  auto forget = [&](std::array<Shard, kShards>& shards, const std::vector<uint64_t>& keys) {
+    for (uint64_t k : keys) {
+      Shard& sh = shards[shardOf(k)];
+      std::lock_guard g(sh.mu);
+      auto it = sh.map.find(k);
+      if (it != sh.map.end() && it->second.clr_module == ev.module_id) sh.map.erase(it);
+    }
+  };
+  forget(methods_, mod.methods);
+  forget(live_, mod.code);
 }
 
 void Mirror::badPayload(uint32_t event_id) {
-  std::lock_guard g(mu_);
-  ++c_.bad_payloads;
-  if (c_.first_error.empty()) c_.first_error = "event " + std::to_string(event_id) + ": payload did not decode";
+  c_.bad_payloads.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard g(error_mu_);
+  if (first_error_.empty()) first_error_ = "event " + std::to_string(event_id) + ": payload did not decode";
 }
 
 }  // namespace jitprov::dotnet
@@ -185,23 +240,28 @@ void Mirror::writeStats(const char* runtime_version) {
     return;
   }
   FILE* f = file.file();
+  size_t live = 0;
+  for (Shard& sh : live_) {
+    std::lock_guard g(sh.mu);
+    live += sh.map.size();
+  }
   std::fprintf(f, "{\n  \"pid\": %d, \"runtime\": \"%s\",\n", int(getpid()), runtime_version);
   std::fprintf(f,
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"methods\": %" PRIu64 ", \"modules\": %" PRIu64
                ", \"module_unloads\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n",
-               c_.loads, c_.replays, c_.unloads, c_.unknown_unloads, c_.methods, c_.modules, c_.module_unloads,
-               live_.size(), ms.retired);
+               v(c_.loads), v(c_.replays), v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
+               v(c_.module_unloads), live, ms.retired);
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64
                ", \"errors\": %" PRIu64 "},\n",
-               c_.r2r_methods, c_.cold_parts, c_.not_jitted, c_.bad_payloads, c_.refused, c_.errors);
+               v(c_.r2r_methods), v(c_.cold_parts), v(c_.not_jitted), v(c_.bad_payloads), v(c_.refused), v(c_.errors));
   hostagent::jitdumpStatsJson(f, rt_, opt_);
-  hostagent::histJson(f, "load_callback", load_cb_);
-  hostagent::histJson(f, "unload_callback", unload_cb_);
+  hostagent::histJson(f, "load_callback", load_cb_.snapshot());
+  hostagent::histJson(f, "unload_callback", unload_cb_.snapshot());
   std::fprintf(f, "  \"by_clr_tier\": [");
-  for (int i = 0; i < 8; ++i) std::fprintf(f, "%s%" PRIu64, i ? ", " : "", c_.by_clr_tier[i]);
+  for (int i = 0; i < 8; ++i) std::fprintf(f, "%s%" PRIu64, i ? ", " : "", v(c_.by_clr_tier[i]));
   std::fprintf(f,
                "],\n  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
                ",\n  \"provider\": \"%s\"\n}\n",
@@ -213,20 +273,21 @@ void Mirror::writeStats(const char* runtime_version) {
 void Mirror::shutdown(const char* runtime_version) {
   if (rd_ == nullptr) return;
   jitprov_rundown_stop(rd_);  // the exit rundown, when asked for
-  std::lock_guard g(mu_);
   writeStats(runtime_version);
   hostagent::closeJitdump("jitprov-dotnet", rt_, opt_);
   if (perfmap_.errors != 0)
     std::fprintf(stderr, "jitprov-dotnet: perf map: %" PRIu64 " errors, last: %s\n", perfmap_.errors,
                  perfmap_.last_error.c_str());
-  const uint64_t lost = c_.bad_payloads + c_.refused + c_.errors;
+  const uint64_t lost = v(c_.bad_payloads) + v(c_.refused) + v(c_.errors);
+  std::lock_guard g(error_mu_);
   if (lost != 0 || opt_.verbose)
     std::fprintf(stderr,
                  "jitprov-dotnet: %" PRIu64 " loads, %" PRIu64 " unloads, %" PRIu64 " rundowns; not mirrored: %" PRIu64
                  " precompiled (ReadyToRun) methods, %" PRIu64 " cold parts, %" PRIu64 " bad payloads, %" PRIu64
                  " refused, %" PRIu64 " errors%s%s\n",
-                 c_.loads, c_.unloads, jitprov_rundown_completed(rd_), c_.r2r_methods, c_.cold_parts, c_.bad_payloads,
-                 c_.refused, c_.errors, c_.first_error.empty() ? "" : "; first: ", c_.first_error.c_str());
+                 v(c_.loads), v(c_.unloads), jitprov_rundown_completed(rd_), v(c_.r2r_methods), v(c_.cold_parts),
+                 v(c_.bad_payloads), v(c_.refused), v(c_.errors),
+                 first_error_.empty() ? "" : "; first: ", first_error_.c_str());
 }
 
 }  // namespace jitprov::dotnet

@@ -9,17 +9,27 @@
 //     superseded tier-0 bodies stay published, as CoreCLR keeps them;
 //   - MethodUnloadVerbose retires the body at its address (dynamic methods destroyed,
 //     collectible code unloaded).
-// Events arrive on the thread that raised them, many at a time: one mutex guards the
-// maps. What the client cannot mirror is counted (Counters), never dropped silently.
+// Events arrive on the thread that raised them, many at a time, and a callback holds
+// CoreCLR's JIT path: no lock is held across jitprov's publication, and the maps are in
+// shards, each with its own mutex, so that callbacks on other methods do not wait (one
+// mutex over everything made every JIT path wait out its holder: 21.8 ms once, the
+// holder preempted on a busy machine during a rundown, or rehashing 150 000 entries).
+// A collectible module keeps the keys of its methods and code, so that its unload
+// forgets them without a scan. What the client cannot mirror is counted (Counters),
+// never dropped silently.
 #pragma once
 
 #include <jitprov/jitprov.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "clr_events.h"
 #include "host_agent.h"
@@ -33,16 +43,23 @@ struct ModuleInfo {
 };
 
 struct Counters {
-  uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0;
-  uint64_t methods = 0, modules = 0, module_unloads = 0;
-  uint64_t cold_parts = 0;    // cold regions of split code (not mirrored: one range per version)
-  uint64_t r2r_methods = 0;   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror
-  uint64_t bad_payloads = 0;  // events that did not decode
-  uint64_t refused = 0;       // jitprov refused a publication (overlap, size 0)
-  uint64_t errors = 0;        // other jitprov errors
-  uint64_t not_jitted = 0;    // method events of code that is not JIT'd
-  uint64_t by_clr_tier[8] = {};
-  std::string first_error;
+  std::atomic<uint64_t> loads{0}, replays{0}, unloads{0}, unknown_unloads{0};
+  std::atomic<uint64_t> methods{0}, modules{0}, module_unloads{0};
+  std::atomic<uint64_t> cold_parts{0};    // cold regions of split code (not mirrored: one range per version)
+  std::atomic<uint64_t> r2r_methods{0};   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror
+  std::atomic<uint64_t> bad_payloads{0};  // events that did not decode
+  std::atomic<uint64_t> refused{0};       // jitprov refused a publication (overlap, size 0)
+  std::atomic<uint64_t> errors{0};        // other jitprov errors
+  std::atomic<uint64_t> not_jitted{0};    // method events of code that is not JIT'd
+  std::atomic<uint64_t> by_clr_tier[8] = {};
+};
+
+// Callback durations, recorded from any thread without a lock (relaxed counters).
+struct CallbackHist {
+  std::atomic<uint64_t> count{0}, total_ns{0}, max_ns{0};
+  std::atomic<uint64_t> buckets[kHistBuckets] = {};
+  void add(uint64_t ns) noexcept;
+  hostagent::Hist snapshot() const noexcept;
 };
 
 class Mirror {
@@ -53,17 +70,19 @@ class Mirror {
   void methodLoad(const MethodEvent& ev, uint64_t t0);
   void methodUnload(const MethodEvent& ev, uint64_t t0);
   void moduleUnload(const ModuleEvent& ev);
-  void r2rEntry() {
-    std::lock_guard g(mu_);
-    ++c_.r2r_methods;
-  }
+  void r2rEntry() { c_.r2r_methods.fetch_add(1, std::memory_order_relaxed); }
   void badPayload(uint32_t event_id);
   // The exit rundown (when asked for) and the stats file.
   void shutdown(const char* runtime_version);
 
  private:
-  uint64_t moduleOf(uint64_t clr_module);
-  uint64_t methodOf(const MethodEvent& ev, uint64_t module);
+  struct ModuleRef {
+    uint64_t id = 0;  // 0: none (an error, counted)
+    bool collectible = false;
+  };
+  ModuleRef moduleOf(uint64_t clr_module);
+  uint64_t methodOf(const MethodEvent& ev, uint64_t module, bool collectible);
+  void note(uint64_t clr_module, bool is_code, uint64_t key);
   void error(const std::string& what, int e);
   void writeStats(const char* runtime_version);
 
@@ -73,27 +92,39 @@ class Mirror {
   jitprov_rundown* rd_ = nullptr;
   hostagent::PerfMap perfmap_;
 
-  std::mutex mu_;  // guards everything below
-  struct Module {
-    uint64_t id;
-    bool collectible;
-  };
+  Counters c_;
   // The MethodLoadVerbose and MethodUnloadVerbose callbacks, from CoreCLR's call to
-  // the end of the mirror's work (decoding, the mutex, jitprov's publication).
-  hostagent::Hist load_cb_, unload_cb_;
-  struct Timed {  // records into a Hist when it goes out of scope, under mu_
-    hostagent::Hist& h;
+  // the end of the mirror's work (decoding, the maps, jitprov's publication).
+  CallbackHist load_cb_, unload_cb_;
+  struct Timed {  // records into a CallbackHist when it goes out of scope
+    CallbackHist& h;
     uint64_t t0;
     ~Timed() { h.add(hostagent::nowNs() - t0); }
   };
+
+  std::mutex modules_mu_;  // guards modules_
+  struct Module {
+    uint64_t id;
+    bool collectible;
+    std::vector<uint64_t> methods, code;  // collectible only: its MethodIDs, its code starts
+  };
   std::unordered_map<uint64_t, Module> modules_;  // CoreCLR ModuleID -> jitprov module
+
   struct Mirrored {
     uint64_t id;          // jitprov method or version
     uint64_t clr_module;  // its CoreCLR module, to forget it when that unloads
   };
-  std::unordered_map<uint64_t, Mirrored> methods_;  // MethodID -> jitprov method
-  std::unordered_map<uint64_t, Mirrored> live_;     // code start -> jitprov version
-  Counters c_;
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    std::mutex mu;  // guards map
+    std::unordered_map<uint64_t, Mirrored> map;
+  };
+  static size_t shardOf(uint64_t key) noexcept { return size_t((key * 0x9E3779B97F4A7C15ULL) >> 60); }
+  std::array<Shard, kShards> methods_;  // MethodID -> jitprov method
+  std::array<Shard, kShards> live_;     // code start -> jitprov version
+
+  std::mutex error_mu_;  // guards first_error_
+  std::string first_error_;
 };
 
 }  // namespace jitprov::dotnet
