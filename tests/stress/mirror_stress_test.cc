@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// The .NET client's mirror (tools/dotnet/mirror.h) driven as CoreCLR drives it: many
+// threads at once raising MethodLoadVerbose (tier 0, then tier 1 of the same method from
+// another thread, as the tiering worker does), MethodUnloadVerbose (dynamic methods) and
+// ModuleUnload of collectible modules, while a rundown thread walks. Run under
+// ThreadSanitizer and AddressSanitizer by tools/check. Checks the client's own counts
+// (its stats file) and jitprov's live set against what the threads did.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "clr_abi.h"
+#include "mirror.h"
+
+namespace jitprov::dotnet {
+namespace {
+
+constexpr int kThreads = 4;   // two pairs: each pair shares its methods
+constexpr int kRounds = 400;  // per pair: a collectible module each round
+constexpr int kMethods = 64;  // per module
+constexpr uint64_t kStaticModule = 0x1000;
+
+uint64_t moduleId(int pair, int round) { return 0x100000 + uint64_t(pair) * 0x10000 + uint64_t(round) * 0x10; }
+// The numbers from which a round's dynamic methods (in the static module) take their
+// MethodIDs and addresses: apart from every moduleId's.
+uint64_t dynamicBase(int pair, int round) { return 0x200000 + uint64_t(pair) * 0x10000 + uint64_t(round) * 0x10; }
+uint64_t methodId(uint64_t module, int i) { return module * 0x1000 + uint64_t(i) * 8; }
+// Distinct code addresses for every body of the test: tier t of method i of a module.
+uint64_t codeStart(uint64_t module, int i, int tier) {
+  return 0x7f0000000000ULL + (module * 0x1000 + uint64_t(i) * 8) * 0x100 + uint64_t(tier) * 0x80;
+}
+
+MethodEvent load(uint64_t module, uint64_t method, uint64_t start, uint32_t clr_tier, uint64_t nv) {
+  MethodEvent ev;
+  ev.method_id = method;
+  ev.module_id = module;
+  ev.start = start;
+  ev.size = 0x40;
+  ev.flags = kMethodJitted | (clr_tier << kTierShift);
+  ev.name_space = "Stress.C" + std::to_string(module);
+  ev.name = "M" + std::to_string(method);
+  ev.signature = "void ()";
+  ev.native_version = nv;
+  ev.has_native_version = true;
+  return ev;
+}
+
+TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
+  const std::string stats = ::testing::TempDir() + "/mirror-stress-" + std::to_string(::getpid()) + ".json";
+  hostagent::Options opt;
+  opt.trigger = "every:0.01";  // rundowns walk while the threads publish
+  opt.perfmap = "";
+  opt.stats = stats;
+  Mirror m;
+  ASSERT_EQ(m.start(opt,
+                    [](uint64_t id) {
+                      return ModuleInfo{"/stress/" + std::to_string(id) + ".dll", id != kStaticModule, true};
+                    }),
+            "");
+
+  std::atomic<uint64_t> dynamic_live{0};
+  std::atomic<int> done[kThreads] = {};  // rounds each thread finished
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      const int pair = t / 2;
+      const bool tier1_side = t % 2 == 1;
+      for (int r = 0; r < kRounds; ++r) {
+        const uint64_t mod = moduleId(pair, r);
+        for (int i = 0; i < kMethods; ++i) {
+          const uint64_t id = methodId(mod, i);
+          if (!tier1_side) {
+            m.methodLoad(load(mod, id, codeStart(mod, i, 0), kClrTierQuick, 0), hostagent::nowNs());
+          } else {
+            m.methodLoad(load(mod, id, codeStart(mod, i, 1), kClrTierTier1, 1), hostagent::nowNs());
+          }
+        }
+        // The static module's dynamic methods: loaded and destroyed by the tier-0 side,
+        // one in four kept.
+        if (!tier1_side) {
+          for (int i = 0; i < 8; ++i) {
+            const uint64_t id = methodId(dynamicBase(pair, r), i);
+            const MethodEvent ev = load(kStaticModule, id, codeStart(dynamicBase(pair, r), i, 0), kClrTierOptimized, 0);
+            m.methodLoad(ev, hostagent::nowNs());
+            if (i % 4 != 0)
+              m.methodUnload(ev, hostagent::nowNs());
+            else
+              dynamic_live.fetch_add(1);
+          }
+        }
+        done[t].store(r + 1);
+        // The tier-0 side unloads the module the pair used two rounds ago, once its
+        // partner is past it too (CoreCLR loads no code into a module it unloads); the
+        // partner meanwhile loads into later modules.
+        if (r >= 2 && t % 2 == 0) {
+          while (done[t + 1].load() < r - 1) std::this_thread::yield();
+          ModuleEvent ev;
+          ev.module_id = moduleId(pair, r - 2);
+          m.moduleUnload(ev);
+        }
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  // The last two rounds' modules of each pair.
+  for (int pair = 0; pair < kThreads / 2; ++pair) {
+    for (int r = kRounds - 2; r < kRounds; ++r) {
+      ModuleEvent ev;
+      ev.module_id = moduleId(pair, r);
+      m.moduleUnload(ev);
+    }
+  }
+  m.shutdown("stress");
+
+  std::ifstream in(stats);
+  ASSERT_TRUE(in.good()) << stats;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::remove(stats.c_str());
+  const uint64_t collectible_loads = uint64_t(kThreads) * kRounds * kMethods;  // both tiers
+  const uint64_t dynamic_loads = uint64_t(kThreads / 2) * kRounds * 8;
+  EXPECT_EQ(j["loads"].get<uint64_t>(), collectible_loads + dynamic_loads);
+  EXPECT_EQ(j["unloads"].get<uint64_t>(), dynamic_loads - dynamic_live.load());
+  EXPECT_EQ(j["unknown_unloads"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["module_unloads"].get<uint64_t>(), uint64_t(kThreads / 2) * kRounds);
+  EXPECT_EQ(j["methods"].get<uint64_t>(), uint64_t(kThreads / 2) * kRounds * (kMethods + 8));
+  EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["not_mirrored"]["refused"].get<uint64_t>(), 0u);
+  // Every collectible module unloaded: what stays mirrored is the kept dynamic methods.
+  EXPECT_EQ(j["live_versions"].get<uint64_t>(), dynamic_live.load());
+  EXPECT_EQ(j["load_callback"]["count"].get<uint64_t>(), collectible_loads + dynamic_loads);
+  EXPECT_GT(j["rundowns"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace jitprov::dotnet
