@@ -14,15 +14,18 @@
 # with DOTNET_EnableWriteXorExecute=0; perf inject --jit's jitdump does either way. The
 # test runs CoreCLR's defaults. JITDUMP_TEST_FAULT=shift:MS|swap (tests of the test,
 # as jitdump.sh): the dump is broken before the injection and the judge must fail.
+# Then bpftrace: `ustack(perf)` names the workload's JIT frames through the client's perf
+# map, under CoreCLR's defaults (W^X on: unlike perf, bpftrace applies the perf map to
+# the shared-memory mapping; README, "The .NET client").
 #   dotnet_jitdump.sh PROFILER_SO SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 PROFILER=${1:?usage: dotnet_jitdump.sh PROFILER_SO SOURCE_DIR}
 SRC=${2:?usage: dotnet_jitdump.sh PROFILER_SO SOURCE_DIR}
-require_cmd dotnet perf
+require_cmd dotnet perf bpftrace
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 WORK=$(mktemp -d /tmp/jitprov-dotnet-jitdump.XXXXXX)
-APP_PID=
-trap '[ -z "${KEEP:-}" ] && rm -rf "$WORK"; [ -n "$APP_PID" ] && rm -f "/tmp/perf-$APP_PID.map"' EXIT
+APP_PID= BPF_PID=
+trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"; rm -f "/tmp/perf-$APP_PID.map" "/tmp/perf-$BPF_PID.map"' EXIT
 
 build_dotnet_workload "$SRC" 20 100
 
@@ -70,3 +73,23 @@ PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_jitdump_n
   "$WORK/unloads.tsv" "$T0" "$T1" "$WORK/map.txt" "$WORK/inject.txt" ||
   fail "the injected jitdump does not name every .NET JIT sample by its method at its time"
 pass "jitdump names every .NET JIT sample right by CoreCLR's own record; the perf map fewer"
+
+# bpftrace names .NET JIT frames through the perf map, CoreCLR's defaults: a profile of
+# the workload's threads in windows of 3 s (up to 3) until a frame names one of its
+# methods. BPF_PERFMAP=off (a test of the test): no perf map, and this part must fail.
+CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}' \
+  CORECLR_PROFILER_PATH="$(realpath "$PROFILER")" JITPROV_DOTNET="trigger=every:1,perfmap=${BPF_PERFMAP:-/tmp}" \
+  dotnet "$WORK/wl/out/JitWork.dll" --seconds 16 >"$WORK/bpf-app.out" 2>&1 &
+BPF_PID=$!
+track_pid "$BPF_PID"
+sleep 3  # a rundown (every:1) has written the map
+named=0
+for window in 1 2 3; do
+  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -s INT -k 60 3 bpftrace \
+    -e "profile:hz:199 /pid == $BPF_PID/ { @[ustack(perf, 4)] = count(); }" >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
+  named=$(grep -cE 'JitWork\.(C[0-9]+::M[0-9]+|Program::[A-Za-z]+)\+[0-9]+ \(/tmp/perf-[0-9]+\.map\)' "$WORK/ustack.txt")
+  [ "$named" -gt 0 ] && break
+done
+wait "$BPF_PID" || { cat "$WORK/bpf-app.out" >&2; fail "the workload under bpftrace: exit status $?"; }
+[ "$named" -gt 0 ] || { head -30 "$WORK/ustack.txt" "$WORK/bpftrace.err" >&2; fail "no ustack frame named a workload method"; }
+pass "bpftrace ustack (CoreCLR's defaults, W^X on): $named frames name workload methods through the perf map, e.g. $(grep -oE -m1 'JitWork\.[A-Za-z0-9]+::[A-Za-z0-9]+' "$WORK/ustack.txt")"
