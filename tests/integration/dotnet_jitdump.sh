@@ -24,6 +24,9 @@ SRC=${2:?usage: dotnet_jitdump.sh PROFILER_SO SOURCE_DIR}
 require_cmd dotnet perf bpftrace
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 WORK=$(mktemp -d /tmp/jitprov-dotnet-jitdump.XXXXXX)
+# perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
+# build-id cache, ~/.debug unless told: that filled the disk's inodes. The run's own.
+export PERF_BUILDID_DIR=$WORK/buildid
 APP_PID= BPF_PID=
 trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"; rm -f "/tmp/perf-$APP_PID.map" "/tmp/perf-$BPF_PID.map"' EXIT
 

@@ -25,6 +25,9 @@ require_cmd java javac javap perf
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-jitdump.XXXXXX)
+# perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
+# build-id cache, ~/.debug unless told: that filled the disk's inodes. The run's own.
+export PERF_BUILDID_DIR=$WORK/buildid
 JAVA_PID=
 trap 'cleanup_pids; rm -rf "$WORK"; [ -n "$JAVA_PID" ] && rm -f "/tmp/perf-$JAVA_PID.map"' EXIT
 
