@@ -25,8 +25,9 @@ require_cmd dotnet perf bpftrace
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 WORK=$(mktemp -d /tmp/jitprov-dotnet-jitdump.XXXXXX)
 # perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
-# build-id cache, ~/.debug unless told: that filled the disk's inodes. The run's own.
-export PERF_BUILDID_DIR=$WORK/buildid
+# build-id cache, ~/.debug unless told by --buildid-dir (it sets PERF_BUILDID_DIR for its
+# children but reads no variable): that filled the disk's inodes. The run's own cache.
+perf() { command perf --buildid-dir "$WORK/buildid" "$@"; }
 APP_PID= BPF_PID=
 trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"; rm -f "/tmp/perf-$APP_PID.map" "/tmp/perf-$BPF_PID.map"' EXIT
 
@@ -72,6 +73,7 @@ perf inject --jit -i "$WORK/perf.data" -o "$WORK/perf.jit.data" 2>"$WORK/inject.
 perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/null || fail "perf script (perf map)"
 perf script -i "$WORK/perf.jit.data" -F time,ip,sym --ns -G >"$WORK/inject.txt" 2>/dev/null ||
   fail "perf script (injected)"
+[ ! -e "$HOME/.debug$WORK" ] || fail "perf copied this run's files into its cache in $HOME/.debug"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_jitdump_names.py" "$WORK/loads.tsv" \
   "$WORK/unloads.tsv" "$T0" "$T1" "$WORK/map.txt" "$WORK/inject.txt" ||
   fail "the injected jitdump does not name every .NET JIT sample by its method at its time"

@@ -26,8 +26,9 @@ perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-jitdump.XXXXXX)
 # perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
-# build-id cache, ~/.debug unless told: that filled the disk's inodes. The run's own.
-export PERF_BUILDID_DIR=$WORK/buildid
+# build-id cache, ~/.debug unless told by --buildid-dir (it sets PERF_BUILDID_DIR for its
+# children but reads no variable): that filled the disk's inodes. The run's own cache.
+perf() { command perf --buildid-dir "$WORK/buildid" "$@"; }
 JAVA_PID=
 trap 'cleanup_pids; rm -rf "$WORK"; [ -n "$JAVA_PID" ] && rm -f "/tmp/perf-$JAVA_PID.map"' EXIT
 
@@ -81,6 +82,7 @@ pass "perf inject --jit: $(ls "$WORK/dump" | grep -c '^jitted-') ELF files in $(
 perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/null || fail "perf script (perf map)"
 perf script -i "$WORK/perf.jit.data" -F time,ip,sym --ns -G >"$WORK/inject.txt" 2>/dev/null ||
   fail "perf script (injected)"
+[ ! -e "$HOME/.debug$WORK" ] || fail "perf copied this run's files into its cache in $HOME/.debug"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/jitdump_names.py" "$WORK/trace" "$JAVA_PID" "$T0" "$T1" \
   "$WORK/map.txt" "$WORK/inject.txt" "$DUMP" ||
   fail "the injected jitdump does not name every JIT sample by its method at its time"

@@ -98,6 +98,7 @@ sim_stat() {
     sleep 0.05
     [ "$(stat -c %Y.%Z "$WORK/stats.json" 2>/dev/null; md5sum <"$WORK/stats.json" 2>/dev/null)" != "$before" ] && break
   done
+  [ -e "$WORK/stats.json" ] || return 1  # not written yet: a busy machine
   $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$WORK/stats.json"
 }
 
@@ -105,7 +106,8 @@ sim_stat() {
 wait_rundowns() {
   local n=$1 secs=${2:-60}
   for _ in $(seq $((secs * 4))); do
-    [ "$(sim_stat 'len(d["rundowns"])')" -ge "$n" ] && return 0
+    local done
+    done=$(sim_stat 'len(d["rundowns"])') && [ "$done" -ge "$n" ] && return 0
     sleep 0.2
   done
   fail "fewer than $n rundowns after $secs s"
