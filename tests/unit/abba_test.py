@@ -102,6 +102,37 @@ class Stats(unittest.TestCase):
         self.assertTrue(math.isnan(c["ratio"]) and c["rounds"] == 0)
 
 
+class Interval(unittest.TestCase):
+    def test_order_statistics(self):
+        # n = 10: P(B < 2) = 11/1024 <= 2.5 % < P(B < 3) = 56/1024: the 2nd and 9th values.
+        self.assertEqual(abba.median_ci(range(10, 0, -1)), (2, 9))
+        # n = 6: P(B < 1) = 1/64, P(B < 2) = 7/64: the extremes; n = 5 cannot reach 95 %.
+        self.assertEqual(abba.median_ci([3, 1, 2, 6, 5, 4]), (1, 6))
+        self.assertTrue(all(math.isnan(x) for x in abba.median_ci([1, 2, 3, 4, 5])))
+        # n = 20: P(B < 6) = 0.0207, P(B < 7) = 0.0577: the 6th and 15th values.
+        self.assertEqual(abba.median_ci(range(1, 21)), (6, 15))
+        self.assertEqual(abba.median_ci([1, math.nan] * 6 + [2]), (1, 2))
+
+    def test_coverage(self):
+        # The interval holds the true median in at least 95 % of samples of any shape.
+        import random
+        rng = random.Random(7)
+        for n in (6, 10, 21):
+            hits = 0
+            for _ in range(2000):
+                lo, hi = abba.median_ci([rng.expovariate(1.0) for _ in range(n)])
+                hits += lo <= math.log(2) <= hi
+            self.assertGreaterEqual(hits / 2000, 0.94, n)
+
+    def test_verdict(self):
+        c = lambda lo, hi, n=10: {"ci_lo": lo, "ci_hi": hi, "rounds": n}
+        self.assertTrue(abba.verdict(c(0.99, 1.015), 1.02).startswith("within the 2 % goal"))
+        self.assertTrue(abba.verdict(c(1.021, 1.05), 1.02).startswith("NOT within the 2 % goal"))
+        self.assertTrue(abba.verdict(c(1.0, 1.03), 1.02).startswith("inconclusive for the 2 % goal"))
+        self.assertIn("too few", abba.verdict(c(math.nan, math.nan, 4), 1.01))
+        self.assertIn("1 % goal", abba.verdict(c(0.99, 1.0), 1.01))
+
+
 class Command(unittest.TestCase):
     def run_abba(self, *args):
         return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py")] + list(args),
@@ -127,7 +158,21 @@ class Command(unittest.TestCase):
         lines = r.stdout.splitlines()
         self.assertIn("wall (ns/event): medians of 2 rounds", lines[0])
         self.assertRegex(lines[1], r"^  floor +150\.000$")
-        self.assertRegex(lines[2], r"^  emit +195\.000  ratio to floor 1\.350 \(spread 1\.200-1\.500, 2 rounds\)$")
+        self.assertRegex(lines[2], r"^  emit +195\.000  ratio to floor 1\.350 \(spread 1\.200-1\.500, "
+                                   r"95 % interval nan-nan, 2 rounds\)$")
+
+    def test_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "t")
+            # A child that burns CPU in a grandchild: its CPU time is counted too.
+            r = self.run_abba("time", out, sys.executable, "-c",
+                              "import subprocess, sys; subprocess.run([sys.executable, '-c', "
+                              "'import time\\nt=time.process_time()\\nwhile time.process_time()-t<0.3: pass']); "
+                              "sys.exit(3)")
+            self.assertEqual(r.returncode, 3, r.stderr)
+            wall, cpu = map(float, open(out).read().split())
+            self.assertGreaterEqual(cpu, 0.3)
+            self.assertGreaterEqual(wall, 0.3)
 
 
 if __name__ == "__main__":

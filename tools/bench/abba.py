@@ -18,11 +18,19 @@ A C B, C A B, B A C. Every even number of rounds gives each pair of sides both o
 equally often; 2 x (number of sides) rounds also give every side each position equally
 often.
 
-As a module: order(), warmup(), check_rounds(), median(), compare(), Samples.
+  - a distribution-free 95 % confidence interval of that median ratio (order statistics
+    of the rounds' ratios: no assumption about the noise's shape), and a verdict on a
+    goal ("within", "NOT within" or "inconclusive" when the interval straddles it).
+
+As a module: order(), warmup(), check_rounds(), median(), median_ci(), compare(),
+verdict(), Samples.
 As a command:
   abba.py order ROUNDS SIDE...
       one line per round, "ROUND SIDE..." in the order to run them, round 0 the
       warm-up; exits 2 for an odd or non-positive ROUNDS.
+  abba.py time OUT COMMAND...
+      runs COMMAND, writes "WALL_S CPU_S" to OUT (launch to exit, and user + system
+      time of all its processes and threads); exits with COMMAND's status.
   abba.py summary [--ref SIDE] [--title TEXT] FILE
       FILE: lines "ROUND SIDE METRIC VALUE [UNIT]" (round 0, the warm-up, is
       discarded; "nan" is a value not measured); prints per metric every side's
@@ -30,7 +38,10 @@ As a command:
       first side seen by default) and its spread.
 """
 import math
+import os
+import subprocess
 import sys
+import time
 
 
 def check_rounds(rounds):
@@ -74,11 +85,31 @@ def median(values):
     return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
 
 
+def median_ci(values, level=0.95):
+    """A distribution-free confidence interval of the median of the population the values
+    were drawn from: (x_(k), x_(n+1-k)) of the sorted values, with k the largest rank for
+    which P(Binomial(n, 1/2) < k) <= (1 - level) / 2. (nan, nan) with too few values to
+    reach the level (fewer than 6 for 95 %)."""
+    v = sorted(x for x in values if x == x)
+    n = len(v)
+    tail = (1 - level) / 2
+    k, below = 0, 0.0  # below: P(B < k + 1) as k grows
+    while k < n // 2:
+        below += math.comb(n, k) / 2 ** n
+        if below > tail:
+            break
+        k += 1
+    if k == 0:
+        return math.nan, math.nan
+    return v[k - 1], v[n - k]
+
+
 def compare(side, ref):
     """side and ref: {round: value} (the warm-up, round 0, is ignored). Returns a dict:
     median (of side), ref_median, ratio (the median of the rounds' side/ref ratios),
-    lo and hi (the lowest and highest of those ratios), rounds (how many paired rounds
-    had both measured, with a non-zero reference)."""
+    lo and hi (the lowest and highest of those ratios), ci_lo and ci_hi (median_ci of
+    the ratios), rounds (how many paired rounds had both measured, with a non-zero
+    reference)."""
     rounds = sorted(r for r in side if r != 0 and r in ref)
     ratios = [side[r] / ref[r] for r in rounds if side[r] == side[r] and ref[r] == ref[r] and ref[r] != 0]
     return {
@@ -87,8 +118,35 @@ def compare(side, ref):
         "ratio": median(ratios),
         "lo": min(ratios) if ratios else math.nan,
         "hi": max(ratios) if ratios else math.nan,
+        "ci_lo": median_ci(ratios)[0],
+        "ci_hi": median_ci(ratios)[1],
         "rounds": len(ratios),
     }
+
+
+def verdict(c, goal):
+    """compare()'s result against a goal (a cost ratio, 1.02 for 2 %): the median ratio's
+    95 % interval below the goal, above it, or straddling it."""
+    ci = "95 %% interval %.4f-%.4f" % (c["ci_lo"], c["ci_hi"])
+    pct = "%g %%" % round(100 * (goal - 1), 6)
+    if c["ci_hi"] != c["ci_hi"]:
+        return "inconclusive: %d rounds are too few for a 95 %% interval" % c["rounds"]
+    if c["ci_hi"] <= goal:
+        return "within the %s goal (%s)" % (pct, ci)
+    if c["ci_lo"] > goal:
+        return "NOT within the %s goal (%s)" % (pct, ci)
+    return "inconclusive for the %s goal (%s straddles it: more rounds, or a quieter machine)" % (pct, ci)
+
+
+def timed(out, cmd):
+    """Runs cmd; writes "WALL_S CPU_S" to out; returns its exit code."""
+    t0 = time.monotonic_ns()
+    p = subprocess.Popen(cmd)
+    _, status, ru = os.wait4(p.pid, 0)
+    t1 = time.monotonic_ns()
+    with open(out, "w") as f:
+        f.write("%.3f %.3f\n" % ((t1 - t0) / 1e9, ru.ru_utime + ru.ru_stime))
+    return os.waitstatus_to_exitcode(status)
 
 
 class Samples:
@@ -128,8 +186,9 @@ class Samples:
                 if s == r:
                     out.append("  %-24s %12.3f" % (s, c["median"]))
                 else:
-                    out.append("  %-24s %12.3f  ratio to %s %.3f (spread %.3f-%.3f, %d rounds)" % (
-                        s, c["median"], r, c["ratio"], c["lo"], c["hi"], c["rounds"]))
+                    out.append("  %-24s %12.3f  ratio to %s %.3f (spread %.3f-%.3f, 95 %% interval %.3f-%.3f, "
+                               "%d rounds)" % (s, c["median"], r, c["ratio"], c["lo"], c["hi"], c["ci_lo"],
+                                               c["ci_hi"], c["rounds"]))
         return out
 
 
@@ -146,6 +205,11 @@ def main(argv):
         for r, sides in rounds:
             print(r, *sides)
         return 0
+    if len(argv) >= 2 and argv[1] == "time":
+        if len(argv) < 4:
+            print("usage: abba.py time OUT COMMAND...", file=sys.stderr)
+            return 2
+        return timed(argv[2], argv[3:])
     if len(argv) >= 2 and argv[1] == "summary":
         args, ref, title = argv[2:], None, None
         while len(args) > 1 and args[0] in ("--ref", "--title"):
