@@ -200,7 +200,11 @@ restarted)
   start_sim --methods 100000 --rundown-trigger session --unload-rate 0 --rundown-rate 20000
   lttng start rs >/dev/null || fail "lttng start"
   sleep 1
-  lttng stop rs >/dev/null && lttng start rs >/dev/null || fail "lttng stop/start"
+  # Stopped for half a second: about 10 000 records lost at 20k/s. (Started again at
+  # once, a rundown thread that happened not to run in the gap lost nothing: its end
+  # still says cut short, rightly, but the loss below was not there to check; a fresh
+  # clone's check, 2026-12-02.)
+  lttng stop rs >/dev/null && sleep 0.5 && lttng start rs >/dev/null || fail "lttng stop/start"
   sleep 7  # the first rundown (110k versions at 20k/s) ends, the second begins
   kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
   lttng stop rs >/dev/null && lttng destroy rs >/dev/null || fail "lttng stop/destroy"
