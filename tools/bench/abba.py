@@ -112,14 +112,15 @@ def compare(side, ref):
     reference)."""
     rounds = sorted(r for r in side if r != 0 and r in ref)
     ratios = [side[r] / ref[r] for r in rounds if side[r] == side[r] and ref[r] == ref[r] and ref[r] != 0]
+    ci_lo, ci_hi = median_ci(ratios)
     return {
         "median": median(v for r, v in side.items() if r != 0),
         "ref_median": median(v for r, v in ref.items() if r != 0),
         "ratio": median(ratios),
         "lo": min(ratios) if ratios else math.nan,
         "hi": max(ratios) if ratios else math.nan,
-        "ci_lo": median_ci(ratios)[0],
-        "ci_hi": median_ci(ratios)[1],
+        "ci_lo": ci_lo,
+        "ci_hi": ci_hi,
         "rounds": len(ratios),
     }
 
