@@ -6,6 +6,7 @@
 // registry.cc reads as the algorithm, and the hooks compile to the plain operation.
 #pragma once
 
+#include "protocol_fault_config.h"  // generated: JITPROV_PROTOCOL_FAULT_<NAME> in a fault build
 #include "registry.h"
 
 #include <atomic>
