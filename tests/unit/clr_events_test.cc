@@ -94,6 +94,22 @@ TEST(ClrEvents, Utf16ToUtf8) {
   EXPECT_EQ(utf16ToUtf8(high_at_end, 1), "\xef\xbf\xbd");
 }
 
+TEST(ClrEvents, Utf16leBytesToUtf8) {
+  // The payload's strings are read from its bytes, at any alignment: the same UTF-8 as
+  // from aligned code units, surrogate pairs and lone surrogates included.
+  const std::u16string s = u"a\u00e9\u4e2d\U0001F600z";
+  const char16_t lone[] = {u'x', 0xD83D, u'y', 0xDE00};
+  for (const std::u16string& str : {s, std::u16string(lone, 4)}) {
+    std::vector<uint8_t> bytes(1 + 2 * str.size());
+    for (size_t i = 0; i < str.size(); ++i) {
+      bytes[1 + 2 * i] = uint8_t(str[i] & 0xFF);
+      bytes[2 + 2 * i] = uint8_t(str[i] >> 8);
+    }
+    EXPECT_EQ(utf16leToUtf8(bytes.data() + 1, str.size()), utf16ToUtf8(str.data(), str.size()));
+  }
+  EXPECT_EQ(utf16leToUtf8(nullptr, 0), "");
+}
+
 TEST(ClrEvents, ModuleUnload) {
   Payload p;
   p.num<uint64_t>(0x55).num<uint64_t>(0x66).num<uint32_t>(0x8).num<uint32_t>(0);

@@ -21,14 +21,14 @@ class Reader {
     p_ += sizeof v;
     return v;
   }
+  // A NUL-terminated UTF-16LE string, straight from the payload's bytes to UTF-8 (no
+  // copy of its code units: three strings per event, on the JIT path).
   std::string wstr() {
     for (const uint8_t* q = p_; end_ - q >= 2; q += 2) {
       if (q[0] == 0 && q[1] == 0) {
-        const size_t units = size_t(q - p_) / 2;
-        std::u16string s(units, u'\0');
-        std::memcpy(s.data(), p_, units * 2);
+        const uint8_t* s = p_;
         p_ = q + 2;
-        return utf16ToUtf8(s.data(), units);
+        return utf16leToUtf8(s, size_t(q - s) / 2);
       }
     }
     ok_ = false;
@@ -62,13 +62,17 @@ void putUtf8(std::string& out, uint32_t cp) {
 
 }  // namespace
 
-std::string utf16ToUtf8(const char16_t* s, size_t units) {
+namespace {
+
+// UTF-16 code units, unit(i) the i-th, to UTF-8; unpaired surrogates become U+FFFD.
+template <typename Unit>
+std::string toUtf8(size_t units, Unit unit) {
   std::string out;
   out.reserve(units);
   for (size_t i = 0; i < units; ++i) {
-    uint32_t c = s[i];
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units && s[i + 1] >= 0xDC00 && s[i + 1] <= 0xDFFF) {
-      c = 0x10000 + ((c - 0xD800) << 10) + (uint32_t(s[i + 1]) - 0xDC00);
+    uint32_t c = unit(i);
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units && unit(i + 1) >= 0xDC00 && unit(i + 1) <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (uint32_t(unit(i + 1)) - 0xDC00);
       ++i;
     } else if (c >= 0xD800 && c <= 0xDFFF) {
       c = 0xFFFD;
@@ -76,6 +80,16 @@ std::string utf16ToUtf8(const char16_t* s, size_t units) {
     putUtf8(out, c);
   }
   return out;
+}
+
+}  // namespace
+
+std::string utf16ToUtf8(const char16_t* s, size_t units) {
+  return toUtf8(units, [s](size_t i) { return uint32_t(s[i]); });
+}
+
+std::string utf16leToUtf8(const uint8_t* bytes, size_t units) {
+  return toUtf8(units, [bytes](size_t i) { return uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8; });
 }
 
 bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent* out) {

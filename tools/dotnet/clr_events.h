@@ -36,7 +36,9 @@ bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent
 bool decodeModule(const uint8_t* data, size_t len, uint32_t version, ModuleEvent* out);
 bool decodeR2REntry(const uint8_t* data, size_t len, R2REntryEvent* out);
 
-// UTF-16LE code units to UTF-8; unpaired surrogates become U+FFFD.
+// UTF-16 code units to UTF-8; unpaired surrogates become U+FFFD. The second reads them
+// from little-endian bytes, aligned or not (an event's payload).
 std::string utf16ToUtf8(const char16_t* s, size_t units);
+std::string utf16leToUtf8(const uint8_t* bytes, size_t units);
 
 }  // namespace jitprov::dotnet
