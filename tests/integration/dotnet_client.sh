@@ -43,6 +43,17 @@ refused trigger=session,signal "trigger=session,signal: no signal trigger (the .
 refused rate=-1 "rate=-1: not a number of events per second (0 to 18446744073709551615)"
 refused stats=/dev/full "stats=/dev/full: exists and is not a regular file"
 refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"
+refused mirror=maybe "mirror=maybe: not on or off"
+# mirror=off (the benchmark's floor: the session alone): the same events counted,
+# nothing mirrored, no perf map.
+JITPROV_DOTNET="mirror=off,perfmap=$WORK,stats=$WORK/off.json" "${APP[@]}" --seconds 1 >"$WORK/out" 2>&1 ||
+  fail "mirror=off: $(cat "$WORK/out")"
+$PY - "$WORK/off.json" <<'PY' || fail "mirror=off: $(cat "$WORK/off.json" 2>&1)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["mirror"] == "off" and s["load_events"] > 500 and s["events"] > s["load_events"], s
+PY
+! ls "$WORK"/perf-*.map >/dev/null 2>&1 || fail "mirror=off wrote a perf map"
 JITPROV_DOTNET=help "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "help: exit $?"
 grep -q "perfmap=DIR|off" "$WORK/out" && ! grep -q "JitWork:" "$WORK/out" || fail "help: $(cat "$WORK/out")"
 CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
@@ -52,7 +63,7 @@ grep -q "jitprov-dotnet: CORECLR_PROFILER is not" "$WORK/out" || fail "wrong cla
 CORECLR_PROFILER_PATH=/nonexistent/libjitprov-dotnet.so "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
   fail "a wrong CORECLR_PROFILER_PATH stopped the app: $(cat "$WORK/out")"
 grep -q "^JitWork: " "$WORK/out" || fail "wrong path: $(cat "$WORK/out")"
-pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced"
+pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced; mirror=off counts the events and mirrors nothing"
 
 # --- the traced run ----------------------------------------------------------------------
 start_sessiond

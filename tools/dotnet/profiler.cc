@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "clr_abi.h"
+#include "atomic_file.h"
 #include "clr_events.h"
 #include "mirror.h"
 
@@ -29,7 +32,10 @@ constexpr char kHelp[] =
     "environment: CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}\n"
     "             CORECLR_PROFILER_PATH=/path/libjitprov-dotnet.so JITPROV_DOTNET=OPTIONS\n"
     "options (comma-separated; a trigger list continues after a comma):\n"
-    "  help               print this and exit\n";
+    "  help               print this and exit\n"
+    "  mirror=on|off      off: open the same EventPipe session and only count its\n"
+    "                     events (what the session alone costs the app; no rundown,\n"
+    "                     no perf map; stats= gets the counts) (default on)\n";
 
 // Calls slot `slot` of COM object `obj` (this first, SysV).
 template <typename R, typename... A>
@@ -44,6 +50,10 @@ struct Profiler {
   uint64_t session = 0;
   std::string runtime_version;
   Mirror mirror;
+  // mirror=off: the session's events counted, nothing mirrored.
+  bool mirror_off = false;
+  std::string stats;
+  std::atomic<uint64_t> events{0}, load_events{0};
 };
 
 ModuleInfo moduleInfo(void* info, uint64_t module) {
@@ -91,7 +101,16 @@ HRESULT initialize(void* self, void* info_unk) {
   auto& p = *static_cast<Profiler*>(self);
   const char* env = std::getenv("JITPROV_DOTNET");
   hostagent::Options opt;
-  const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, nullptr, "signal",
+  auto extra = [&p](const std::string& k, const std::string& v, std::string* why) {
+    if (k != "mirror") return 0;
+    if (v != "on" && v != "off") {
+      *why = "not on or off";
+      return -1;
+    }
+    p.mirror_off = v == "off";
+    return 1;
+  };
+  const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, extra, "signal",
                                                   "no signal trigger (the .NET runtime owns its signals)");
   if (err == "help") {
     std::fputs(kHelp, stdout);
@@ -106,8 +125,11 @@ HRESULT initialize(void* self, void* info_unk) {
   if (comCall<HRESULT>(p.info, kInfoSetEventMask2, uint32_t(0), kHighMonitorEventPipe) != kOk)
     return refuse("the runtime refused the event mask");
   void* info = p.info;
-  if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
-    return refuse(why);
+  p.stats = opt.stats;
+  if (!p.mirror_off) {
+    if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
+      return refuse(why);
+  }
   static const char16_t kProvider[] = u"Microsoft-Windows-DotNETRuntime";
   EventPipeProviderConfig cfg{kProvider, kKeywordJit | kKeywordLoader | kKeywordCompilationDiagnostic, kLevelVerbose,
                               nullptr};
@@ -121,16 +143,39 @@ HRESULT initialize(void* self, void* info_unk) {
   return kOk;
 }
 
+// mirror=off: the counts, in the stats file when one is asked for.
+void writeEventCounts(const Profiler& p) {
+  if (p.stats.empty()) return;
+  tools::AtomicFile file;
+  if (file.open(p.stats)) {
+    std::fprintf(file.file(),
+                 "{\"pid\": %d, \"runtime\": \"%s\", \"mirror\": \"off\", \"events\": %" PRIu64
+                 ", \"load_events\": %" PRIu64 "}\n",
+                 int(getpid()), p.runtime_version.c_str(), p.events.load(), p.load_events.load());
+    if (file.commit()) return;
+  }
+  std::fprintf(stderr, "jitprov-dotnet: write stats %s: %s\n", p.stats.c_str(), file.error().c_str());
+}
+
 HRESULT shutdown(void* self) {
   auto& p = *static_cast<Profiler*>(self);
-  p.mirror.shutdown(p.runtime_version.c_str());
+  if (p.mirror_off)
+    writeEventCounts(p);
+  else
+    p.mirror.shutdown(p.runtime_version.c_str());
   return kOk;
 }
 
 HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uint32_t, const uint8_t*, uint32_t len,
                        const uint8_t* data, const Guid*, const Guid*, uintptr_t, uint32_t, uintptr_t*) {
   const uint64_t t0 = hostagent::nowNs();
-  auto& m = static_cast<Profiler*>(self)->mirror;
+  auto& p = *static_cast<Profiler*>(self);
+  if (p.mirror_off) {
+    p.events.fetch_add(1, std::memory_order_relaxed);
+    if (id == kEvMethodLoadVerbose) p.load_events.fetch_add(1, std::memory_order_relaxed);
+    return kOk;
+  }
+  auto& m = p.mirror;
   switch (id) {
     case kEvMethodLoadVerbose:
     case kEvMethodUnloadVerbose: {
