@@ -93,7 +93,7 @@ static_assert(sizeof(jitprov_line_entry) == sizeof(jitprov::LineEntry) &&
               offsetof(jitprov_line_entry, discriminator) == offsetof(jitprov::LineEntry, discriminator) &&
               offsetof(jitprov_line_entry, file) == offsetof(jitprov::LineEntry, file));
 // The original layouts (what an older caller's sz says).
-static_assert(offsetof(jitprov_code_desc, lines) == 40);
+static_assert(offsetof(jitprov_code_desc, lines) == 40 && offsetof(jitprov_code_desc, flags) == 56);
 static_assert(offsetof(jitprov_jitdump_stats, debug_records) == 88);
 static_assert(int(Errc::kTooManyVersions) == JITPROV_E_TOO_MANY_VERSIONS);
 static_assert(int(jitprov::Tier::kOptimized) == JITPROV_TIER_OPTIMIZED);
@@ -311,7 +311,8 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
   return guard([&]() -> int {
     jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
     if (!readStruct(code, &c)) return JITPROV_E_INVALID_ARGUMENT;
-    if (c.tier >= uint32_t(jitprov::kTierCount) || c.host_tier > UINT16_MAX) return JITPROV_E_INVALID_ARGUMENT;
+    if (c.tier >= uint32_t(jitprov::kTierCount) || c.host_tier > UINT16_MAX || (c.flags & ~JITPROV_CODE_ACTIVATE) != 0)
+      return JITPROV_E_INVALID_ARGUMENT;
     const jitprov::HostCode hc{c.code_start,
                                c.code_size,
                                static_cast<jitprov::Tier>(c.tier),
@@ -319,7 +320,8 @@ int jitprov_code_publish(jitprov_runtime* rt, uint64_t method_id, const jitprov_
                                c.osr_il_offset,
                                c.host_version,
                                reinterpret_cast<const jitprov::LineEntry*>(c.lines),
-                               c.n_lines};
+                               c.n_lines,
+                               (c.flags & JITPROV_CODE_ACTIVATE) != 0};
     return deliver(rt->rt.publishHostCode(method_id, hc), version_id);
   });
 }
@@ -345,6 +347,11 @@ int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, uint32_t code_
 int jitprov_code_retire(jitprov_runtime* rt, uint64_t version_id) {
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int { return err(rt->rt.retireVersion(version_id).error()); });
+}
+
+int jitprov_code_retire_at(jitprov_runtime* rt, uint64_t code_start, uint64_t* version_id) {
+  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int { return deliver(rt->rt.retireHostCode(code_start), version_id); });
 }
 
 int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id) {
@@ -385,7 +392,8 @@ int jitprov_memory_stats_get(const jitprov_runtime* rt, jitprov_memory_stats* ou
                            m.awaiting_reclamation,
                            m.max_reclamation_backlog,
                            m.reclaimed_inline,
-                           {}};
+                           {},
+                           m.live_host_code};
     copyHist(m.reclaim_wait, &c.reclaim_wait);
     return writeStruct(c, out);
   });

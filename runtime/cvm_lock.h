@@ -51,6 +51,9 @@ class CvmLock {
     ~Guard();
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
+    // The method the lock is held for, when the holder learns it under the lock (the
+    // release probe reports it; the wait and acquisition ones fired with the first).
+    void label(uint64_t method_id) noexcept { method_id_ = method_id; }
 
    private:
     CvmLock& lock_;

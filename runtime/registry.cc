@@ -195,7 +195,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
                v = v->next.load(std::memory_order_relaxed)) {
             s_->versions.clear(v->version_id);
             ++mod->records;
-            if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(v->code_start.load(std::memory_order_relaxed));
+            if (s_->code_mode == CodeMode::kHost) s_->eraseHostRange(v->code_start.load(std::memory_order_relaxed));
           }
         }
       }
@@ -314,9 +314,14 @@ RetireBatch* Runtime::State::takeRetireBatch() noexcept {
   retire_batch_full.store(true, std::memory_order_relaxed);
   return b;
 }
-NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size) const {
+void Runtime::State::eraseHostRange(uint64_t start) noexcept {
+  if (live_ranges.erase(start) != 0) live_host_code.fetch_sub(1, std::memory_order_relaxed);
+}
+
+NativeVersion* Runtime::State::overlapping(uint64_t start, uint32_t size, RangeMap::iterator* after) {
   const uint64_t end = start + size;
   auto it = live_ranges.lower_bound(start);
+  *after = it;
   if (it != live_ranges.end() && it->first < end) return it->second;
   if (it != live_ranges.begin()) {
     const NativeVersion* prev = std::prev(it)->second;
@@ -437,7 +442,8 @@ Result<CodeRange> Runtime::publishCode(VersionId version, uint32_t code_size) {
 Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code, uint64_t* publish_seq) {
   if (publish_seq != nullptr) *publish_seq = 0;
   if (code.code_size == 0) return Errc::kZeroCodeSize;  // as publishCode: one error in both modes
-  if (!validTier(code.tier) || code.code_start == 0 || code.code_start > UINT64_MAX - code.code_size)
+  if (!validTier(code.tier) || code.code_start == 0 || code.code_start > UINT64_MAX - code.code_size ||
+      (code.activate && code.tier == Tier::kTier1Osr))  // OSR code is never an entry point (activate)
     return Errc::kInvalidArgument;
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
   if (code.n_lines != 0) {  // checked open or not: a host's mistake shows before it meets a sink
@@ -459,7 +465,8 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     Method* m = s_->methods.load(method);
     if (m == nullptr) return s_->missingMethod(method);
     JITPROV_ASSERT_HELD(s_->lock);
-    if (NativeVersion* other = s_->overlapping(code.code_start, code.code_size)) {
+    State::RangeMap::iterator after;  // the first range past code_start: the insertion's hint
+    if (NativeVersion* other = s_->overlapping(code.code_start, code.code_size, &after)) {
       // relaxed: lock held, the only writer of code_start.
       if (other->method == m && other->code_start.load(std::memory_order_relaxed) == code.code_start &&
           other->code_size == code.code_size) {
@@ -481,7 +488,8 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
     v->code_start.store(code.code_start, std::memory_order_relaxed);
     try {
-      s_->live_ranges.emplace(code.code_start, v);
+      s_->live_ranges.emplace_hint(after, code.code_start, v);  // no second search
+      s_->live_host_code.fetch_add(1, std::memory_order_relaxed);
     } catch (const std::bad_alloc&) {
       v->~NativeVersion();
       s_->versions.unclaim(slot);
@@ -490,6 +498,10 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     s_->versions.commit(slot);        // P9
     publish(il->native_head, v);      // P1 (and P2: the node is published with its code)
     s_->completePublication(m, seq);  // P8
+    if (code.activate) {              // as activate(), after the node is reachable
+      il->active_native = v;
+      if (m->activeIl() == il) publish(m->entry_point, code.code_start);  // backpatch
+    }
     if (publish_seq != nullptr) *publish_seq = seq;
     s_->native_versions.fetch_add(1, std::memory_order_relaxed);
     s_->version_bytes.fetch_add(State::VersionTable::slotBytes(), std::memory_order_relaxed);
@@ -507,19 +519,46 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
 }
 
 Result<void> Runtime::retireVersion(VersionId version) {
+  return s_
+      ->retire(s_->labelFor(version).method_id,
+               [&](MethodId*) -> Result<NativeVersion*> {
+                 NativeVersion* v = s_->versions.load(version);
+                 if (v == nullptr) return s_->missingVersion(version);
+                 return v;
+               })
+      .error();
+}
+
+Result<VersionId> Runtime::retireHostCode(uint64_t code_start) {
+  if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
+  // The method is known once the lock is held: the lock's wait and acquisition probes
+  // carry 0, its release the method.
+  return s_->retire(0, [&](MethodId* method) -> Result<NativeVersion*> {
+    auto it = s_->live_ranges.find(code_start);
+    if (it == s_->live_ranges.end()) return Errc::kUnknownVersion;
+    *method = it->second->method->id;
+    return it->second;
+  });
+}
+
+Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find) {
   // A batch for this retirement, allocated before the lock when the current one is
   // full, so that retirement cannot fail for memory once it has begun.
   std::unique_ptr<RetireBatch> fresh;
-  if (s_->retire_batch_full.load(std::memory_order_relaxed)) {  // relaxed: a hint
+  if (retire_batch_full.load(std::memory_order_relaxed)) {  // relaxed: a hint
     fresh.reset(new (std::nothrow) RetireBatch());
     if (!fresh) return Errc::kOutOfMemory;
   }
   RetireBatch* full = nullptr;
+  VersionId id = 0;
   {
-    CvmLock::Guard lock(s_->lock, LockSite::kUnload, s_->labelFor(version).method_id);
-    NativeVersion* v = s_->versions.load(version);
-    if (v == nullptr) return s_->missingVersion(version);
-    JITPROV_ASSERT_HELD(s_->lock);
+    CvmLock::Guard guard(lock, LockSite::kUnload, label);
+    JITPROV_ASSERT_HELD(lock);
+    MethodId method = label;
+    const Result<NativeVersion*> found = find(&method);
+    if (!found) return found.error();
+    guard.label(method);
+    NativeVersion* const v = *found;
     // Find what points at v: its IL version's head or its predecessor's `next`.
     // relaxed loads: we hold the CVM lock, the only writer of both.
     IlVersion* il = v->il;
@@ -529,35 +568,36 @@ Result<void> Runtime::retireVersion(VersionId version) {
       if (cur == nullptr) return Errc::kInternal;  // not in its own list: a registry bug, never a host error
       link = &cur->next;
     }
-    std::unique_lock<std::mutex> batch_lock(s_->retire_batch_mu);
-    if (s_->retire_batch == nullptr) {
+    std::unique_lock<std::mutex> batch_lock(retire_batch_mu);
+    if (retire_batch == nullptr) {
       if (!fresh) fresh.reset(new (std::nothrow) RetireBatch());  // another retirement took ours
       if (!fresh) return Errc::kOutOfMemory;
-      s_->retire_batch = fresh.release();
-      s_->retire_batch->owner = s_.get();
-      s_->retire_batch_full.store(false, std::memory_order_relaxed);
+      retire_batch = fresh.release();
+      retire_batch->owner = this;
+      retire_batch_full.store(false, std::memory_order_relaxed);
     }
-    const uint64_t retire_seq = s_->takeRemovalSeq();         // P8: before the unlink
+    const uint64_t retire_seq = takeRemovalSeq();             // P8: before the unlink
     publish(*link, v->next.load(std::memory_order_relaxed));  // P6: unlink; v->next stays
     fault::afterUnlink(v);
-    s_->versions.clear(version);                                           // P9
+    versions.clear(v->version_id);                                         // P9
     const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
-    if (s_->code_mode == CodeMode::kHost) s_->live_ranges.erase(start);
+    if (code_mode == CodeMode::kHost) eraseHostRange(start);
     if (il->active_native == v) {
       il->active_native = nullptr;
       if (v->method->activeIl() == il) publish(v->method->entry_point, uint64_t{0});  // nothing to run
     }
-    s_->retired.fetch_add(1, std::memory_order_relaxed);
+    retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
-    trace::codeUnload(s_->instance, v->method->id, v->version_id, start, v->code_size, retire_seq);
-    if (!fault::reclaimRetiredAtOnce(s_.get(), v)) {  // P4, P6: after a grace period
-      RetireBatch* b = s_->retire_batch;
+    trace::codeUnload(instance, v->method->id, v->version_id, start, v->code_size, retire_seq);
+    id = v->version_id;
+    if (!fault::reclaimRetiredAtOnce(this, v)) {  // P4, P6: after a grace period
+      RetireBatch* b = retire_batch;
       b->versions[b->n++] = v;
-      if (b->n == RetireBatch::kCapacity) full = s_->takeRetireBatch();
+      if (b->n == RetireBatch::kCapacity) full = takeRetireBatch();
     }
   }
-  if (full != nullptr) s_->reclaimLater(&full->rcu, &State::reclaimBatch, full->n);  // P4, P6
-  return {};
+  if (full != nullptr) reclaimLater(&full->rcu, &State::reclaimBatch, full->n);  // P4, P6
+  return id;
 }
 
 void Runtime::State::completePublication(Method* m, uint64_t s) noexcept {
@@ -785,6 +825,7 @@ MemoryStats Runtime::memoryStats() const {
   m.retired = s_->retired.load(std::memory_order_relaxed);
   m.replayed = s_->replayed.load(std::memory_order_relaxed);
   m.overlaps_refused = s_->overlaps_refused.load(std::memory_order_relaxed);
+  m.live_host_code = s_->live_host_code.load(std::memory_order_relaxed);
   m.awaiting_reclamation = s_->awaiting_reclamation.load(std::memory_order_relaxed);
   m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
   m.reclaim_wait = s_->reclaim_wait.snapshot();

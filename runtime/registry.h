@@ -58,8 +58,10 @@
 //     range. A publication that overlaps a live range of another version is refused
 //     (kRangeOverlap); one of the same method, start and size returns that version
 //     (JVMTI replays loads). A range becomes free for another publication when
-//     retireVersion()/unloadModule() returns: a walker that still holds the retired
-//     node reads that node's own immutable fields, never the new occupant's (G2).
+//     retireVersion()/retireHostCode()/unloadModule() returns: a walker that still
+//     holds the retired node reads that node's own immutable fields, never the new
+//     occupant's (G2). retireHostCode finds the version by its range's start in
+//     live_ranges, under the lock, and retires it as retireVersion does (State::retire).
 //  P8 The publication sequence `seq` (docs/spec.md "The publication sequence"; CVM lock only for
 //     writers). A publication takes s = seq + 1, writes v->publish_seq = s before v's
 //     code is published (P1/P2), then stores m->last_publish_seq = s and publish()es
@@ -99,12 +101,14 @@
 //  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
 //  - registerModule/registerMethod/findMethod/unloadModule: serialised by the loader
 //    mutex.
-//  - beginJit/publishCode/publishHostCode/retireVersion/activate/requestRejit/
-//    unloadModule/entryPointLocked/walk(kWholeWalk|kPerMethod): serialised by the CVM
-//    lock.
+//  - beginJit/publishCode/publishHostCode/retireVersion/retireHostCode/activate/
+//    requestRejit/unloadModule/entryPointLocked/walk(kWholeWalk|kPerMethod): serialised
+//    by the CVM lock. publishHostCode with HostCode::activate does activate()'s writes
+//    after its own, in the same critical section.
 //  Lock order: loader mutex, then CVM lock.
 #pragma once
 
+#include <jitprov/function_ref.h>
 #include <jitprov/runtime.h>
 
 #include "code_heap.h"
@@ -299,7 +303,8 @@ struct Runtime::State {
   CodeHeap heap;  // model-heap mode
 
   // Host mode (P7): code_start -> the live version whose range starts there. CVM lock.
-  std::map<uint64_t, NativeVersion*> live_ranges;
+  using RangeMap = std::map<uint64_t, NativeVersion*>;
+  RangeMap live_ranges;
   // Host keys of live methods. Loader mutex.
   std::unordered_map<uint64_t, MethodId> by_host_key;
 
@@ -372,6 +377,7 @@ struct Runtime::State {
   std::atomic<uint64_t> list_bytes{0};      // modules' method lists (Module::methods' capacity)
   std::atomic<uint64_t> method_records{0};  // methods in their slots, unloaded ones until reclaimed
   std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
+  std::atomic<uint64_t> live_host_code{0};  // live_ranges.size(), for statistics (written under the CVM lock)
 
   struct SiteLabel {
     LockSite site;
@@ -385,6 +391,10 @@ struct Runtime::State {
   std::shared_mutex reclaim_mu;
   static void reclaimModule(rcu_head* head);
   static void reclaimBatch(rcu_head* head);
+  // Retires the version `find` returns, called with the CVM lock held (site unload,
+  // labelled `label` until `find` names the method through its argument):
+  // retireVersion, retireHostCode.
+  Result<VersionId> retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find);
   // Takes the batch being filled, if any. retire_batch_mu held.
   RetireBatch* takeRetireBatch() noexcept;
   // Hands the batch being filled to RCU and waits until every reclamation queued so far
@@ -400,8 +410,11 @@ struct Runtime::State {
   IlVersion* activeIlOrCreate(Method* m) noexcept;
   void freeMethod(Method* m, bool give_back_code);
   void freeVersion(NativeVersion* v, bool give_back_code);
-  // Host mode: the live version whose range overlaps [start, start + size), or null.
-  NativeVersion* overlapping(uint64_t start, uint32_t size) const;
+  // Host mode: the live version whose range overlaps [start, start + size), or null;
+  // *after: the first range that starts at or past `start` (an insertion's hint).
+  NativeVersion* overlapping(uint64_t start, uint32_t size, RangeMap::iterator* after);
+  // Host mode, CVM lock held: forgets the live range starting at `start`.
+  void eraseHostRange(uint64_t start) noexcept;
   // The error for a module, method or version id that is not in its table.
   Errc missingModule(ModuleId module) const noexcept;
   Errc missingMethod(MethodId method) const noexcept;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "clr_abi.h"
@@ -37,19 +38,32 @@ uint64_t codeStart(uint64_t module, int i, int tier) {
   return 0x7f0000000000ULL + (module * 0x1000 + uint64_t(i) * 8) * 0x100 + uint64_t(tier) * 0x80;
 }
 
-MethodEvent load(uint64_t module, uint64_t method, uint64_t start, uint32_t clr_tier, uint64_t nv) {
+// A MethodLoadVerbose as the client receives it: its names are UTF-16LE inside the
+// event's payload (`text`, which the event points into).
+struct LoadEvent {
+  std::vector<uint8_t> text;
   MethodEvent ev;
+};
+
+LoadEvent load(uint64_t module, uint64_t method, uint64_t start, uint32_t clr_tier, uint64_t nv) {
+  LoadEvent l;
+  const std::string names[3] = {"Stress.C" + std::to_string(module), "M" + std::to_string(method), "void ()"};
+  for (const std::string& s : names)
+    for (char c : s) l.text.insert(l.text.end(), {uint8_t(c), 0});
+  MethodEvent& ev = l.ev;
   ev.method_id = method;
   ev.module_id = module;
   ev.start = start;
   ev.size = 0x40;
   ev.flags = kMethodJitted | (clr_tier << kTierShift);
-  ev.name_space = "Stress.C" + std::to_string(module);
-  ev.name = "M" + std::to_string(method);
-  ev.signature = "void ()";
+  size_t at = 0;
+  for (auto [ref, s] : {std::pair{&ev.name_space, &names[0]}, {&ev.name, &names[1]}, {&ev.signature, &names[2]}}) {
+    *ref = Utf16Ref{l.text.data() + at, s->size()};
+    at += 2 * s->size();
+  }
   ev.native_version = nv;
   ev.has_native_version = true;
-  return ev;
+  return l;
 }
 
 TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
@@ -77,9 +91,11 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
         for (int i = 0; i < kMethods; ++i) {
           const uint64_t id = methodId(mod, i);
           if (!tier1_side) {
-            m.methodLoad(load(mod, id, codeStart(mod, i, 0), kClrTierQuick, 0), hostagent::nowNs());
+            const LoadEvent l = load(mod, id, codeStart(mod, i, 0), kClrTierQuick, 0);
+            m.methodLoad(l.ev, hostagent::nowNs());
+            if (i % 16 == 0) m.methodLoad(l.ev, hostagent::nowNs());  // a replay: the same body again
           } else {
-            m.methodLoad(load(mod, id, codeStart(mod, i, 1), kClrTierTier1, 1), hostagent::nowNs());
+            m.methodLoad(load(mod, id, codeStart(mod, i, 1), kClrTierTier1, 1).ev, hostagent::nowNs());
           }
         }
         // The static module's dynamic methods: loaded and destroyed by the tier-0 side,
@@ -87,10 +103,10 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
         if (!tier1_side) {
           for (int i = 0; i < 8; ++i) {
             const uint64_t id = methodId(dynamicBase(pair, r), i);
-            const MethodEvent ev = load(kStaticModule, id, codeStart(dynamicBase(pair, r), i, 0), kClrTierOptimized, 0);
-            m.methodLoad(ev, hostagent::nowNs());
+            const LoadEvent l = load(kStaticModule, id, codeStart(dynamicBase(pair, r), i, 0), kClrTierOptimized, 0);
+            m.methodLoad(l.ev, hostagent::nowNs());
             if (i % 4 != 0)
-              m.methodUnload(ev, hostagent::nowNs());
+              m.methodUnload(l.ev, hostagent::nowNs());
             else
               dynamic_live.fetch_add(1);
           }
@@ -125,7 +141,9 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
   std::remove(stats.c_str());
   const uint64_t collectible_loads = uint64_t(kThreads) * kRounds * kMethods;  // both tiers
   const uint64_t dynamic_loads = uint64_t(kThreads / 2) * kRounds * 8;
+  const uint64_t replays = uint64_t(kThreads / 2) * kRounds * (kMethods / 16);
   EXPECT_EQ(j["loads"].get<uint64_t>(), collectible_loads + dynamic_loads);
+  EXPECT_EQ(j["replays"].get<uint64_t>(), replays);
   EXPECT_EQ(j["unloads"].get<uint64_t>(), dynamic_loads - dynamic_live.load());
   EXPECT_EQ(j["unknown_unloads"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["module_unloads"].get<uint64_t>(), uint64_t(kThreads / 2) * kRounds);
@@ -134,7 +152,7 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
   EXPECT_EQ(j["not_mirrored"]["refused"].get<uint64_t>(), 0u);
   // Every collectible module unloaded: what stays mirrored is the kept dynamic methods.
   EXPECT_EQ(j["live_versions"].get<uint64_t>(), dynamic_live.load());
-  EXPECT_EQ(j["load_callback"]["count"].get<uint64_t>(), collectible_loads + dynamic_loads);
+  EXPECT_EQ(j["load_callback"]["count"].get<uint64_t>(), collectible_loads + dynamic_loads + replays);
   EXPECT_GT(j["rundowns"].get<uint64_t>(), 0u);
 }
 

@@ -321,8 +321,12 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     published_rejit_mu_.lock();
     const RejitId rejit = current_rejit_[m];
     uint64_t rseq = 0;
-    Result<VersionId> v = host ? rt.publishHostCode(m, HostCode{host_start, size, tier, host_tier, osr}, &rseq)
-                               : rt.beginJit(m, tier, osr);
+    // Host mode: half the non-OSR publications activate their version in the same
+    // acquisition of the lock (HostCode::activate), the others maybe later (below).
+    const bool activate_now = host && tier != Tier::kTier1Osr && rng() % 2 == 0;
+    HostCode hc{host_start, size, tier, host_tier, osr};
+    hc.activate = activate_now;
+    Result<VersionId> v = host ? rt.publishHostCode(m, hc, &rseq) : rt.beginJit(m, tier, osr);
     published_rejit_mu_.unlock();
     if (!v.ok()) {
       freeHostSlot(host_start);
@@ -382,7 +386,7 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
         world.modules[mi].versions.push_back(*v);
       }
     }
-    if (tier != Tier::kTier1Osr && rng() % 4 != 0) {
+    if (!activate_now && tier != Tier::kTier1Osr && rng() % 4 != 0) {
       auto a = rt.activate(*v);
       if (!a.ok() && a.error() != Errc::kVersionGone) fail(std::string("activate: ") + a.message());
     }
@@ -430,7 +434,17 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     Fields f{};
     f.version_id = vid;
     log.fill(log.take(), LogEntry::kRetireBegin, f, 0);
-    auto r = rt.retireVersion(vid);
+    // Host mode: half by address (retireHostCode), which must find this very version:
+    // the range is the test's until this retirement returns.
+    Result<void> r;
+    if (host && rng() % 2 == 0) {
+      const Result<VersionId> at = rt.retireHostCode(start);
+      if (at.ok() && *at != vid) return fail("retireHostCode retired another version than the one at its address");
+      r = at.ok() ? Result<void>()
+                  : Result<void>(at.error() == Errc::kUnknownVersion ? Errc::kVersionGone : at.error());
+    } else {
+      r = rt.retireVersion(vid);
+    }
     if (!r.ok()) {
       if (r.error() != Errc::kVersionGone) return fail(std::string("retireVersion: ") + r.message());
       // Its module's unload took it first: the range is no longer live in the registry.

@@ -193,6 +193,57 @@ TEST(CApi, RetiringTheActiveCodeClearsTheEntryPoint) {
   EXPECT_EQ(jitprov_entry_point(h.rt, m), 0u);
 }
 
+// A host that knows its code by address (CoreCLR's unload events carry the start, not
+// jitprov's version): publish-and-activate in one call, retire by address.
+TEST(CApi, PublishActivatesAndRetiresByAddress) {
+  Host h;
+  const uint64_t m = h.method(8, "tiered");
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = 0x1000;
+  c.code_size = 100;
+  c.flags = JITPROV_CODE_ACTIVATE;
+  uint64_t v0 = 0, v1 = 0, osr = 0, gone = 0;
+  ASSERT_EQ(jitprov_code_publish(h.rt, m, &c, &v0), JITPROV_OK);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x1000u);
+  c.code_start = 0x2000;  // the tier-up: the entry point follows
+  ASSERT_EQ(jitprov_code_publish(h.rt, m, &c, &v1), JITPROV_OK);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x2000u);
+  c.code_start = 0x1000;  // a replay of the first: nothing new, the entry point stays
+  uint64_t replay = 0;
+  ASSERT_EQ(jitprov_code_publish(h.rt, m, &c, &replay), JITPROV_OK);
+  EXPECT_EQ(replay, v0);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x2000u);
+  // OSR code is never an entry point; unknown flags are refused; neither publishes.
+  c.code_start = 0x3000;
+  c.tier = JITPROV_TIER1_OSR;
+  EXPECT_EQ(jitprov_code_publish(h.rt, m, &c, &osr), JITPROV_E_INVALID_ARGUMENT);
+  c.tier = JITPROV_TIER1;
+  c.flags = 2;
+  EXPECT_EQ(jitprov_code_publish(h.rt, m, &c, &osr), JITPROV_E_INVALID_ARGUMENT);
+  c.flags = 0;  // without the flag: published, not activated
+  ASSERT_EQ(jitprov_code_publish(h.rt, m, &c, &osr), JITPROV_OK);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0x2000u);
+  EXPECT_EQ(h.rundownVersions(), 3u);
+  // Retired by address: the version handed back, its range free again.
+  ASSERT_EQ(jitprov_code_retire_at(h.rt, 0x2000, &gone), JITPROV_OK);
+  EXPECT_EQ(gone, v1);
+  EXPECT_EQ(jitprov_entry_point(h.rt, m), 0u);  // it was the active code
+  EXPECT_EQ(jitprov_code_retire_at(h.rt, 0x2000, &gone), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(jitprov_code_retire_at(h.rt, 0x1010, nullptr), JITPROV_E_UNKNOWN_VERSION);  // inside, not a start
+  ASSERT_EQ(jitprov_code_retire_at(h.rt, 0x1000, nullptr), JITPROV_OK);
+  EXPECT_EQ(jitprov_code_retire(h.rt, v0), JITPROV_E_VERSION_GONE);
+  EXPECT_EQ(h.rundownVersions(), 1u);
+  EXPECT_EQ(h.stats().retired, 2u);
+  EXPECT_EQ(h.stats().live_host_code, 1u);
+  // Once its module is unloaded, nothing is left at its addresses.
+  ASSERT_EQ(jitprov_module_unload(h.rt, h.module), JITPROV_OK);
+  EXPECT_EQ(h.stats().live_host_code, 0u);
+  EXPECT_EQ(jitprov_code_retire_at(h.rt, 0x3000, nullptr), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(jitprov_code_retire_at(nullptr, 0x3000, nullptr), JITPROV_E_INVALID_ARGUMENT);
+  Host model(JITPROV_CODE_MODEL_HEAP);
+  EXPECT_EQ(jitprov_code_retire_at(model.rt, 0x1000, nullptr), JITPROV_E_WRONG_CODE_MODE);
+}
+
 TEST(CApi, ModesAreKeptApart) {
   Host host;
   uint64_t v = 0;

@@ -46,9 +46,9 @@ TEST(ClrEvents, MethodLoadVersion2) {
   EXPECT_EQ(ev.size, 0x1a2u);
   EXPECT_EQ(ev.token, 0x06000042u);
   EXPECT_EQ((ev.flags >> 7) & 7, 4u);
-  EXPECT_EQ(ev.name_space, "JitWork.C1");
-  EXPECT_EQ(ev.name, "M7");
-  EXPECT_EQ(ev.signature, "int64  (int64)");
+  EXPECT_EQ(ev.name_space.utf8(), "JitWork.C1");
+  EXPECT_EQ(ev.name.utf8(), "M7");
+  EXPECT_EQ(ev.signature.utf8(), "int64  (int64)");
   EXPECT_EQ(ev.clr_instance, 9);
   EXPECT_TRUE(ev.has_native_version);
   EXPECT_EQ(ev.native_version, 3u);
@@ -59,7 +59,7 @@ TEST(ClrEvents, MethodLoadVersion1HasNoNativeVersion) {
   MethodEvent ev;
   ASSERT_TRUE(decodeMethod(p.bytes.data(), p.bytes.size(), 1, &ev));
   EXPECT_FALSE(ev.has_native_version);
-  EXPECT_EQ(ev.name, "M7");
+  EXPECT_EQ(ev.name.utf8(), "M7");
   // Read as version 2, the missing last field is a short payload.
   EXPECT_FALSE(decodeMethod(p.bytes.data(), p.bytes.size(), 2, &ev));
   EXPECT_FALSE(decodeMethod(p.bytes.data(), p.bytes.size(), 0, &ev));

@@ -21,14 +21,13 @@ class Reader {
     p_ += sizeof v;
     return v;
   }
-  // A NUL-terminated UTF-16LE string, straight from the payload's bytes to UTF-8 (no
-  // copy of its code units: three strings per event, on the JIT path).
-  std::string wstr() {
+  // A NUL-terminated UTF-16LE string, where it lies in the payload (not converted).
+  Utf16Ref wstr() {
     for (const uint8_t* q = p_; end_ - q >= 2; q += 2) {
       if (q[0] == 0 && q[1] == 0) {
-        const uint8_t* s = p_;
+        const Utf16Ref s{p_, size_t(q - p_) / 2};
         p_ = q + 2;
-        return utf16leToUtf8(s, size_t(q - s) / 2);
+        return s;
       }
     }
     ok_ = false;
@@ -82,6 +81,8 @@ std::string toUtf8(size_t units, Unit unit) {
   return out;
 }
 
+uint32_t unitLe(const uint8_t* bytes, size_t i) { return uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8; }
+
 }  // namespace
 
 std::string utf16ToUtf8(const char16_t* s, size_t units) {
@@ -89,8 +90,10 @@ std::string utf16ToUtf8(const char16_t* s, size_t units) {
 }
 
 std::string utf16leToUtf8(const uint8_t* bytes, size_t units) {
-  return toUtf8(units, [bytes](size_t i) { return uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8; });
+  return toUtf8(units, [bytes](size_t i) { return unitLe(bytes, i); });
 }
+
+std::string Utf16Ref::utf8() const { return utf16leToUtf8(bytes, units); }
 
 bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent* out) {
   if (version < 1) return false;  // version 0 has no ClrInstanceID; the runtime sends 1 and 2
@@ -117,19 +120,9 @@ bool decodeModule(const uint8_t* data, size_t len, uint32_t version, ModuleEvent
   out->assembly_id = r.num<uint64_t>();
   out->flags = r.num<uint32_t>();
   (void)r.num<uint32_t>();  // Reserved1
-  out->il_path = r.wstr();
-  out->native_path = r.wstr();
+  out->il_path = r.wstr().utf8();
+  out->native_path = r.wstr().utf8();
   (void)r.num<uint16_t>();  // ClrInstanceID; version 2 adds PDB fields, not needed
-  return r.ok();
-}
-
-bool decodeR2REntry(const uint8_t* data, size_t len, R2REntryEvent* out) {
-  Reader r(data, len);
-  out->method_id = r.num<uint64_t>();
-  out->name_space = r.wstr();
-  out->name = r.wstr();
-  (void)r.wstr();  // signature
-  out->entry = r.num<uint64_t>();
   return r.ok();
 }
 

@@ -11,10 +11,19 @@
 
 namespace jitprov::dotnet {
 
+// A UTF-16LE string inside an event's payload, not copied: valid while the payload is
+// (during CoreCLR's callback). Converted only when needed: a method's names are read
+// once, when the client first sees it, not at every body or unload.
+struct Utf16Ref {
+  const uint8_t* bytes = nullptr;
+  size_t units = 0;
+  std::string utf8() const;  // ill-formed UTF-16 becomes U+FFFD
+};
+
 struct MethodEvent {  // MethodLoadVerbose / MethodUnloadVerbose, versions 1 and 2
   uint64_t method_id = 0, module_id = 0, start = 0;
   uint32_t size = 0, token = 0, flags = 0;
-  std::string name_space, name, signature;  // UTF-8 (ill-formed UTF-16 becomes U+FFFD)
+  Utf16Ref name_space, name, signature;
   uint16_t clr_instance = 0;
   uint64_t native_version = 0;  // version 2 only ("ReJITID" in the manifest): 0 on version 1
   bool has_native_version = false;
@@ -26,15 +35,9 @@ struct ModuleEvent {  // ModuleLoad / ModuleUnload, version 1 and later
   std::string il_path, native_path;
 };
 
-struct R2REntryEvent {  // R2RGetEntryPoint: precompiled code the client cannot mirror
-  uint64_t method_id = 0, entry = 0;
-  std::string name_space, name;
-};
-
 // Each returns false when the payload is malformed.
 bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent* out);
 bool decodeModule(const uint8_t* data, size_t len, uint32_t version, ModuleEvent* out);
-bool decodeR2REntry(const uint8_t* data, size_t len, R2REntryEvent* out);
 
 // UTF-16 code units to UTF-8; unpaired surrogates become U+FFFD. The second reads them
 // from little-endian bytes, aligned or not (an event's payload).

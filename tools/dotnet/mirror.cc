@@ -37,11 +37,10 @@ uint64_t v(const std::atomic<uint64_t>& x) { return x.load(std::memory_order_rel
 std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info) {
   opt_ = opt;
   module_info_ = std::move(module_info);
-  // Room for 32 768 methods and as many live bodies before a shard's map rehashes (on
-  // the JIT path, under the shard's mutex: 0.15 % of a JIT-heavy app's CPU samples when
-  // the maps grew from empty); 1 MiB of buckets.
-  for (auto* shards : {&methods_, &live_})
-    for (Shard& sh : *shards) sh.map.reserve(2048);
+  // Room for 32 768 methods before a shard's map rehashes (on the JIT path, under the
+  // shard's mutex: 0.15 % of a JIT-heavy app's CPU samples when the maps grew from
+  // empty); 512 KiB of buckets.
+  for (Shard& sh : methods_) sh.map.reserve(2048);
   // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's
   // rundown thread emits there. Set before the runtime loads lttng-ust.
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
@@ -95,14 +94,14 @@ Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
     return {};
   }
   c_.modules.fetch_add(1, std::memory_order_relaxed);
-  modules_.emplace(clr_module, Module{id, info.collectible, {}, {}});
+  modules_.emplace(clr_module, Module{id, info.collectible, {}});
   return {id, info.collectible};
 }
 
-void Mirror::note(uint64_t clr_module, bool is_code, uint64_t key) {
+void Mirror::noteMethod(uint64_t clr_module, uint64_t method_id) {
   std::lock_guard g(modules_mu_);
   auto it = modules_.find(clr_module);
-  if (it != modules_.end()) (is_code ? it->second.code : it->second.methods).push_back(key);
+  if (it != modules_.end()) it->second.methods.push_back(method_id);
 }
 
 uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module, bool collectible) {
@@ -111,24 +110,27 @@ uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module, bool collectib
     Shard& sh = methods_[shardOf(ev.method_id)];
     std::lock_guard g(sh.mu);
     if (auto it = sh.map.find(ev.method_id); it != sh.map.end()) return it->second.id;
-    // Registered under the shard's mutex: one jitprov method per MethodID.
+    // Registered under the shard's mutex: one jitprov method per MethodID. Its names
+    // are converted here only, once per method.
+    const std::string ns = ev.name_space.utf8(), name = ev.name.utf8(), sig = ev.signature.utf8();
     jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-    d.host_key = ev.method_id;
+    // No host key: this map is the index by MethodID (jitprov's own would be a second
+    // lookup and a second node per method, under its loader mutex).
     d.token = ev.token;
     d.flags = ev.flags;
-    d.name_space = ev.name_space.c_str();
-    d.name = ev.name.c_str();
-    d.signature = ev.signature.c_str();
+    d.name_space = ns.c_str();
+    d.name = name.c_str();
+    d.signature = sig.c_str();
     d.options = JITPROV_METHOD_SANITIZE_NAMES;
     const int e = jitprov_method_register(rt_, module, &d, &id);
-    if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
-      error("register method " + ev.name_space + "::" + ev.name, e);
+    if (e != JITPROV_OK) {
+      error("register method " + ns + "::" + name, e);
       return 0;
     }
     c_.methods.fetch_add(1, std::memory_order_relaxed);
     sh.map.emplace(ev.method_id, Mirrored{id, ev.module_id});
   }
-  if (collectible) note(ev.module_id, false, ev.method_id);
+  if (collectible) noteMethod(ev.module_id, ev.method_id);
   return id;
 }
 
@@ -155,44 +157,29 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   // CoreCLR's own id of this body's native code version (its "ReJITID" event field
   // carries the NativeCodeVersionId: 0 for a method's first body).
   cd.host_version = static_cast<uint32_t>(ev.native_version);
+  // CoreCLR makes each new non-OSR body the method's entry point once published: both
+  // in one acquisition of jitprov's lock.
+  if (cd.tier != JITPROV_TIER1_OSR) cd.flags = JITPROV_CODE_ACTIVATE;
   uint64_t version = 0;
   const int e = jitprov_code_publish(rt_, method, &cd, &version);  // no mirror lock held
   if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {
     c_.refused.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (e != JITPROV_OK) return error("publish " + ev.name_space + "::" + ev.name, e);
-  {
-    Shard& sh = live_[shardOf(ev.start)];
-    std::lock_guard g(sh.mu);
-    auto [it, fresh] = sh.map.emplace(ev.start, Mirrored{version, ev.module_id});
-    if (!fresh && it->second.id == version) {
-      c_.replays.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    it->second = Mirrored{version, ev.module_id};
-  }
-  if (module.collectible) note(ev.module_id, true, ev.start);
+  if (e != JITPROV_OK) return error("publish " + ev.name_space.utf8() + "::" + ev.name.utf8(), e);
+  // Counted with replays (the same body again: jitprov returns its version, emits
+  // nothing); jitprov counts those, and the stats subtract them.
   c_.loads.fetch_add(1, std::memory_order_relaxed);
-  // CoreCLR makes each new non-OSR body the method's entry point once published.
-  if (cd.tier != JITPROV_TIER1_OSR) (void)jitprov_code_activate(rt_, version);
 }
 
 void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   const Timed timed{unload_cb_, t0};
-  uint64_t version = 0;
-  {
-    Shard& sh = live_[shardOf(ev.start)];
-    std::lock_guard g(sh.mu);
-    auto it = sh.map.find(ev.start);
-    if (it == sh.map.end()) {
-      c_.unknown_unloads.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    version = it->second.id;
-    sh.map.erase(it);
+  // jitprov knows its live code by address (host mode): no map of the client's own.
+  const int e = jitprov_code_retire_at(rt_, ev.start, nullptr);
+  if (e == JITPROV_E_UNKNOWN_VERSION) {
+    c_.unknown_unloads.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  const int e = jitprov_code_retire(rt_, version);
   if (e != JITPROV_OK) return error("retire", e);
   c_.unloads.fetch_add(1, std::memory_order_relaxed);
 }
@@ -210,18 +197,14 @@ void Mirror::moduleUnload(const ModuleEvent& ev) {
   const int e = jitprov_module_unload(rt_, mod.id);
   if (e != JITPROV_OK) error("unload module", e);
   c_.module_unloads.fetch_add(1, std::memory_order_relaxed);
-  // Its methods and versions are gone in jitprov: forget them here too (CoreCLR may
-  // hand out their MethodIDs and addresses again), by the keys the module kept.
-  auto forget = [&](std::array<Shard, kShards>& shards, const std::vector<uint64_t>& keys) {
-    for (uint64_t k : keys) {
-      Shard& sh = shards[shardOf(k)];
-      std::lock_guard g(sh.mu);
-      auto it = sh.map.find(k);
-      if (it != sh.map.end() && it->second.clr_module == ev.module_id) sh.map.erase(it);
-    }
-  };
-  forget(methods_, mod.methods);
-  forget(live_, mod.code);
+  // Its methods and code are gone in jitprov: forget its methods here too (CoreCLR may
+  // hand out their MethodIDs again), by the keys the module kept.
+  for (uint64_t k : mod.methods) {
+    Shard& sh = methods_[shardOf(k)];
+    std::lock_guard g(sh.mu);
+    auto it = sh.map.find(k);
+    if (it != sh.map.end() && it->second.clr_module == ev.module_id) sh.map.erase(it);
+  }
 }
 
 void Mirror::badPayload(uint32_t event_id) {
@@ -245,18 +228,13 @@ void Mirror::writeStats(const char* runtime_version) {
     return;
   }
   FILE* f = file.file();
-  size_t live = 0;
-  for (Shard& sh : live_) {
-    std::lock_guard g(sh.mu);
-    live += sh.map.size();
-  }
   std::fprintf(f, "{\n  \"pid\": %d, \"runtime\": \"%s\",\n", int(getpid()), runtime_version);
   std::fprintf(f,
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"methods\": %" PRIu64 ", \"modules\": %" PRIu64
-               ", \"module_unloads\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n",
-               v(c_.loads), v(c_.replays), v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
-               v(c_.module_unloads), live, ms.retired);
+               ", \"module_unloads\": %" PRIu64 ", \"live_versions\": %" PRIu64 ", \"retired\": %" PRIu64 ",\n",
+               v(c_.loads) - ms.replayed, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods),
+               v(c_.modules), v(c_.module_unloads), ms.live_host_code, ms.retired);
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64
@@ -283,6 +261,9 @@ void Mirror::shutdown(const char* runtime_version) {
   if (perfmap_.errors != 0)
     std::fprintf(stderr, "jitprov-dotnet: perf map: %" PRIu64 " errors, last: %s\n", perfmap_.errors,
                  perfmap_.last_error.c_str());
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(rt_, &ms);
   const uint64_t lost = v(c_.bad_payloads) + v(c_.refused) + v(c_.errors);
   std::lock_guard g(error_mu_);
   if (lost != 0 || opt_.verbose)
@@ -290,8 +271,8 @@ void Mirror::shutdown(const char* runtime_version) {
                  "jitprov-dotnet: %" PRIu64 " loads, %" PRIu64 " unloads, %" PRIu64 " rundowns; not mirrored: %" PRIu64
                  " precompiled (ReadyToRun) methods, %" PRIu64 " cold parts, %" PRIu64 " bad payloads, %" PRIu64
                  " refused, %" PRIu64 " errors%s%s\n",
-                 v(c_.loads), v(c_.unloads), jitprov_rundown_completed(rd_), v(c_.r2r_methods), v(c_.cold_parts),
-                 v(c_.bad_payloads), v(c_.refused), v(c_.errors),
+                 v(c_.loads) - ms.replayed, v(c_.unloads), jitprov_rundown_completed(rd_), v(c_.r2r_methods),
+                 v(c_.cold_parts), v(c_.bad_payloads), v(c_.refused), v(c_.errors),
                  first_error_.empty() ? "" : "; first: ", first_error_.c_str());
 }
 

@@ -3,19 +3,21 @@
 // it, kept in a jitprov runtime in host mode (docs/dotnet.md):
 //   - a jitprov module per CoreCLR module (ModuleID), registered at its first method,
 //     collectible when CoreCLR says so; ModuleUnload unloads it with all its code;
-//   - a jitprov method per MethodID (the host key), with CoreCLR's names;
+//   - a jitprov method per MethodID (the client's own index: no jitprov host key), with
+//     CoreCLR's names;
 //   - a native version per code body (MethodLoadVerbose) at its address and size, the
 //     tier mapped from CoreCLR's optimization tier (host_tier = CoreCLR's value);
 //     superseded tier-0 bodies stay published, as CoreCLR keeps them;
 //   - MethodUnloadVerbose retires the body at its address (dynamic methods destroyed,
-//     collectible code unloaded).
+//     collectible code unloaded): jitprov knows live code by address in host mode, so
+//     the client keeps no map of its own code.
 // Events arrive on the thread that raised them, many at a time, and a callback holds
 // CoreCLR's JIT path: no lock is held across jitprov's publication, and the maps are in
 // shards, each with its own mutex, so that callbacks on other methods do not wait (one
 // mutex over everything made every JIT path wait out its holder: 21.8 ms once, the
 // holder preempted on a busy machine during a rundown, or rehashing 150 000 entries).
-// A collectible module keeps the keys of its methods and code, so that its unload
-// forgets them without a scan. What the client cannot mirror is counted (Counters),
+// A collectible module keeps the keys of its methods, so that its unload forgets them
+// without a scan. What the client cannot mirror is counted (Counters),
 // never dropped silently.
 #pragma once
 
@@ -43,7 +45,8 @@ struct ModuleInfo {
 };
 
 struct Counters {
-  std::atomic<uint64_t> loads{0}, replays{0}, unloads{0}, unknown_unloads{0};
+  std::atomic<uint64_t> loads{0};  // publications jitprov accepted, its replays included
+  std::atomic<uint64_t> unloads{0}, unknown_unloads{0};
   std::atomic<uint64_t> methods{0}, modules{0}, module_unloads{0};
   std::atomic<uint64_t> cold_parts{0};    // cold regions of split code (not mirrored: one range per version)
   std::atomic<uint64_t> r2r_methods{0};   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror
@@ -82,7 +85,7 @@ class Mirror {
   };
   ModuleRef moduleOf(uint64_t clr_module);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module, bool collectible);
-  void note(uint64_t clr_module, bool is_code, uint64_t key);
+  void noteMethod(uint64_t clr_module, uint64_t method_id);
   void error(const std::string& what, int e);
   void writeStats(const char* runtime_version);
 
@@ -106,7 +109,7 @@ class Mirror {
   struct Module {
     uint64_t id;
     bool collectible;
-    std::vector<uint64_t> methods, code;  // collectible only: its MethodIDs, its code starts
+    std::vector<uint64_t> methods;  // collectible only: its MethodIDs
   };
   std::unordered_map<uint64_t, Module> modules_;  // CoreCLR ModuleID -> jitprov module
 
@@ -121,7 +124,6 @@ class Mirror {
   };
   static size_t shardOf(uint64_t key) noexcept { return size_t((key * 0x9E3779B97F4A7C15ULL) >> 60); }
   std::array<Shard, kShards> methods_;  // MethodID -> jitprov method
-  std::array<Shard, kShards> live_;     // code start -> jitprov version
 
   std::mutex error_mu_;  // guards first_error_
   std::string first_error_;

@@ -225,10 +225,17 @@ typedef struct jitprov_code_desc {
    * published. An older library refuses a desc with lines (its unknown tail is not zero). */
   const jitprov_line_entry* lines;
   size_t n_lines;
+  /* --- since publication flags (56 bytes before: the layout of line tables) --- */
+  uint32_t flags; /* JITPROV_CODE_* below; other bits: JITPROV_E_INVALID_ARGUMENT */
 } jitprov_code_desc;
 
+/* jitprov_code_desc.flags: also make the new version the active one (as
+ * jitprov_code_activate, in the same acquisition of the lock: one instead of two). Not
+ * with JITPROV_TIER1_OSR (JITPROV_E_INVALID_ARGUMENT). A replay activates nothing. */
+#define JITPROV_CODE_ACTIVATE 1u
+
 #define JITPROV_CODE_DESC_INIT \
-  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0, 0, NULL, 0 }
+  { sizeof(jitprov_code_desc), 0, 0, JITPROV_TIER0, 0, 0, 0, NULL, 0, 0 }
 
 /* Host mode: records code the host compiled for method_id at [code_start,
  * code_start + code_size) as a new native version of the method's active IL version,
@@ -257,6 +264,13 @@ JITPROV_API int jitprov_jit_publish(jitprov_runtime* rt, uint64_t version_id, ui
  * after this returns does not report it; one running meanwhile may. If it was the
  * method's active code, the entry point goes back to 0. */
 JITPROV_API int jitprov_code_retire(jitprov_runtime* rt, uint64_t version_id);
+
+/* Host mode: retires the live native version whose code starts at code_start, as
+ * jitprov_code_retire, for a host that knows its code by address only (so that it need
+ * not keep a map of its own); *version_id (when not NULL) receives the version.
+ * JITPROV_E_UNKNOWN_VERSION when no live code starts there; JITPROV_E_WRONG_CODE_MODE
+ * in model-heap mode. */
+JITPROV_API int jitprov_code_retire_at(jitprov_runtime* rt, uint64_t code_start, uint64_t* version_id);
 
 /* Makes a published version the active one (backpatches the method's entry point when
  * its IL version is the active one). Not for OSR versions. */
@@ -301,6 +315,8 @@ typedef struct jitprov_memory_stats {
   uint64_t max_reclamation_backlog; /* the bound in force (0: none) */
   uint64_t reclaimed_inline;        /* removals whose thread waited (past the bound) */
   struct jitprov_hist reclaim_wait; /* how long each of those waited */
+  /* --- since publication flags --- */
+  uint64_t live_host_code; /* host mode: live published versions (ranges) */
 } jitprov_memory_stats;
 
 /* out->sz must be set by the caller; fields beyond it are not written. */

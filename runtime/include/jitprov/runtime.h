@@ -85,6 +85,7 @@ struct MemoryStats {
   uint64_t retired = 0;                  // native versions retired one by one (retireVersion)
   uint64_t replayed = 0;                 // host publications that returned an existing version
   uint64_t overlaps_refused = 0;         // host publications refused for overlapping live code
+  uint64_t live_host_code = 0;           // host mode: live published code ranges (versions)
   uint64_t awaiting_reclamation = 0;     // records removed, waiting for their grace period
   uint64_t reclaimed_inline = 0;         // removals whose thread waited for the grace period
                                          // itself (the backlog was past its bound)
@@ -160,6 +161,10 @@ class Runtime {
   // as soon as this returns. Fires code_unload. If it was the active code, the method's
   // entry point goes back to 0.
   Result<void> retireVersion(VersionId version);
+  // Host mode: retires the live version whose code starts at code_start, as
+  // retireVersion, and returns it; kUnknownVersion when no live code starts there,
+  // kWrongCodeMode in model-heap mode. For a host that knows its code by address only.
+  Result<VersionId> retireHostCode(uint64_t code_start);
   // Makes a published version the active one of its IL version; when that IL version is
   // the method's active one, backpatches the entry point (site activate).
   Result<void> activate(VersionId version);

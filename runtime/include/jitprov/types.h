@@ -61,6 +61,9 @@ struct HostCode {
   // The first has a file; each code_addr in the range, in non-decreasing order.
   const LineEntry* lines = nullptr;
   size_t n_lines = 0;
+  // Also make it the active version of its IL version (as activate), under the same
+  // lock acquisition; not for kTier1Osr (kInvalidArgument). A replay activates nothing.
+  bool activate = false;
 };
 
 // A code range handed out by the simulated code heap.
