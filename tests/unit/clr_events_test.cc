@@ -92,6 +92,11 @@ TEST(ClrEvents, Utf16ToUtf8) {
   EXPECT_EQ(utf16ToUtf8(lone_low, 1), "\xef\xbf\xbd");
   const char16_t high_at_end[] = {0xD83D};
   EXPECT_EQ(utf16ToUtf8(high_at_end, 1), "\xef\xbf\xbd");
+  // Every unit at its longest (3 bytes: the most the conversion makes room for).
+  const std::u16string widest(100, 0xFFFF);
+  std::string want;
+  for (int i = 0; i < 100; ++i) want += "\xef\xbf\xbf";
+  EXPECT_EQ(utf16ToUtf8(widest.data(), widest.size()), want);
 }
 
 TEST(ClrEvents, Utf16leBytesToUtf8) {

@@ -41,22 +41,24 @@ class Reader {
   bool ok_ = true;
 };
 
-void putUtf8(std::string& out, uint32_t cp) {
+// Writes cp as UTF-8 at p; returns the end.
+char* putUtf8(char* p, uint32_t cp) {
   if (cp < 0x80) {
-    out += char(cp);
+    *p++ = char(cp);
   } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
+    *p++ = char(0xC0 | (cp >> 6));
+    *p++ = char(0x80 | (cp & 0x3F));
   } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
+    *p++ = char(0xE0 | (cp >> 12));
+    *p++ = char(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = char(0x80 | (cp & 0x3F));
   } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
+    *p++ = char(0xF0 | (cp >> 18));
+    *p++ = char(0x80 | ((cp >> 12) & 0x3F));
+    *p++ = char(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = char(0x80 | (cp & 0x3F));
   }
+  return p;
 }
 
 }  // namespace
@@ -66,8 +68,9 @@ namespace {
 // UTF-16 code units, unit(i) the i-th, to UTF-8; unpaired surrogates become U+FFFD.
 template <typename Unit>
 std::string toUtf8(size_t units, Unit unit) {
-  std::string out;
-  out.reserve(units);
+  // At most 3 bytes per code unit (a surrogate pair: 4 for 2), written in place.
+  std::string out(3 * units, '\0');
+  char* p = out.data();
   for (size_t i = 0; i < units; ++i) {
     uint32_t c = unit(i);
     if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units && unit(i + 1) >= 0xDC00 && unit(i + 1) <= 0xDFFF) {
@@ -76,8 +79,9 @@ std::string toUtf8(size_t units, Unit unit) {
     } else if (c >= 0xD800 && c <= 0xDFFF) {
       c = 0xFFFD;
     }
-    putUtf8(out, c);
+    p = putUtf8(p, c);
   }
+  out.resize(size_t(p - out.data()));
   return out;
 }
 
