@@ -10,7 +10,11 @@
 #  - D and E start together: one each;
 #  - L is stopped and started 70 times: one rundown each time (past the 63 that
 #    jitprov-verify tracks with a bit per version); prints the latency from
-#    `lttng start` to rundown_begin (p50, max) and fails above 200 ms.
+#    `lttng start` to rundown_begin (p50, max). The rundown is event-driven (a few ms
+#    on an idle machine): the median must stay under 50 ms (a trigger that polled
+#    would not), and every start, here and for B, C, D and E, must get its rundown
+#    within 1 s. Single starts are not held to less: a busy 2-core machine delayed
+#    one by 242 ms (the median of that run was still a few ms).
 # Every session's trace is checked by jitprov-verify (G2, G3+ exact by sequence numbers,
 # G4), and so is the directory above them all (reported per session).
 #   multi_session.sh SIM_BINARY VERIFY_BINARY
@@ -108,18 +112,18 @@ for s, n in want.items():
     if s == "B":
         b = sorted(r["begin_ns"] for r in rs)
         lat = [(b[0] - t_b1) / 1e6, (b[1] - t_b2) / 1e6]
-        assert all(0 < x <= 200 for x in lat), ("B start latency ms", lat)
+        assert all(0 < x <= 1000 for x in lat), ("B start latency ms", lat)
     if s == "C":
-        assert 0 < (min(r["begin_ns"] for r in rs) - t_c) / 1e6 <= 200
+        assert 0 < (min(r["begin_ns"] for r in rs) - t_c) / 1e6 <= 1000
     if s in "DE":
-        assert 0 < (rs[0]["begin_ns"] - t_de) / 1e6 <= 400, (s, rs[0]["begin_ns"] - t_de)
+        assert 0 < (rs[0]["begin_ns"] - t_de) / 1e6 <= 1000, (s, rs[0]["begin_ns"] - t_de)
 all_ = json.load(open(w + "/all.json"))
 assert sorted(x["name"] for x in all_["sessions"]) == sorted(want), [x["name"] for x in all_["sessions"]]
 # Start latency of L: its i-th rundown against its i-th `lttng start`.
 starts = [int(x) for x in open(w + "/l_starts")]
 begins = sorted(r["begin_ns"] for r in json.load(open(w + "/L.json"))["sessions"][0]["processes"][0]["rundowns"])
 lat = sorted((b - t) / 1e6 for b, t in zip(begins, starts))
-assert all(0 < x <= 200 for x in lat), ("L start latency ms", lat)
+assert all(0 < x <= 1000 for x in lat) and lat[len(lat) // 2] <= 50, ("L start latency ms", lat)
 print("; ".join(summary))
 print("latency from lttng start to rundown_begin over %d starts: p50 %.1f ms, max %.1f ms" % (
     len(lat), lat[len(lat) // 2], lat[-1]))
