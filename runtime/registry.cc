@@ -132,7 +132,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   std::lock_guard<std::mutex> g(s_->loader);
   Module* mod = s_->modules.load(module);
   if (mod == nullptr) return s_->missingModule(module);
-  if (desc.host_key != 0 && s_->by_host_key.count(desc.host_key) != 0) return Errc::kAlreadyExists;
+  if (desc.host_key != 0 && s_->by_host_key.find(desc.host_key) != 0) return Errc::kAlreadyExists;
   State::MethodTable::Claim slot;
   if (!s_->methods.claim(&slot)) return Errc::kTooManyMethods;
   // Everything that can fail comes before commit(): once the slot is published,
@@ -150,7 +150,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
       mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
       s_->list_bytes.fetch_add((mod->methods.capacity() - before) * sizeof(Method*), std::memory_order_relaxed);
     }
-    if (desc.host_key != 0) s_->by_host_key.emplace(desc.host_key, slot.id);
+    if (desc.host_key != 0) s_->by_host_key.insert(desc.host_key, slot.id);
   } catch (const std::bad_alloc&) {
     s_->methods.unclaim(slot);
     s_->method_bytes.fetch_add(mod->names.bytes() - arena_before, std::memory_order_relaxed);
@@ -212,9 +212,9 @@ Result<void> Runtime::unloadModule(ModuleId module) {
 Result<MethodId> Runtime::findMethod(uint64_t host_key) const {
   if (host_key == 0) return Errc::kInvalidArgument;
   std::lock_guard<std::mutex> g(s_->loader);
-  auto it = s_->by_host_key.find(host_key);
-  if (it == s_->by_host_key.end()) return Errc::kUnknownMethod;
-  return it->second;
+  const MethodId id = s_->by_host_key.find(host_key);
+  if (id == 0) return Errc::kUnknownMethod;
+  return id;
 }
 
 void Runtime::State::reclaimModule(rcu_head* head) {

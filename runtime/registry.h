@@ -114,6 +114,7 @@
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
+#include "host_key_index.h"
 #include "jitdump.h"
 #include "name_arena.h"
 #include "rcu.h"
@@ -306,7 +307,7 @@ struct Runtime::State {
   using RangeMap = std::map<uint64_t, NativeVersion*>;
   RangeMap live_ranges;
   // Host keys of live methods. Loader mutex.
-  std::unordered_map<uint64_t, MethodId> by_host_key;
+  HostKeyIndex by_host_key;
 
   // The records, in place (P9). Methods: claim/commit under the loader mutex, clear
   // under both (unload). Modules: loader mutex. Versions: CVM lock; load() from outside

@@ -65,12 +65,10 @@ char* putUtf8(char* p, uint32_t cp) {
 
 namespace {
 
-// UTF-16 code units, unit(i) the i-th, to UTF-8; unpaired surrogates become U+FFFD.
+// UTF-16 code units, unit(i) the i-th, to UTF-8 at p (at most 3 bytes a unit: a
+// surrogate pair makes 4 from 2); returns the end. Unpaired surrogates become U+FFFD.
 template <typename Unit>
-std::string toUtf8(size_t units, Unit unit) {
-  // At most 3 bytes per code unit (a surrogate pair: 4 for 2), written in place.
-  std::string out(3 * units, '\0');
-  char* p = out.data();
+char* toUtf8(size_t units, Unit unit, char* p) {
   for (size_t i = 0; i < units; ++i) {
     uint32_t c = unit(i);
     if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units && unit(i + 1) >= 0xDC00 && unit(i + 1) <= 0xDFFF) {
@@ -81,7 +79,13 @@ std::string toUtf8(size_t units, Unit unit) {
     }
     p = putUtf8(p, c);
   }
-  out.resize(size_t(p - out.data()));
+  return p;
+}
+
+template <typename Unit>
+std::string toUtf8String(size_t units, Unit unit) {
+  std::string out(3 * units, '\0');
+  out.resize(size_t(toUtf8(units, unit, out.data()) - out.data()));
   return out;
 }
 
@@ -90,14 +94,21 @@ uint32_t unitLe(const uint8_t* bytes, size_t i) { return uint32_t(bytes[2 * i]) 
 }  // namespace
 
 std::string utf16ToUtf8(const char16_t* s, size_t units) {
-  return toUtf8(units, [s](size_t i) { return uint32_t(s[i]); });
+  return toUtf8String(units, [s](size_t i) { return uint32_t(s[i]); });
 }
 
 std::string utf16leToUtf8(const uint8_t* bytes, size_t units) {
-  return toUtf8(units, [bytes](size_t i) { return unitLe(bytes, i); });
+  return toUtf8String(units, [bytes](size_t i) { return unitLe(bytes, i); });
 }
 
 std::string Utf16Ref::utf8() const { return utf16leToUtf8(bytes, units); }
+
+char* Utf16Ref::utf8(char* out) const {
+  char* end = toUtf8(
+      units, [b = bytes](size_t i) { return unitLe(b, i); }, out);
+  *end = '\0';
+  return end + 1;
+}
 
 bool decodeMethod(const uint8_t* data, size_t len, uint32_t version, MethodEvent* out) {
   if (version < 1) return false;  // version 0 has no ClrInstanceID; the runtime sends 1 and 2

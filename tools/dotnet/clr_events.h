@@ -18,6 +18,9 @@ struct Utf16Ref {
   const uint8_t* bytes = nullptr;
   size_t units = 0;
   std::string utf8() const;  // ill-formed UTF-16 becomes U+FFFD
+  // The same, NUL-terminated, at out (room for 3 * units + 1 bytes); returns the byte
+  // after the NUL.
+  char* utf8(char* out) const;
 };
 
 struct MethodEvent {  // MethodLoadVerbose / MethodUnloadVerbose, versions 1 and 2

@@ -37,15 +37,14 @@ uint64_t v(const std::atomic<uint64_t>& x) { return x.load(std::memory_order_rel
 std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info) {
   opt_ = opt;
   module_info_ = std::move(module_info);
-  // Room for 32 768 methods before a shard's map rehashes (on the JIT path, under the
-  // shard's mutex: 0.15 % of a JIT-heavy app's CPU samples when the maps grew from
-  // empty); 512 KiB of buckets.
-  for (Shard& sh : methods_) sh.map.reserve(2048);
   // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's
   // rundown thread emits there. Set before the runtime loads lttng-ust.
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
+  // No in-process lock histograms: nothing here reads them (jitprov-lockwait times the
+  // lock through its probes), and they cost clock reads and shared writes per acquisition.
+  cfg.lock_stats = 0;
   int e = jitprov_runtime_create(&cfg, &rt_);
   if (e != JITPROV_OK) return std::string("create the jitprov runtime: ") + jitprov_strerror(e);
   if (std::string why = hostagent::openJitdump(rt_, opt_); !why.empty()) return "jitdump: " + why;
@@ -80,7 +79,7 @@ void Mirror::error(const std::string& what, int e) {
 
 Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
   std::lock_guard g(modules_mu_);
-  if (auto it = modules_.find(clr_module); it != modules_.end()) return {it->second.id, it->second.collectible};
+  if (auto it = modules_.find(clr_module); it != modules_.end()) return it->second;
   ModuleInfo info = module_info_ ? module_info_(clr_module) : ModuleInfo{};
   if (!info.known || info.path.empty()) {
     char buf[64];
@@ -94,44 +93,46 @@ Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
     return {};
   }
   c_.modules.fetch_add(1, std::memory_order_relaxed);
-  modules_.emplace(clr_module, Module{id, info.collectible, {}});
+  modules_.emplace(clr_module, ModuleRef{id, info.collectible});
   return {id, info.collectible};
 }
 
-void Mirror::noteMethod(uint64_t clr_module, uint64_t method_id) {
-  std::lock_guard g(modules_mu_);
-  auto it = modules_.find(clr_module);
-  if (it != modules_.end()) it->second.methods.push_back(method_id);
-}
-
-uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module, bool collectible) {
+uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
+  // jitprov's index of host keys is the client's: one lookup per load, and a
+  // collectible module's unload in jitprov forgets its MethodIDs (CoreCLR may hand them
+  // out again) without a list of its own.
   uint64_t id = 0;
-  {
-    Shard& sh = methods_[shardOf(ev.method_id)];
-    std::lock_guard g(sh.mu);
-    if (auto it = sh.map.find(ev.method_id); it != sh.map.end()) return it->second.id;
-    // Registered under the shard's mutex: one jitprov method per MethodID. Its names
-    // are converted here only, once per method.
-    const std::string ns = ev.name_space.utf8(), name = ev.name.utf8(), sig = ev.signature.utf8();
-    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-    // No host key: this map is the index by MethodID (jitprov's own would be a second
-    // lookup and a second node per method, under its loader mutex).
-    d.token = ev.token;
-    d.flags = ev.flags;
-    d.name_space = ns.c_str();
-    d.name = name.c_str();
-    d.signature = sig.c_str();
-    d.options = JITPROV_METHOD_SANITIZE_NAMES;
-    const int e = jitprov_method_register(rt_, module, &d, &id);
-    if (e != JITPROV_OK) {
-      error("register method " + ns + "::" + name, e);
-      return 0;
-    }
-    c_.methods.fetch_add(1, std::memory_order_relaxed);
-    sh.map.emplace(ev.method_id, Mirrored{id, ev.module_id});
+  if (jitprov_method_find(rt_, ev.method_id, &id) == JITPROV_OK) return id;
+  // The first sight of the method: its names are converted now, once, into one buffer
+  // (on the stack unless they are long).
+  const size_t need = 3 * (ev.name_space.units + ev.name.units + ev.signature.units) + 3;
+  char local[1536];
+  std::string heap;
+  char* buf = local;
+  if (need > sizeof local) {
+    heap.resize(need);
+    buf = heap.data();
   }
-  if (collectible) noteMethod(ev.module_id, ev.method_id);
-  return id;
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.host_key = ev.method_id;
+  d.token = ev.token;
+  d.flags = ev.flags;
+  char* p = buf;
+  d.name_space = p;
+  p = ev.name_space.utf8(p);
+  d.name = p;
+  p = ev.name.utf8(p);
+  d.signature = p;
+  (void)ev.signature.utf8(p);
+  d.options = JITPROV_METHOD_SANITIZE_NAMES;
+  const int e = jitprov_method_register(rt_, module, &d, &id);
+  if (e == JITPROV_OK) {
+    c_.methods.fetch_add(1, std::memory_order_relaxed);
+    return id;
+  }
+  if (e == JITPROV_E_EXISTS) return id;  // another thread registered it meanwhile: its id
+  error(std::string("register method ") + d.name_space + "::" + d.name, e);
+  return 0;
 }
 
 void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
@@ -147,7 +148,7 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   const uint32_t clr_tier = (ev.flags >> kTierShift) & kTierMask;
   c_.by_clr_tier[clr_tier].fetch_add(1, std::memory_order_relaxed);
   const ModuleRef module = moduleOf(ev.module_id);
-  const uint64_t method = module.id != 0 ? methodOf(ev, module.id, module.collectible) : 0;
+  const uint64_t method = module.id != 0 ? methodOf(ev, module.id) : 0;
   if (method == 0) return;
   jitprov_code_desc cd = JITPROV_CODE_DESC_INIT;
   cd.code_start = ev.start;
@@ -185,26 +186,19 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
 }
 
 void Mirror::moduleUnload(const ModuleEvent& ev) {
-  Module mod;
+  uint64_t id = 0;
   {
     std::lock_guard g(modules_mu_);
     auto it = modules_.find(ev.module_id);
     if (it == modules_.end()) return;  // no code was mirrored for it
     if (!it->second.collectible) return;
-    mod = std::move(it->second);
+    id = it->second.id;
     modules_.erase(it);
   }
-  const int e = jitprov_module_unload(rt_, mod.id);
+  // Its methods, their MethodIDs and their code go with it in jitprov.
+  const int e = jitprov_module_unload(rt_, id);
   if (e != JITPROV_OK) error("unload module", e);
   c_.module_unloads.fetch_add(1, std::memory_order_relaxed);
-  // Its methods and code are gone in jitprov: forget its methods here too (CoreCLR may
-  // hand out their MethodIDs again), by the keys the module kept.
-  for (uint64_t k : mod.methods) {
-    Shard& sh = methods_[shardOf(k)];
-    std::lock_guard g(sh.mu);
-    auto it = sh.map.find(k);
-    if (it != sh.map.end() && it->second.clr_module == ev.module_id) sh.map.erase(it);
-  }
 }
 
 void Mirror::badPayload(uint32_t event_id) {

@@ -3,35 +3,32 @@
 // it, kept in a jitprov runtime in host mode (docs/dotnet.md):
 //   - a jitprov module per CoreCLR module (ModuleID), registered at its first method,
 //     collectible when CoreCLR says so; ModuleUnload unloads it with all its code;
-//   - a jitprov method per MethodID (the client's own index: no jitprov host key), with
-//     CoreCLR's names;
+//   - a jitprov method per MethodID, with CoreCLR's names: the MethodID is the jitprov
+//     method's host key, and jitprov's index of host keys the client's (a collectible
+//     module's unload in jitprov forgets its MethodIDs, which CoreCLR may reuse);
 //   - a native version per code body (MethodLoadVerbose) at its address and size, the
 //     tier mapped from CoreCLR's optimization tier (host_tier = CoreCLR's value);
 //     superseded tier-0 bodies stay published, as CoreCLR keeps them;
 //   - MethodUnloadVerbose retires the body at its address (dynamic methods destroyed,
-//     collectible code unloaded): jitprov knows live code by address in host mode, so
-//     the client keeps no map of its own code.
+//     collectible code unloaded): jitprov knows live code by address in host mode.
+// So the client keeps no map of methods or code of its own, only its modules'.
 // Events arrive on the thread that raised them, many at a time, and a callback holds
-// CoreCLR's JIT path: no lock is held across jitprov's publication, and the maps are in
-// shards, each with its own mutex, so that callbacks on other methods do not wait (one
-// mutex over everything made every JIT path wait out its holder: 21.8 ms once, the
-// holder preempted on a busy machine during a rundown, or rehashing 150 000 entries).
-// A collectible module keeps the keys of its methods, so that its unload forgets them
-// without a scan. What the client cannot mirror is counted (Counters),
+// CoreCLR's JIT path: no client lock is held across a jitprov call (one mutex over
+// everything made every JIT path wait out its holder: 21.8 ms once, the holder
+// preempted on a busy machine during a rundown). Per load: the module map's mutex, a
+// host-key lookup under jitprov's loader mutex, and one acquisition of jitprov's lock
+// that publishes and activates. What the client cannot mirror is counted (Counters),
 // never dropped silently.
 #pragma once
 
 #include <jitprov/jitprov.h>
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <utility>
-#include <vector>
 
 #include "clr_events.h"
 #include "host_agent.h"
@@ -84,8 +81,7 @@ class Mirror {
     bool collectible = false;
   };
   ModuleRef moduleOf(uint64_t clr_module);
-  uint64_t methodOf(const MethodEvent& ev, uint64_t module, bool collectible);
-  void noteMethod(uint64_t clr_module, uint64_t method_id);
+  uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);
   void writeStats(const char* runtime_version);
 
@@ -105,25 +101,8 @@ class Mirror {
     ~Timed() { h.add(hostagent::nowNs() - t0); }
   };
 
-  std::mutex modules_mu_;  // guards modules_
-  struct Module {
-    uint64_t id;
-    bool collectible;
-    std::vector<uint64_t> methods;  // collectible only: its MethodIDs
-  };
-  std::unordered_map<uint64_t, Module> modules_;  // CoreCLR ModuleID -> jitprov module
-
-  struct Mirrored {
-    uint64_t id;          // jitprov method or version
-    uint64_t clr_module;  // its CoreCLR module, to forget it when that unloads
-  };
-  static constexpr size_t kShards = 16;
-  struct Shard {
-    std::mutex mu;  // guards map
-    std::unordered_map<uint64_t, Mirrored> map;
-  };
-  static size_t shardOf(uint64_t key) noexcept { return size_t((key * 0x9E3779B97F4A7C15ULL) >> 60); }
-  std::array<Shard, kShards> methods_;  // MethodID -> jitprov method
+  std::mutex modules_mu_;                            // guards modules_
+  std::unordered_map<uint64_t, ModuleRef> modules_;  // CoreCLR ModuleID -> jitprov module
 
   std::mutex error_mu_;  // guards first_error_
   std::string first_error_;

@@ -383,6 +383,9 @@ bool startJitprov(Agent& a) {
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
+  // No in-process lock histograms: nothing here reads them (jitprov-lockwait times the
+  // lock through its probes), and they cost clock reads and shared writes per acquisition.
+  cfg.lock_stats = 0;
   int e = jitprov_runtime_create(&cfg, &a.rt);
   if (e == JITPROV_OK) e = jitprov_module_register(a.rt, "java", 0, &a.java_module);
   if (e == JITPROV_OK) e = jitprov_module_register(a.rt, "hotspot-stubs", 0, &a.stub_module);
