@@ -156,5 +156,39 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
   EXPECT_GT(j["rundowns"].get<uint64_t>(), 0u);
 }
 
+// CoreCLR hands a collectible module's ModuleID (an address) out again once it is
+// unloaded: the loads after the unload belong to a new jitprov module, on the thread
+// that had the old one cached too.
+TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
+  const std::string stats = ::testing::TempDir() + "/mirror-reuse-" + std::to_string(::getpid()) + ".json";
+  hostagent::Options opt;
+  opt.trigger = "exit";
+  opt.perfmap = "";
+  opt.stats = stats;
+  Mirror m;
+  ASSERT_EQ(m.start(opt,
+                    [](uint64_t id) {
+                      return ModuleInfo{"/reuse/" + std::to_string(id) + ".dll", true, true};
+                    }),
+            "");
+  constexpr uint64_t kModule = 0x4000;
+  m.methodLoad(load(kModule, 0x10, 0x7e0000001000, kClrTierQuick, 0).ev, hostagent::nowNs());
+  ModuleEvent unload;
+  unload.module_id = kModule;
+  m.moduleUnload(unload);
+  // The same ModuleID and MethodID, new code: a new module and method in jitprov.
+  m.methodLoad(load(kModule, 0x10, 0x7e0000002000, kClrTierQuick, 0).ev, hostagent::nowNs());
+  m.shutdown("reuse");
+  std::ifstream in(stats);
+  ASSERT_TRUE(in.good()) << stats;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::remove(stats.c_str());
+  EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["modules"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["methods"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["loads"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["live_versions"].get<uint64_t>(), 1u);
+}
+
 }  // namespace
 }  // namespace jitprov::dotnet
