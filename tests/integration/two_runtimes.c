@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   jitprov_runtime_destroy(a);
   jitprov_runtime* c = populate("/app/c.dll", 0x30000000); /* ids from 1 again */
   jitprov_rundown* rc = engine(c);
+  /* Its session rundown first (the session records already): else it may begin after
+   * the run_now below and be cut short by the destroy (a fresh-clone check saw it). */
+  while (jitprov_rundown_completed(rc) < 1) usleep(10000);
   jitprov_rundown_result r;
   check("run_now b", jitprov_rundown_run_now(rb, JITPROV_RUNDOWN_LOCKFREE, &r));
   check("run_now c", jitprov_rundown_run_now(rc, JITPROV_RUNDOWN_LOCKFREE, &r));
