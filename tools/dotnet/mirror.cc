@@ -211,11 +211,8 @@ void Mirror::badPayload(uint32_t event_id) {
 
 namespace jitprov::dotnet {
 
-void Mirror::writeStats(const char* runtime_version) {
+void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads) {
   if (opt_.stats.empty()) return;
-  jitprov_memory_stats ms{};
-  ms.sz = sizeof ms;
-  (void)jitprov_memory_stats_get(rt_, &ms);
   tools::AtomicFile file;
   if (!file.open(opt_.stats)) {
     std::fprintf(stderr, "jitprov-dotnet: write stats %s: %s\n", opt_.stats.c_str(), file.error().c_str());
@@ -227,8 +224,8 @@ void Mirror::writeStats(const char* runtime_version) {
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"methods\": %" PRIu64 ", \"modules\": %" PRIu64
                ", \"module_unloads\": %" PRIu64 ", \"live_versions\": %" PRIu64 ", \"retired\": %" PRIu64 ",\n",
-               v(c_.loads) - ms.replayed, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods),
-               v(c_.modules), v(c_.module_unloads), ms.live_host_code, ms.retired);
+               loads, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
+               v(c_.module_unloads), ms.live_host_code, ms.retired);
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64
@@ -250,14 +247,15 @@ void Mirror::writeStats(const char* runtime_version) {
 void Mirror::shutdown(const char* runtime_version) {
   if (rd_ == nullptr) return;
   jitprov_rundown_stop(rd_);  // the exit rundown, when asked for
-  writeStats(runtime_version);
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(rt_, &ms);
+  const uint64_t loads = v(c_.loads) - ms.replayed;  // jitprov counted the replays among them
+  writeStats(runtime_version, ms, loads);
   hostagent::closeJitdump("jitprov-dotnet", rt_, opt_);
   if (perfmap_.errors != 0)
     std::fprintf(stderr, "jitprov-dotnet: perf map: %" PRIu64 " errors, last: %s\n", perfmap_.errors,
                  perfmap_.last_error.c_str());
-  jitprov_memory_stats ms{};
-  ms.sz = sizeof ms;
-  (void)jitprov_memory_stats_get(rt_, &ms);
   const uint64_t lost = v(c_.bad_payloads) + v(c_.refused) + v(c_.errors);
   std::lock_guard g(error_mu_);
   if (lost != 0 || opt_.verbose)
@@ -265,8 +263,8 @@ void Mirror::shutdown(const char* runtime_version) {
                  "jitprov-dotnet: %" PRIu64 " loads, %" PRIu64 " unloads, %" PRIu64 " rundowns; not mirrored: %" PRIu64
                  " precompiled (ReadyToRun) methods, %" PRIu64 " cold parts, %" PRIu64 " bad payloads, %" PRIu64
                  " refused, %" PRIu64 " errors%s%s\n",
-                 v(c_.loads) - ms.replayed, v(c_.unloads), jitprov_rundown_completed(rd_), v(c_.r2r_methods),
-                 v(c_.cold_parts), v(c_.bad_payloads), v(c_.refused), v(c_.errors),
+                 loads, v(c_.unloads), jitprov_rundown_completed(rd_), v(c_.r2r_methods), v(c_.cold_parts),
+                 v(c_.bad_payloads), v(c_.refused), v(c_.errors),
                  first_error_.empty() ? "" : "; first: ", first_error_.c_str());
 }
 

@@ -83,7 +83,7 @@ class Mirror {
   ModuleRef moduleOf(uint64_t clr_module);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);
-  void writeStats(const char* runtime_version);
+  void writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads);
 
   hostagent::Options opt_;
   std::function<ModuleInfo(uint64_t)> module_info_;
