@@ -175,5 +175,63 @@ class Command(unittest.TestCase):
             self.assertGreaterEqual(wall, 0.3)
 
 
+class Together(unittest.TestCase):
+    def test_pairs_fold_swapped_rounds(self):
+        # A CPU 10 % faster than the other for both placements: folded, the bias cancels.
+        side = {0: 99.0, 1: 1.1 * 2.0, 2: 2.0 / 1.1, 3: 4.0, 4: 9.0}
+        got = abba.pairs(side)
+        self.assertEqual(sorted(got), [1, 2])
+        self.assertAlmostEqual(got[1], 2.0)
+        self.assertAlmostEqual(got[2], 6.0)
+        self.assertTrue(math.isnan(abba.pairs({1: 1.0, 2: math.nan})[1]))
+        self.assertTrue(math.isnan(abba.pairs({1: 1.0, 3: 1.0, 4: 1.0})[1]))  # round 2 missing
+        self.assertEqual(abba.pairs({0: 1.0}), {})
+
+    def test_both_at_once_pinned_and_swapped(self):
+        with tempfile.TemporaryDirectory() as d:
+            if len(os.sched_getaffinity(0)) < 2:  # refused, not run one after the other
+                r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py"), "together",
+                                    os.path.join(d, "t"), "0", "true", "::", "true"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("two CPUs are needed", r.stderr)
+                return
+            probe = ("import os, sys, time\nopen(sys.argv[1], 'w').write('%d %d' % "
+                     "(min(os.sched_getaffinity(0)), len(os.sched_getaffinity(0))))\n"
+                     "open(sys.argv[3], 'w').close()\nt = time.monotonic()\n"
+                     "while not os.path.exists(sys.argv[2]):\n"
+                     "    time.sleep(0.01)\n    assert time.monotonic() - t < 20")
+            seen = []
+            for rnd in (1, 2):
+                a, b = os.path.join(d, "a%d" % rnd), os.path.join(d, "b%d" % rnd)
+                out = os.path.join(d, "t%d" % rnd)
+                # Each side waits for a file only the other writes: both must run at once.
+                r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py"), "together",
+                                    out, str(rnd), sys.executable, "-c", probe, a, b + ".alive", a + ".alive",
+                                    "::", sys.executable, "-c", probe, b, a + ".alive", b + ".alive"],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(len(open(out).read().split()), 4)
+                cpu_a, n_a = map(int, open(a).read().split())
+                cpu_b, n_b = map(int, open(b).read().split())
+                self.assertEqual((n_a, n_b), (1, 1))  # each alone on one CPU
+                self.assertNotEqual(cpu_a, cpu_b)
+                seen.append((cpu_a, cpu_b))
+            self.assertEqual(seen[0], seen[1][::-1])  # swapped between rounds
+
+    def test_failure_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py"), "together",
+                                os.path.join(d, "t"), "0", "true", "::", "sh", "-c", "exit 3"],
+                               capture_output=True, text=True, timeout=60)
+            if len(os.sched_getaffinity(0)) < 2:
+                self.assertEqual(r.returncode, 2)
+                return
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("command B exited with 3", r.stderr)
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench", "abba.py"), "together",
+                                os.path.join(d, "t"), "0", "true", "::"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

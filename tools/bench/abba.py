@@ -22,8 +22,15 @@ often.
     of the rounds' ratios: no assumption about the noise's shape), and a verdict on a
     goal ("within", "NOT within" or "inconclusive" when the interval straddles it).
 
+Two sides at once ("together", for two-process comparisons on a machine whose speed
+swings within minutes): both sides run at the same moment, each alone on one of two CPUs,
+and swap CPUs every round, so that the machine's drift falls on both alike; pairs()
+folds each two rounds, one per placement, into their geometric mean, which cancels a
+CPU that is steadily faster than the other. A/A on this project's 2-core VM (the .NET
+workload against itself, 2026-12-02): single rounds 0.93-1.04, folded pairs 0.98-1.01.
+
 As a module: order(), warmup(), check_rounds(), median(), median_ci(), compare(),
-verdict(), Samples.
+verdict(), pairs(), together(), Samples.
 As a command:
   abba.py order ROUNDS SIDE...
       one line per round, "ROUND SIDE..." in the order to run them, round 0 the
@@ -31,6 +38,11 @@ As a command:
   abba.py time OUT COMMAND...
       runs COMMAND, writes "WALL_S CPU_S" to OUT (launch to exit, and user + system
       time of all its processes and threads); exits with COMMAND's status.
+  abba.py together OUT ROUND COMMAND_A... :: COMMAND_B...
+      runs both commands at once, A pinned to the first CPU this process may use and
+      B to the second in even rounds, the other way in odd ones; writes "WALL_A CPU_A
+      WALL_B CPU_B" to OUT; exits 2 with fewer than two CPUs, else 0 when both
+      succeeded and 1 (saying which failed) when not.
   abba.py summary [--ref SIDE] [--title TEXT] FILE
       FILE: lines "ROUND SIDE METRIC VALUE [UNIT]" (round 0, the warm-up, is
       discarded; "nan" is a value not measured); prints per metric every side's
@@ -139,6 +151,50 @@ def verdict(c, goal):
     return "inconclusive for the %s goal (%s straddles it: more rounds, or a quieter machine)" % (pct, ci)
 
 
+def pairs(values):
+    """{round: value} of rounds 1..2P run with swapped placements (together()) folded into
+    {pair: the geometric mean of rounds 2p-1 and 2p} for p = 1..P; the warm-up, round 0,
+    dropped; a pair with a round missing or nan is nan."""
+    last = max((r for r in values if r > 0), default=0)
+    out = {}
+    for p in range(1, last // 2 + 1):
+        a, b = values.get(2 * p - 1, math.nan), values.get(2 * p, math.nan)
+        out[p] = math.sqrt(a * b) if a == a and b == b and a >= 0 and b >= 0 else math.nan
+    return out
+
+
+def two_cpus():
+    """The first two CPUs this process may run on, or None."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[:2] if len(cpus) >= 2 else None
+
+
+def together(rnd, cmd_a, cmd_b):
+    """Runs cmd_a and cmd_b at the same moment, each pinned to one CPU (placements swapped
+    in odd rounds). Returns [(wall_s, cpu_s, exit_code) of A, the same of B]."""
+    cpus = two_cpus()
+    if cpus is None:
+        raise OSError("two CPUs are needed to run two sides together")
+    if rnd % 2:
+        cpus.reverse()
+    t0 = time.monotonic_ns()
+    # The Popen objects are kept until their children are reaped here: one dropped
+    # earlier would be reaped by the next Popen's clean-up, out of wait4's sight.
+    procs = {}
+    for i, (cmd, cpu) in enumerate(((cmd_a, cpus[0]), (cmd_b, cpus[1]))):
+        p = subprocess.Popen(cmd, preexec_fn=lambda c=cpu: os.sched_setaffinity(0, {c}))
+        procs[p.pid] = (i, p)
+    res = [None, None]
+    while procs:
+        pid, status, ru = os.wait4(-1, 0)
+        if pid not in procs:
+            continue
+        i, p = procs.pop(pid)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        res[i] = ((time.monotonic_ns() - t0) / 1e9, ru.ru_utime + ru.ru_stime, p.returncode)
+    return res
+
+
 def timed(out, cmd):
     """Runs cmd; writes "WALL_S CPU_S" to out; returns its exit code."""
     t0 = time.monotonic_ns()
@@ -211,6 +267,26 @@ def main(argv):
             print("usage: abba.py time OUT COMMAND...", file=sys.stderr)
             return 2
         return timed(argv[2], argv[3:])
+    if len(argv) >= 2 and argv[1] == "together":
+        args = argv[4:]
+        if len(argv) < 4 or "::" not in args or not argv[3].isdigit():
+            print("usage: abba.py together OUT ROUND COMMAND_A... :: COMMAND_B...", file=sys.stderr)
+            return 2
+        k = args.index("::")
+        if k == 0 or k == len(args) - 1:
+            print("abba.py together: a command on each side of '::' is needed", file=sys.stderr)
+            return 2
+        if two_cpus() is None:
+            print("abba.py together: two CPUs are needed, this process may use %d" % len(os.sched_getaffinity(0)),
+                  file=sys.stderr)
+            return 2
+        res = together(int(argv[3]), args[:k], args[k + 1:])
+        with open(argv[2], "w") as f:
+            f.write("%.3f %.3f %.3f %.3f\n" % (res[0][0], res[0][1], res[1][0], res[1][1]))
+        failed = [(name, r[2]) for name, r in zip("AB", res) if r[2] != 0]
+        for name, code in failed:
+            print("abba.py together: command %s exited with %d" % (name, code), file=sys.stderr)
+        return 1 if failed else 0
     if len(argv) >= 2 and argv[1] == "summary":
         args, ref, title = argv[2:], None, None
         while len(args) > 1 and args[0] in ("--ref", "--title"):
