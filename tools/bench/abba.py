@@ -26,8 +26,11 @@ Two sides at once ("together", for two-process comparisons on a machine whose sp
 swings within minutes): both sides run at the same moment, each alone on one of two CPUs,
 and swap CPUs every round, so that the machine's drift falls on both alike; pairs()
 folds each two rounds, one per placement, into their geometric mean, which cancels a
-CPU that is steadily faster than the other. A/A on this project's 2-core VM (the .NET
-workload against itself, 2026-12-02): single rounds 0.93-1.04, folded pairs 0.98-1.01.
+CPU that is steadily faster than the other. What is left is the host's noise of the
+moment and the workload's own: on this project's 2-core VM (the .NET workload beside
+itself, 2026-12-02) folded pairs 0.95-1.04 in one run, 0.93-1.05 in another, where
+single rounds one after the other ranged 0.85-1.39: a benchmark runs such an A/A series
+beside its own (tools/bench/dotnet-cost does).
 
 As a module: order(), warmup(), check_rounds(), median(), median_ci(), compare(),
 verdict(), pairs(), together(), Samples.
