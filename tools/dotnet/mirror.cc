@@ -98,13 +98,18 @@ Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
 }
 
 uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
-  // jitprov's index of host keys is the client's: one lookup per load, and a
+  // jitprov's index of host keys is the client's: at most one lookup per load, and a
   // collectible module's unload in jitprov forgets its MethodIDs (CoreCLR may hand them
   // out again) without a list of its own.
+  // A method's first body (CoreCLR's native code version 0; also every load of an
+  // event without the field) is, but for a replay, the first sight of the method: it
+  // goes straight to its registration, which finds the method when it is known after
+  // all. Only a later body looks the method up first: three loads in four of a churning
+  // app are new methods, and the lookup would only miss.
   uint64_t id = 0;
-  if (jitprov_method_find(rt_, ev.method_id, &id) == JITPROV_OK) return id;
-  // The first sight of the method: its names are converted now, once, into one buffer
-  // (on the stack unless they are long).
+  if (ev.native_version != 0 && jitprov_method_find(rt_, ev.method_id, &id) == JITPROV_OK) return id;
+  // The names are converted now, once, into one buffer (on the stack unless they are
+  // long).
   const size_t need = 3 * (ev.name_space.units + ev.name.units + ev.signature.units) + 3;
   char local[1536];
   std::string heap;
@@ -130,7 +135,7 @@ uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
     c_.methods.fetch_add(1, std::memory_order_relaxed);
     return id;
   }
-  if (e == JITPROV_E_EXISTS) return id;  // another thread registered it meanwhile: its id
+  if (e == JITPROV_E_EXISTS) return id;  // a replay, or another thread registered it meanwhile
   error(std::string("register method ") + d.name_space + "::" + d.name, e);
   return 0;
 }
