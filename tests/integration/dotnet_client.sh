@@ -44,6 +44,9 @@ refused rate=-1 "rate=-1: not a number of events per second (0 to 18446744073709
 refused stats=/dev/full "stats=/dev/full: exists and is not a regular file"
 refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"
 refused mirror=maybe "mirror=maybe: not on or off"
+refused toggle=maybe "toggle=maybe: not on or off"
+refused calibrate=-5 "calibrate=-5: not a count of nanoseconds up to 1000000000"
+refused calibrate=1us "calibrate=1us: not a count of nanoseconds up to 1000000000"
 # mirror=off (the benchmark's floor: the session alone): the same events counted,
 # nothing mirrored, no perf map.
 JITPROV_DOTNET="mirror=off,perfmap=$WORK,stats=$WORK/off.json" "${APP[@]}" --seconds 1 >"$WORK/out" 2>&1 ||
@@ -54,6 +57,39 @@ s = json.load(open(sys.argv[1]))
 assert s["mirror"] == "off" and s["load_events"] > 500 and s["events"] > s["load_events"], s
 PY
 ! ls "$WORK"/perf-*.map >/dev/null 2>&1 || fail "mirror=off wrote a perf map"
+# toggle=on (tools/bench/dotnet-cost's per-body series): the app stops and restarts the
+# client's session round by round; while it is stopped nothing reaches the client, and
+# the stops are counted and said. Without toggle=on the call is refused. calibrate=NS
+# adds at least NS to each load callback (a busy wait: the bench must find it).
+TOGGLE=(--toggle "$WORK/rounds.txt" --rounds 16 --toggle-methods 100)
+JITPROV_DOTNET="stats=$WORK/all.json" "${APP[@]}" "${TOGGLE[@]}" --toggle-aa >"$WORK/out" 2>&1 ||
+  fail "toggle-aa: $(cat "$WORK/out")"
+cp "$WORK/rounds.txt" "$WORK/rounds-aa.txt"
+JITPROV_DOTNET="stats=$WORK/none.json" "${APP[@]}" "${TOGGLE[@]}" >"$WORK/out" 2>&1 &&
+  fail "toggle without toggle=on ran: $(cat "$WORK/out")"
+grep -q "^JitWork: jitprov_dotnet_session(1) returned -2 (JITPROV_DOTNET needs toggle=on)$" "$WORK/out" ||
+  fail "toggle without toggle=on: $(cat "$WORK/out")"
+JITPROV_DOTNET="toggle=on,calibrate=20000,stats=$WORK/toggled.json" "${APP[@]}" "${TOGGLE[@]}" >"$WORK/out" 2>&1 ||
+  fail "toggle=on: $(cat "$WORK/out")"
+$PY - "$WORK/rounds.txt" "$WORK/rounds-aa.txt" "$WORK/toggled.json" "$WORK/all.json" "$WORK/out" <<'PY' ||
+import json, sys
+rows = [l.split() for l in open(sys.argv[1])]
+states = [r[1] for r in rows]
+# Blocks of eight, each state four times, once at each place of four.
+assert states == ["on", "off", "off", "on", "off", "on", "on", "off"] * 2, states
+assert all(int(r[2]) > 0 and int(r[3]) > 0 and int(r[4]) >= 100 for r in rows), rows  # CPU, wall, bodies
+t, a = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+stops = sum(1 for p, q in zip(states, states[1:]) if p == "on" and q == "off")
+assert t["session_stops"] == stops and a["session_stops"] == 0, (t["session_stops"], stops)
+off_bodies = sum(int(r[4]) for r in rows if r[1] == "off")
+# What ran while the session was stopped did not reach the client.
+assert t["loads"] <= a["loads"] - off_bodies // 2, (t["loads"], a["loads"], off_bodies)
+assert t["load_callback"]["total_ns"] >= 20000 * t["load_callback"]["count"], t["load_callback"]
+out = open(sys.argv[5]).read()
+assert ("jitprov-dotnet: the app stopped the client's session %d times (toggle=on): what ran meanwhile is not "
+        "mirrored\n" % stops) in out, out
+PY
+  fail "toggle=on: $(cat "$WORK/toggled.json" "$WORK/out" 2>&1)"
 JITPROV_DOTNET=help "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "help: exit $?"
 grep -q "perfmap=DIR|off" "$WORK/out" && ! grep -q "JitWork:" "$WORK/out" || fail "help: $(cat "$WORK/out")"
 CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
@@ -63,7 +99,7 @@ grep -q "jitprov-dotnet: CORECLR_PROFILER is not" "$WORK/out" || fail "wrong cla
 CORECLR_PROFILER_PATH=/nonexistent/libjitprov-dotnet.so "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
   fail "a wrong CORECLR_PROFILER_PATH stopped the app: $(cat "$WORK/out")"
 grep -q "^JitWork: " "$WORK/out" || fail "wrong path: $(cat "$WORK/out")"
-pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced; mirror=off counts the events and mirrors nothing"
+pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced; mirror=off counts the events and mirrors nothing; toggle=on stops the session (counted), refused without it; calibrate=NS adds NS"
 
 # --- the traced run ----------------------------------------------------------------------
 start_sessiond

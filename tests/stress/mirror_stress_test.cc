@@ -133,7 +133,7 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
       m.moduleUnload(ev);
     }
   }
-  m.shutdown("stress");
+  m.shutdown("stress", 0);
 
   std::ifstream in(stats);
   ASSERT_TRUE(in.good()) << stats;
@@ -178,7 +178,7 @@ TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
   m.moduleUnload(unload);
   // The same ModuleID and MethodID, new code: a new module and method in jitprov.
   m.methodLoad(load(kModule, 0x10, 0x7e0000002000, kClrTierQuick, 0).ev, hostagent::nowNs());
-  m.shutdown("reuse");
+  m.shutdown("reuse", 0);
   std::ifstream in(stats);
   ASSERT_TRUE(in.good()) << stats;
   const nlohmann::json j = nlohmann::json::parse(in);

@@ -102,6 +102,64 @@ class Stats(unittest.TestCase):
         self.assertTrue(math.isnan(c["ratio"]) and c["rounds"] == 0)
 
 
+def toggle_lines(rounds, per_unit, extra, units, speed=lambda r: 1.0, place=lambda r: 0.0):
+    """JitWork --toggle's lines: the client on in the rounds its pattern gives (blocks of
+    eight: on, off, off, on, off, on, on, off), each round's CPU its units times the
+    per-unit cost (plus `extra` when on, plus a cost of its place in the block), times
+    the machine's speed then."""
+    out = []
+    for r in range(rounds):
+        on = (r % 4 == 0 or r % 4 == 3) != (r // 4 % 2 == 1)
+        u = units(r)
+        cpu = u * (per_unit + (extra if on else 0.0) + place(r)) * speed(r)
+        out.append("%d %s %r 0 %r" % (r, "on" if on else "off", cpu, u))
+    return out
+
+
+class Toggled(unittest.TestCase):
+    def test_pattern_holds_each_state_alike(self):
+        # Per block of eight: four rounds each, and each state at every place of four.
+        for b in range(4):
+            on = [r % 8 for r in range(8 * b, 8 * b + 8) if toggle_lines(8 * b + 8, 1, 0, lambda r: 1)[r].split()[1] == "on"]
+            self.assertEqual(sorted(x % 4 for x in on), [0, 1, 2, 3])
+
+    def test_cost_per_unit_found(self):
+        # 1 us a body more with the client on, 10 without; bodies per round vary.
+        t = abba.toggled(toggle_lines(80, 10.0, 1.0, lambda r: 700 + (r * 37) % 200))
+        self.assertAlmostEqual(t["extra"], 1.0)
+        self.assertAlmostEqual(t["ratio"], 1.1)
+        self.assertAlmostEqual(t["per_unit_off"], 10.0)
+        self.assertEqual(t["blocks"], 9)  # the warm-up block dropped
+        self.assertLessEqual(t["ci_lo"], 1.0)
+        self.assertGreaterEqual(t["ci_hi"], 1.0)
+
+    def test_drift_and_place_cancel(self):
+        # The machine slows down by half over the run, and the first round of four costs
+        # more than the others (what a round leaves to the next): neither is taken for
+        # the client's cost. A pattern that put the client first in every block (on, off,
+        # off, on throughout) would charge it the place's cost.
+        slow = lambda r: 1.0 + r / 160.0
+        first = lambda r: 2.0 if r % 4 == 0 else 0.0
+        t = abba.toggled(toggle_lines(160, 10.0, 0.0, lambda r: 800, slow, first))
+        self.assertAlmostEqual(t["ratio"], 1.0, delta=0.002)
+        lines = toggle_lines(160, 10.0, 0.0, lambda r: 800, slow, first)
+        abab = [" ".join([l.split()[0], "on" if int(l.split()[0]) % 4 in (0, 3) else "off"] + l.split()[2:])
+                for l in lines]
+        self.assertGreater(abba.toggled(abab)["ratio"], 1.05)
+
+    def test_warmup_and_incomplete_blocks(self):
+        lines = toggle_lines(32, 10.0, 2.0, lambda r: 800)
+        lines[0] = "0 on 1e12 0 800"  # the warm-up block, whatever it cost
+        lines[9] = "9 on 1 0 0"       # no units: ignored, the block still has its others
+        t = abba.toggled(lines + ["garbage"])
+        self.assertAlmostEqual(t["extra"], 2.0)
+        self.assertEqual(t["blocks"], 3)
+        only_on = [l for l in toggle_lines(32, 10.0, 2.0, lambda r: 800) if " on " in l]
+        t = abba.toggled(only_on)
+        self.assertEqual(t["blocks"], 0)
+        self.assertTrue(math.isnan(t["extra"]))
+
+
 class Interval(unittest.TestCase):
     def test_order_statistics(self):
         # n = 10: P(B < 2) = 11/1024 <= 2.5 % < P(B < 3) = 56/1024: the 2nd and 9th values.

@@ -216,7 +216,8 @@ void Mirror::badPayload(uint32_t event_id) {
 
 namespace jitprov::dotnet {
 
-void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads) {
+void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads,
+                        uint64_t session_stops) {
   if (opt_.stats.empty()) return;
   tools::AtomicFile file;
   if (!file.open(opt_.stats)) {
@@ -224,7 +225,8 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
     return;
   }
   FILE* f = file.file();
-  std::fprintf(f, "{\n  \"pid\": %d, \"runtime\": \"%s\",\n", int(getpid()), runtime_version);
+  std::fprintf(f, "{\n  \"pid\": %d, \"runtime\": \"%s\", \"session_stops\": %" PRIu64 ",\n", int(getpid()),
+               runtime_version, session_stops);
   std::fprintf(f,
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"methods\": %" PRIu64 ", \"modules\": %" PRIu64
@@ -249,20 +251,25 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
     std::fprintf(stderr, "jitprov-dotnet: write stats %s: %s\n", opt_.stats.c_str(), file.error().c_str());
 }
 
-void Mirror::shutdown(const char* runtime_version) {
+void Mirror::shutdown(const char* runtime_version, uint64_t session_stops) {
   if (rd_ == nullptr) return;
   jitprov_rundown_stop(rd_);  // the exit rundown, when asked for
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
   (void)jitprov_memory_stats_get(rt_, &ms);
   const uint64_t loads = v(c_.loads) - ms.replayed;  // jitprov counted the replays among them
-  writeStats(runtime_version, ms, loads);
+  writeStats(runtime_version, ms, loads, session_stops);
   hostagent::closeJitdump("jitprov-dotnet", rt_, opt_);
   if (perfmap_.errors != 0)
     std::fprintf(stderr, "jitprov-dotnet: perf map: %" PRIu64 " errors, last: %s\n", perfmap_.errors,
                  perfmap_.last_error.c_str());
   const uint64_t lost = v(c_.bad_payloads) + v(c_.refused) + v(c_.errors);
   std::lock_guard g(error_mu_);
+  if (session_stops != 0)
+    std::fprintf(stderr,
+                 "jitprov-dotnet: the app stopped the client's session %" PRIu64
+                 " times (toggle=on): what ran meanwhile is not mirrored\n",
+                 session_stops);
   if (lost != 0 || opt_.verbose)
     std::fprintf(stderr,
                  "jitprov-dotnet: %" PRIu64 " loads, %" PRIu64 " unloads, %" PRIu64 " rundowns; not mirrored: %" PRIu64

@@ -72,8 +72,9 @@ class Mirror {
   void moduleUnload(const ModuleEvent& ev);
   void r2rEntry() { c_.r2r_methods.fetch_add(1, std::memory_order_relaxed); }
   void badPayload(uint32_t event_id);
-  // The exit rundown (when asked for) and the stats file.
-  void shutdown(const char* runtime_version);
+  // The exit rundown (when asked for) and the stats file; session_stops: how often the
+  // app stopped the client's session (toggle=on), when nothing was mirrored.
+  void shutdown(const char* runtime_version, uint64_t session_stops);
 
  private:
   struct ModuleRef {
@@ -83,7 +84,7 @@ class Mirror {
   ModuleRef moduleOf(uint64_t clr_module);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);
-  void writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads);
+  void writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads, uint64_t session_stops);
 
   hostagent::Options opt_;
   std::function<ModuleInfo(uint64_t)> module_info_;

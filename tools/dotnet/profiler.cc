@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "clr_abi.h"
@@ -35,7 +37,15 @@ constexpr char kHelp[] =
     "  help               print this and exit\n"
     "  mirror=on|off      off: open the same EventPipe session and only count its\n"
     "                     events (what the session alone costs the app; no rundown,\n"
-    "                     no perf map; stats= gets the counts) (default on)\n";
+    "                     no perf map; stats= gets the counts) (default on)\n"
+    "  toggle=on|off      on: the app may stop and restart the client's session\n"
+    "                     through jitprov_dotnet_session(0|1) (tools/bench/dotnet-cost\n"
+    "                     measures the client so); what runs while it is stopped is\n"
+    "                     not mirrored, and the stats and the exit line say how many\n"
+    "                     stops there were (default off: the call is refused)\n"
+    "  calibrate=NS       busy-waits NS nanoseconds more in every MethodLoadVerbose\n"
+    "                     callback: a known cost that tools/bench/dotnet-cost must\n"
+    "                     find (default 0)\n";
 
 // Calls slot `slot` of COM object `obj` (this first, SysV).
 template <typename R, typename... A>
@@ -52,8 +62,12 @@ struct Profiler {
   Mirror mirror;
   // mirror=off: the session's events counted, nothing mirrored.
   bool mirror_off = false;
+  bool toggle = false;        // toggle=on: jitprov_dotnet_session() may stop the session
+  uint64_t calibrate_ns = 0;  // calibrate=NS
+  bool ready = false;         // Initialize succeeded: CoreCLR keeps the client
+  std::mutex session_mu;      // guards session against two callers of jitprov_dotnet_session
   std::string stats;
-  std::atomic<uint64_t> events{0}, load_events{0};
+  std::atomic<uint64_t> events{0}, load_events{0}, session_stops{0};
 };
 
 ModuleInfo moduleInfo(void* info, uint64_t module) {
@@ -97,17 +111,38 @@ HRESULT refuse(const std::string& why) {
   return kFail;
 }
 
+// The client's EventPipe session: the runtime provider's JIT and loader events at
+// verbose level (MethodLoadVerbose, MethodUnloadVerbose, ModuleUnload) and
+// R2RGetEntryPoint (CompilationDiagnostic), delivered synchronously, no rundown.
+bool startSession(Profiler& p) {
+  static const char16_t kProvider[] = u"Microsoft-Windows-DotNETRuntime";
+  EventPipeProviderConfig cfg{kProvider, kKeywordJit | kKeywordLoader | kKeywordCompilationDiagnostic, kLevelVerbose,
+                              nullptr};
+  return comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) == kOk;
+}
+
 HRESULT initialize(void* self, void* info_unk) {
   auto& p = *static_cast<Profiler*>(self);
   const char* env = std::getenv("JITPROV_DOTNET");
   hostagent::Options opt;
   auto extra = [&p](const std::string& k, const std::string& v, std::string* why) {
-    if (k != "mirror") return 0;
+    if (k == "calibrate") {
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long ns = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || v[0] == '-' || errno != 0 || ns > 1000000000ull) {
+        *why = "not a count of nanoseconds up to 1000000000";
+        return -1;
+      }
+      p.calibrate_ns = ns;
+      return 1;
+    }
+    if (k != "mirror" && k != "toggle") return 0;
     if (v != "on" && v != "off") {
       *why = "not on or off";
       return -1;
     }
-    p.mirror_off = v == "off";
+    (k == "mirror" ? p.mirror_off : p.toggle) = k == "mirror" ? v == "off" : v == "on";
     return 1;
   };
   const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, extra, "signal",
@@ -130,16 +165,14 @@ HRESULT initialize(void* self, void* info_unk) {
     if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
       return refuse(why);
   }
-  static const char16_t kProvider[] = u"Microsoft-Windows-DotNETRuntime";
-  EventPipeProviderConfig cfg{kProvider, kKeywordJit | kKeywordLoader | kKeywordCompilationDiagnostic, kLevelVerbose,
-                              nullptr};
-  if (comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) != kOk) {
-    p.mirror.shutdown(p.runtime_version.c_str());  // its threads stopped before CoreCLR unloads the client
+  if (!startSession(p)) {
+    p.mirror.shutdown(p.runtime_version.c_str(), 0);  // its threads stopped before CoreCLR unloads the client
     return refuse("the runtime refused the EventPipe session");
   }
   if (opt.verbose)
     std::fprintf(stderr, "jitprov-dotnet: loaded in pid %d, runtime %s, provider %s\n", int(getpid()),
                  p.runtime_version.c_str(), jitprov_trace_provider_status());
+  p.ready = true;
   return kOk;
 }
 
@@ -150,8 +183,9 @@ void writeEventCounts(const Profiler& p) {
   if (file.open(p.stats)) {
     std::fprintf(file.file(),
                  "{\"pid\": %d, \"runtime\": \"%s\", \"mirror\": \"off\", \"events\": %" PRIu64
-                 ", \"load_events\": %" PRIu64 "}\n",
-                 int(getpid()), p.runtime_version.c_str(), p.events.load(), p.load_events.load());
+                 ", \"load_events\": %" PRIu64 ", \"session_stops\": %" PRIu64 "}\n",
+                 int(getpid()), p.runtime_version.c_str(), p.events.load(), p.load_events.load(),
+                 p.session_stops.load());
     if (file.commit()) return;
   }
   std::fprintf(stderr, "jitprov-dotnet: write stats %s: %s\n", p.stats.c_str(), file.error().c_str());
@@ -162,7 +196,7 @@ HRESULT shutdown(void* self) {
   if (p.mirror_off)
     writeEventCounts(p);
   else
-    p.mirror.shutdown(p.runtime_version.c_str());
+    p.mirror.shutdown(p.runtime_version.c_str(), p.session_stops.load());
   return kOk;
 }
 
@@ -175,6 +209,9 @@ HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uin
     return kOk;
   }
   const uint64_t t0 = hostagent::nowNs();
+  if (p.calibrate_ns != 0 && id == kEvMethodLoadVerbose)  // a known cost, inside the callback's time
+    while (hostagent::nowNs() - t0 < p.calibrate_ns) {
+    }
   auto& m = p.mirror;
   switch (id) {
     case kEvMethodLoadVerbose:
@@ -259,4 +296,25 @@ extern "C" __attribute__((visibility("default"))) jitprov::dotnet::HRESULT DllGe
     return kClassNotAvailable;
   }
   return factoryQi(&g_factory, iid, out);
+}
+
+// Stops (on = 0) or restarts (on = 1) the client's EventPipe session, for an app that
+// measures what the client costs it (tools/bench/dotnet-cost; JITPROV_DOTNET=toggle=on).
+// 0: done (or already so); -1: the client is not this process's profiler; -2: toggle=on
+// was not given; -3: the runtime refused.
+extern "C" __attribute__((visibility("default"))) int jitprov_dotnet_session(int on) {
+  using namespace jitprov::dotnet;
+  Profiler* p = g_profiler;
+  if (p == nullptr || !p->ready) return -1;
+  if (!p->toggle) return -2;
+  std::lock_guard g(p->session_mu);
+  if (on != 0) {
+    if (p->session != 0) return 0;
+    return startSession(*p) ? 0 : -3;
+  }
+  if (p->session == 0) return 0;
+  if (comCall<HRESULT>(p->info, kInfoEventPipeStopSession, p->session) != kOk) return -3;
+  p->session = 0;
+  p->session_stops.fetch_add(1, std::memory_order_relaxed);
+  return 0;
 }
