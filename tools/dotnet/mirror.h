@@ -66,7 +66,8 @@ class Mirror {
  public:
   // Creates the jitprov runtime and starts the rundowns. "" or why not.
   std::string start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info);
-  // t0: when CoreCLR called the client (hostagent::nowNs()), for the callbacks' durations.
+  // t0: when CoreCLR called the client (hostagent::nowNs()), for the callbacks' durations;
+  // 0: not timed.
   void methodLoad(const MethodEvent& ev, uint64_t t0);
   void methodUnload(const MethodEvent& ev, uint64_t t0);
   void moduleUnload(const ModuleEvent& ev);
@@ -96,10 +97,12 @@ class Mirror {
   // The MethodLoadVerbose and MethodUnloadVerbose callbacks, from CoreCLR's call to
   // the end of the mirror's work (decoding, the maps, jitprov's publication).
   CallbackHist load_cb_, unload_cb_;
-  struct Timed {  // records into a CallbackHist when it goes out of scope
+  struct Timed {  // records into a CallbackHist when it goes out of scope (t0 != 0)
     CallbackHist& h;
     uint64_t t0;
-    ~Timed() { h.add(hostagent::nowNs() - t0); }
+    ~Timed() {
+      if (t0 != 0) h.add(hostagent::nowNs() - t0);
+    }
   };
 
   std::mutex modules_mu_;                            // guards modules_

@@ -9,6 +9,7 @@ JITPROV_PACKAGES=(
   clang-format                                     # the format test (.clang-format)
   libclang-rt-14-dev                               # libFuzzer and sanitizer runtimes (tests/fuzz)
   liburcu-dev                                      # RCU grace periods for the lock-free registry
+  libabsl-dev                                      # Abseil's B-tree: the host-mode range index (headers)
   systemtap-sdt-dev                                # sys/sdt.h: USDT probes with semaphores
   libgtest-dev libgmock-dev libbenchmark-dev       # tests and benchmarks
   liblttng-ust-dev lttng-tools                     # tracepoint provider; lttng-sessiond, lttng
