@@ -47,6 +47,7 @@ refused mirror=maybe "mirror=maybe: not on or off"
 refused toggle=maybe "toggle=maybe: not on or off"
 refused calibrate=-5 "calibrate=-5: not a count of nanoseconds up to 1000000000"
 refused calibrate=1us "calibrate=1us: not a count of nanoseconds up to 1000000000"
+refused mirror=off,calibrate=10 "calibrate=: nothing to calibrate with mirror=off"
 # mirror=off (the benchmark's floor: the session alone): the same events counted,
 # nothing mirrored, no perf map.
 JITPROV_DOTNET="mirror=off,perfmap=$WORK,stats=$WORK/off.json" "${APP[@]}" --seconds 1 >"$WORK/out" 2>&1 ||
@@ -82,8 +83,12 @@ t, a = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
 stops = sum(1 for p, q in zip(states, states[1:]) if p == "on" and q == "off")
 assert t["session_stops"] == stops and a["session_stops"] == 0, (t["session_stops"], stops)
 off_bodies = sum(int(r[4]) for r in rows if r[1] == "off")
-# What ran while the session was stopped did not reach the client.
+on_bodies = sum(int(r[4]) for r in rows if r[1] == "on")
+# What ran while the session was stopped did not reach the client; what ran while it
+# was on (restarted) did.
 assert t["loads"] <= a["loads"] - off_bodies // 2, (t["loads"], a["loads"], off_bodies)
+assert t["loads"] >= on_bodies // 2, (t["loads"], on_bodies)
+assert t["load_callback"]["count"] >= on_bodies // 2, t["load_callback"]
 assert t["load_callback"]["total_ns"] >= 20000 * t["load_callback"]["count"], t["load_callback"]
 out = open(sys.argv[5]).read()
 assert ("jitprov-dotnet: the app stopped the client's session %d times (toggle=on): what ran meanwhile is not "

@@ -150,14 +150,28 @@ class Toggled(unittest.TestCase):
     def test_warmup_and_incomplete_blocks(self):
         lines = toggle_lines(32, 10.0, 2.0, lambda r: 800)
         lines[0] = "0 on 1e12 0 800"  # the warm-up block, whatever it cost
-        lines[9] = "9 on 1 0 0"       # no units: ignored, the block still has its others
-        t = abba.toggled(lines + ["garbage"])
+        t = abba.toggled(lines + ["garbage", "40 maybe 1 0 800"])
         self.assertAlmostEqual(t["extra"], 2.0)
         self.assertEqual(t["blocks"], 3)
         only_on = [l for l in toggle_lines(32, 10.0, 2.0, lambda r: 800) if " on " in l]
         t = abba.toggled(only_on)
         self.assertEqual(t["blocks"], 0)
         self.assertTrue(math.isnan(t["extra"]))
+
+    def test_unbalanced_block_skipped(self):
+        # One block after the warm-up, whose on round 11 did nothing (0 units, its CPU a
+        # clock's noise) or is missing: what is left would weigh the states unevenly
+        # (three on rounds, at places that drift does not cancel), so no block counts.
+        slow = lambda r: 1.0 + r / 16.0
+        lines = toggle_lines(16, 10.0, 0.0, lambda r: 800, slow)
+        self.assertEqual(abba.toggled(lines)["blocks"], 1)
+        for bad in ("11 on 5000 0 0", None):
+            l = list(lines)
+            if bad is None:
+                del l[11]
+            else:
+                l[11] = bad
+            self.assertEqual(abba.toggled(l)["blocks"], 0, bad)
 
 
 class Interval(unittest.TestCase):

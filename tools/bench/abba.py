@@ -171,25 +171,27 @@ def toggled(lines, block=8):
     WALL UNITS' (JitWork --toggle: the client's session on or off round by round, in
     blocks of `block` rounds that hold each state equally often and balanced in place).
     Per block, the CPU per unit in each state (sums of the block's rounds); the first
-    block, the warm-up, dropped; a block with a state missing or no units skipped.
-    Returns a dict: extra (the median over blocks of on minus off, CPU per unit), its
-    ci_lo and ci_hi (median_ci), ratio (the median of on/off), ratio_ci_lo and
-    ratio_ci_hi, per_unit_off (the median off CPU per unit), units (the median of a
-    block's units in the on state), blocks."""
+    block, the warm-up, dropped; a block that lacks a round, or holds one without units,
+    is no longer balanced and is skipped. Returns a dict: extra (the median over blocks
+    of on minus off, CPU per unit), its ci_lo and ci_hi (median_ci), ratio (the median of
+    on/off), ratio_ci_lo and ratio_ci_hi, per_unit_off (the median off CPU per unit),
+    units (the median of a block's units in the on state), blocks."""
     rows = {}
     for line in lines:
         f = line.split()
-        if len(f) >= 5:
+        if len(f) >= 5 and f[1] in ("on", "off"):
             rows[int(f[0])] = (f[1], float(f[2]), float(f[4]))
     extra, ratio, off_unit, units = [], [], [], []
     last = max(rows, default=-1)
     for b in range(1, (last + 1) // block):
-        sums = {"on": [0.0, 0.0], "off": [0.0, 0.0]}
+        sums = {"on": [0.0, 0.0, 0], "off": [0.0, 0.0, 0]}  # CPU, units, rounds
         for r in range(b * block, (b + 1) * block):
-            if r in rows and rows[r][0] in sums:
-                sums[rows[r][0]][0] += rows[r][1]
-                sums[rows[r][0]][1] += rows[r][2]
-        if sums["on"][1] <= 0 or sums["off"][1] <= 0:
+            if r in rows and rows[r][2] > 0:
+                s = sums[rows[r][0]]
+                s[0] += rows[r][1]
+                s[1] += rows[r][2]
+                s[2] += 1
+        if sums["on"][2] != block // 2 or sums["off"][2] != block // 2:
             continue
         on, off = sums["on"][0] / sums["on"][1], sums["off"][0] / sums["off"][1]
         extra.append(on - off)

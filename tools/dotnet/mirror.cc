@@ -265,11 +265,6 @@ void Mirror::shutdown(const char* runtime_version, uint64_t session_stops) {
                  perfmap_.last_error.c_str());
   const uint64_t lost = v(c_.bad_payloads) + v(c_.refused) + v(c_.errors);
   std::lock_guard g(error_mu_);
-  if (session_stops != 0)
-    std::fprintf(stderr,
-                 "jitprov-dotnet: the app stopped the client's session %" PRIu64
-                 " times (toggle=on): what ran meanwhile is not mirrored\n",
-                 session_stops);
   if (lost != 0 || opt_.verbose)
     std::fprintf(stderr,
                  "jitprov-dotnet: %" PRIu64 " loads, %" PRIu64 " unloads, %" PRIu64 " rundowns; not mirrored: %" PRIu64

@@ -38,11 +38,13 @@ constexpr char kHelp[] =
     "  mirror=on|off      off: open the same EventPipe session and only count its\n"
     "                     events (what the session alone costs the app; no rundown,\n"
     "                     no perf map; stats= gets the counts) (default on)\n"
-    "  toggle=on|off      on: the app may stop and restart the client's session\n"
-    "                     through jitprov_dotnet_session(0|1) (tools/bench/dotnet-cost\n"
-    "                     measures the client so); what runs while it is stopped is\n"
-    "                     not mirrored, and the stats and the exit line say how many\n"
-    "                     stops there were (default off: the call is refused)\n"
+    "  toggle=on|off      on, for benchmarks only: the app may stop and restart the\n"
+    "                     client's session through jitprov_dotnet_session(0|1)\n"
+    "                     (tools/bench/dotnet-cost measures the client so); while it is\n"
+    "                     stopped the mirror misses loads and unloads (code unloaded\n"
+    "                     then stays in it, and later code at its addresses is refused,\n"
+    "                     counted); the stats and a line at exit say how many stops\n"
+    "                     there were (default off: the call is refused)\n"
     "  calibrate=NS       busy-waits NS nanoseconds more in every MethodLoadVerbose\n"
     "                     callback: a known cost that tools/bench/dotnet-cost must\n"
     "                     find (default 0)\n"
@@ -66,8 +68,9 @@ struct Profiler {
   bool toggle = false;        // toggle=on: jitprov_dotnet_session() may stop the session
   uint64_t calibrate_ns = 0;  // calibrate=NS
   bool timed = false;         // stats=: the callbacks' durations go there
-  bool ready = false;         // Initialize succeeded: CoreCLR keeps the client
-  std::mutex session_mu;      // guards session against two callers of jitprov_dotnet_session
+  // Initialize succeeded, Shutdown not yet called: jitprov_dotnet_session may act.
+  std::atomic<bool> ready{false};
+  std::mutex session_mu;  // guards session against two callers of jitprov_dotnet_session
   std::string stats;
   std::atomic<uint64_t> events{0}, load_events{0}, session_stops{0};
 };
@@ -156,6 +159,7 @@ HRESULT initialize(void* self, void* info_unk) {
     _exit(0);
   }
   if (!err.empty()) return refuse(err);
+  if (p.mirror_off && p.calibrate_ns != 0) return refuse("calibrate=: nothing to calibrate with mirror=off");
   if (comCall<HRESULT>(info_unk, kSlotQueryInterface, &kIidInfo12, &p.info) != kOk)
     return refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)");
   p.runtime_version = runtimeVersion(p.info);
@@ -196,6 +200,15 @@ void writeEventCounts(const Profiler& p) {
 
 HRESULT shutdown(void* self) {
   auto& p = *static_cast<Profiler*>(self);
+  {
+    std::lock_guard g(p.session_mu);  // no jitprov_dotnet_session acts from now on
+    p.ready = false;
+  }
+  if (const uint64_t stops = p.session_stops.load(); stops != 0)
+    std::fprintf(stderr,
+                 "jitprov-dotnet: the app stopped the client's session %" PRIu64
+                 " times (toggle=on): what ran meanwhile is not mirrored\n",
+                 stops);
   if (p.mirror_off)
     writeEventCounts(p);
   else
@@ -305,14 +318,16 @@ extern "C" __attribute__((visibility("default"))) jitprov::dotnet::HRESULT DllGe
 
 // Stops (on = 0) or restarts (on = 1) the client's EventPipe session, for an app that
 // measures what the client costs it (tools/bench/dotnet-cost; JITPROV_DOTNET=toggle=on).
-// 0: done (or already so); -1: the client is not this process's profiler; -2: toggle=on
-// was not given; -3: the runtime refused.
+// 0: done (or already so); -1: the client is not this process's profiler (or the runtime
+// shut it down); -2: toggle=on was not given; -3: the runtime refused. Never from inside
+// one of the client's callbacks: a session's stop waits for the events being delivered.
 extern "C" __attribute__((visibility("default"))) int jitprov_dotnet_session(int on) {
   using namespace jitprov::dotnet;
   Profiler* p = g_profiler;
-  if (p == nullptr || !p->ready) return -1;
-  if (!p->toggle) return -2;
+  if (p == nullptr) return -1;
   std::lock_guard g(p->session_mu);
+  if (!p->ready) return -1;
+  if (!p->toggle) return -2;
   if (on != 0) {
     if (p->session != 0) return 0;
     return startSession(*p) ? 0 : -3;
