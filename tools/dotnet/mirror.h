@@ -74,7 +74,7 @@ class Mirror {
   void r2rEntry() { c_.r2r_methods.fetch_add(1, std::memory_order_relaxed); }
   void badPayload(uint32_t event_id);
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
-  // app stopped the client's session (toggle=on), when nothing was mirrored.
+  // app stopped the client's session (toggle=on), for the file.
   void shutdown(const char* runtime_version, uint64_t session_stops);
 
  private:

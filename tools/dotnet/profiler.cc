@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -67,7 +66,6 @@ struct Profiler {
   bool mirror_off = false;
   bool toggle = false;        // toggle=on: jitprov_dotnet_session() may stop the session
   uint64_t calibrate_ns = 0;  // calibrate=NS
-  bool timed = false;         // stats=: the callbacks' durations go there
   // Initialize succeeded, Shutdown not yet called: jitprov_dotnet_session may act.
   std::atomic<bool> ready{false};
   std::mutex session_mu;  // guards session against two callers of jitprov_dotnet_session
@@ -132,14 +130,10 @@ HRESULT initialize(void* self, void* info_unk) {
   hostagent::Options opt;
   auto extra = [&p](const std::string& k, const std::string& v, std::string* why) {
     if (k == "calibrate") {
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long ns = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || v[0] == '-' || errno != 0 || ns > 1000000000ull) {
+      if (!hostagent::parseCount(v, &p.calibrate_ns) || p.calibrate_ns > 1000000000) {
         *why = "not a count of nanoseconds up to 1000000000";
         return -1;
       }
-      p.calibrate_ns = ns;
       return 1;
     }
     if (k != "mirror" && k != "toggle") return 0;
@@ -147,7 +141,10 @@ HRESULT initialize(void* self, void* info_unk) {
       *why = "not on or off";
       return -1;
     }
-    (k == "mirror" ? p.mirror_off : p.toggle) = k == "mirror" ? v == "off" : v == "on";
+    if (k == "mirror")
+      p.mirror_off = v == "off";
+    else
+      p.toggle = v == "on";
     return 1;
   };
   const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, extra, "signal",
@@ -167,7 +164,6 @@ HRESULT initialize(void* self, void* info_unk) {
     return refuse("the runtime refused the event mask");
   void* info = p.info;
   p.stats = opt.stats;
-  p.timed = !opt.stats.empty();
   if (!p.mirror_off) {
     if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
       return refuse(why);
@@ -226,7 +222,7 @@ HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uin
   }
   // The callbacks are timed for the stats file only: two clock reads a callback were a
   // tenth of the client's work (0 below: not timed).
-  const uint64_t t0 = p.timed || p.calibrate_ns != 0 ? hostagent::nowNs() : 0;
+  const uint64_t t0 = !p.stats.empty() || p.calibrate_ns != 0 ? hostagent::nowNs() : 0;
   if (p.calibrate_ns != 0 && id == kEvMethodLoadVerbose)  // a known cost, inside the callback's time
     while (hostagent::nowNs() - t0 < p.calibrate_ns) {
     }

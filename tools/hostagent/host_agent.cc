@@ -78,13 +78,8 @@ std::string parseCommon(const std::string& k, const std::string& v, Options* o, 
     if (jitprov_rundown_mode_parse(v.c_str(), &o->mode) != JITPROV_OK)
       return "rundown=" + v + ": not one of lockfree, locked, per-method";
   } else if (k == "rate") {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long r = std::strtoull(v.c_str(), &end, 10);
-    // Digits only: strtoull takes "-1" (as ULLONG_MAX: unlimited), spaces and '+' too.
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || errno != 0)
+    if (!parseCount(v, &o->rate))
       return "rate=" + v + ": not a number of events per second (0 to " + std::to_string(ULLONG_MAX) + ")";
-    o->rate = r;
   } else if (k == "stats") {
     // %p: the process id (child processes inherit the options).
     std::string path = v;
@@ -100,6 +95,15 @@ std::string parseCommon(const std::string& k, const std::string& v, Options* o, 
 }
 
 }  // namespace
+
+bool parseCount(const std::string& v, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long r = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || errno != 0) return false;
+  *out = r;
+  return true;
+}
 
 std::string parseOptions(const std::string& text, Options* o,
                          const std::function<int(const std::string&, const std::string&, std::string*)>& extra,

@@ -31,6 +31,10 @@ struct Options {
 // The options' help lines (the client prints its own header and extra options).
 extern const char* const kCommonHelp;
 
+// A count written in decimal digits only (strtoull alone takes "-1" as ULLONG_MAX, spaces
+// and '+'): true and *out, or false.
+bool parseCount(const std::string& v, uint64_t* out);
+
 // Parses "k=v,k=v,...": a piece without '=' continues a trigger list
 // (trigger=session,every:30). `extra(key, value, why)` takes the client's own keys: it
 // returns 1 when it took the key, 0 when it does not know it, -1 (with `why`) when the
