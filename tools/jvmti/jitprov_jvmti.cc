@@ -27,6 +27,7 @@
 #include "agent.h"
 #include "agent_options.h"
 #include "agent_stats.h"
+#include "jvmti_requests.h"
 #include "vm_structs.h"
 
 #include <jvmti.h>
@@ -354,8 +355,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
     logf("VMInit: %s", a.vm.readHeaps().c_str());
   }
   // Code compiled before the events were enabled: replayed (idempotent in jitprov).
-  if (jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE ||
-      jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE) {
+  if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
     std::lock_guard<std::mutex> g(a.mu);
     noteError(a, "GenerateEvents failed: code compiled before VMInit is missing");
   }
@@ -408,26 +408,20 @@ bool startJitprov(Agent& a) {
   return true;
 }
 
-// The callbacks above set, and their events enabled. False on failure (said).
-bool enableEvents(jvmtiEnv* jvmti) {
-  jvmtiEventCallbacks cb{};
-  cb.CompiledMethodLoad = &onCompiledMethodLoad;
-  cb.CompiledMethodUnload = &onCompiledMethodUnload;
-  cb.DynamicCodeGenerated = &onDynamicCodeGenerated;
-  cb.VMInit = &onVMInit;
-  cb.VMDeath = &onVMDeath;
-  if (jvmti->SetEventCallbacks(&cb, sizeof cb) != JVMTI_ERROR_NONE) {
+// The callbacks above set, and their events enabled (jvmti_requests.h). False on
+// failure (said).
+bool setUpEvents(jvmtiEnv* jvmti) {
+  int failed = 0;
+  if (enableEvents(
+          jvmti,
+          Callbacks{&onCompiledMethodLoad, &onCompiledMethodUnload, &onDynamicCodeGenerated, &onVMInit, &onVMDeath},
+          &failed) == JVMTI_ERROR_NONE)
+    return true;
+  if (failed == 0)
     std::fprintf(stderr, "jitprov-jvmti: SetEventCallbacks failed\n");
-    return false;
-  }
-  for (jvmtiEvent ev : {JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-                        JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH}) {
-    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, ev, nullptr) != JVMTI_ERROR_NONE) {
-      std::fprintf(stderr, "jitprov-jvmti: enable JVMTI event %d failed\n", int(ev));
-      return false;
-    }
-  }
-  return true;
+  else
+    std::fprintf(stderr, "jitprov-jvmti: enable JVMTI event %d failed\n", failed);
+  return false;
 }
 
 jint start(JavaVM* vm, const char* options) {
@@ -442,23 +436,19 @@ jint start(JavaVM* vm, const char* options) {
     return JNI_ERR;
   }
   jvmtiEnv* jvmti = a->jvmti;
-  jvmtiCapabilities caps{};
-  caps.can_generate_compiled_method_load_events = 1;
-  if (jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) {
+  if (const jvmtiCapabilities caps = requiredCapabilities(); jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) {
     std::fprintf(stderr, "jitprov-jvmti: JVMTI refuses can_generate_compiled_method_load_events\n");
     return JNI_ERR;
   }
   if (!a->opt.jitdump.empty()) {
     // Source lines in the jitdump (JIT_CODE_DEBUG_INFO): without these, loads go without.
-    jvmtiCapabilities lc{};
-    lc.can_get_line_numbers = 1;
-    lc.can_get_source_file_name = 1;
+    const jvmtiCapabilities lc = lineCapabilities();
     a->lines_on = jvmti->AddCapabilities(&lc) == JVMTI_ERROR_NONE;
     if (!a->lines_on) std::fprintf(stderr, "jitprov-jvmti: jitdump: JVMTI refuses line numbers: no source lines\n");
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
-  if (!startJitprov(*a) || !enableEvents(jvmti)) return JNI_ERR;
+  if (!startJitprov(*a) || !setUpEvents(jvmti)) return JNI_ERR;
   logf("loaded: trigger=%s perfmap=%s jitdump=%s rundown=%s", a->opt.trigger.c_str(),
        a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(),
        a->opt.jitdump.empty() ? "off" : a->opt.jitdump.c_str(), jitprov_rundown_mode_name(a->opt.mode));
