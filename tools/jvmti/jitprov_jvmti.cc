@@ -32,6 +32,7 @@
 
 #include <jvmti.h>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -400,7 +401,13 @@ bool startJitprov(Agent& a) {
     std::fprintf(stderr, "jitprov-jvmti: jitdump: %s\n", why.c_str());
     return false;
   }
+  // jitprov's rundown thread takes this thread's name when it is created: it goes by its
+  // own in `top -H`, `perf report --comm` and tools/bench/jvm-apps' profile.
+  char name[16] = {};
+  const bool renamed = pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
+                       pthread_setname_np(pthread_self(), "jitprov-rundown") == 0;
   e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
+  if (renamed) (void)pthread_setname_np(pthread_self(), name);
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
     return false;
