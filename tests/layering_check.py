@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """The layers include downward only. From the bottom:
-  common   runtime/include/jitprov/*.h (the C API, the trace ABI, the C++ API) and the
-           common library, common/ (its headers in common/include/jitprov): one neutral
-           layer. Includes only itself and system headers.
+  common   common/: the common library and its headers (common/include/jitprov: the
+           trace ABI, the UTF-8 rules, names, histograms, triggers), each header beside
+           the code that implements it. Includes only itself and system headers.
   provider provider/, probes/: the LTTng-UST providers, USDT and BPF probes. Include the
-           common layer and their own headers, never the runtime's internals or tools.
-  runtime  runtime/*: includes the layers below, never tools/ or tests/.
+           common layer and their own headers, never the runtime (its public headers
+           included) or tools.
+  runtime  runtime/*, its public headers (runtime/include/jitprov: the C API, the C++
+           API) with it: includes the layers below, never tools/ or tests/.
   tools    tools/**: includes the layers below and tools/ headers, never tests/.
   tests    anything.
 No source includes by a relative path that climbs out of its directory ("../x.h"): a
@@ -26,7 +28,7 @@ except (OSError, subprocess.CalledProcessError):
 
 
 def layer(path):
-    if path.startswith(("runtime/include/", "common/")):
+    if path.startswith("common/"):
         return 0, "common"
     if path.startswith(("provider/", "probes/")):
         return 1, "provider"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""The trace ABI is defined once, in runtime/include/jitprov/trace_abi.h; the C, C++,
+"""The trace ABI is defined once, in common/include/jitprov/trace_abi.h; the C, C++,
 LTTng and BPF code expand it. What cannot include a header is checked here against it:
 the bpftrace scripts' lists of numeric values (their output prints numbers), the
 numbers their filters compare with (the JIT paths' site range, the rundown's site, the
@@ -11,7 +11,7 @@ import re
 import sys
 
 root = sys.argv[1]
-header = open(root + "/runtime/include/jitprov/trace_abi.h").read()
+header = open(root + "/common/include/jitprov/trace_abi.h").read()
 
 
 def abi_list(name):

@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace_abi.h"
+#include <jitprov/trace_abi.h>
 
 #if defined(__GNUC__)
 #define JITPROV_API __attribute__((visibility("default")))
