@@ -43,15 +43,16 @@ struct jitprov_rundown_end_record {
   uint64_t skipped;
   uint64_t retried;
   uint64_t duration_ns;
-  uint64_t publish_seq; /* P: complete up to this publication (G3+) */
-  uint64_t end_seq;     /* E: the sequence at the end; removals numbered <= E may be absent */
-  uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
-  uint8_t cut_short;    /* 1: the application's shutdown ended it early: not complete */
+  uint64_t publish_seq;       /* P: complete up to this publication (G3+) */
+  uint64_t end_seq;           /* E: the sequence at the end; removals numbered <= E may be absent */
+  uint64_t caught_up;         /* versions published during the walk, added by its catch-up */
+  uint8_t cut_short;          /* 1: the application's shutdown ended it early: not complete */
+  uint64_t caught_up_methods; /* of `methods`, those whose records the catch-up alone added (ABI 6) */
 };
 
 /* The provider's ABI version (jitprov_lttng_provider_abi): the runtime loads only a
  * provider built for its own event signatures. */
-#define JITPROV_LTTNG_PROVIDER_ABI 5
+#define JITPROV_LTTNG_PROVIDER_ABI 6
 
 #ifdef __cplusplus
 }

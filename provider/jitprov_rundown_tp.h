@@ -75,7 +75,8 @@ LTTNG_UST_TRACEPOINT_EVENT(jitprov_rundown, rundown_end,
     lttng_ust_field_integer(uint64_t, publish_seq, e->publish_seq)
     lttng_ust_field_integer(uint64_t, end_seq, e->end_seq)
     lttng_ust_field_integer(uint64_t, caught_up, e->caught_up)
-    lttng_ust_field_integer(uint8_t, cut_short, e->cut_short)))
+    lttng_ust_field_integer(uint8_t, cut_short, e->cut_short)
+    lttng_ust_field_integer(uint64_t, caught_up_methods, e->caught_up_methods)))
 
 #endif /* JITPROV_RUNDOWN_TP_H */
 

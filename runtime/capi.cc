@@ -190,6 +190,7 @@ jitprov_rundown_result toC(const jitprov::RundownResult& r) noexcept {
   c.caught_up = r.caught_up;
   c.catch_up_ns = r.catch_up_ns;
   c.cut_short = r.cut_short ? 1 : 0;
+  c.caught_up_methods = r.caught_up_methods;
   return c;
 }
 

@@ -18,6 +18,9 @@
 #include <new>
 #include <optional>
 #include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace jitprov {
 
@@ -156,10 +159,13 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     s_->method_bytes.fetch_add(mod->names.bytes() - arena_before, std::memory_order_relaxed);
     return Errc::kOutOfMemory;
   }
-  auto* m = new (slot.storage) Method(slot.id, module, desc, ns, name, sig);
+  // relaxed: ordered before the walk's reading of the count by the slot's publication
+  // (commit: release) or, for a later occupant of the slot, by the grace period before
+  // its claim (WalkMarks).
+  const auto ordinal = static_cast<uint32_t>(s_->methods_registered.fetch_add(1, std::memory_order_relaxed));
+  auto* m = new (slot.storage) Method(slot.id, module, desc, ns, name, sig, ordinal);
   s_->methods.commit(slot);   // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
-  s_->methods_registered.fetch_add(1, std::memory_order_relaxed);
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
   s_->live_methods.fetch_add(1, std::memory_order_relaxed);
   // The slot, and what the module's arena grew by (its strings are counted with methods).
@@ -691,10 +697,11 @@ namespace {
 
 // Visits the published versions of one method. Caller is inside an RCU read section.
 // kNextOrder: acquire (P1, P6) in every walk; relaxed only in walkBaselineForBench().
-// Only versions with after < publish_seq <= upto are passed to `visit` (P8).
-template <std::memory_order kNextOrder = std::memory_order_acquire>
-void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, WalkStats* st, uint64_t after,
-                 uint64_t upto) {
+// Only versions with after < publish_seq <= upto are passed to `visit` (P8). Returns
+// how many it counted: all, or those `visit` returned true for.
+template <std::memory_order kNextOrder, class Visit>
+uint64_t visitMethod(const Method* m, const Visit& visit, WalkStats* st, uint64_t after, uint64_t upto) {
+  uint64_t kept = 0;
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {                      // P1
     for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;                              // P1
          v = kNextOrder == std::memory_order_acquire ? readPublished(v->next) : v->next.load(kNextOrder)) {  // P6
@@ -705,55 +712,119 @@ void visitMethod(const Method* m, FunctionRef<void(const VersionView&)> visit, W
       }
       // code_size and publish_seq are read after code_start's acquire (P2, P8).
       if (v->publish_seq <= after || v->publish_seq > upto) continue;
-      visit(viewOf(*m, *v, start));
-      ++st->versions;
+      if constexpr (std::is_void_v<decltype(visit(std::declval<const VersionView&>()))>) {
+        visit(viewOf(*m, *v, start));
+        ++kept;
+      } else {
+        kept += visit(viewOf(*m, *v, start)) ? 1 : 0;
+      }
     }
   }
-  ++st->methods;
+  st->versions += kept;
+  if (kept != 0) ++st->methods;
+  return kept;
 }
 
 }  // namespace
 
+// The first pass's record of its methods, so that the catch-up counts exactly the
+// methods it adds (CompleteWalk::caught_up_methods: a method with records in both
+// passes is one method). Per slot index a bit: the first pass kept a version of that
+// slot's method; per batch of kWalkBatch slots the registration count read at the
+// batch's end, inside its read section (R). In the catch-up, the method m in slot i is
+// one the first pass already counted exactly when bit i is set and m's ordinal is
+// below R of i's batch:
+//  - m itself was counted: it was in the slot when the first pass read it, committed
+//    after its ordinal was taken; the slot's acquire orders that before R's read, so
+//    ordinal < R.
+//  - another method counted in that slot (m came later): it left, and m claimed the
+//    slot only after a grace period that began after it was cleared, so after the
+//    batch's read section ended and R was read; m's ordinal, taken after its claim,
+//    is >= R (relaxed is enough for both: the slot's release/acquire, and the grace
+//    period, give the happens-before; the count's coherence does the rest).
+// Ordinals are 32 bits and compared modulo 2^32: exact while fewer than 2^31 methods
+// are registered during one rundown. Memory: a bit per slot (1.25 MB at 10 M methods)
+// and 4 bytes per 1024 slots, for the rundown's time. If it cannot be allocated, every
+// method of the catch-up counts as added (a count above the records, which the
+// verifier reports), never fewer.
+struct Runtime::WalkMarks {
+  std::vector<uint64_t> bits;       // by slot index
+  std::vector<uint32_t> batch_reg;  // by batch: methods_registered at its end (mod 2^32)
+  bool ok = false;
+  bool catching_up = false;  // set between the passes (the catch-up's `after` may be 0)
+  uint64_t added = 0;        // the catch-up's methods the first pass did not count
+
+  void prepare(uint64_t high_water) noexcept {
+    try {
+      bits.assign(high_water / 64 + 1, 0);
+      batch_reg.assign(high_water / kWalkBatch + 1, 0);
+      ok = true;
+    } catch (const std::bad_alloc&) {
+      ok = false;
+    }
+  }
+  void counted(uint64_t index) noexcept {
+    if (ok) bits[index / 64] |= uint64_t{1} << (index % 64);
+  }
+  void batchEnd(uint64_t batch_index, uint64_t registered) noexcept {
+    if (ok) batch_reg[batch_index] = static_cast<uint32_t>(registered);
+  }
+  void caughtUp(uint64_t index, const Method& m) noexcept {
+    const bool seen = ok && index / 64 < bits.size() && (bits[index / 64] >> (index % 64) & 1) != 0 &&
+                      static_cast<int32_t>(m.ordinal - batch_reg[(index - 1) / kWalkBatch]) < 0;
+    if (!seen) ++added;
+  }
+};
+
 WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_acquire>(locking, visit, 0, UINT64_MAX, [] {});
+  return walkImpl<std::memory_order_acquire>(
+      locking, visit, 0, UINT64_MAX, [] {}, nullptr);
 }
 
 WalkStats Runtime::walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const {
-  return walkImpl<std::memory_order_relaxed>(WalkLocking::kNone, visit, 0, UINT64_MAX, [] {});
+  return walkImpl<std::memory_order_relaxed>(
+      WalkLocking::kNone, visit, 0, UINT64_MAX, [] {}, nullptr);
 }
 
 uint64_t Runtime::publicationSeq() const noexcept { return readPublished(s_->seq); }
 
 CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
-                                   FunctionRef<void(const VersionView&)> visit) const {
+                                   FunctionRef<bool(const VersionView&)> visit) const {
   return walkComplete(locking, begin, visit, [] {});
 }
 
 CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
-                                   FunctionRef<void(const VersionView&)> visit,
+                                   FunctionRef<bool(const VersionView&)> visit,
                                    FunctionRef<void()> between_batches) const {
   CompleteWalk c;
+  WalkMarks marks;
   c.begin_seq = publicationSeq();  // P8 (a)
   begin(c.begin_seq);
-  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq, between_batches);
+  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq, between_batches, &marks);
   c.publish_seq = publicationSeq();
   if (fault::kCatchUp && c.publish_seq != c.begin_seq) {
+    between_batches();  // the passes' read sections are apart too
     const uint64_t t0 = monotonicNs();
+    marks.catching_up = true;
     c.caught_up =
-        walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq, between_batches).versions;
+        walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq, between_batches, &marks)
+            .versions;
+    c.caught_up_methods = marks.added;
     c.catch_up_ns = monotonicNs() - t0;
   }
   c.end_seq = publicationSeq();  // P8 (b)
   return c;
 }
 
-template <std::memory_order kNextOrder>
-WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after,
-                            uint64_t upto, FunctionRef<void()> between_batches) const {
+template <std::memory_order kNextOrder, class Visit>
+WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t after, uint64_t upto,
+                            FunctionRef<void()> between_batches, WalkMarks* marks) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
   const uint64_t hw = s_->methods.highWater();  // P5
+  const bool first_pass = marks != nullptr && !marks->catching_up;
+  if (first_pass) marks->prepare(hw);
   for (uint64_t batch = 1; batch <= hw; batch += kWalkBatch) {
     if (batch != 1) between_batches();  // outside any read section (and, kWholeWalk aside, the lock)
     const uint64_t end = std::min(hw + 1, batch + kWalkBatch);
@@ -780,14 +851,23 @@ WalkStats Runtime::walkImpl(WalkLocking locking, FunctionRef<void(const VersionV
       if (m == nullptr) continue;               // free, or unloaded
       // The catch-up pass: nothing of this method was published after `after` (P8).
       if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
+      uint64_t kept = 0;
       if (locking == WalkLocking::kPerMethod) {
         CvmLock::Guard lock(s_->lock, LockSite::kRundown, m->id);
         // unloaded: lock-protected, read under it
-        if (!m->unloaded) visitMethod<kNextOrder>(m, visit, &st, after, upto);
+        if (!m->unloaded) kept = visitMethod<kNextOrder>(m, visit, &st, after, upto);
       } else {
-        visitMethod<kNextOrder>(m, visit, &st, after, upto);
+        kept = visitMethod<kNextOrder>(m, visit, &st, after, upto);
+      }
+      if (marks != nullptr && kept != 0) {
+        if (first_pass)
+          marks->counted(index);
+        else
+          marks->caughtUp(index, *m);
       }
     }
+    // WalkMarks: inside the read section, after the batch's last slot was read.
+    if (first_pass) marks->batchEnd(batch / kWalkBatch, s_->methods_registered.load(std::memory_order_relaxed));
   }
   return st;
 }

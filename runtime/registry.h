@@ -182,7 +182,7 @@ struct IlVersion {
 struct Method {
   // `ns` and `sig` come from NameArena::intern() (their lengths are stored before them),
   // `name` from copyAfter(name, &d.host_key, 8) when d.host_key != 0, else copy().
-  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig)
+  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig, uint32_t ord)
       : id(i),
         module_id(mod),
         ns_(ns),
@@ -191,7 +191,8 @@ struct Method {
         token(d.token),
         flags(d.flags),
         name_len(uint32_t(d.name.size())),
-        has_host_key(d.host_key != 0) {}
+        has_host_key(d.host_key != 0),
+        ordinal(ord) {}
 
   // Immutable after registration (P5).
   const MethodId id;
@@ -209,6 +210,11 @@ struct Method {
   std::atomic<uint32_t> call_count{0};
   const bool has_host_key;  // its host key is stored just before its name (hostKey())
   bool unloaded = false;    // CVM lock only (P3)
+  // Its registration's number (State::methods_registered before it, mod 2^32), taken
+  // before its slot is committed: the rundown tells a method from a later occupant of
+  // its slot by it (registry.cc, WalkMarks). In the padding before il_head: the record
+  // stays 88 bytes.
+  const uint32_t ordinal;
 
   // Head of the IL versions, newest first; null until the method's code is first needed
   // (State::activeIlOrCreate: IL version 0). Writers: that and requestRejit, under the
@@ -239,6 +245,8 @@ struct Method {
   uint32_t nsLen() const noexcept { return NameArena::internedLength(ns_); }
   uint32_t sigLen() const noexcept { return NameArena::internedLength(sig_); }
 };
+
+static_assert(sizeof(Method) <= 88, "a method record stays 88 bytes (bytes per method: docs/measurements.md)");
 
 struct Module {
   Module(ModuleId i, bool c, Runtime::State* o) : id(i), collectible(c), owner(o) {}
@@ -347,7 +355,9 @@ struct Runtime::State {
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 
-  // Methods registered ever (relaxed: a statistic; rundown_begin's method_count).
+  // Methods registered ever: rundown_begin's method_count, and each method's ordinal.
+  // Writer: registerMethod under the loader mutex, before the slot's commit; readers:
+  // the walk at each batch's end (WalkMarks, relaxed: see there), statistics.
   std::atomic<uint64_t> methods_registered{0};
   // The publication sequence (P8). Writer: CVM lock, publish(); readers: readPublished().
   std::atomic<uint64_t> seq{0};

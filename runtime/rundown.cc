@@ -262,7 +262,7 @@ class RundownEngine::Pass {
 
   WalkLocking locking() const noexcept { return locking_; }
   void begin(uint64_t begin_seq);
-  void version(const VersionView& v);
+  bool version(const VersionView& v);  // whether it was emitted: the counts are of those
   void pace();
   void count(const CompleteWalk& cw);
   void end(const std::vector<void*>& sessions);
@@ -289,14 +289,12 @@ class RundownEngine::Pass {
   Pacer pacer_;
   uint64_t emitted_ = 0;
   uint64_t window_start_ = monotonicNs();
-  uint64_t not_emitted_ = 0;  // by a test emitter (rundown_emitter.h)
-  // stop() cuts a rundown short: the rest of the walk only counts (about 30 ns a
+  // stop() cuts a rundown short: the rest of the walk emits nothing (about 30 ns a
   // version, so shutdown waits a bounded time), and rundown_end says so.
-  uint64_t abandoned_ = 0, abandoned_catch_up_ = 0, begin_seq_ = 0;
+  uint64_t abandoned_ = 0;
 };
 
 void RundownEngine::Pass::begin(uint64_t begin_seq) {
-  begin_seq_ = begin_seq;
   if (e_.emitter_ != nullptr)
     e_.emitter_->begin(ev_, mode_, trigger_, r_.method_count, begin_seq);
   else
@@ -308,17 +306,15 @@ void RundownEngine::Pass::begin(uint64_t begin_seq) {
   });
 }
 
-void RundownEngine::Pass::version(const VersionView& v) {
+bool RundownEngine::Pass::version(const VersionView& v) {
   if (e_.cancel_.load(std::memory_order_relaxed)) {
     ++abandoned_;
-    if (v.publish_seq > begin_seq_) ++abandoned_catch_up_;
-    return;
+    return false;
   }
   if (e_.emitter_ == nullptr) {
     trace::rundownMethod(ev_, v);
   } else if (!e_.emitter_->method(ev_, v)) {
-    ++not_emitted_;
-    return;
+    return false;  // a test emitter's fault (rundown_emitter.h)
   }
   if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kVersion, r_.rundown_id, &v, nullptr});
   if (++emitted_ % kWindow == 0) {
@@ -326,6 +322,7 @@ void RundownEngine::Pass::version(const VersionView& v) {
     if (now - window_start_ > kStallNs) r_.retried += (now - window_start_ + kStallNs) / (2 * kStallNs);
     window_start_ = now;
   }
+  return true;
 }
 
 void RundownEngine::Pass::pace() {
@@ -344,14 +341,16 @@ void RundownEngine::Pass::pace() {
 }
 
 void RundownEngine::Pass::count(const CompleteWalk& cw) {
-  r_.methods = cw.walk.methods;
-  r_.versions = cw.walk.versions + cw.caught_up - not_emitted_ - abandoned_;
+  // Of what was emitted (version() returned true): the records the trace holds.
+  r_.methods = cw.methods();
+  r_.caught_up_methods = cw.caught_up_methods;
+  r_.versions = cw.walk.versions + cw.caught_up;
   r_.cut_short = abandoned_ > 0;
   r_.skipped = cw.walk.skipped;
   r_.begin_seq = cw.begin_seq;
   r_.publish_seq = cw.publish_seq;
   r_.end_seq = cw.end_seq;
-  r_.caught_up = cw.caught_up - abandoned_catch_up_;
+  r_.caught_up = cw.caught_up;
   r_.catch_up_ns = cw.catch_up_ns;
   r_.duration_ns = monotonicNs() - r_.begin_ns;
 }
@@ -368,8 +367,8 @@ void RundownEngine::Pass::end(const std::vector<void*>& sessions) {
       (again ? restarted : whole).push_back(sess);
     }
   }
-  trace::RundownEnd end{r_.modules,     r_.methods,     r_.versions, r_.skipped,   r_.retried,
-                        r_.duration_ns, r_.publish_seq, r_.end_seq,  r_.caught_up, r_.cut_short};
+  trace::RundownEnd end{r_.modules,     r_.methods, r_.versions,  r_.skipped,   r_.retried,          r_.duration_ns,
+                        r_.publish_seq, r_.end_seq, r_.caught_up, r_.cut_short, r_.caught_up_methods};
   const trace::Rundown to_whole{trace::Sessions(whole), ev_.instance, ev_.id};
   const trace::Rundown to_restarted{trace::Sessions(restarted), ev_.instance, ev_.id};
   if (e_.emitter_ != nullptr) {
@@ -401,7 +400,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   Pass pass(*this, ev, mode, trigger, r);
   pass.count(rt_.walkComplete(
       pass.locking(), [&](uint64_t begin_seq) { pass.begin(begin_seq); },
-      [&](const VersionView& v) { pass.version(v); }, [&] { pass.pace(); }));
+      [&](const VersionView& v) { return pass.version(v); }, [&] { pass.pace(); }));
   pass.end(sessions);
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

@@ -260,9 +260,10 @@ void rundownMethod(const Rundown& r, const VersionView& v) {
   }
 }
 void rundownEnd(const Rundown& r, const RundownEnd& e) {
-  const jitprov_rundown_end_record rec{r.instance,    r.id,      e.modules,   e.methods,
-                                       e.versions,    e.skipped, e.retried,   e.duration_ns,
-                                       e.publish_seq, e.end_seq, e.caught_up, uint8_t(e.cut_short ? 1 : 0)};
+  const jitprov_rundown_end_record rec{r.instance,         r.id,      e.modules,   e.methods,
+                                       e.versions,         e.skipped, e.retried,   e.duration_ns,
+                                       e.publish_seq,      e.end_seq, e.caught_up, uint8_t(e.cut_short ? 1 : 0),
+                                       e.caught_up_methods};
   for (Session s : r.to) lttng_ust_tracepoint(jitprov_rundown, rundown_end, ust(s), &rec);
 }
 

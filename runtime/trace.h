@@ -53,6 +53,7 @@ struct RundownEnd {
   uint64_t modules, methods, versions, skipped, retried, duration_ns;
   uint64_t publish_seq, end_seq, caught_up;
   bool cut_short;
+  uint64_t caught_up_methods;
 };
 // One rundown's events: into every session of `to`, each with the runtime's instance.
 struct Rundown {

@@ -182,7 +182,9 @@ struct ReaderReport {
   uint64_t reused_seen = 0;  // versions seen whose method or version id is of a reused slot
   uint64_t versions_checked = 0;
   uint64_t completeness_checked = 0;
-  uint64_t caught_up = 0;  // versions the catch-up passes added
+  uint64_t caught_up = 0;                 // versions the catch-up passes added
+  uint64_t caught_up_methods = 0;         // methods only the catch-up passes had versions of
+  uint64_t caught_up_reused_methods = 0;  // of those, in a slot a walked method had left
   std::vector<KeptWalk> kept;
   std::vector<std::string> errors;
   std::vector<Fields> deferred;  // seen before their log entry existed: checked at the end
@@ -284,14 +286,15 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
   }
 
   // A method in module `in` (SIZE_MAX: a random live module).
-  void addMethod(std::mt19937_64& rng, size_t in = SIZE_MAX) {
+  // The new method's id, or 0.
+  MethodId addMethod(std::mt19937_64& rng, size_t in = SIZE_MAX) {
     size_t mi;
     ModuleId mod;
     {
       std::lock_guard<std::mutex> g(world.mu);
-      if (world.live_modules.empty()) return;
+      if (world.live_modules.empty()) return 0;
       mi = in != SIZE_MAX ? in : world.live_modules[rng() % world.live_modules.size()];
-      if (world.modules[mi].unloaded) return;
+      if (world.modules[mi].unloaded) return 0;
       mod = world.modules[mi].id;
     }
     const std::string name = "M" + std::to_string(rng() % 100000);
@@ -300,14 +303,15 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
     const MethodDesc d{uint32_t(0x06000000 | (rng() & 0xffff)), uint32_t(rng() & 0xff), ns, name, sig};
     auto id = rt.registerMethod(mod, d);
     if (!id.ok()) {
-      if (id.error() == Errc::kModuleUnloaded) return world.unloaded_races.fetch_add(1), void();
-      return fail(std::string("registerMethod: ") + id.message());
+      if (id.error() == Errc::kModuleUnloaded) return world.unloaded_races.fetch_add(1), 0;
+      return fail(std::string("registerMethod: ") + id.message()), 0;
     }
     std::lock_guard<std::mutex> g(world.mu);
     world.modules[mi].methods.push_back(*id);
     world.module_of[*id] = mi;
     world.meta[*id] = {d.token, d.flags, nameHash(ns, name, sig)};
     world.methods.push_back(*id);
+    return *id;
   }
 
   // One JIT path: beginJit, compile (nothing), publishCode, log, maybe activate.
@@ -639,10 +643,34 @@ class RegistryStress : public ::testing::TestWithParam<Variant> {
           [&](const VersionView& v) {
             obs.seen.push_back(fieldsOf(v));
             if (index == 1 && obs.seen.size() % 32 == 0) std::this_thread::yield();
+            return true;
           });
       obs.s1 = log.now();
       ++rep->walks;
       rep->caught_up += cw.caught_up;
+      // rundown_end's method counts: the distinct methods of the versions visited, and
+      // of them those only the catch-up visited (a method's slot reused by another
+      // method in between: two methods; method_counts_stress_test.cc makes that case).
+      {
+        std::unordered_set<MethodId> walked, later;
+        std::unordered_set<uint64_t> walked_slots;
+        for (const Fields& f : obs.seen) {
+          (f.publish_seq <= cw.begin_seq ? walked : later).insert(f.method_id);
+          if (f.publish_seq <= cw.begin_seq) walked_slots.insert(f.method_id & 0xffffffffu);
+        }
+        uint64_t added = 0, reused_slot = 0;
+        for (MethodId m : later) {
+          if (walked.count(m) != 0) continue;
+          ++added;
+          reused_slot += walked_slots.count(m & 0xffffffffu);
+        }
+        if (cw.walk.methods != walked.size() || cw.caught_up_methods != added || cw.methods() != walked.size() + added)
+          rep->errors.push_back("method counts: the walk says " + std::to_string(cw.walk.methods) + " walked + " +
+                                std::to_string(cw.caught_up_methods) + " caught up, its versions show " +
+                                std::to_string(walked.size()) + " + " + std::to_string(added));
+        rep->caught_up_methods += added;
+        rep->caught_up_reused_methods += reused_slot;
+      }
       if (cw.begin_seq > cw.publish_seq || cw.publish_seq > cw.end_seq)
         rep->errors.push_back("sequence values out of order: begin " + std::to_string(cw.begin_seq) + ", P " +
                               std::to_string(cw.publish_seq) + ", E " + std::to_string(cw.end_seq));
@@ -751,7 +779,7 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   }
   // (e) G3+, against the whole log: for each kept walk, the removals that had begun
   // before it ended (test-log order), then every publication numbered <= its P.
-  uint64_t plus_checked = 0, caught_up = 0;
+  uint64_t plus_checked = 0, caught_up = 0, caught_up_methods = 0, caught_up_reused = 0;
   {
     struct Pub {
       VersionId vid;
@@ -765,6 +793,8 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
     }
     for (ReaderReport& rep : reports) {
       caught_up += rep.caught_up;
+      caught_up_methods += rep.caught_up_methods;
+      caught_up_reused += rep.caught_up_reused_methods;
       uint64_t shown = 0;
       for (const KeptWalk& k : rep.kept) {
         std::unordered_set<ModuleId> unloaded;
@@ -809,13 +839,15 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   const MemoryStats ms = rt.memoryStats();
   std::printf(
       "stress (%s%s): %llu walks, %llu versions field-checked (%llu of reused slots), %llu completeness "
-      "checks, %llu G3+ checks, %llu versions caught up, %llu entry points, %llu stale ids checked, %llu log "
+      "checks, %llu G3+ checks, %llu versions caught up (%llu methods new to their walk, %llu in a walked "
+      "method's slot), %llu entry points, %llu stale ids checked, %llu log "
       "entries, %llu retired, %llu replays, %llu overlaps refused, %llu ops lost a race to an unload; "
       "%llu methods live, %llu ever, %llu removals reclaimed by their own thread\n",
       host ? "host" : "model heap", churn ? ", churn" : "", (unsigned long long)walks, (unsigned long long)checked,
       (unsigned long long)reused, (unsigned long long)complete, (unsigned long long)plus_checked,
-      (unsigned long long)caught_up, (unsigned long long)eps, (unsigned long long)world.stale_checks.load(),
-      (unsigned long long)end, (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
+      (unsigned long long)caught_up, (unsigned long long)caught_up_methods, (unsigned long long)caught_up_reused,
+      (unsigned long long)eps, (unsigned long long)world.stale_checks.load(), (unsigned long long)end,
+      (unsigned long long)world.retires.load(), (unsigned long long)world.replays.load(),
       (unsigned long long)world.overlaps_refused.load(), (unsigned long long)world.unloaded_races.load(),
       (unsigned long long)ms.live_methods, (unsigned long long)rt.registeredMethods(),
       (unsigned long long)ms.reclaimed_inline);
@@ -825,6 +857,7 @@ TEST_P(RegistryStress, LockFreeWalksAreConsistentCompleteAndExactlyOnce) {
   EXPECT_GT(complete, 1000u);
   EXPECT_GT(plus_checked, 1000u);
   EXPECT_GT(caught_up, 0u) << "no walk had a publication to catch up: G3+ was not exercised";
+  EXPECT_GT(caught_up_methods, 0u) << "no walk had a method of its own in the catch-up: its count was not exercised";
   EXPECT_GT(ms.native_versions, 0u);
   EXPECT_GT(world.retires.load(), ops / 20);
   EXPECT_EQ(ms.retired, world.retires.load());

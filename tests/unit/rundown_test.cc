@@ -68,7 +68,7 @@ TEST(Rundown, CountsWhatItWalkedInEveryMode) {
   RundownEngine e(rt, RundownMode::kLockFree, RundownTriggers{});
   for (RundownMode mode : {RundownMode::kLockFree, RundownMode::kLocked, RundownMode::kPerMethod}) {
     const RundownResult r = e.runNow(mode, RundownTrigger::kApi);
-    EXPECT_EQ(r.methods, 50u);
+    EXPECT_EQ(r.methods, 45u);  // the methods with records: one in ten has no code yet
     EXPECT_EQ(r.versions, 45u);
     EXPECT_EQ(r.skipped, 5u);
     EXPECT_EQ(r.modules, 1u);

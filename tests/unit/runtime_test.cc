@@ -56,6 +56,63 @@ class RuntimeTest : public ::testing::Test {
   }
 };
 
+// rundown_end's method counts (docs/spec.md): the methods with versions kept, each once,
+// and of them those only the catch-up kept. Between the first pass's two batches: a
+// walked method gets a new version (one method, in both passes), a walked method without
+// code gets its first, a walked method's module unloads and a new method takes its slot
+// (another method, though its slot was counted), and a method beyond the walk's slots.
+TEST(WalkComplete, CountsTheMethodsOfItsVersionsEachOnce) {
+  Runtime rt;
+  auto gone = rt.registerModule("/app/gone.dll", true);
+  auto keep = rt.registerModule("/app/keep.dll", false);
+  ASSERT_TRUE(gone.ok() && keep.ok());
+  auto g = rt.registerMethod(*gone, desc("Gone"));  // slot 1
+  ASSERT_TRUE(g.ok());
+  jit(rt, *g, Tier::kTier0);
+  std::vector<MethodId> k;  // slots 2..1500: two batches of the walk (1024 methods each)
+  for (int i = 0; i < 1499; ++i) {
+    auto m = rt.registerMethod(*keep, desc("K" + std::to_string(i)));
+    ASSERT_TRUE(m.ok());
+    k.push_back(*m);
+    if (i != 1) jit(rt, *m, Tier::kTier0);  // k[1] (slot 3): no code yet
+  }
+  MethodId reuser = 0, beyond = 0;
+  bool done = false;
+  const CompleteWalk cw = rt.walkComplete(
+      WalkLocking::kNone, [](uint64_t) {}, [](const VersionView&) { return true; },
+      [&] {
+        if (done) return;
+        done = true;
+        jit(rt, k[0], Tier::kTier1);  // walked: in both passes
+        jit(rt, k[1], Tier::kTier0);  // walked without code: the catch-up's
+        ASSERT_TRUE(rt.unloadModule(*gone).ok());
+        rt.drainReclamation();  // its slot free again: the next registration takes it
+        auto n = rt.registerMethod(*keep, desc("Reuser"));
+        ASSERT_TRUE(n.ok());
+        reuser = *n;
+        jit(rt, reuser, Tier::kTier0);
+        auto x = rt.registerMethod(*keep, desc("Beyond"));
+        ASSERT_TRUE(x.ok());
+        beyond = *x;
+        jit(rt, beyond, Tier::kTier0);
+      });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(reuser & 0xffffffffu, *g & 0xffffffffu) << "the new method did not take the unloaded one's slot";
+  EXPECT_NE(reuser, *g);
+  EXPECT_EQ(cw.walk.methods, 1499u);    // Gone and the 1498 K with code
+  EXPECT_EQ(cw.caught_up, 4u);          // k[0]'s tier 1, k[1], Reuser, Beyond
+  EXPECT_EQ(cw.caught_up_methods, 3u);  // k[1], Reuser, Beyond: k[0] was walked
+  EXPECT_EQ(cw.methods(), 1502u);
+  EXPECT_EQ(cw.walk.versions + cw.caught_up, 1499u + 4u);
+
+  // The counts are of the versions the visitor kept: one method's refused, one fewer.
+  const CompleteWalk some = rt.walkComplete(
+      WalkLocking::kNone, [](uint64_t) {}, [&](const VersionView& v) { return v.method_id != k[0]; });
+  EXPECT_EQ(some.walk.methods, cw.methods() - 2);  // Gone unloaded, k[0] refused
+  EXPECT_EQ(some.walk.versions, 1499u + 4u - 1 - 2);
+  EXPECT_EQ(some.caught_up_methods, 0u);
+}
+
 TEST_F(RuntimeTest, RegistersModulesAndMethodsWithIncreasingIds) {
   auto a = rt.registerMethod(mod, desc("Submit"));
   auto b = rt.registerMethod(mod, desc("Cancel"));
@@ -124,12 +181,13 @@ TEST_F(RuntimeTest, UnpublishedVersionIsSkippedByTheWalk) {
   WalkStats st;
   EXPECT_TRUE(walkAll(rt, WalkLocking::kNone, &st).views.empty());
   EXPECT_EQ(st.skipped, 1u);
-  EXPECT_EQ(st.methods, 1u);
+  EXPECT_EQ(st.methods, 0u);  // methods with versions visited: none yet
   auto r = rt.publishCode(*v, 300);
   ASSERT_TRUE(r.ok());
   Seen s = walkAll(rt, WalkLocking::kNone, &st);
   ASSERT_EQ(s.views.size(), 1u);
   EXPECT_EQ(st.skipped, 0u);
+  EXPECT_EQ(st.methods, 1u);
   const VersionView& x = s.views[0];
   EXPECT_EQ(x.version_id, *v);
   EXPECT_EQ(x.method_id, *m);

@@ -76,6 +76,16 @@ class Stream {
     return *this;
   }
 
+  // rundown_end with the method counts of provider ABI 6: `methods` and
+  // `caught_up_methods` as given (the other counts as end()'s).
+  Stream& endMethods(uint64_t rid, uint64_t versions, uint64_t methods, uint64_t caught_up_methods, uint64_t p,
+                     uint64_t e, uint64_t caught_up) {
+    end(rid, versions, 1, p, e, caught_up);
+    RareItem& x = batch_.rare.back();
+    x.methods = methods, x.has_methods = true, x.caught_up_methods = caught_up_methods;
+    return *this;
+  }
+
   const Batch& batch() const { return batch_; }
   // What a second reading of the trace finds for the mismatches to explain.
   void explain(Checker& c) const {
@@ -274,6 +284,40 @@ TEST(VerifyChecker, ShortEndIsACountsViolation) {
                    "G3: version_id 3 (method 103, publish_seq 3) was published before the rundown's end (publish_seq "
                    "3), not removed, but is missing"}));
   EXPECT_EQ(run2.out.violations, 2u);
+}
+
+// rundown_end.methods is the distinct methods of its records, caught_up_methods those of
+// them with records only after B: here methods 101 (walked, and caught up again: one
+// method), 102 (walked) and 104 (caught up only), so 3 and 1; counting 101 twice, or
+// each pass's methods apart, is a violation.
+TEST(VerifyChecker, MethodCountsAreTheRecordsMethods) {
+  auto of = [](uint64_t vid, uint64_t seq, uint64_t method) {
+    MethodRecord r = version(vid, seq);
+    r.method_id = method;
+    return r;
+  };
+  const MethodRecord v[] = {of(1, 1, 101), of(2, 2, 102), of(3, 3, 101), of(4, 4, 104)};
+  auto stream = [&](uint64_t methods, uint64_t caught_up_methods) {
+    Stream s;
+    for (const MethodRecord& r : v) s.load(r);
+    s.begin(1, 2).module(1);
+    for (const MethodRecord& r : v) s.record(1, r);
+    s.endMethods(1, 4, methods, caught_up_methods, 4, 4, 2);
+    return s;
+  };
+  const Checked good(stream(3, 1));
+  EXPECT_EQ(good.rundown().violations, Lines{});
+  EXPECT_EQ(good.out.violations, 0u);
+  const Checked twice(stream(4, 2));
+  EXPECT_EQ(twice.rundown().violations,
+            (Lines{"counts: rundown_end.methods = 4 but 3 methods have method records",
+                   "counts: rundown_end.caught_up_methods = 2 but 1 methods have records only after rundown_begin's "
+                   "publish_seq"}));
+  const Checked walked_only(stream(2, 0));
+  EXPECT_EQ(walked_only.rundown().violations,
+            (Lines{"counts: rundown_end.methods = 2 but 3 methods have method records",
+                   "counts: rundown_end.caught_up_methods = 0 but 1 methods have records only after rundown_begin's "
+                   "publish_seq"}));
 }
 
 // Cut short by the application's shutdown (rundown_end.cut_short): fewer records than

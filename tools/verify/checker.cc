@@ -119,6 +119,8 @@ void Checker::applyRundownEvent(Process& p, const Item& it, const Batch& b) {
       r.window_records = 0;
     }
     r.peak_window_records = std::max(r.peak_window_records, ++r.window_records);
+    std::vector<uint64_t>& ids = fl.publish_seq > r.begin_seq ? r.caught_up_methods : r.walked_methods;
+    if (ids.empty() || ids.back() != fl.method_id) ids.push_back(fl.method_id);
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
@@ -145,6 +147,8 @@ void Checker::onRundownEnd(Process& p, Rundown& r, const Item& it, const RareIte
     r.caught_up = x.caught_up;
   }
   r.cut_short = x.cut_short;
+  r.has_method_counts = x.has_methods;
+  r.end_caught_up_methods = x.caught_up_methods;
   if (options_.live) {  // following a live session: say so as each rundown completes
     FILE* out = options_.progress != nullptr ? options_.progress : stdout;
     std::fprintf(out,
@@ -342,6 +346,19 @@ ProcessVerdict Checker::check(Process& p, bool explained, Outcome* out) {
 
 namespace {
 
+// The methods with records in `r`, and of them those with records only in its catch-up
+// (published after B).
+std::pair<uint64_t, uint64_t> distinctMethods(const Rundown& r) {
+  std::vector<uint64_t> walked = r.walked_methods, later = r.caught_up_methods;
+  std::sort(walked.begin(), walked.end());
+  walked.erase(std::unique(walked.begin(), walked.end()), walked.end());
+  std::sort(later.begin(), later.end());
+  later.erase(std::unique(later.begin(), later.end()), later.end());
+  uint64_t added = 0;
+  for (uint64_t id : later) added += std::binary_search(walked.begin(), walked.end(), id) ? 0 : 1;
+  return {walked.size() + added, added};
+}
+
 // The violations of a rundown's begin, end and counts, in the order shown.
 void checkFrame(const Process& p, const Rundown& r, bool exact, std::vector<std::string>* rv, Outcome* out,
                 bool* trace_ended_first) {
@@ -365,6 +382,17 @@ void checkFrame(const Process& p, const Rundown& r, bool exact, std::vector<std:
   if (r.end_modules != r.module_records)
     violate("counts", "rundown_end.modules = " + std::to_string(r.end_modules) + " but " +
                           std::to_string(r.module_records) + " module records");
+  if (r.has_method_counts) {
+    const auto [methods, added] = distinctMethods(r);
+    if (r.cut_short ? methods > r.end_methods : r.end_methods != methods)
+      violate("counts", "rundown_end.methods = " + std::to_string(r.end_methods) + " but " + std::to_string(methods) +
+                            " methods have method records");
+    // Cut short: a method whose first-pass records were lost looks caught up only, so
+    // its count bounds nothing.
+    if (!r.cut_short && r.end_caught_up_methods != added)
+      violate("counts", "rundown_end.caught_up_methods = " + std::to_string(r.end_caught_up_methods) + " but " +
+                            std::to_string(added) + " methods have records only after rundown_begin's publish_seq");
+  }
   if (!exact) return;
   if (!(r.begin_seq <= r.publish_seq && r.publish_seq <= r.end_seq))
     violate("counts", "sequence values out of order: begin " + std::to_string(r.begin_seq) + ", publish_seq " +

@@ -13,7 +13,9 @@
 //                  between (a session stopped for a while leaves gaps: those versions
 //                  are counted as undecidable, never guessed);
 //   G4 once:       no version_id twice in one rundown;
-//   counts:        rundown_end's versions/modules/caught_up equal the records seen; a
+//   counts:        rundown_end's versions/modules/caught_up equal the records seen, and
+//                  (since provider ABI 6) methods/caught_up_methods the distinct
+//                  methods of its records and of those only its catch-up added; a
 //                  rundown without its begin or end is reported.
 // Pure C++ (no babeltrace2): apply() runs on the checking thread, the rest once the
 // reading has ended. Unit-tested on synthetic streams in tests/unit/verify_checker_test.cc.
@@ -41,6 +43,10 @@ struct Rundown {
   std::string mode, trigger;
   uint64_t module_records = 0, method_records = 0;
   uint64_t after_begin = 0;  // records published after B: the catch-up's
+  // The method ids of its records, the first pass's (publish_seq <= B) and the
+  // catch-up's apart, each run of one method's records once (a pass emits a method's
+  // versions one after another); made distinct at the end (Checker::check).
+  std::vector<uint64_t> walked_methods, caught_up_methods;
   // The most method records in one window of kPeakWindowNs (windows open at a record):
   // what a paced rundown (setMaxRate) put into the channel at its fastest.
   static constexpr int64_t kPeakWindowNs = 100'000'000;
@@ -50,7 +56,9 @@ struct Rundown {
   // The publication sequence: B on rundown_begin; P, E and caught_up on rundown_end.
   bool has_begin_seq = false, has_end_seq = false;
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0, caught_up = 0;
-  bool cut_short = false;  // the application's shutdown ended it early
+  bool cut_short = false;          // the application's shutdown ended it early
+  bool has_method_counts = false;  // rundown_end has caught_up_methods (ABI 6)
+  uint64_t end_caught_up_methods = 0;
   // Checked as records arrive.
   uint64_t g2_checked = 0, g2_no_load = 0, g2_mismatch = 0, duplicates = 0;
   std::vector<uint64_t> mismatched, duplicated;  // version ids of the first few (--show)

@@ -389,6 +389,13 @@ Decoder::Refusal Decoder::decodeEnd(const bt_field* f, RareItem* x) {
   uint64_t cut = 0;
   if (member(f, "cut_short") != nullptr && (!u64(f, "cut_short", &cut) || cut > 1)) return {"cut_short"};
   x->cut_short = cut == 1;
+  // Since provider ABI 6: `methods` counts the methods with records, and this those of
+  // them only the catch-up added (older traces: `methods` counted the walk's methods,
+  // with records or not, and is not checked).
+  if (member(f, "caught_up_methods") != nullptr) {
+    if (!u64(f, "caught_up_methods", &x->caught_up_methods)) return {"caught_up_methods"};
+    x->has_methods = true;
+  }
   return {};
 }
 

@@ -56,6 +56,8 @@ struct RareItem {
   uint64_t modules = 0, methods = 0, versions = 0, skipped = 0, retried = 0, duration = 0;
   uint64_t publish_seq = 0, end_seq = 0, caught_up = 0;
   bool cut_short = false;
+  bool has_methods = false;  // end: caught_up_methods, and `methods` by the records (ABI 6)
+  uint64_t caught_up_methods = 0;
 };
 
 // Events in the order read, handed from the reading thread to the checking one.

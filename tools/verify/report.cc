@@ -59,6 +59,7 @@ nlohmann::json rundownJson(const RundownVerdict& v) {
       j["rundown_end"]["caught_up"] = r.caught_up;
       j["begin_seq"] = r.begin_seq;
     }
+    if (r.has_method_counts) j["rundown_end"]["caught_up_methods"] = r.end_caught_up_methods;
   }
   j["G4"] = {{"status", v.g4}, {"duplicates", r.duplicates}};
   j["G2"] = {{"status", v.g2},

@@ -419,8 +419,8 @@ typedef struct jitprov_rundown_result {
   uint32_t trigger; /* enum jitprov_rundown_trigger */
   uint64_t method_count;
   uint64_t modules;
-  uint64_t methods;
-  uint64_t versions;
+  uint64_t methods;  /* methods with records in it: walked or caught up, each once */
+  uint64_t versions; /* its method records */
   uint64_t skipped;  /* versions seen whose code was not published yet */
   uint64_t retried;  /* emission stalls waiting for trace buffer space */
   uint64_t begin_ns; /* CLOCK_MONOTONIC */
@@ -434,6 +434,8 @@ typedef struct jitprov_rundown_result {
   uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
   uint64_t catch_up_ns; /* time the catch-up took */
   int cut_short;        /* 1: jitprov_rundown_stop()/destroy() ended it early: not complete */
+  /* --- since methods were counted by their records (ABI of 0.4.0) --- */
+  uint64_t caught_up_methods; /* of `methods`, those only the catch-up added records of */
 } jitprov_rundown_result;
 
 /* Runs one rundown on the calling thread (trigger api), into every lttng session that

@@ -50,8 +50,8 @@ struct RundownResult {
   RundownTrigger trigger = RundownTrigger::kApi;
   uint64_t method_count = 0;  // methods registered when it began (ever: unloaded ones too)
   uint64_t modules = 0;
-  uint64_t methods = 0;
-  uint64_t versions = 0;
+  uint64_t methods = 0;   // methods with records in it (walked or caught up, each once)
+  uint64_t versions = 0;  // its method records
   uint64_t skipped = 0;   // versions seen with code not yet published
   uint64_t retried = 0;   // emission stalls (see rundown.cc: waits for trace buffer space)
   uint64_t begin_ns = 0;  // CLOCK_MONOTONIC
@@ -60,9 +60,10 @@ struct RundownResult {
   uint64_t sessions = 0;  // lttng sessions it was recorded into
   // The publication sequence (docs/spec.md "The publication sequence", runtime.h CompleteWalk).
   uint64_t begin_seq = 0, publish_seq = 0, end_seq = 0;
-  uint64_t caught_up = 0;    // versions added by the catch-up (included in `versions`)
-  uint64_t catch_up_ns = 0;  // time the catch-up took
-  bool cut_short = false;    // stop() ended it before its walk did: not complete
+  uint64_t caught_up = 0;          // versions added by the catch-up (included in `versions`)
+  uint64_t caught_up_methods = 0;  // methods whose records the catch-up alone added (in `methods`)
+  uint64_t catch_up_ns = 0;        // time the catch-up took
+  bool cut_short = false;          // stop() ended it before its walk did: not complete
 };
 
 class RundownEmitter;  // internal (runtime/rundown_emitter.h)

@@ -54,8 +54,8 @@ enum class WalkLocking : uint8_t {
 };
 
 struct WalkStats {
-  uint64_t methods = 0;   // live methods visited
-  uint64_t versions = 0;  // published native versions passed to the visitor
+  uint64_t methods = 0;   // live methods with at least one version counted in `versions`
+  uint64_t versions = 0;  // published native versions passed to the visitor (and that it kept)
   uint64_t skipped = 0;   // native versions seen whose code was not published yet
 };
 
@@ -68,9 +68,14 @@ struct CompleteWalk {
   uint64_t begin_seq = 0;    // the sequence when the walk began
   uint64_t publish_seq = 0;  // P: what the walk is complete up to
   uint64_t end_seq = 0;      // E >= P: the sequence when it ended (bounds the removals it saw)
-  WalkStats walk;            // the first pass (methods, skipped are counted here only)
-  uint64_t caught_up = 0;    // versions visited by the catch-up (publish_seq in (begin, P])
+  WalkStats walk;            // the first pass (skipped is counted here only)
+  uint64_t caught_up = 0;    // versions the catch-up kept (publish_seq in (begin, P])
+  // Methods with versions kept by the catch-up and none by the first pass: the methods
+  // with records in the walk are walk.methods + caught_up_methods, exactly (a method
+  // whose slot was reused meanwhile is another method: registry.cc, WalkMarks).
+  uint64_t caught_up_methods = 0;
   uint64_t catch_up_ns = 0;  // time the catch-up took
+  uint64_t methods() const noexcept { return walk.methods + caught_up_methods; }
 };
 
 struct MemoryStats {
@@ -190,13 +195,15 @@ class Runtime {
   WalkStats walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const;
   // The rundown's walk (P8): `begin(begin_seq)` is called first, then `visit` once for
   // every version published up to the returned publish_seq, caught up after the first
-  // pass. Same locking and threads as walk().
+  // pass. `visit` returns whether the version counts (the rundown: it was emitted);
+  // the counts of versions and methods are of those. Same locking and threads as walk().
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
-                            FunctionRef<void(const VersionView&)> visit) const;
+                            FunctionRef<bool(const VersionView&)> visit) const;
   // The same, calling `between_batches` between the walk's RCU read sections (every
-  // 1024 methods), where the caller may sleep (pacing) without holding up reclamation.
+  // 1024 methods, and between the two passes), where the caller may sleep (pacing)
+  // without holding up reclamation.
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
-                            FunctionRef<void(const VersionView&)> visit, FunctionRef<void()> between_batches) const;
+                            FunctionRef<bool(const VersionView&)> visit, FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
   uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
@@ -239,9 +246,11 @@ class Runtime {
   struct State;  // runtime/registry.h
 
  private:
-  template <std::memory_order kNextOrder>
-  WalkStats walkImpl(WalkLocking locking, FunctionRef<void(const VersionView&)> visit, uint64_t after, uint64_t upto,
-                     FunctionRef<void()> between_batches) const;
+  struct WalkMarks;  // registry.cc: the first pass's methods, for the catch-up's count
+  // Visit: FunctionRef<void(const VersionView&)> (every version counts) or <bool(...)>.
+  template <std::memory_order kNextOrder, class Visit>
+  WalkStats walkImpl(WalkLocking locking, const Visit& visit, uint64_t after, uint64_t upto,
+                     FunctionRef<void()> between_batches, WalkMarks* marks) const;
 
   RuntimeConfig config_;
   std::unique_ptr<State> s_;
