@@ -4,6 +4,8 @@
 set -uo pipefail
 # shellcheck source=tools/lib/lttng.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/lttng.sh"
+# shellcheck source=tools/lib/dotnet.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/dotnet.sh"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
@@ -118,12 +120,9 @@ wait_rundowns() {
 # in the source tree). Sets CLR.
 #   build_dotnet_workload SOURCE_DIR CLASSES METHODS
 build_dotnet_workload() {
-  export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
   $PY "$1/tools/dotnet/workload/gen_workload.py" "$WORK/wl" "$2" "$3" || fail "generate the workload"
   dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
     { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
-  cp -r "$1/tools/dotnet/clr-rundown" "$WORK/cr"
-  dotnet build -c Release -o "$WORK/cr/out" "$WORK/cr" >"$WORK/build.log" 2>&1 ||
-    { tail -20 "$WORK/build.log" >&2; fail "dotnet build jitprov-clr-rundown"; }
+  dotnet_build_copy "$1/tools/dotnet/clr-rundown" "$WORK/cr" "$WORK/build.log" || fail "dotnet build jitprov-clr-rundown"
   CLR="$WORK/cr/out/jitprov-clr-rundown"
 }

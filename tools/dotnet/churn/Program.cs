@@ -12,14 +12,15 @@ using System.Reflection.Emit;
 using System.Runtime.InteropServices;
 
 const string Usage =
-    "usage: CollectibleChurn [--seconds S] [--methods M] [--ready FILE]\n" +
+    "usage: CollectibleChurn [--seconds S] [--methods M] [--steady N] [--ready FILE]\n" +
     "  S seconds (default 10) of collectible assemblies made (M methods each, default 20),\n" +
     "  called and dropped, a full GC every 8; writes 'churn PID' to FILE once the loop runs;\n" +
     "  then collects until every assembly made is unloaded (at most 10 s) and prints\n" +
     "  'CollectibleChurn: A assemblies made, U unloaded, C calls in S s'; exit 1 if some\n" +
-    "  were not unloaded. The first line says the pid and the runtime.\n";
+    "  were not unloaded. The first line says the pid and the runtime. --steady: first N\n" +
+    "  methods (default 0) of an assembly that is never unloaded JIT'd, for a rundown to walk.\n";
 double seconds = 10;
-int methods = 20;
+int methods = 20, steady = 0;
 string? ready = null;
 for (int i = 0; i < args.Length; i++) {
   string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException(args[i] + " needs a value");
@@ -27,6 +28,7 @@ for (int i = 0; i < args.Length; i++) {
     switch (args[i]) {
       case "--seconds": seconds = double.Parse(Next()); break;
       case "--methods": methods = int.Parse(Next()); break;
+      case "--steady": steady = int.Parse(Next()); break;
       case "--ready": ready = Next(); break;
       case "--help": Console.Write(Usage); return 0;
       default: Console.Error.Write("CollectibleChurn: unknown option " + args[i] + "\n" + Usage); return 2;
@@ -40,6 +42,9 @@ for (int i = 0; i < args.Length; i++) {
 Console.WriteLine($"CollectibleChurn: pid {Environment.ProcessId} on {RuntimeInformation.FrameworkDescription}");
 var made = new List<WeakReference>();
 long calls = 0, sink = 0;
+var kept = new List<Type>();
+for (int k = 0; k * 1000 < steady; k++) sink += Make(-1 - k, Math.Min(1000, steady - k * 1000), AssemblyBuilderAccess.Run,
+                                                      kept, ref calls);
 var sw = Stopwatch.StartNew();
 for (int n = 0; sw.Elapsed.TotalSeconds < seconds; n++) {
   sink += MakeCallDrop(n, methods, made, ref calls);
@@ -66,7 +71,16 @@ return unloaded == made.Count ? 0 : 1;
 // called once through a delegate (its JIT), then nothing of it is kept but a weak
 // reference.
 static long MakeCallDrop(int n, int methods, List<WeakReference> made, ref long calls) {
-  var ab = AssemblyBuilder.DefineDynamicAssembly(new AssemblyName("churn" + n), AssemblyBuilderAccess.RunAndCollect);
+  var kept = new List<Type>();
+  long s = Make(n, methods, AssemblyBuilderAccess.RunAndCollect, kept, ref calls);
+  made.Add(new WeakReference(kept[0]));
+  return s;
+}
+
+// An assembly of one type of `methods` methods, each called once; the type is added to
+// `kept`.
+static long Make(int n, int methods, AssemblyBuilderAccess access, List<Type> kept, ref long calls) {
+  var ab = AssemblyBuilder.DefineDynamicAssembly(new AssemblyName("churn" + n), access);
   var tb = ab.DefineDynamicModule("churn" + n).DefineType("Churn" + n, TypeAttributes.Public | TypeAttributes.Abstract |
                                                                           TypeAttributes.Sealed);
   for (int m = 0; m < methods; m++) {
@@ -83,6 +97,6 @@ static long MakeCallDrop(int n, int methods, List<WeakReference> made, ref long 
     s += mi.CreateDelegate<Func<long, long>>()(3);
     calls++;
   }
-  made.Add(new WeakReference(ab));
+  kept.Add(type);
   return s;
 }
