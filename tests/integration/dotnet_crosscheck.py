@@ -9,10 +9,16 @@
     tier of CoreCLR's own MethodLoadVerbose at that address (a startup EventPipe file
     session; CoreCLR's rundown carries no tier);
   - the clients' counters: nothing unmirrored but precompiled code; parent and child
-    each traced.
+    each traced;
+  - nothing was unloaded while CoreCLR's rundown ran: it began in the quiet phase, and
+    CoreCLR's own record (MethodUnloadVerbose, ModuleUnload) has no unload in the quiet
+    phase. CoreCLR's rundown kills the app when a collectible context is
+    unloaded while it walks (docs/dotnet.md, "CoreCLR's rundown and collectible code"), so
+    the test takes it only when nothing is left to unload, and this says that held.
     dotnet_crosscheck.py WORK PID"""
 import glob
 import json
+import re
 import sys
 
 from bt2read import events  # babeltrace2's Python bindings: decoded fields
@@ -30,6 +36,25 @@ clr = dict(tsv(work + "/clr.tsv"))
 loads = dict(tsv(work + "/loads.tsv"))  # the last load at each address
 tier_at = {start: v[1] for start, v in loads.items()}
 t_clr_begin, t_clr_end = (int(l) for l in open(work + "/window"))
+
+# First what the comparison rests on: CoreCLR's rundown ran when nothing was left to
+# unload. It began (its DCEndInit) in the quiet phase, which the workload enters once
+# every collectible context is unloaded, and CoreCLR's own record has no unload
+# (MethodUnloadVerbose, ModuleUnload) in the quiet phase, up to the workload's 'done'
+# (then the process exits: CoreCLR says every module unloaded). All CLOCK_MONOTONIC ns.
+m = re.search(r"\(qpc (\d+) to (\d+)\)", open(work + "/clr.txt").read())
+assert m, open(work + "/clr.txt").read()
+q0, q1 = int(m.group(1)), int(m.group(2))
+quiet, done = (int(l) for l in open(work + "/quiet"))
+assert q0 >= quiet, "CoreCLR's rundown began %.1f ms before the quiet phase (CoreCLR can crash there)" % (
+    (quiet - q0) / 1e6)
+unloads = [l.rstrip("\n").split("\t") for l in open(work + "/unloads.tsv", encoding="utf-8")]
+modules = sum(1 for u in unloads if u[0] == "module" and int(u[2]) < quiet)
+bodies = sum(1 for u in unloads if u[0] == "method" and int(u[2]) < quiet)
+assert modules > 0, "CoreCLR recorded no ModuleUnload before the quiet phase: the check below would say nothing"
+late = [u for u in unloads if quiet <= int(u[2]) <= done]
+assert not late, "%d unloads in the quiet phase (%d while CoreCLR's rundown ran: it can crash there), e.g. %s" % (
+    len(late), sum(1 for u in late if q0 <= int(u[2]) <= q1), late[:3])
 
 rundowns, cur, begin = [], None, 0
 for name, f in events(work + "/trace", ["jitprov_rundown:"], times=True):
@@ -83,10 +108,13 @@ for s in stats:
     assert s["loads"] > 100 and s["rundowns"] >= 1, s
 parent = next(s for s in stats if s["pid"] == pid)
 assert parent["module_unloads"] > 0 and parent["unloads"] > 0, parent
+
 print("coreclr: %d JIT'd bodies in CoreCLR's own rundown, all in jitprov's next rundown (%d versions) with the same "
       "address, size, name, tier and native code version id (CoreCLR tiers %s; version ids %s); jitprov's previous rundown (%d versions) has none CoreCLR "
       "lacks; %d rundowns in all; client: %d loads, %d unloads, %d collectible modules unloaded, %d precompiled "
-      "methods not mirrored; child pid %s traced (%d loads)"
+      "methods not mirrored; child pid %s traced (%d loads); CoreCLR unloaded %d modules and %d bodies in the "
+      "work, none in the quiet phase"
       % (len(clr), len(r2), dict(sorted(tiers.items())), dict(sorted(versions.items())), len(r1), len(rundowns), parent["loads"], parent["unloads"],
          parent["module_unloads"], parent["not_mirrored"]["r2r_methods"],
-         [s["pid"] for s in stats if s["pid"] != pid][0], [s["loads"] for s in stats if s["pid"] != pid][0]))
+         [s["pid"] for s in stats if s["pid"] != pid][0], [s["loads"] for s in stats if s["pid"] != pid][0],
+         modules, bodies))

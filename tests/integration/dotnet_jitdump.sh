@@ -38,12 +38,17 @@ mono() { $PY -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))
 T0=$(mono)
 # perf starts the app: it must record the client's mapping of the dump (the marker).
 # CoreCLR's own record: JIT and loader keywords (method loads and unloads, module
-# unloads), verbose. A collectible context every round; every:1 keeps the perf map as
+# unloads), verbose; without the rundown such a session takes at exit
+# (DOTNET_EventPipeRundown=0): what is judged is recorded live, and CoreCLR's own rundown
+# kills the app when a collectible context is unloaded while it walks (docs/dotnet.md,
+# "CoreCLR's rundown and collectible code"), which a context every round makes likely
+# (the walk CoreCLR still makes at exit, to say what it unloads, meets nothing being
+# unloaded: the workload ends once every context is gone). every:1 keeps the perf map as
 # current as a perf map gets.
 perf record -k 1 -F 1999 -o "$WORK/perf.data" -- env CORECLR_ENABLE_PROFILING=1 \
   CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}' CORECLR_PROFILER_PATH="$(realpath "$PROFILER")" \
   JITPROV_DOTNET="trigger=every:1,perfmap=/tmp,jitdump=$WORK/dump,stats=$WORK/client.json" \
-  DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$WORK/clr.nettrace" \
+  DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$WORK/clr.nettrace" DOTNET_EventPipeRundown=0 \
   DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x18:5' \
   dotnet "$WORK/wl/out/JitWork.dll" --seconds 8 --alc-every 1 --alc-work 2000 >"$WORK/app.out" 2>"$WORK/perf.err" ||
   { cat "$WORK/app.out" "$WORK/perf.err" >&2; fail "perf record the workload"; }
