@@ -40,6 +40,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <iterator>
@@ -82,12 +83,17 @@ void noteError(Agent& a, const std::string& what) {
 // "Ljava/lang/String;" -> "java.lang.String"; a hidden class
 // "Ljava/lang/invoke/LambdaForm$MH.0x00007f71;" -> "java.lang.invoke.LambdaForm$MH/0x00007f71"
 // (in the internal form '.' only separates a hidden class's suffix). Arrays and
-// primitives as they are.
-std::string javaClassName(const char* sig) {
-  std::string s = sig != nullptr ? sig : "";
-  if (s.size() >= 2 && s.front() == 'L' && s.back() == ';') s = s.substr(1, s.size() - 2);
-  for (char& ch : s) ch = ch == '/' ? '.' : ch == '.' ? '/' : ch;
-  return s;
+// primitives as they are. In place, in JVMTI's copy of the signature: returns where the
+// name begins in `sig` (nullptr: "").
+const char* javaClassName(char* sig) {
+  if (sig == nullptr) return "";
+  const size_t n = std::strlen(sig);
+  if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
+    sig[n - 1] = '\0';
+    ++sig;
+  }
+  for (char* p = sig; *p != '\0'; ++p) *p = *p == '/' ? '.' : *p == '.' ? '/' : *p;
+  return sig;
 }
 
 int tierOf(int level, bool osr) {
@@ -103,14 +109,15 @@ int tierOf(int level, bool osr) {
   }
 }
 
-// The jitprov method of a jmethodID: found by key, or registered with its names.
+// The jitprov method of a jmethodID: found by key, or registered with its names (taken
+// from JVMTI's copies as they are, the class's converted in place: no copy of our own).
 // Agent::mu held.
 bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
   const uint64_t key = reinterpret_cast<uintptr_t>(method);
   if (jitprov_method_find(a.rt, key, id) == JITPROV_OK) return true;
   char *name = nullptr, *sig = nullptr, *csig = nullptr;
   jclass klass = nullptr;
-  std::string cls = "?", mname = "?", msig = "";
+  const char *cls = "?", *mname = "?", *msig = "";
   if (jvmti->GetMethodName(method, &name, &sig, nullptr) == JVMTI_ERROR_NONE) {
     mname = name != nullptr ? name : "?";
     msig = sig != nullptr ? sig : "";
@@ -123,21 +130,20 @@ bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
   } else {
     ++a.name_failures;
   }
-  for (char* p : {name, sig, csig})
-    if (p != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(p));
   jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
   d.host_key = key;
-  d.name_space = cls.c_str();
-  d.name = mname.c_str();
-  d.signature = msig.c_str();
+  d.name_space = cls;
+  d.name = mname;
+  d.signature = msig;
   d.options = JITPROV_METHOD_SANITIZE_NAMES;  // JVM names are modified UTF-8
   const int e = jitprov_method_register(a.rt, a.java_module, &d, id);
-  if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
+  if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
     noteError(a, std::string("register method ") + cls + "." + mname + ": " + jitprov_strerror(e));
-    return false;
-  }
-  if (e == JITPROV_OK) ++a.methods;
-  return true;
+  else if (e == JITPROV_OK)
+    ++a.methods;
+  for (char* p : {name, sig, csig})
+    if (p != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(p));
+  return e == JITPROV_OK || e == JITPROV_E_EXISTS;
 }
 
 // HotSpot places new code only in free memory: live code that overlaps it is gone
