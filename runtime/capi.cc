@@ -275,6 +275,11 @@ int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id) {
   return guard([&]() -> int { return err(rt->rt.unloadModule(module_id).error()); });
 }
 
+int jitprov_method_unload(jitprov_runtime* rt, uint64_t method_id) {
+  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int { return err(rt->rt.unloadMethod(method_id).error()); });
+}
+
 int jitprov_method_register(jitprov_runtime* rt, uint64_t module_id, const jitprov_method_desc* desc,
                             uint64_t* method_id) {
   if (rt == nullptr || desc == nullptr || method_id == nullptr) return JITPROV_E_INVALID_ARGUMENT;

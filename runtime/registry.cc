@@ -14,6 +14,7 @@
 #include "jitprov_usdt.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <optional>
@@ -213,6 +214,77 @@ Result<void> Runtime::unloadModule(ModuleId module) {
   }
   fault::reclaimModule(s_.get(), mod);  // P4: after a grace period
   return {};
+}
+
+namespace {
+
+// One method unloaded alone, queued for its reclamation (unloadMethod).
+struct MethodReclaim {
+  rcu_head rcu{};
+  Method* method;
+  Runtime::State* owner;
+  uint64_t records;
+};
+
+}  // namespace
+
+Result<void> Runtime::unloadMethod(MethodId method) {
+  Method* m = nullptr;
+  uint64_t records = 1;
+  // Allocated first: nothing can fail once the method is cleared.
+  auto* node = new (std::nothrow) MethodReclaim{};
+  if (node == nullptr) return Errc::kOutOfMemory;
+  {
+    std::lock_guard<std::mutex> g(s_->loader);
+    m = s_->methods.load(method);
+    if (m == nullptr) {
+      delete node;
+      return s_->missingMethod(method);
+    }
+    Module* mod = s_->modules.load(m->module_id);  // live while its method is
+    {
+      CvmLock::Guard lock(s_->lock, LockSite::kUnload, method);
+      // As unloadModule, for one method: P8 (the number before the slot is cleared),
+      // P4/P9 (cleared under the lock, reclaimed after a grace period).
+      const uint64_t unload_seq = s_->takeRemovalSeq();
+      m->unloaded = true;
+      s_->methods.clear(method);
+      trace::methodUnload(s_->instance, m->id, m->module_id, unload_seq);
+      if (m->has_host_key) s_->by_host_key.erase(m->hostKey());
+      for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
+        // relaxed: we hold the CVM lock, the only writer of native_head and next.
+        for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
+             v = v->next.load(std::memory_order_relaxed)) {
+          s_->versions.clear(v->version_id);
+          ++records;
+          if (s_->code_mode == CodeMode::kHost) s_->eraseHostRange(v->code_start.load(std::memory_order_relaxed));
+        }
+      }
+    }
+    // Out of its module's list (loader mutex), searched from the end: a method unloaded
+    // alone is most often one of the module's newest.
+    auto it = std::find(mod->methods.rbegin(), mod->methods.rend(), m);
+    *it = mod->methods.back();
+    mod->methods.pop_back();
+    s_->live_methods.fetch_sub(1, std::memory_order_relaxed);
+  }
+  node->method = m;
+  node->owner = s_.get();
+  node->records = records;
+  s_->reclaimLater(&node->rcu, &State::reclaimMethod, records);  // P4: after a grace period
+  return {};
+}
+
+void Runtime::State::reclaimMethod(rcu_head* head) {
+  rcu::ReclaimScope scope;
+  auto* node = reinterpret_cast<MethodReclaim*>(reinterpret_cast<char*>(head) - offsetof(MethodReclaim, rcu));
+  State* owner = node->owner;
+  {
+    std::shared_lock<std::shared_mutex> whole(owner->reclaim_mu);  // never half done at a fork
+    owner->freeMethod(node->method, true);
+    owner->awaiting_reclamation.fetch_sub(node->records, std::memory_order_relaxed);
+  }
+  delete node;
 }
 
 Result<MethodId> Runtime::findMethod(uint64_t host_key) const {

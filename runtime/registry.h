@@ -405,6 +405,7 @@ struct Runtime::State {
   // mutex held, a batch half freed: the child hung taking it).
   std::shared_mutex reclaim_mu;
   static void reclaimModule(rcu_head* head);
+  static void reclaimMethod(rcu_head* head);  // unloadMethod()'s MethodReclaim
   static void reclaimBatch(rcu_head* head);
   // Retires the version `find` returns, called with the CVM lock held (site unload,
   // labelled `label` until `find` names the method through its argument):

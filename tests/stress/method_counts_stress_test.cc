@@ -8,7 +8,8 @@
 // pass counted and the catch-up visits again (a new version) as not.
 //
 // A writer loops: a one-method collectible module's method (slot 1) lives a while, the
-// module is unloaded and its reclamation waited for, and the next one-method module's
+// module is unloaded (every other time its method first, alone: unloadMethod, under the
+// walks) and its reclamation waited for, and the next one-method module's
 // method takes the same slot (the lowest free one) and is compiled; now and then a walked method of a fixed module
 // gets a new version. A reader runs complete walks that pause between their read
 // sections (1500 fixed methods make two batches; every other walk pauses long after
@@ -49,16 +50,18 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
   // The writer's method lives in slot 1, in the walk's first batch: registered before
   // the fixed ones, and again there each time it was reclaimed (nothing else frees a
   // slot, and a claim takes the lowest free one).
-  auto born = [&](int i) -> ModuleId {
+  ModuleId gone = 0;
+  MethodId gone_method = 0;
+  auto born = [&](int i) -> bool {
     auto mod = rt.registerModule("/stress/gone" + std::to_string(i) + ".dll", true);
-    if (!mod.ok()) return writer_error = mod.message(), 0;
+    if (!mod.ok()) return writer_error = mod.message(), false;
     auto m = rt.registerMethod(*mod, desc("Gone" + std::to_string(i)));
-    if (!m.ok()) return writer_error = m.message(), 0;
-    if (!compile(rt, *m, Tier::kTier0)) return writer_error = "compile", 0;
-    return *mod;
+    if (!m.ok()) return writer_error = m.message(), false;
+    if (!compile(rt, *m, Tier::kTier0)) return writer_error = "compile", false;
+    gone = *mod, gone_method = *m;
+    return true;
   };
-  ModuleId gone = born(0);
-  ASSERT_NE(gone, 0u) << writer_error;
+  ASSERT_TRUE(born(0)) << writer_error;
   for (int i = 0; i < 1500; ++i) {
     auto m = rt.registerMethod(*fixed, desc("Fixed" + std::to_string(i)));
     ASSERT_TRUE(m.ok());
@@ -68,9 +71,14 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
   std::thread writer([&] {
     for (int i = 1; !stop.load(std::memory_order_relaxed); ++i) {
       std::this_thread::sleep_for(std::chrono::microseconds(2000 + 100 * (i % 30)));  // live a while
+      // Every other time the method is unloaded alone (unloadMethod: a dynamic method
+      // destroyed), its module after it, empty; else with its module.
+      if (i % 2 != 0) {
+        if (auto u = rt.unloadMethod(gone_method); !u.ok()) return void(writer_error = u.message());
+      }
       if (auto u = rt.unloadModule(gone); !u.ok()) return void(writer_error = u.message());
       rt.drainReclamation();  // its slot free again: the next method takes it
-      if ((gone = born(i)) == 0) return;
+      if (!born(i)) return;
       // Now and then a fixed method gets a version more: walked, and caught up again.
       if (i % 4 == 0 && !compile(rt, walked[size_t(i) % walked.size()], Tier::kTier1)) {
         writer_error = "tier-1 compile";

@@ -92,6 +92,44 @@ TEST(CApi, HostKeysFindMethodsAndRefuseDuplicates) {
   EXPECT_EQ(jitprov_method_find(h.rt, 0x7f0012345678, &found), JITPROV_E_UNKNOWN_METHOD);
 }
 
+// A method unloaded alone (CoreCLR's dynamic methods): its code leaves the rundown, its
+// host key is free for the next method given it, with that method's own name, and its
+// module and the module's other methods stay. The record is reclaimed.
+TEST(CApi, AMethodUnloadsAloneAndItsHostKeyIsFreeAgain) {
+  Host h(JITPROV_CODE_HOST);
+  const uint64_t keep = h.method(0x1000, "keep");
+  const uint64_t dyn = h.method(0x2000, "dyn9");
+  uint64_t v = 0;
+  ASSERT_EQ(h.publish(keep, 0x10000, 64, &v), JITPROV_OK);
+  ASSERT_EQ(h.publish(dyn, 0x20000, 64, &v), JITPROV_OK);
+  EXPECT_EQ(h.rundownVersions(), 2u);
+  EXPECT_EQ(jitprov_method_unload(h.rt, dyn), JITPROV_OK);
+  EXPECT_EQ(h.rundownVersions(), 1u);
+  uint64_t found = 0;
+  EXPECT_EQ(jitprov_method_find(h.rt, 0x2000, &found), JITPROV_E_UNKNOWN_METHOD);
+  EXPECT_EQ(jitprov_method_unload(h.rt, dyn), JITPROV_E_METHOD_UNLOADED);
+  EXPECT_EQ(h.publish(dyn, 0x30000, 64, &v), JITPROV_E_METHOD_UNLOADED);
+  // The host key's next owner, at the freed range too: a new method, its own name.
+  const uint64_t next = h.method(0x2000, "dyn394");
+  EXPECT_NE(next, dyn);
+  ASSERT_EQ(h.publish(next, 0x20000, 64, &v), JITPROV_OK);
+  jitprov_rundown* rd = nullptr;
+  ASSERT_EQ(jitprov_rundown_create(h.rt, nullptr, &rd), JITPROV_OK);
+  jitprov_rundown_result r{};
+  ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_OK);
+  EXPECT_EQ(r.methods, 2u);
+  jitprov_rundown_destroy(rd);
+  EXPECT_EQ(jitprov_method_find(h.rt, 0x2000, &found), JITPROV_OK);
+  EXPECT_EQ(found, next);
+  EXPECT_EQ(jitprov_method_find(h.rt, 0x1000, &found), JITPROV_OK);
+  EXPECT_EQ(found, keep);
+  EXPECT_EQ(h.stats().live_methods, 2u);
+  // Unloading the module afterwards frees the rest, the unloaded method not twice.
+  EXPECT_EQ(jitprov_module_unload(h.rt, h.module), JITPROV_OK);
+  EXPECT_EQ(h.rundownVersions(), 0u);
+  EXPECT_EQ(h.stats().live_methods, 0u);
+}
+
 TEST(CApi, ReplaysAreIdempotentOverlapsRefusedRetiredAddressesReusable) {
   Host h;
   const uint64_t m1 = h.method(1, "a"), m2 = h.method(2, "b");

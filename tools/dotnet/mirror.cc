@@ -180,6 +180,20 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
 
 void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   const Timed timed{unload_cb_, t0};
+  // A dynamic method (LCG) is destroyed whole, and CoreCLR hands its MethodID out again
+  // to the next dynamic method it makes: the jitprov method goes with its code, so that
+  // the MethodID's next owner is registered under its own name (named by the old one, a
+  // new body was published as the destroyed method's: the dotnet-jitdump flake, issue 40).
+  if ((ev.flags & kMethodDynamic) != 0) {
+    uint64_t id = 0;
+    if (jitprov_method_find(rt_, ev.method_id, &id) == JITPROV_OK) {
+      const int e = jitprov_method_unload(rt_, id);
+      if (e != JITPROV_OK) return error("unload dynamic method", e);
+      c_.unloads.fetch_add(1, std::memory_order_relaxed);
+      c_.method_unloads.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
   // jitprov knows its live code by address (host mode): no map of the client's own.
   const int e = jitprov_code_retire_at(rt_, ev.start, nullptr);
   if (e == JITPROV_E_UNKNOWN_VERSION) {
@@ -230,9 +244,10 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
   std::fprintf(f,
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"methods\": %" PRIu64 ", \"modules\": %" PRIu64
-               ", \"module_unloads\": %" PRIu64 ", \"live_versions\": %" PRIu64 ", \"retired\": %" PRIu64 ",\n",
+               ", \"module_unloads\": %" PRIu64 ", \"method_unloads\": %" PRIu64 ", \"live_versions\": %" PRIu64
+               ", \"retired\": %" PRIu64 ",\n",
                loads, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
-               v(c_.module_unloads), ms.live_host_code, ms.retired);
+               v(c_.module_unloads), v(c_.method_unloads), ms.live_host_code, ms.retired);
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64

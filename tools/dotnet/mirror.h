@@ -9,8 +9,9 @@
 //   - a native version per code body (MethodLoadVerbose) at its address and size, the
 //     tier mapped from CoreCLR's optimization tier (host_tier = CoreCLR's value);
 //     superseded tier-0 bodies stay published, as CoreCLR keeps them;
-//   - MethodUnloadVerbose retires the body at its address (dynamic methods destroyed,
-//     collectible code unloaded): jitprov knows live code by address in host mode.
+//   - MethodUnloadVerbose retires the body at its address (collectible code unloaded):
+//     jitprov knows live code by address in host mode; a dynamic method's unloads the
+//     method with it (CoreCLR reuses its MethodID for the next dynamic method);
 // So the client keeps no map of methods or code of its own, only its modules'.
 // Events arrive on the thread that raised them, many at a time, and a callback holds
 // CoreCLR's JIT path: no client lock is held across a jitprov call (one mutex over
@@ -44,6 +45,7 @@ struct ModuleInfo {
 struct Counters {
   std::atomic<uint64_t> loads{0};  // publications jitprov accepted, its replays included
   std::atomic<uint64_t> unloads{0}, unknown_unloads{0};
+  std::atomic<uint64_t> method_unloads{0};  // of unloads: dynamic methods, unloaded whole
   std::atomic<uint64_t> methods{0}, modules{0}, module_unloads{0};
   std::atomic<uint64_t> cold_parts{0};    // cold regions of split code (not mirrored: one range per version)
   std::atomic<uint64_t> r2r_methods{0};   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror

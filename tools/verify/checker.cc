@@ -63,10 +63,10 @@ void Checker::applyItem(const Item& it, const Batch& b) {
       const uint64_t seq = fl.publish_seq;
       if (seq == 0) return;  // no number: nothing exact follows from it
       p.seen_seqs.add(seq);
-      // One number removes every method of a module (registry.h P8): kept per module; a
-      // method's own only where it differs from its module's (none in jitprov's traces).
-      if (!p.module_unload.emplace(fl.module_id, seq) && *p.module_unload.find(fl.module_id) != seq)
-        p.method_unload.emplace(fl.method_id, seq);  // keeps the first
+      // Per method: a module's unload fires one for each of its methods (one number for
+      // them all, registry.h P8), and a method unloaded alone its own, its module staying
+      // (jitprov_method_unload): its number is no other method's removal.
+      p.method_unload.emplace(fl.method_id, seq);  // keeps the first
       return;
     }
     case Kind::kCodeUnload: {
@@ -244,14 +244,13 @@ bool inRundown(const VersionEntry& v, const Rundown& r) {
 }
 
 // The number of a version's removal the trace shows, or UINT64_MAX: its own retirement,
-// its method's unload, or its module's (one number for all of a module's methods).
+// or its method's unload (alone, or with its module).
 uint64_t removalOf(const Process& p, const VersionEntry& v) {
   uint64_t r = UINT64_MAX;
-  const uint64_t vid = v.version_id, method_id = v.method_id, module_id = v.module_id;
+  const uint64_t vid = v.version_id, method_id = v.method_id;
   if (v.in_rundowns & VersionEntry::kRetired)
     if (const uint64_t* s = p.code_unload.find(vid); s != nullptr && *s != 0) r = *s;
   if (const uint64_t* s = p.method_unload.find(method_id); s != nullptr) r = std::min(r, *s);
-  if (const uint64_t* s = p.module_unload.find(module_id); s != nullptr) r = std::min(r, *s);
   return r;
 }
 

@@ -81,12 +81,9 @@ struct Process {
   uint32_t instance = 0;  // the runtime's (runtime_instance); 0: a trace from before the field
   VersionTable versions;
   G2Matcher g2;  // holds the records that came before their method_load
-  // method_id -> unload_seq, only where it is not its module's (module_unload).
+  // method_id -> unload_seq: every method_unload (with its module, or alone).
   IdMap method_unload;
-  IdMap code_unload;  // version_id -> retire_seq (0: no field)
-  // module_id -> its unload's number: one number removes every method of the module, so
-  // a version of a method whose own method_unload is not in the trace is removed too.
-  IdMap module_unload;
+  IdMap code_unload;                     // version_id -> retire_seq (0: no field)
   int64_t last_ts = 0;                   // the process's last event
   std::map<uint64_t, Rundown> rundowns;  // rundown_id ->
   std::vector<Rundown*> by_index;        // Rundown::index ->

@@ -169,6 +169,11 @@ JITPROV_API int jitprov_module_register(jitprov_runtime* rt, const char* path, i
 /* Unloads a collectible module with its methods and all their code (fires
  * method_unload and module_unload). Host-mode ranges are free again when it returns. */
 JITPROV_API int jitprov_module_unload(jitprov_runtime* rt, uint64_t module_id);
+/* Unloads one method with all its code, its module staying (fires method_unload): for
+ * a method the host destroys alone, such as CoreCLR's dynamic methods. Its host key is
+ * free for a new method when it returns; host-mode ranges are free again. Its strings
+ * stay with its module until the module unloads. */
+JITPROV_API int jitprov_method_unload(jitprov_runtime* rt, uint64_t method_id);
 
 /* jitprov_method_desc.options */
 #define JITPROV_METHOD_SANITIZE_NAMES 0x1u /* replace ill-formed UTF-8 by U+FFFD, never refuse */

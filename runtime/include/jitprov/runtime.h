@@ -140,6 +140,12 @@ class Runtime {
   // Unloads a collectible module and all its methods (site unload). Their memory and
   // code ranges are reclaimed after a grace period.
   Result<void> unloadModule(ModuleId module);
+  // Unloads one method with all its code, its module staying (site unload): a method the
+  // host destroys alone (CoreCLR's dynamic methods, whose MethodIDs it hands out again).
+  // Fires method_unload with its own unload_seq; its host key is free again when it
+  // returns; the record is reclaimed after a grace period. Its strings stay in the
+  // module's arena until the module goes (counted in MemoryStats::method_bytes).
+  Result<void> unloadMethod(MethodId method);
   // The live method registered with this host key (MethodDesc::host_key), if any.
   Result<MethodId> findMethod(uint64_t host_key) const;
 
