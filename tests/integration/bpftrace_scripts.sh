@@ -24,8 +24,11 @@ grep -qE '^@blocked_us\[[1-6], 7\]: [1-9]' "$WORK/lockwait.out" || fail "lockwai
 grep -qE '^@jit_blocked_by_rundown_us: [1-9]' "$WORK/lockwait.out" || fail "lockwait.bt: no JIT time blocked by the locked rundown"
 pass "lockwait.bt: waits by site and rundown state, blamed on the holder: $(grep '^@jit_blocked_by_rundown_us' "$WORK/lockwait.out")"
 run_script rundown
-rows=$(grep -cE '^[0-9]+ +1 +5 +[0-9]+ +50000 +[0-9]+ +[0-9]+ +[0-9]+$' "$WORK/rundown.out")
-[ "$rows" -ge 2 ] || { cat "$WORK/rundown.out"; fail "rundown.bt: expected >= 2 rows of locked (1) every (5) rundowns over 50000 methods"; }
+# METHODS: the methods with records (rundown_end's methods): of the 50 000 registered,
+# those compiled by then.
+rows=$(grep -E '^[0-9]+ +1 +5 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$' "$WORK/rundown.out" |
+  awk '$5 >= 1 && $5 <= 50000 && $6 >= $5' | wc -l)
+[ "$rows" -ge 2 ] || { cat "$WORK/rundown.out"; fail "rundown.bt: expected >= 2 rows of locked (1) every (5) rundowns, each of at most 50000 methods"; }
 pass "rundown.bt: $rows rundowns with duration, versions and rate"
 run_script jitpath
 grep -qE '^@jit_us\[1\]:' "$WORK/jitpath.out" || fail "jitpath.bt: no tier1 JIT paths"
