@@ -190,22 +190,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       // would leave a number no event carries).
       const uint64_t unload_seq = mod->methods.empty() ? 0 : s_->takeRemovalSeq();
       mod->records = 1 + mod->methods.size();
-      for (Method* m : mod->methods) {
-        m->unloaded = true;
-        s_->methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
-        // Under the lock: ordered before any publication that reuses a host range.
-        trace::methodUnload(s_->instance, m->id, m->module_id, unload_seq);
-        if (m->has_host_key) s_->by_host_key.erase(m->hostKey());
-        for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
-          // relaxed: we hold the CVM lock, the only writer of native_head and next.
-          for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
-               v = v->next.load(std::memory_order_relaxed)) {
-            s_->versions.clear(v->version_id);
-            ++mod->records;
-            if (s_->code_mode == CodeMode::kHost) s_->eraseHostRange(v->code_start.load(std::memory_order_relaxed));
-          }
-        }
-      }
+      for (Method* m : mod->methods) mod->records += s_->clearMethod(m, unload_seq);
     }
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
@@ -246,20 +231,7 @@ Result<void> Runtime::unloadMethod(MethodId method) {
       CvmLock::Guard lock(s_->lock, LockSite::kUnload, method);
       // As unloadModule, for one method: P8 (the number before the slot is cleared),
       // P4/P9 (cleared under the lock, reclaimed after a grace period).
-      const uint64_t unload_seq = s_->takeRemovalSeq();
-      m->unloaded = true;
-      s_->methods.clear(method);
-      trace::methodUnload(s_->instance, m->id, m->module_id, unload_seq);
-      if (m->has_host_key) s_->by_host_key.erase(m->hostKey());
-      for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
-        // relaxed: we hold the CVM lock, the only writer of native_head and next.
-        for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
-             v = v->next.load(std::memory_order_relaxed)) {
-          s_->versions.clear(v->version_id);
-          ++records;
-          if (s_->code_mode == CodeMode::kHost) s_->eraseHostRange(v->code_start.load(std::memory_order_relaxed));
-        }
-      }
+      records += s_->clearMethod(m, s_->takeRemovalSeq());
     }
     // Out of its module's list (loader mutex), searched from the end: a method unloaded
     // alone is most often one of the module's newest.
@@ -285,6 +257,25 @@ void Runtime::State::reclaimMethod(rcu_head* head) {
     owner->awaiting_reclamation.fetch_sub(node->records, std::memory_order_relaxed);
   }
   delete node;
+}
+
+uint64_t Runtime::State::clearMethod(Method* m, uint64_t unload_seq) {
+  uint64_t versions_cleared = 0;
+  m->unloaded = true;
+  methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
+  // Under the lock: ordered before any publication that reuses a host range.
+  trace::methodUnload(instance, m->id, m->module_id, unload_seq);
+  if (m->has_host_key) by_host_key.erase(m->hostKey());
+  for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
+    // relaxed: we hold the CVM lock, the only writer of native_head and next.
+    for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
+         v = v->next.load(std::memory_order_relaxed)) {
+      versions.clear(v->version_id);
+      ++versions_cleared;
+      if (code_mode == CodeMode::kHost) eraseHostRange(v->code_start.load(std::memory_order_relaxed));
+    }
+  }
+  return versions_cleared;
 }
 
 Result<MethodId> Runtime::findMethod(uint64_t host_key) const {

@@ -406,6 +406,10 @@ struct Runtime::State {
   std::shared_mutex reclaim_mu;
   static void reclaimModule(rcu_head* head);
   static void reclaimMethod(rcu_head* head);  // unloadMethod()'s MethodReclaim
+  // An unload's writes for one method, under the CVM lock and the loader mutex, its
+  // removal number taken (P8): unloaded, its slot and its versions' cleared (P9), its
+  // host key and host ranges free, method_unload fired. Returns the versions cleared.
+  uint64_t clearMethod(Method* m, uint64_t unload_seq);
   static void reclaimBatch(rcu_head* head);
   // Retires the version `find` returns, called with the CVM lock held (site unload,
   // labelled `label` until `find` names the method through its argument):
