@@ -58,14 +58,14 @@
 //     range. A publication that overlaps a live range of another version is refused
 //     (kRangeOverlap); one of the same method, start and size returns that version
 //     (JVMTI replays loads). A range becomes free for another publication when
-//     retireVersion()/retireHostCode()/unloadModule() returns: a walker that still
+//     retireVersion()/retireHostCode()/unloadModule()/unloadMethod() returns: a walker that still
 //     holds the retired node reads that node's own immutable fields, never the new
 //     occupant's (G2). retireHostCode finds the version by its range's start in
 //     live_ranges, under the lock, and retires it as retireVersion does (State::retire).
 //  P8 The publication sequence `seq` (docs/spec.md "The publication sequence"; CVM lock only for
 //     writers). A publication takes s = seq + 1, writes v->publish_seq = s before v's
 //     code is published (P1/P2), then stores m->last_publish_seq = s and publish()es
-//     seq = s. A removal (retireVersion, unloadModule) takes r = seq + 1 and publish()es
+//     seq = s. A removal (retireVersion, unloadModule, unloadMethod) takes r = seq + 1 and publish()es
 //     seq = r *before* it unlinks or clears anything (the events carry r). So, for a
 //     reader that loads seq with readPublished():
 //      (a) every version with publish_seq <= the value read is reachable by a walk
@@ -99,10 +99,10 @@
 //
 // Which operations may run concurrently:
 //  - walk(kNone), entryPoint(), recordCall(): with everything, on any thread.
-//  - registerModule/registerMethod/findMethod/unloadModule: serialised by the loader
+//  - registerModule/registerMethod/findMethod/unloadModule/unloadMethod: serialised by the loader
 //    mutex.
 //  - beginJit/publishCode/publishHostCode/retireVersion/retireHostCode/activate/
-//    requestRejit/unloadModule/entryPointLocked/walk(kWholeWalk|kPerMethod): serialised
+//    requestRejit/unloadModule/unloadMethod/entryPointLocked/walk(kWholeWalk|kPerMethod): serialised
 //    by the CVM lock. publishHostCode with HostCode::activate does activate()'s writes
 //    after its own, in the same critical section.
 //  Lock order: loader mutex, then CVM lock.

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+// `jitprov attach PID`: what the command and its two protocols share. The target is found
+// and checked once (target.cc); each runtime's protocol (hotspot_attach.cc: HotSpot's
+// dynamic attach; clr_attach.cc: CoreCLR's diagnostics IPC) gets an AttachRequest and
+// answers with an AttachOutcome: an exit status of its own for each way it can fail
+// (docs/spec.md, "jitprov attach") and one line for the user.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+
+namespace jitprov::cli {
+
+// Exit statuses of `jitprov attach` (and of `jitprov record -p`), one per way it fails.
+enum AttachStatus : int {
+  kAttached = 0,
+  kError = 1,           // anything not below (an I/O error, an unexpected reply)
+  kUsage = 2,           // bad options
+  kNoSuchProcess = 3,   // no process PID (or it exited during the attach)
+  kNotARuntime = 4,     // no runtime jitprov knows in PID
+  kPermission = 5,      // not the target's uid and no CAP_SYS_PTRACE, or the target refused our credentials
+  kRuntimeTooOld = 6,   // a runtime version without the attach jitprov needs
+  kAttachDisabled = 7,  // -XX:+DisableAttachMechanism, -Xrs, DOTNET_EnableDiagnostics=0, ...
+  kOtherProfiler = 8,   // CoreCLR: another profiler is loaded
+  kAlreadyLoaded = 9,   // jitprov is loaded in PID already (nothing registered twice)
+  kTimedOut = 10,       // the target did not answer within --timeout
+  kAgentFailed = 11,    // the agent was loaded but refused to start (its reason in the line)
+  kNoAgent = 12,        // the agent library for this runtime is not installed / not found
+};
+
+enum class Runtime { kNone, kHotSpot, kCoreClr };
+
+// A process as /proc shows it, read once by findTarget() (target.h).
+struct Target {
+  pid_t pid = 0;    // in our pid namespace
+  pid_t nspid = 0;  // in its own (the last field of NSpid in /proc/PID/status)
+  uid_t euid = 0;   // its effective uid and gid (Uid:/Gid: second fields)
+  gid_t egid = 0;
+  std::string root;  // "/proc/PID/root": its view of the file system
+  Runtime runtime = Runtime::kNone;
+  std::string runtime_lib;      // the mapped libjvm.so / libcoreclr.so, as the target names it
+  bool jitprov_loaded = false;  // libjitprov.so.1 already mapped in it
+};
+
+struct AttachRequest {
+  Target target;
+  std::string agent;    // absolute path of the agent library, as the target will open it
+  std::string options;  // the agent's options ("" for its defaults)
+  std::chrono::milliseconds timeout{10000};
+};
+
+struct AttachOutcome {
+  int status = kError;  // an AttachStatus
+  std::string line;     // one line for the user: what happened (error or success)
+  std::string version;  // the runtime's version when known ("17.0.21", "10.0.12")
+};
+
+}  // namespace jitprov::cli
