@@ -32,6 +32,7 @@ struct Agent {
   std::mutex mu;  // guards everything below
   struct Live {
     uint64_t version_id, method_id;
+    uint64_t jmid;  // the jmethodID loaded here (0: a stub): an unload must name it
     uint32_t size;
     bool stub;
   };
@@ -41,6 +42,11 @@ struct Agent {
   // samples there (javac: docs/jvm-agent.md, "The agent against its floor").
   absl::btree_map<uint64_t, Live> live;
   uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0, stubs = 0, refused = 0, errors = 0;
+  // Unloads of a range whose live code is another method's (a replay of newer code got
+  // there first): nothing retired.
+  uint64_t stale_unloads = 0;
+  bool attached = false;          // started by Agent_OnAttach
+  uint64_t attach_replay_ns = 0;  // its GenerateEvents replays, inside OnAttach
   // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees
   // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
   uint64_t superseded_stubs = 0, superseded_methods = 0;

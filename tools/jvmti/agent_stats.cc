@@ -34,6 +34,8 @@ void writeStats(Agent& a) {
                "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
                ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
                a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
+  std::fprintf(f, "  \"stale_unloads\": %" PRIu64 ", \"attached\": %s, \"attach_replay_ms\": %.1f,\n", a.stale_unloads,
+               a.attached ? "true" : "false", double(a.attach_replay_ns) / 1e6);
   std::fprintf(f,
                "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
                ", \"unknown\": %" PRIu64 "},\n",

@@ -2,12 +2,15 @@
 // libjitprov-jvmti.so: HotSpot's compiled code mirrored into jitprov, through JVMTI.
 //
 //   java -agentpath:/path/libjitprov-jvmti.so[=OPTIONS] ...      (OPTIONS: `help`)
+//   jitprov attach PID [--options OPTIONS]       (a running JVM: Agent_OnAttach)
 //
 // One jitprov method per jmethodID (names resolved at its first load), one native
 // version per CompiledMethodLoad at HotSpot's own address and size, its comp level in
 // host_tier (level 0 -> tier0, 1 and 4 -> tier1, 2 and 3 -> instrumented, OSR ->
 // tier1_osr; the level is read from HotSpot's VMStructs: vm_structs.h), retired at
-// CompiledMethodUnload; GenerateEvents' replays are idempotent (jitprov's host mode).
+// CompiledMethodUnload when its jmethodID is the one loaded there (a stale unload of
+// earlier code at that address retires nothing); GenerateEvents' replays are idempotent
+// (jitprov's host mode).
 // DynamicCodeGenerated blobs (interpreter, stubs) go to a module of their own. Each
 // rundown (lock-free, on jitprov's thread) feeds two sinks from one walk: the
 // jitprov_rundown LTTng events and /tmp/perf-PID.map (written to a temporary file,
@@ -17,14 +20,16 @@
 // owns SIGUSR2 (triggers: session, every:SEC, at:SEC, exit).
 //
 // Threads: CompiledMethodLoad/Unload arrive on HotSpot's Service Thread, in order;
-// GenerateEvents' replays on the thread of VMInit; DynamicCodeGenerated also on compiler
-// threads. One mutex serialises the agent's own bookkeeping (address -> version).
+// GenerateEvents' replays on the thread of VMInit, or (attached) on the Attach Listener
+// thread inside Agent_OnAttach; DynamicCodeGenerated also on compiler threads. One mutex serialises the agent's own
+// bookkeeping (address -> version).
 //
 // Here the JVMTI callbacks and the agent's start; its state in agent.h, its options in
 // agent_options, the perf map writer in perf_map, the stats file in agent_stats.
 #include <jitprov/jitprov.h>
 
 #include "agent.h"
+#include "attach_codes.h"
 #include "agent_options.h"
 #include "agent_stats.h"
 #include "jvmti_requests.h"
@@ -36,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -57,6 +63,9 @@ constexpr uint16_t kUnknownLevel = 65535;
 constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
 
 Agent* g_agent = nullptr;
+// Set by the first Agent_OnLoad/Agent_OnAttach: a second one (jitprov attach twice, jcmd
+// JVMTI.agent_load after -agentpath) registers nothing and says so.
+std::atomic<bool> g_started{false};
 
 using hostagent::nowNs;
 
@@ -239,8 +248,9 @@ Lines lineEntries(jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint
 }
 
 // Agent::mu held. `lines`: the code's source lines (jitdump only).
-void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, bool stub = false,
-             const Lines* lines = nullptr) {
+// `jmid`: the jmethodID (0 for a stub).
+void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, uint64_t jmid,
+             bool stub = false, const Lines* lines = nullptr) {
   retireOverlapped(a, method_id, reinterpret_cast<uintptr_t>(addr), uint32_t(size));
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   c.code_start = reinterpret_cast<uintptr_t>(addr);
@@ -262,9 +272,9 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     noteError(a, std::string("publish code: ") + jitprov_strerror(e));
     return;
   }
-  auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, c.code_size, stub});
+  auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, jmid, c.code_size, stub});
   if (!inserted && it->second.version_id == vid) ++a.replays;  // jitprov returned the version it has
-  it->second = Agent::Live{vid, method_id, c.code_size, stub};
+  it->second = Agent::Live{vid, method_id, jmid, c.code_size, stub};
 }
 
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
@@ -308,12 +318,15 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
   }
   if (code_size > 0 && methodOf(a, jvmti, method, &id))
     publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr), lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel,
-            false, &lines);
+            reinterpret_cast<uintptr_t>(method), false, &lines);
   a.load_ns.add(nowNs() - t0);
 }
 
-void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* code_addr) {
-  // The class may be gone: the jmethodID is not used here (only the address).
+void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* code_addr) {
+  // The class may be gone: the jmethodID is compared, never used. An unload matches the
+  // live code at its address only with the same jmethodID: one of earlier code there,
+  // delivered on the Service Thread after a GenerateEvents replay (another thread) of
+  // newer code at that address, must not retire the newer code (docs/attach.md).
   Agent& a = *g_agent;
   const uint64_t t0 = nowNs();
   std::lock_guard<std::mutex> g(a.mu);
@@ -321,6 +334,8 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* code_addr)
   auto it = a.live.find(reinterpret_cast<uintptr_t>(code_addr));
   if (it == a.live.end() || it->second.stub) {
     ++a.unknown_unloads;  // loaded before the agent saw it (never replayed), or superseded
+  } else if (it->second.jmid != reinterpret_cast<uintptr_t>(method)) {
+    ++a.stale_unloads;  // another method's code is live there now
   } else {
     const int e = jitprov_code_retire(a.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(a, std::string("retire code: ") + jitprov_strerror(e));
@@ -350,7 +365,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
       return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
   }
-  publish(a, id, address, length, JITPROV_TIER0, 0, true);
+  publish(a, id, address, length, JITPROV_TIER0, 0, 0, true);
 }
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
@@ -437,21 +452,35 @@ bool setUpEvents(jvmtiEnv* jvmti) {
   return false;
 }
 
-jint start(JavaVM* vm, const char* options) {
-  auto* a = new Agent();
-  if (!parseOptions(options, &a->opt)) {
-    delete a;
-    return JNI_ERR;
+// The agent started: at OnLoad (`live` false: the replays come at VMInit) or at
+// OnAttach (`live`: the replays are made here, on the Attach Listener thread, before the
+// attach is answered, so that "attached" means every nmethod and stub alive is in the
+// registry). Returns an OnAttachCode (attach_codes.h). Until the rundown thread starts,
+// a failure undoes everything (a later attach may try again); after, the agent stays.
+jint start(JavaVM* vm, const char* options, bool live) {
+  if (g_started.exchange(true)) {
+    std::fprintf(stderr, "jitprov-jvmti: already loaded in this JVM (pid %d): nothing registered twice\n",
+                 int(getpid()));
+    return kOnAttachAlreadyLoaded;
   }
+  auto* a = new Agent();
+  auto undo = [a](int code) {
+    if (a->jvmti != nullptr) a->jvmti->DisposeEnvironment();
+    g_agent = nullptr;
+    delete a;
+    g_started = false;
+    return code;
+  };
+  if (!parseOptions(options, &a->opt)) return undo(kOnAttachBadOptions);
   g_agent = a;
   if (vm->GetEnv(reinterpret_cast<void**>(&a->jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
     std::fprintf(stderr, "jitprov-jvmti: this JVM offers no JVMTI 1.2 environment\n");
-    return JNI_ERR;
+    return undo(kOnAttachNoJvmti);
   }
   jvmtiEnv* jvmti = a->jvmti;
   if (const jvmtiCapabilities caps = requiredCapabilities(); jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) {
     std::fprintf(stderr, "jitprov-jvmti: JVMTI refuses can_generate_compiled_method_load_events\n");
-    return JNI_ERR;
+    return undo(kOnAttachRefused);
   }
   if (!a->opt.jitdump.empty()) {
     // Source lines in the jitdump (JIT_CODE_DEBUG_INFO): without these, loads go without.
@@ -461,21 +490,47 @@ jint start(JavaVM* vm, const char* options) {
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
-  if (!startJitprov(*a) || !setUpEvents(jvmti)) return JNI_ERR;
+  // startJitprov fails before its rundown thread exists, or with the runtime made: the
+  // runtime is left (nothing published in it), the JVMTI environment disposed.
+  if (!startJitprov(*a)) return undo(kOnAttachStartFailed);
+  // From here jitprov's rundown thread runs: the agent stays, even if HotSpot dlcloses
+  // the library after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
+  if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
+  if (live) {
+    // No VMInit in the live phase: what onVMInit does, here. The events are enabled
+    // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
+    {
+      std::lock_guard<std::mutex> g(a->mu);
+      logf("attached: %s", a->vm.readHeaps().c_str());
+    }
+    const uint64_t t0 = nowNs();
+    if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
+      std::lock_guard<std::mutex> g(a->mu);
+      noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
+    }
+    std::lock_guard<std::mutex> g(a->mu);
+    a->attached = true;
+    a->attach_replay_ns = nowNs() - t0;
+    logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6,
+         uint64_t(a->live.size()));
+  }
   logf("loaded: trigger=%s perfmap=%s jitdump=%s rundown=%s", a->opt.trigger.c_str(),
        a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(),
        a->opt.jitdump.empty() ? "off" : a->opt.jitdump.c_str(), jitprov_rundown_mode_name(a->opt.mode));
-  return JNI_OK;
+  return kOnAttachOk;
 }
 
 }  // namespace
 }  // namespace jitprov::jvmti
 
 extern "C" {
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) { return jitprov::jvmti::start(vm, options); }
-JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM*, char*, void*) {
-  std::fprintf(stderr, "jitprov-jvmti: attaching to a running JVM is not supported: start it with -agentpath\n");
-  return JNI_ERR;
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  return jitprov::jvmti::start(vm, options, false);
+}
+// `jitprov attach PID` (options "" when none), or `jcmd PID JVMTI.agent_load PATH [OPTIONS]`
+// (options NULL when none): on HotSpot's Attach Listener thread, in the live phase.
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
+  return jitprov::jvmti::start(vm, options, true);
 }
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {
   // The JVM is going away; the rundown thread was stopped at VMDeath. The runtime is
