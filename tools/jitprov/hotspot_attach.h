@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+// HotSpot's dynamic attach, client side (docs/attach.md): the JVM's version checked, its
+// attach listener started when it is not (a trigger file and one SIGQUIT, only when the
+// JVM catches SIGQUIT and has not disabled attach), then one `load` request for the agent,
+// sent with the target's euid and egid, and the reply read with a deadline.
+#pragma once
+
+#include "attach.h"
+#include "target.h"
+
+#include <string>
+
+namespace jitprov::cli {
+
+// The oldest HotSpot major version `jitprov attach` loads the agent into: 17, the one
+// tested, and the first whose GenerateEvents keeps every replayed nmethod alive until its
+// event is delivered (docs/attach.md).
+inline constexpr int kMinHotSpotMajor = 17;
+
+AttachOutcome attachHotSpot(const TargetInfo& t, const AttachRequest& r);
+
+// From the reply of a `load` (or of jcmd JVMTI.agent_load): the status and line for
+// `who` ("PID 1234 (java)"). Pure: unit-testable.
+AttachOutcome parseLoadReply(const std::string& reply, const std::string& who);
+
+}  // namespace jitprov::cli

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+#include "target.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef JITPROV_AGENT_DIR
+#error "JITPROV_AGENT_DIR: the directory the agents are installed in (tools/jitprov/meson.build)"
+#endif
+
+namespace jitprov::cli {
+namespace {
+
+constexpr int kCapSysPtrace = 19;
+
+std::string baseName(const std::string& p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+std::string dirName(const std::string& p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? "." : s == 0 ? "/" : p.substr(0, s);
+}
+
+// The fields of a /proc/PID/status line after "Key:", split on blanks.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line.substr(line.find(':') + 1));
+  for (std::string f; in >> f;) out.push_back(f);
+  return out;
+}
+
+AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, std::move(line), {}}; }
+
+}  // namespace
+
+std::string describe(const TargetInfo& t) {
+  return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + t.comm + ")");
+}
+
+bool havePtraceCapability() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("CapEff:", 0) == 0) {
+      const auto f = fields(line);
+      return !f.empty() && (std::strtoull(f[0].c_str(), nullptr, 16) >> kCapSysPtrace & 1) != 0;
+    }
+  return false;
+}
+
+char processState(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("State:", 0) == 0) {
+      const auto f = fields(line);
+      return f.empty() || f[0].empty() ? '?' : f[0][0];
+    }
+  return '\0';
+}
+
+AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  TargetInfo t;
+  t.target.pid = pid;
+  t.target.nspid = pid;
+  t.target.root = proc + "/root";
+  {
+    std::ifstream comm(proc + "/comm");
+    std::getline(comm, t.comm);
+  }
+  std::ifstream status(proc + "/status");
+  if (!status) {
+    if (errno == ENOENT || errno == ESRCH || pid <= 0) return fail(kNoSuchProcess, "no process " + std::to_string(pid));
+    return fail(kError, proc + "/status: " + std::strerror(errno));
+  }
+  bool have_uid = false;
+  for (std::string line; std::getline(status, line);) {
+    const auto f = fields(line);
+    if (f.empty()) continue;
+    if (line.rfind("NSpid:", 0) == 0) {
+      t.target.nspid = pid_t(std::atoi(f.back().c_str()));
+    } else if (line.rfind("Uid:", 0) == 0 && f.size() >= 2) {
+      t.target.euid = uid_t(std::strtoul(f[1].c_str(), nullptr, 10));
+      have_uid = true;
+    } else if (line.rfind("Gid:", 0) == 0 && f.size() >= 2) {
+      t.target.egid = gid_t(std::strtoul(f[1].c_str(), nullptr, 10));
+    } else if (line.rfind("SigCgt:", 0) == 0) {
+      t.sig_cgt = std::strtoull(f[0].c_str(), nullptr, 16);
+    } else if (line.rfind("SigIgn:", 0) == 0) {
+      t.sig_ign = std::strtoull(f[0].c_str(), nullptr, 16);
+    } else if (line.rfind("State:", 0) == 0) {
+      t.state = f[0][0];
+    }
+  }
+  if (!have_uid) return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
+  if (t.state == 'Z' || t.state == 'X') return fail(kNoSuchProcess, describe(t) + " has exited (a zombie)");
+  if (t.target.euid != geteuid() && !havePtraceCapability())
+    return fail(kPermission, describe(t) + " runs as uid " + std::to_string(t.target.euid) + ", not as ours (" +
+                                 std::to_string(geteuid()) + "), and we lack CAP_SYS_PTRACE: run as its user or root");
+  std::ifstream maps(proc + "/maps");
+  if (!maps) {
+    if (errno == ENOENT) return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
+    return fail(kPermission, proc + "/maps: " + std::strerror(errno) + ": may not inspect " + describe(t));
+  }
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const std::string base = baseName(path);
+    if (base == "libjvm.so" && t.target.runtime == Runtime::kNone) {
+      t.target.runtime = Runtime::kHotSpot;
+      t.target.runtime_lib = path;
+    } else if (base == "libcoreclr.so" && t.target.runtime == Runtime::kNone) {
+      t.target.runtime = Runtime::kCoreClr;
+      t.target.runtime_lib = path;
+    } else if (base == "libjitprov.so.1" || base.rfind("libjitprov.so", 0) == 0) {
+      t.target.jitprov_loaded = true;
+    }
+  }
+  if (t.target.runtime == Runtime::kNone)
+    return fail(kNotARuntime,
+                describe(t) + " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped");
+  *out = std::move(t);
+  return AttachOutcome{kAttached, {}, {}};
+}
+
+AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path) {
+  const char* name = t.target.runtime == Runtime::kHotSpot ? "libjitprov-jvmti.so" : "libjitprov-dotnet.so";
+  const char* subdir = t.target.runtime == Runtime::kHotSpot ? "jvmti" : "dotnet";
+  std::string p = requested;
+  if (p.empty()) {
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    struct stat st {};
+    if (n > 0) {
+      self[n] = '\0';
+      // In a build tree: <build>/tools/jitprov/jitprov beside <build>/tools/jvmti/.
+      const std::string built = dirName(dirName(self)) + "/" + subdir + "/" + name;
+      if (stat(built.c_str(), &st) == 0) p = built;
+    }
+    if (p.empty()) p = std::string(JITPROV_AGENT_DIR) + "/" + name;
+  }
+  char real[PATH_MAX];
+  if (realpath(p.c_str(), real) == nullptr)
+    return fail(kNoAgent, "the agent " + p + ": " + std::strerror(errno) +
+                              (requested.empty() ? " (not installed? --agent PATH names it)" : ""));
+  p = real;
+  struct stat ours {
+  }, theirs{};
+  if (stat(p.c_str(), &ours) != 0 || !S_ISREG(ours.st_mode))
+    return fail(kNoAgent, "the agent " + p + " is not a regular file");
+  const std::string inside = t.target.root + p;
+  if (stat(inside.c_str(), &theirs) != 0 || theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+    return fail(kNoAgent, "the agent " + p + " is not visible inside the file system of " + describe(t) +
+                              " (another mount namespace: install it there, or mount it at the same path)");
+  *path = p;
+  return AttachOutcome{kAttached, {}, {}};
+}
+
+}  // namespace jitprov::cli

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+// The target of `jitprov attach PID`, read once from /proc (findTarget), and the checks
+// made before any protocol runs: may we attach (our euid is the target's, or we hold
+// CAP_SYS_PTRACE), which agent library it gets and whether the target can open it.
+#pragma once
+
+#include "attach.h"
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace jitprov::cli {
+
+// What findTarget() also reads for the protocols: the signal masks and the state.
+struct TargetInfo {
+  Target target;
+  std::string comm;                // /proc/PID/comm
+  unsigned long long sig_cgt = 0;  // SigCgt: caught signals
+  unsigned long long sig_ign = 0;  // SigIgn: ignored signals
+  char state = '?';                // State: R, S, T (stopped), t (traced), Z ...
+};
+
+// Reads /proc/PID/status, comm and maps. kAttached with *out filled, or the status and
+// one line: kNoSuchProcess, kPermission (not its euid and no CAP_SYS_PTRACE, or /proc
+// refuses), kNotARuntime.
+AttachOutcome findTarget(pid_t pid, TargetInfo* out);
+
+// Re-reads the status line State: of PID ('\0': the process is gone).
+char processState(pid_t pid);
+
+// Whether our effective capabilities include CAP_SYS_PTRACE (CapEff bit 19).
+bool havePtraceCapability();
+
+// The agent library for `runtime`: `requested` when given, else the one beside this
+// binary in a build tree (<build>/tools/jitprov/jitprov -> <build>/tools/jvmti/...),
+// else the one installed in JITPROV_AGENT_DIR. Checks that it exists (kNoAgent) and
+// that the target sees the same file at that path in its own mount namespace (same
+// st_dev and st_ino through /proc/PID/root; kNoAgent when not). *path: absolute.
+AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path);
+
+// `pid` in the words of the lines: "PID 1234 (java)".
+std::string describe(const TargetInfo& t);
+
+}  // namespace jitprov::cli
