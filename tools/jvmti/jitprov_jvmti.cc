@@ -385,7 +385,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
 
 void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   Agent& a = *g_agent;
-  jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
+  if (a.rd != nullptr) jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
   writeStats(a);
   hostagent::closeJitdump("jitprov-jvmti", a.rt, a.opt);  // no loads after VMDeath
   if (a.perfmap.errors != 0)
@@ -396,10 +396,9 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
        a.loads, a.replays, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
 }
 
-// The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and its rundown
-// engine, started, with the perf map as its sink when there is one. False on failure
-// (said on stderr).
-bool startJitprov(Agent& a) {
+// The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and the jitdump
+// when asked for. False on failure (said on stderr).
+bool createJitprov(Agent& a) {
   // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's rundown
   // thread emits there. Before the runtime loads lttng-ust.
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
@@ -422,12 +421,18 @@ bool startJitprov(Agent& a) {
     std::fprintf(stderr, "jitprov-jvmti: jitdump: %s\n", why.c_str());
     return false;
   }
+  return true;
+}
+
+// jitprov's rundown engine, started, with the perf map as its sink when there is one.
+// False on failure (said on stderr).
+bool startRundownEngine(Agent& a) {
   // jitprov's rundown thread takes this thread's name when it is created: it goes by its
   // own in `top -H`, `perf report --comm` and tools/bench/jvm-apps' profile.
   char name[16] = {};
   const bool renamed = pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
                        pthread_setname_np(pthread_self(), "jitprov-rundown") == 0;
-  e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
+  const int e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
   if (renamed) (void)pthread_setname_np(pthread_self(), name);
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
@@ -490,11 +495,14 @@ jint start(JavaVM* vm, const char* options, bool live) {
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
-  // startJitprov fails before its rundown thread exists, or with the runtime made: the
-  // runtime is left (nothing published in it), the JVMTI environment disposed.
-  if (!startJitprov(*a)) return undo(kOnAttachStartFailed);
-  // From here jitprov's rundown thread runs: the agent stays, even if HotSpot dlcloses
-  // the library after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
+  // Before any event: the runtime is left when this fails (nothing published in it), the
+  // JVMTI environment disposed.
+  if (!createJitprov(*a)) return undo(kOnAttachStartFailed);
+  // At OnLoad the rundown engine starts now (no code exists yet). Attached, after the
+  // replays: its first rundown (an lttng session recording already) then holds them.
+  if (!live && !startRundownEngine(*a)) return undo(kOnAttachStartFailed);
+  // From here callbacks may run: the agent stays, even if HotSpot dlcloses the library
+  // after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
   if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
   if (live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
@@ -514,6 +522,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
     logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6,
          uint64_t(a->live.size()));
   }
+  if (live && !startRundownEngine(*a)) return kOnAttachStartFailed;  // the code is mirrored, no rundowns
   logf("loaded: trigger=%s perfmap=%s jitdump=%s rundown=%s", a->opt.trigger.c_str(),
        a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(),
        a->opt.jitdump.empty() ? "off" : a->opt.jitdump.c_str(), jitprov_rundown_mode_name(a->opt.mode));
