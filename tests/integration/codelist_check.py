@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""One JVM's rundowns against HotSpot's own code list (the jvm-apps test):
+"""One JVM's rundowns against HotSpot's own code list (the jvm-agent, jvm-apps and
+jvm-attach tests):
 
-  codelist_check.py TRACE LABEL DIR MIN_STABLE
+  codelist_check.py TRACE LABEL DIR MIN_STABLE [--min-loads N] [--min-unloads N]
+                    [--no-busy] [--attached]
 
 DIR holds that JVM's files: pid, agent.json (the agent's stats), codelist1.txt and
 codelist2.txt (two `jcmd PID Compiler.codelist` at a quiet moment), window (the times, ns
@@ -14,9 +16,16 @@ quiet moment began). Only the events of that process (vpid) are read. Checks:
   - every nmethod listed in use in both listings (at least MIN_STABLE) is in the last
     rundown that began after the first listing and ended before the second, with the
     same address, size, comp level (host_tier) and name; HotSpot's method handle
-    intrinsics share jmethodIDs, so for them the class is checked, not the name.
-Prints one line, "LABEL codelist: N of N nmethods ... (100 % match)".
+    intrinsics share jmethodIDs, so for them the class is checked, not the name;
+  - no extra: no Java method's record in that rundown (stubs, namespace "hotspot", are
+    not nmethods) starts where neither listing has an nmethod alive (in use or not
+    entrant): code the registry holds that HotSpot no longer has;
+  - --min-loads/--min-unloads: the agent counted at least that many; --no-busy: no
+    rundown need end before the quiet moment (the busy file is not read); --attached:
+    the agent was started by Agent_OnAttach (its stats say "attached": true).
+Prints one line, "LABEL codelist: N of N nmethods ... (100 % match) ... 0 extra".
 """
+import argparse
 import json
 import math
 import re
@@ -25,26 +34,31 @@ import sys
 from bt2read import events  # babeltrace2's Python bindings: decoded fields
 
 
-def codelist(path):
+def codelist(path, any_state=False):
+    """start -> (class.name, signature, level, size) of the nmethods in use (state 0), or
+    of every one listed (alive: in use or not entrant) with any_state."""
     out = {}
     for line in open(path):
         m = re.match(r"\s*(\d+) (\d) (\d) (\S+?)(\(.*\)\S*) \[0x([0-9a-f]+), 0x([0-9a-f]+) - 0x([0-9a-f]+)\]", line)
-        if m and m.group(3) == "0":  # state 0: in use
+        if m and (any_state or m.group(3) == "0"):
             start, end = int(m.group(7), 16), int(m.group(8), 16)
             out[start] = (m.group(4), m.group(5), int(m.group(2)), end - start)
     return out
 
 
-def main(trace, label, d, min_stable):
+def main(trace, label, d, min_stable, min_loads=0, min_unloads=0, busy=True, attached=False):
     pid = int(open(d + "/pid").read())
     agent = json.load(open(d + "/agent.json"))
     assert agent["errors"] == 0 and agent["refused"] == 0, agent
+    assert agent["loads"] >= min_loads and agent["unloads"] >= min_unloads, (label, min_loads, min_unloads, agent)
+    assert not attached or agent.get("attached") is True, (label, "not started by Agent_OnAttach", agent)
     a, b = codelist(d + "/codelist1.txt"), codelist(d + "/codelist2.txt")
+    alive = set(codelist(d + "/codelist1.txt", True)) | set(codelist(d + "/codelist2.txt", True))
     stable = {k: v for k, v in a.items() if b.get(k) == v}
     assert len(stable) >= min_stable, "%s: %d nmethods in use in both listings (%d, %d), fewer than %d" % (
         label, len(stable), len(a), len(b), min_stable)
     t_after, t_before = (int(x) for x in open(d + "/window"))
-    t_busy = int(open(d + "/busy").read())
+    t_busy = int(open(d + "/busy").read()) if busy else 0
     rundowns, cur, begin, busy_rundowns, all_times = [], None, 0, 0, []
     for name, f in events(trace, ["jitprov_rundown:"], times=True):
         if f.get("vpid") != pid:
@@ -52,15 +66,16 @@ def main(trace, label, d, min_stable):
         if name == "jitprov_rundown:rundown_begin":
             cur, begin = {}, f["_ns"]
         elif name == "jitprov_rundown:method" and cur is not None:
-            cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"])
+            cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"],
+                                    f["namespace"] == "hotspot")
         elif name == "jitprov_rundown:rundown_end" and cur is not None:
             all_times.append(((begin - t_after) / 1e9, (f["_ns"] - t_after) / 1e9))
-            if f["_ns"] <= t_busy:
+            if busy and f["_ns"] <= t_busy:
                 busy_rundowns += 1
             if begin >= t_after and f["_ns"] <= t_before:
                 rundowns.append(cur)
             cur = None
-    assert busy_rundowns > 0, "%s: no rundown ended while the program ran (pid %d): %s" % (label, pid, all_times)
+    assert busy_rundowns > 0 or not busy, "%s: no rundown ended while the program ran (pid %d): %s" % (label, pid, all_times)
     assert rundowns, "%s: no complete rundown between the listings (0 to %.3f s): %s" % (
         label, (t_before - t_after) / 1e9, all_times)
     last = rundowns[-1]
@@ -70,25 +85,36 @@ def main(trace, label, d, min_stable):
         if r is None:
             return False
         if v[0].startswith("java.lang.invoke.MethodHandle.") and r[0].startswith("java.lang.invoke.MethodHandle."):
-            return r[2:] == v[2:]
-        return r == v
+            return r[2:4] == v[2:]
+        return r[:4] == v
 
     intrinsics = sum(1 for v in stable.values() if v[0].startswith("java.lang.invoke.MethodHandle."))
     bad = [(hex(k), v, last.get(k)) for k, v in stable.items() if not same(k, v)]
     good = len(stable) - len(bad)
+    extra = [(hex(k), r[:4]) for k, r in last.items() if not r[4] and k not in alive]
     print("%s codelist: %d of %d nmethods in use in both listings are in the last of %d rundowns between them "
           "(%d versions) with the same address, size, level and name (%.1f %% match, rounded down; %d method handle intrinsics: "
-          "name checked to the class); %d rundowns while it ran, %d in all; agent: %d loads, %d unloads, %d methods, "
-          "tier by %s"
+          "name checked to the class); %d extra (Java records at no nmethod alive in either listing); %d rundowns while it "
+          "ran, %d in all; agent: %d loads (%d replays), %d unloads (%d unknown, %d stale), %d methods, tier by %s"
           % (label, good, len(stable), len(rundowns), len(last), math.floor(1000.0 * good / len(stable)) / 10, intrinsics,
-             busy_rundowns, len(all_times), agent["loads"], agent["unloads"], agent["methods"], agent["tier_by"]))
+             len(extra), busy_rundowns, len(all_times), agent["loads"], agent["replays"], agent["unloads"],
+             agent["unknown_unloads"], agent.get("stale_unloads", 0), agent["methods"], agent["tier_by"]))
     if bad:
         print("%s: %d of %d differ or are missing, e.g. %s" % (label, len(bad), len(stable), bad[:3]), file=sys.stderr)
-        return 1
-    return 0
+    if extra:
+        print("%s: %d extra records in the rundown, e.g. %s" % (label, len(extra), extra[:3]), file=sys.stderr)
+    return 1 if bad or extra else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
-        sys.exit("usage: codelist_check.py TRACE LABEL DIR MIN_STABLE")
-    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    ap = argparse.ArgumentParser(description="one JVM's rundowns against jcmd Compiler.codelist")
+    ap.add_argument("trace")
+    ap.add_argument("label")
+    ap.add_argument("dir")
+    ap.add_argument("min_stable", type=int)
+    ap.add_argument("--min-loads", type=int, default=0)
+    ap.add_argument("--min-unloads", type=int, default=0)
+    ap.add_argument("--no-busy", action="store_true")
+    ap.add_argument("--attached", action="store_true")
+    o = ap.parse_args()
+    sys.exit(main(o.trace, o.label, o.dir, o.min_stable, o.min_loads, o.min_unloads, not o.no_busy, o.attached))

@@ -7,7 +7,8 @@
 #  - its rundowns into a real lttng session (private lttng-sessiond) pass jitprov-verify;
 #  - every nmethod `jcmd Compiler.codelist` lists in use at a quiet moment (in two
 #    listings around a rundown) is in that rundown with the same address, size,
-#    comp level (host_tier) and name.
+#    comp level (host_tier) and name, and no Java record there is at an address where
+#    neither listing has an nmethod (codelist_check.py, shared with jvm-apps and jvm-attach).
 #   jvm_agent.sh AGENT_SO VERIFY_BINARY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 AGENT=${1:?usage: jvm_agent.sh AGENT_SO VERIFY SOURCE_DIR}
@@ -105,59 +106,9 @@ wait "$JAVA_PID"; jrc=$?
 # with the signature of the Java method walked before them (issue 22).
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --min-records 10000 "$WORK/trace" ||
   fail "G2 by the second reader (g2check.py)"
-PYTHONPATH="$SRC/tests/integration" $PY - "$WORK" <<'PY' || fail "codelist cross-check"
-import json, re, sys
-from bt2read import events  # babeltrace2's Python bindings: decoded fields, no text scraping
-w = sys.argv[1]
-agent = json.load(open(w + "/agent.json"))
-assert agent["errors"] == 0 and agent["refused"] == 0, agent
-assert agent["loads"] > 10000 and agent["unloads"] > 1000, agent
-def codelist(path):
-    out = {}
-    for line in open(path):
-        m = re.match(r"\s*(\d+) (\d) (\d) (\S+?)(\(.*\)\S*) \[0x([0-9a-f]+), 0x([0-9a-f]+) - 0x([0-9a-f]+)\]", line)
-        if m and m.group(3) == "0":  # state 0: in use
-            start, end = int(m.group(7), 16), int(m.group(8), 16)
-            out[start] = (m.group(4), m.group(5), int(m.group(2)), end - start)
-    return out
-a, b = codelist(w + "/codelist1.txt"), codelist(w + "/codelist2.txt")
-stable = {k: v for k, v in a.items() if b.get(k) == v}
-assert len(stable) > 2000, (len(a), len(b), len(stable))
-# The last rundown that began after the first listing and ended before the second: an
-# nmethod in use in both listings was live through it (the quiet phase may still finish
-# compiles queued before it, and the sweeper may flush code after the second listing).
-t_after, t_before = (int(l) for l in open(w + "/window"))
-rundowns, cur, all_times = [], None, []
-for name, f in events(w + "/trace", ["jitprov_rundown:"], times=True):
-    if name == "jitprov_rundown:rundown_begin":
-        cur, begin = {}, f["_ns"]
-    elif name == "jitprov_rundown:method" and cur is not None:
-        cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"])
-    elif name == "jitprov_rundown:rundown_end" and cur is not None:
-        all_times.append(((begin - t_after) / 1e9, (f["_ns"] - t_after) / 1e9))
-        if begin >= t_after and f["_ns"] <= t_before:
-            rundowns.append(cur)
-        cur = None
-assert rundowns, "no complete rundown between the listings (0 to %.3f s): %s" % ((t_before - t_after) / 1e9, all_times)
-last = rundowns[-1]
-# HotSpot's method handle intrinsics (MethodHandle.invokeBasic, linkTo*: native adapters
-# generated per signature) share jmethodIDs, so JVMTI names them by whichever intrinsic
-# holds the ID: for those, address, size and level must match, and the class.
-def same(k, v):
-    r = last.get(k)
-    if r is None:
-        return False
-    if v[0].startswith("java.lang.invoke.MethodHandle.") and r[0].startswith("java.lang.invoke.MethodHandle."):
-        return r[2:] == v[2:]
-    return r == v
-intrinsics = sum(1 for v in stable.values() if v[0].startswith("java.lang.invoke.MethodHandle."))
-bad = [(hex(k), v, last.get(k)) for k, v in stable.items() if not same(k, v)]
-assert not bad, "%d of %d stable nmethods differ or are missing, e.g. %s" % (len(bad), len(stable), bad[:3])
-print("codelist: %d nmethods in use in both listings, all in the last of %d rundowns between them (%d versions) with the "
-      "same address, size, level and name (%d method handle intrinsics: name checked to the class); agent: %d "
-      "loads, %d unloads, %d methods, tier by %s"
-      % (len(stable), len(rundowns), len(last), intrinsics, agent["loads"], agent["unloads"], agent["methods"],
-         agent["tier_by"]))
-PY
+echo "$JAVA_PID" >"$WORK/pid"
+date -r "$WORK/ready/quiet" +%s%N >"$WORK/busy"
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-agent "$WORK" 2001 \
+  --min-loads 10001 --min-unloads 1001 || fail "codelist cross-check"
 pass "JVM rundowns verified and identical to HotSpot's own code list"
 rm -rf "$WORK"

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `jitprov attach PID` on real HotSpots (OpenJDK 17) started without jitprov:
+#  - a JVM running jitprov's workload (class churn: thousands of nmethods compiled and
+#    unloaded) is attached during the churn; a lossless lttng session then records its
+#    rundowns (trigger=session,every:1), which pass jitprov-verify; at the workload's
+#    quiet moment the last rundown between two `jcmd Compiler.codelist` holds every
+#    nmethod in use in both with the same address, size, level and name, and no Java
+#    record at an address where neither listing has an nmethod alive
+#    (codelist_check.py: 0 extra);
+#  - a second attach, and `jcmd JVMTI.agent_load` after -agentpath-less loads, say
+#    "already loaded" and change nothing;
+#  - bad targets, each with its exit status and one line, the target unharmed: no such
+#    pid (3), `sleep` (4), -XX:+DisableAttachMechanism (7, no SIGQUIT: no thread dump),
+#    -Xrs with its socket gone (7, no SIGQUIT: it would die), another uid without
+#    CAP_SYS_PTRACE (5), a stopped JVM (10 within --timeout 2, running after SIGCONT);
+#  - a JVM in its own pid and mount namespaces (private /tmp) attached from outside.
+#   jvm_attach.sh JITPROV AGENT_SO VERIFY_BINARY SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+JITPROV=${1:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
+AGENT=${2:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
+VERIFY=${3:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
+SRC=${4:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
+JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VERIFY")
+require_lttng
+require_cmd java javac jcmd setpriv
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-attach.XXXXXX)
+chmod 755 "$WORK"
+trap 'cleanup_pids; rm -f /tmp/perf-"${JAVA_PID:-x}".map /tmp/perf-"${S_PID:-x}".map' EXIT
+
+$PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 >/dev/null || fail "generate the workload"
+javac -d "$WORK/classes" "$WORK/src"/*.java || fail "javac the workload"
+
+# small NAME [JVM options...]: a JVM that loads the workload once and idles (100 s), its
+# output in $WORK/NAME.out; sets SMALL_PID once it is idle.
+small() {
+  local name=$1; shift
+  mkdir -p "$WORK/$name"
+  java -Xmx64m -XX:TieredStopAtLevel=1 "$@" -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 0 0 100 \
+    "$WORK/$name" >"$WORK/$name.out" 2>&1 &
+  SMALL_PID=$!
+  track_pid "$SMALL_PID"
+}
+wait_quiet() {  # wait_quiet DIR PID
+  for _ in $(seq 300); do [ -f "$1/quiet" ] && return 0; kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+  fail "the JVM in $1 did not reach its quiet phase: $(cat "$1.out")"
+}
+# expect STATUS LINE_REGEX COMMAND...: the command exits STATUS and prints one line on
+# stderr matching LINE_REGEX, nothing on stdout.
+expect() {
+  local want=$1 re=$2; shift 2
+  "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; local rc=$?
+  [ $rc -eq "$want" ] || fail "$*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "$re" "$WORK/cmd.err" ||
+    fail "$*: output: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  LAST_LINE=$(cat "$WORK/cmd.err")
+}
+dumps() { grep -c "Full thread dump" "$1" || true; }
+
+# --- the bad targets, started first (idle during the churn) --------------------------
+small disabled -XX:+DisableAttachMechanism; D_PID=$SMALL_PID
+small xrs -Xrs; R_PID=$SMALL_PID
+small stopped; S_PID=$SMALL_PID
+wait_quiet "$WORK/disabled" "$D_PID"; wait_quiet "$WORK/xrs" "$R_PID"; wait_quiet "$WORK/stopped" "$S_PID"
+
+# --- the workload JVM, attached during its churn -----------------------------------
+start_sessiond
+mkdir -p "$WORK/ready"
+java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
+  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 14 120 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
+JAVA_PID=$!
+track_pid "$JAVA_PID"
+echo "$JAVA_PID" >"$WORK/pid"
+sleep 5
+before=$(jcmd "$JAVA_PID" Compiler.codelist 2>/dev/null | grep -c '^[0-9]')
+[ "$before" -gt 1000 ] || fail "only $before nmethods before the attach"
+[ -f "$WORK/ready/quiet" ] && fail "the churn ended before the attach"
+# The session records before the attach: the replays' method_load events are in the trace
+# (jitprov-verify checks every rundown record against them), and the agent's first
+# rundown (trigger=session, a session already recording) follows the replays.
+RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/trace"
+lttng start jvm >/dev/null || fail "lttng start"
+t0=$(date +%s%N)
+"$JITPROV" attach "$JAVA_PID" --options trigger=session,every:1,stats="$WORK/agent.json" >"$WORK/attach.out" 2>&1 ||
+  fail "attach: $(cat "$WORK/attach.out")"
+t1=$(date +%s%N)
+[ "$(wc -l <"$WORK/attach.out")" -eq 1 ] &&
+  grep -qE "^jitprov: attached to PID $JAVA_PID: HotSpot 17\.[0-9.]+, agent $AGENT, options \"trigger=session,every:1,stats=" \
+    "$WORK/attach.out" || fail "attach said: $(cat "$WORK/attach.out")"
+pass "attached during the churn ($before nmethods listed before) in $(((t1 - t0) / 1000000)) ms: $(cat "$WORK/attach.out")"
+
+# --- again, by jitprov and by jcmd: nothing registered twice -----------------------
+expect 9 "^jitprov: jitprov is already loaded in PID $JAVA_PID \(java\)" "$JITPROV" attach "$JAVA_PID"
+jcmd "$JAVA_PID" JVMTI.agent_load "$AGENT" trigger=session >"$WORK/jcmd.out" 2>&1 || fail "jcmd: $(cat "$WORK/jcmd.out")"
+grep -qx "return code: 74" "$WORK/jcmd.out" || fail "jcmd JVMTI.agent_load again: $(cat "$WORK/jcmd.out")"
+grep -q "jitprov-jvmti: already loaded in this JVM (pid $JAVA_PID): nothing registered twice" "$WORK/java.out" ||
+  fail "the agent did not say it was loaded already: $(tail -3 "$WORK/java.out")"
+pass "a second attach: exit 9, \"$LAST_LINE\"; jcmd JVMTI.agent_load: \"return code: 74\" (already loaded)"
+
+# --- bad targets ----------------------------------------------------------------------
+true & gone=$!; wait "$gone"
+expect 3 "^jitprov: no process $gone" "$JITPROV" attach "$gone"
+pass "no such pid: exit 3, \"$LAST_LINE\""
+sleep 100 & SL=$!; track_pid "$SL"
+expect 4 "^jitprov: PID $SL \(sleep\) runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped" \
+  "$JITPROV" attach "$SL"
+pass "not a runtime: exit 4, \"$LAST_LINE\""
+expect 7 "DisableAttachMechanism.*no SIGQUIT sent" "$JITPROV" attach "$D_PID"
+kill -0 "$D_PID" || fail "the DisableAttachMechanism JVM died"
+[ "$(dumps "$WORK/disabled.out")" -eq 0 ] || fail "the DisableAttachMechanism JVM got a SIGQUIT (a thread dump)"
+pass "-XX:+DisableAttachMechanism (hsperfdata): exit 7, \"$LAST_LINE\"; no thread dump, still running"
+rm -f "/tmp/.java_pid$R_PID"  # a tmp cleaner took -Xrs' socket: only a SIGQUIT could bring it back, and kills it
+expect 7 "does not catch SIGQUIT.*no SIGQUIT" "$JITPROV" attach "$R_PID"
+sleep 0.5
+kill -0 "$R_PID" || fail "the -Xrs JVM died"
+pass "-Xrs without its socket: exit 7, \"$LAST_LINE\"; still running"
+expect 5 "^jitprov: PID $JAVA_PID \(java\) runs as uid 0, not as ours \(65534\)" \
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$JITPROV" attach "$JAVA_PID"
+pass "another uid: exit 5, \"$LAST_LINE\""
+kill -STOP "$S_PID"
+t0=$(date +%s%N)
+expect 10 "is stopped \(state T\)" "$JITPROV" attach "$S_PID" --timeout 2
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -CONT "$S_PID"
+[ "$ms" -lt 3000 ] || fail "the stopped JVM: $ms ms for --timeout 2"
+sleep 0.5
+jcmd "$S_PID" VM.version >"$WORK/jcmd.out" 2>&1 || fail "the stopped JVM does not answer jcmd after SIGCONT: $(cat "$WORK/jcmd.out")"
+[ "$(dumps "$WORK/stopped.out")" -eq 0 ] || fail "the stopped JVM printed a thread dump (it was sent SIGQUIT)"
+pass "stopped JVM: exit 10 after $ms ms, \"$LAST_LINE\"; after SIGCONT it answers jcmd, no thread dump"
+# jcmd loads the agent where it is not: return code 0, and jitprov then says loaded.
+jcmd "$S_PID" JVMTI.agent_load "$AGENT" >"$WORK/jcmd.out" 2>&1 && grep -qx "return code: 0" "$WORK/jcmd.out" ||
+  fail "jcmd JVMTI.agent_load (no options): $(cat "$WORK/jcmd.out")"
+expect 9 "already loaded" "$JITPROV" attach "$S_PID"
+pass "jcmd JVMTI.agent_load without options (NULL): return code 0; jitprov attach then: exit 9"
+for p in "$JAVA_PID" "$S_PID"; do jcmd "$p" VM.uptime >/dev/null 2>&1 || fail "PID $p does not answer jcmd"; done
+
+# --- a JVM in its own pid and mount namespaces --------------------------------------
+if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
+  mkdir -p "$WORK/ns"
+  cp -r "$WORK/classes/." "$WORK/ns/"
+  # Its classes at /mnt (a bind mount in its mount namespace), since a tmpfs covers /tmp.
+  unshare --pid --mount --fork --mount-proc --propagation private sh -c \
+    'mount --bind "$1" /mnt && mount -t tmpfs none /tmp && cd /mnt &&
+     exec java -Xmx64m -XX:TieredStopAtLevel=1 -cp /mnt jitwork.JitWorkload /mnt 0 0 100 /mnt' sh "$WORK/ns" \
+    >"$WORK/ns.out" 2>&1 &
+  U_PID=$!
+  track_pid "$U_PID"
+  for _ in $(seq 300); do [ -f "$WORK/ns/quiet" ] && break; sleep 0.1; done
+  [ -f "$WORK/ns/quiet" ] || fail "the namespaced JVM did not start: $(cat "$WORK/ns.out")"
+  read -r N_PID _ <"/proc/$U_PID/task/$U_PID/children"  # unshare's child: sh, then java
+  track_pid "$N_PID"
+  nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$N_PID/status")
+  [ "$nspid" != "$N_PID" ] || fail "not in a pid namespace"
+  "$JITPROV" attach "$N_PID" >"$WORK/attach-ns.out" 2>&1 || fail "attach into namespaces: $(cat "$WORK/attach-ns.out")"
+  grep -q "/libjitprov\.so" "/proc/$N_PID/maps" || fail "the namespaced JVM has no libjitprov.so mapped"
+  [ -S "/proc/$N_PID/root/tmp/.java_pid$nspid" ] && [ ! -e "/tmp/.java_pid$nspid" ] ||
+    fail "the socket is not in the JVM's private /tmp"
+  pass "pid+mount namespaces (NSpid $nspid, private /tmp): $(cat "$WORK/attach-ns.out")"
+else
+  echo "note: unshare --pid unavailable: the namespace case not run" >&2
+fi
+
+# --- the attached JVM's quiet moment: rundowns against HotSpot's code list -----------
+for _ in $(seq 300); do [ -f "$WORK/ready/quiet" ] && break; sleep 0.1; done
+[ -f "$WORK/ready/quiet" ] || { cat "$WORK/java.out" >&2; fail "the workload did not reach its quiet phase"; }
+date -r "$WORK/ready/quiet" +%s%N >"$WORK/busy"
+sleep 1
+jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist1.txt" 2>&1 || fail "jcmd Compiler.codelist"
+date +%s%N >"$WORK/window"
+sleep 2.5  # at least two every:1 rundowns
+date +%s%N >>"$WORK/window"
+jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist2.txt" 2>&1 || fail "jcmd Compiler.codelist"
+lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/destroy"  # no rundown cut by an exit
+touch "$WORK/ready/go-hot" "$WORK/ready/stop"
+wait "$JAVA_PID"; jrc=$?
+[ $jrc -eq 0 ] || { cat "$WORK/java.out" >&2; fail "the JVM exit status $jrc"; }
+"$VERIFY" "$WORK/trace" >"$WORK/verify.txt"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.txt" >&2; fail "jitprov-verify exit $rc"; }
+head -1 "$WORK/verify.txt"
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach "$WORK" 1000 \
+  --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print('agent: replays in OnAttach %.1f ms, %d stale unloads' % (d['attach_replay_ms'], d['stale_unloads']))" "$WORK/agent.json"
+pass "attached JVM: rundowns verified and identical to HotSpot's own code list"
+for p in "$D_PID" "$R_PID" "$S_PID"; do kill -0 "$p" 2>/dev/null || fail "PID $p died"; done
+rm -rf "$WORK"
