@@ -28,6 +28,14 @@ for f in "$lib/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include
   [ -e "$f" ] || fail "not installed: ${f#"$STAGE"}"
 done
 pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts"
+# The command; its default agent is the library directory's (JITPROV_AGENT_DIR).
+"$prefix/bin/jitprov" attach --help >/dev/null || fail "jitprov attach --help"
+"$prefix/bin/jitprov" attach $$ 2>/dev/null; rc=$?
+[ $rc -eq 4 ] || fail "installed jitprov attach to a shell: exit $rc, not 4 (not a runtime)"
+if [ -e "$lib/libjitprov-jvmti.so" ]; then
+  grep -qaF "${lib#"$STAGE"}" "$prefix/bin/jitprov" || fail "jitprov does not look for its agent in ${lib#"$STAGE"}"
+fi
+pass "installed jitprov: attach --help, exit 4 for a shell, the agent's directory built in"
 
 soname=$(readelf -d "$lib/libjitprov.so.1" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libjitprov.so.1 ] || fail "SONAME is '$soname', not libjitprov.so.1"

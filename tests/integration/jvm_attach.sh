@@ -128,11 +128,15 @@ sleep 0.5
 jcmd "$S_PID" VM.version >"$WORK/jcmd.out" 2>&1 || fail "the stopped JVM does not answer jcmd after SIGCONT: $(cat "$WORK/jcmd.out")"
 [ "$(dumps "$WORK/stopped.out")" -eq 0 ] || fail "the stopped JVM printed a thread dump (it was sent SIGQUIT)"
 pass "stopped JVM: exit 10 after $ms ms, \"$LAST_LINE\"; after SIGCONT it answers jcmd, no thread dump"
-# jcmd loads the agent where it is not: return code 0, and jitprov then says loaded.
+# A bad option: the agent refuses (11) and leaves nothing behind, though its library
+# stays mapped; jcmd then loads it (options NULL): return code 0; jitprov then says loaded.
+expect 11 "return code 1: bad options.*JVM's stderr" "$JITPROV" attach "$S_PID" --options bogus
+bad_line=$LAST_LINE
+grep -q "jitprov-jvmti: unknown option 'bogus'" "$WORK/stopped.out" || fail "the agent did not say why: $(cat "$WORK/stopped.out")"
 jcmd "$S_PID" JVMTI.agent_load "$AGENT" >"$WORK/jcmd.out" 2>&1 && grep -qx "return code: 0" "$WORK/jcmd.out" ||
-  fail "jcmd JVMTI.agent_load (no options): $(cat "$WORK/jcmd.out")"
+  fail "jcmd JVMTI.agent_load (no options) after a refused start: $(cat "$WORK/jcmd.out")"
 expect 9 "already loaded" "$JITPROV" attach "$S_PID"
-pass "jcmd JVMTI.agent_load without options (NULL): return code 0; jitprov attach then: exit 9"
+pass "bad options: exit 11, \"$bad_line\"; then jcmd JVMTI.agent_load without options (NULL): return code 0; jitprov attach then: exit 9"
 for p in "$JAVA_PID" "$S_PID"; do jcmd "$p" VM.uptime >/dev/null 2>&1 || fail "PID $p does not answer jcmd"; done
 
 # --- a JVM in its own pid and mount namespaces --------------------------------------

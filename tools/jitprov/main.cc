@@ -30,7 +30,10 @@ struct AttachArgs {
 int attach(const AttachArgs& a) {
   TargetInfo t;
   AttachOutcome o = findTarget(pid_t(a.pid), &t);
-  if (o.status == kAttached && t.target.jitprov_loaded)
+  // HotSpot: the agent answers itself (74: already loaded), and knows better than the
+  // maps, which keep its library and libjitprov after a start that failed and was undone
+  // (HotSpot's dlclose of a -z nodelete library unmaps nothing): a retry must go through.
+  if (o.status == kAttached && t.target.jitprov_loaded && t.target.runtime != Runtime::kHotSpot)
     o = AttachOutcome{kAlreadyLoaded, "jitprov is already loaded in " + describe(t) + ": nothing registered twice", {}};
   AttachRequest r;
   if (o.status == kAttached) o = findAgent(t, a.agent, &r.agent);
