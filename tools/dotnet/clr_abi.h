@@ -46,17 +46,42 @@ constexpr Guid kIidInfo12{0x27B24CCD, 0x1CB1, 0x47C5, {0x96, 0xEE, 0x98, 0x19, 0
 constexpr int kCallbackSlots = 97;
 constexpr int kSlotQueryInterface = 0, kSlotAddRef = 1, kSlotRelease = 2;
 constexpr int kSlotInitialize = 3, kSlotShutdown = 4;
+// ICorProfilerCallback3: an attach (InitializeForAttach instead of Initialize).
+constexpr int kSlotInitializeForAttach = 80, kSlotProfilerAttachComplete = 81;
 constexpr int kSlotEventPipeEventDelivered = 95, kSlotEventPipeProviderCreated = 96;
 // IClassFactory: CreateInstance 3, LockServer 4.
 constexpr int kSlotCreateInstance = 3, kSlotLockServer = 4;
 
 // ICorProfilerInfo12 slots called.
 constexpr int kInfoRelease = 2;
+constexpr int kInfoIsArrayClass = 11;
+constexpr int kInfoGetModuleMetaData = 21;
+constexpr int kInfoGetFunctionInfo2 = 38;
+constexpr int kInfoGetClassIDInfo2 = 41;
+constexpr int kInfoEnumJITedFunctions = 57;
+constexpr int kInfoGetNativeCodeStartAddresses = 90;
+constexpr int kInfoGetCodeInfo4 = 92;
 constexpr int kInfoGetModuleInfo2 = 70;
 constexpr int kInfoSetEventMask2 = 82;
 constexpr int kInfoGetRuntimeInformation = 67;
 constexpr int kInfoEventPipeStartSession = 101;
 constexpr int kInfoEventPipeStopSession = 103;
+
+// ICorProfilerFunctionEnum: Next(celt, COR_PRF_FUNCTION[], fetched).
+constexpr int kFunctionEnumNext = 7;
+struct PrfFunction {  // COR_PRF_FUNCTION
+  uint64_t function_id;
+  uint64_t rejit_id;
+};
+struct PrfCodeInfo {  // COR_PRF_CODE_INFO
+  uint64_t start;
+  uint64_t size;
+};
+
+// IMetaDataImport, {7DAC8207-D3AE-4C75-9B67-92801A497D44}, and the slots read.
+constexpr Guid kIidMetaDataImport{0x7DAC8207, 0xD3AE, 0x4C75, {0x9B, 0x67, 0x92, 0x80, 0x1A, 0x49, 0x7D, 0x44}};
+constexpr int kMdGetTypeDefProps = 12, kMdGetTypeRefProps = 14, kMdGetMethodProps = 30;
+constexpr int kMdGetTypeSpecFromToken = 44, kMdGetNestedClassProps = 62;
 
 constexpr uint32_t kHighMonitorEventPipe = 0x80;
 constexpr uint32_t kModuleFlagCollectible = 0x8;  // COR_PRF_MODULE_COLLECTIBLE
@@ -94,5 +119,12 @@ enum ClrTier : uint32_t {
   kClrTierInstrumented = 6,
   kClrTierInstrumentedOptimized = 7,
 };
+
+// Calls slot `slot` of COM object `obj` (this first, SysV).
+template <typename R, typename... A>
+R comCall(void* obj, int slot, A... a) {
+  auto vtbl = *static_cast<void* const* const*>(obj);
+  return reinterpret_cast<R (*)(void*, A...)>(vtbl[slot])(obj, a...);
+}
 
 }  // namespace jitprov::dotnet

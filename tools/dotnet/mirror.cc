@@ -180,6 +180,11 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
 
 void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   const Timed timed{unload_cb_, t0};
+  std::unique_lock<std::mutex> catchup;
+  if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
+    catchup = holdUnloads();
+    if ((ev.flags & kMethodDynamic) == 0) dead_code_.insert(ev.start);
+  }
   // A dynamic method (LCG) is destroyed whole, and CoreCLR hands its MethodID out again
   // to the next dynamic method it makes: the jitprov method goes with its code, so that
   // the MethodID's next owner is registered under its own name (named by the old one, a
@@ -205,6 +210,11 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
 }
 
 void Mirror::moduleUnload(const ModuleEvent& ev) {
+  std::unique_lock<std::mutex> catchup;
+  if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
+    catchup = holdUnloads();
+    dead_modules_.insert(ev.module_id);
+  }
   uint64_t id = 0;
   {
     std::lock_guard g(modules_mu_);
@@ -218,6 +228,55 @@ void Mirror::moduleUnload(const ModuleEvent& ev) {
   const int e = jitprov_module_unload(rt_, id);
   if (e != JITPROV_OK) error("unload module", e);
   c_.module_unloads.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Mirror::publishCaught(const CaughtBody& b) {
+  if (dead_modules_.count(b.module_id) != 0 || dead_code_.count(b.start) != 0) {
+    c_.caught_unloaded.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const ModuleRef module = moduleOf(b.module_id);
+  if (module.id == 0) return;
+  uint64_t method = 0;
+  if (jitprov_method_find(rt_, b.method_id, &method) != JITPROV_OK) {
+    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+    d.host_key = b.method_id;
+    d.token = b.token;
+    d.flags = kMethodJitted;
+    d.name_space = b.name_space.c_str();
+    d.name = b.name.c_str();
+    d.signature = b.signature.c_str();
+    d.options = JITPROV_METHOD_SANITIZE_NAMES;
+    const int e = jitprov_method_register(rt_, module.id, &d, &method);
+    if (e == JITPROV_OK) {
+      c_.methods.fetch_add(1, std::memory_order_relaxed);
+    } else if (e != JITPROV_E_EXISTS) {  // EXISTS: the session's event registered it meanwhile
+      return error("register method " + b.name_space + "::" + b.name, e);
+    }
+  }
+  jitprov_code_desc cd = JITPROV_CODE_DESC_INIT;
+  cd.code_start = b.start;
+  cd.code_size = b.size;
+  cd.tier = b.tier;
+  cd.host_tier = kClrTierUnknown;  // no profiling API tells a body's tier
+  cd.host_version = b.host_version;
+  if (b.activate) cd.flags = JITPROV_CODE_ACTIVATE;
+  uint64_t version = 0;
+  const int e = jitprov_code_publish(rt_, method, &cd, &version);
+  if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {
+    c_.refused.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (e != JITPROV_OK) return error("publish " + b.name_space + "::" + b.name, e);
+  c_.loads.fetch_add(1, std::memory_order_relaxed);
+  c_.caught.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Mirror::endCatchUp() {
+  std::lock_guard g(catchup_mu_);
+  catchup_.store(false, std::memory_order_release);
+  dead_modules_.clear();
+  dead_code_.clear();
 }
 
 void Mirror::badPayload(uint32_t event_id) {
@@ -253,6 +312,10 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64
                ", \"errors\": %" PRIu64 "},\n",
                v(c_.r2r_methods), v(c_.cold_parts), v(c_.not_jitted), v(c_.bad_payloads), v(c_.refused), v(c_.errors));
+  std::fprintf(f,
+               "  \"catch_up\": {\"bodies\": %" PRIu64 ", \"unloaded\": %" PRIu64 ", \"r2r\": %" PRIu64
+               ", \"errors\": %" PRIu64 "},\n",
+               v(c_.caught), v(c_.caught_unloaded), v(c_.caught_r2r), v(c_.caught_errors));
   hostagent::jitdumpStatsJson(f, rt_, opt_);
   hostagent::histJson(f, "load_callback", load_cb_.snapshot());
   hostagent::histJson(f, "unload_callback", unload_cb_.snapshot());

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "clr_events.h"
 #include "host_agent.h"
@@ -40,6 +41,17 @@ struct ModuleInfo {
   std::string path;
   bool collectible = false;
   bool known = false;  // false: the runtime did not tell (named "module 0x...")
+};
+
+// A body found already JIT'd when the client attached (docs/dotnet.md, "Attach"): what
+// CoreCLR's enumeration, code versions and metadata say of it.
+struct CaughtBody {
+  uint64_t method_id = 0, module_id = 0, start = 0;
+  uint32_t size = 0, token = 0;
+  uint32_t host_version = 0;  // CoreCLR's native code version id, inferred from the version list's order
+  uint32_t tier = JITPROV_TIER0;
+  bool activate = false;
+  std::string name_space, name, signature;  // as CoreCLR's own events format them
 };
 
 struct Counters {
@@ -54,6 +66,10 @@ struct Counters {
   std::atomic<uint64_t> errors{0};        // other jitprov errors
   std::atomic<uint64_t> not_jitted{0};    // method events of code that is not JIT'd
   std::atomic<uint64_t> by_clr_tier[8] = {};
+  // The catch-up of an attach: bodies enumerated and published (replays of bodies the
+  // session reported first included), skipped because CoreCLR unloaded them meanwhile,
+  // precompiled (ReadyToRun) code versions of JIT'd methods, and failures to read one.
+  std::atomic<uint64_t> caught{0}, caught_unloaded{0}, caught_r2r{0}, caught_errors{0};
 };
 
 // Callback durations, recorded from any thread without a lock (relaxed counters).
@@ -75,6 +91,21 @@ class Mirror {
   void moduleUnload(const ModuleEvent& ev);
   void r2rEntry() { c_.r2r_methods.fetch_add(1, std::memory_order_relaxed); }
   void badPayload(uint32_t event_id);
+
+  // The catch-up of an attach: the code JIT'd before the client's session existed,
+  // enumerated and published while the session's events flow. beginCatchUp() comes
+  // before the session starts: every unload from then on is remembered (under the
+  // catch-up mutex, which the unload callbacks hold across their work while a catch-up
+  // may run), so that a body the enumeration found is not published after CoreCLR
+  // unloaded it. holdUnloads() is held across the enumeration and the publications: an
+  // unload raised meanwhile waits for it (CoreCLR raises the event before it frees the
+  // module), and an unload raised before it is in the tombstones.
+  void beginCatchUp() { catchup_.store(true, std::memory_order_release); }
+  std::unique_lock<std::mutex> holdUnloads() { return std::unique_lock<std::mutex>(catchup_mu_); }
+  bool moduleUnloaded(uint64_t clr_module) const { return dead_modules_.count(clr_module) != 0; }  // under holdUnloads
+  void publishCaught(const CaughtBody& b);                                                         // under holdUnloads
+  void endCatchUp();
+  Counters& counters() { return c_; }
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
   // app stopped the client's session (toggle=on), for the file.
   void shutdown(const char* runtime_version, uint64_t session_stops);
@@ -109,6 +140,10 @@ class Mirror {
 
   std::mutex modules_mu_;                            // guards modules_
   std::unordered_map<uint64_t, ModuleRef> modules_;  // CoreCLR ModuleID -> jitprov module
+
+  std::atomic<bool> catchup_{false};                       // a catch-up may run: unloads take catchup_mu_
+  std::mutex catchup_mu_;                                  // guards the tombstones; held across a catch-up
+  std::unordered_set<uint64_t> dead_modules_, dead_code_;  // unloaded since beginCatchUp
 
   std::mutex error_mu_;  // guards first_error_
   std::string first_error_;

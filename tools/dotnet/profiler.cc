@@ -7,6 +7,7 @@
 // own, which CoreCLR delivers synchronously, on the thread that raises each event, to
 // EventPipeEventDelivered (nothing buffered, nothing lost to a full buffer). The COM
 // objects are plain structs whose first member is a vtable of this file's functions.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <array>
@@ -19,6 +20,8 @@
 
 #include "clr_abi.h"
 #include "atomic_file.h"
+#include "catchup.h"
+#include "client_hresults.h"
 #include "clr_events.h"
 #include "mirror.h"
 
@@ -49,13 +52,6 @@ constexpr char kHelp[] =
     "                     find (default 0)\n"
     "  (with stats=, the client also times each callback for the file: two clock reads)\n";
 
-// Calls slot `slot` of COM object `obj` (this first, SysV).
-template <typename R, typename... A>
-R comCall(void* obj, int slot, A... a) {
-  auto vtbl = *static_cast<void* const* const*>(obj);
-  return reinterpret_cast<R (*)(void*, A...)>(vtbl[slot])(obj, a...);
-}
-
 struct Profiler {
   const void* const* vtbl;  // first: the object is its own COM interface
   void* info = nullptr;     // ICorProfilerInfo12
@@ -68,6 +64,11 @@ struct Profiler {
   uint64_t calibrate_ns = 0;  // calibrate=NS
   // Initialize succeeded, Shutdown not yet called: jitprov_dotnet_session may act.
   std::atomic<bool> ready{false};
+  // Initialize or InitializeForAttach ran: a second start (a second attach reaching this
+  // object) is refused, nothing registered twice.
+  std::atomic<bool> started{false};
+  bool attached = false;  // loaded by an attach (InitializeForAttach)
+  bool verbose = false;
   std::mutex session_mu;  // guards session against two callers of jitprov_dotnet_session
   std::string stats;
   std::atomic<uint64_t> events{0}, load_events{0}, session_stops{0};
@@ -107,11 +108,14 @@ HRESULT ignored(void*) { return kOk; }  // callbacks the client does not enable
 // runs untraced, and Initialize fails, so that CoreCLR detaches the client and the app
 // runs on (issue 24: a tracing tool must not take the app down with it). Nothing of the
 // client is running yet when it is called.
-HRESULT refuse(const std::string& why) {
-  std::fprintf(stderr, "jitprov-dotnet: %s (JITPROV_DOTNET=help lists the options); pid %d runs untraced\n",
-               why.c_str(), int(getpid()));
+// An attach's refusals return the client's own HRESULTs (client_hresults.h), which
+// CoreCLR hands to `jitprov attach`; a startup load's, E_FAIL.
+HRESULT refuse(const std::string& why, bool attached = false, uint32_t code = kHrClientStartFailed) {
+  std::fprintf(stderr, "jitprov-dotnet: %s (%s); pid %d runs untraced\n", why.c_str(),
+               attached ? "jitprov attach --options help lists the options" : "JITPROV_DOTNET=help lists the options",
+               int(getpid()));
   std::fflush(stderr);
-  return kFail;
+  return attached ? HRESULT(code) : kFail;
 }
 
 // The client's EventPipe session: the runtime provider's JIT and loader events at
@@ -124,9 +128,12 @@ bool startSession(Profiler& p) {
   return comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) == kOk;
 }
 
-HRESULT initialize(void* self, void* info_unk) {
-  auto& p = *static_cast<Profiler*>(self);
-  const char* env = std::getenv("JITPROV_DOTNET");
+// The client's start, from Initialize (options from JITPROV_DOTNET) or from
+// InitializeForAttach (options from the attach's client data, same syntax).
+HRESULT start(Profiler& p, void* info_unk, const std::string& options, bool attached) {
+  if (p.started.exchange(true))  // the same library reached twice: never two mirrors
+    return refuse("the client runs in this process already", attached, kHrClientAlreadyRunning);
+  p.attached = attached;
   hostagent::Options opt;
   auto extra = [&p](const std::string& k, const std::string& v, std::string* why) {
     if (k == "calibrate") {
@@ -147,35 +154,83 @@ HRESULT initialize(void* self, void* info_unk) {
       p.toggle = v == "on";
     return 1;
   };
-  const std::string err = hostagent::parseOptions(env != nullptr ? env : "", &opt, extra, "signal",
-                                                  "no signal trigger (the .NET runtime owns its signals)");
-  if (err == "help") {
+  const std::string err =
+      hostagent::parseOptions(options, &opt, extra, "signal", "no signal trigger (the .NET runtime owns its signals)");
+  if (err == "help" && !attached) {
     std::fputs(kHelp, stdout);
     std::fputs(hostagent::kCommonHelp, stdout);
     std::fflush(stdout);
     _exit(0);
   }
-  if (!err.empty()) return refuse(err);
-  if (p.mirror_off && p.calibrate_ns != 0) return refuse("calibrate=: nothing to calibrate with mirror=off");
+  if (err == "help")
+    return refuse("help: the options are JITPROV_DOTNET's (docs/dotnet.md)", true, kHrClientBadOptions);
+  if (!err.empty()) return refuse(err, attached, kHrClientBadOptions);
+  if (p.mirror_off && p.calibrate_ns != 0)
+    return refuse("calibrate=: nothing to calibrate with mirror=off", attached, kHrClientBadOptions);
   if (comCall<HRESULT>(info_unk, kSlotQueryInterface, &kIidInfo12, &p.info) != kOk)
-    return refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)");
+    return refuse("this runtime has no ICorProfilerInfo12 (.NET 5 or later is needed)", attached,
+                  kHrClientRuntimeTooOld);
   p.runtime_version = runtimeVersion(p.info);
   if (comCall<HRESULT>(p.info, kInfoSetEventMask2, uint32_t(0), kHighMonitorEventPipe) != kOk)
-    return refuse("the runtime refused the event mask");
+    return refuse("the runtime refused the event mask", attached, kHrClientRuntimeRefused);
   void* info = p.info;
   p.stats = opt.stats;
+  p.verbose = opt.verbose;
   if (!p.mirror_off) {
     if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
-      return refuse(why);
+      return refuse(why, attached, kHrClientStartFailed);
+    // Attached: the code JIT'd so far is enumerated once the session is live
+    // (ProfilerAttachComplete); every unload from the session's first event on is
+    // remembered meanwhile, so that none is undone by the enumeration.
+    if (attached) p.mirror.beginCatchUp();
   }
   if (!startSession(p)) {
     p.mirror.shutdown(p.runtime_version.c_str(), 0);  // its threads stopped before CoreCLR unloads the client
-    return refuse("the runtime refused the EventPipe session");
+    return refuse("the runtime refused the EventPipe session", attached, kHrClientRuntimeRefused);
   }
   if (opt.verbose)
-    std::fprintf(stderr, "jitprov-dotnet: loaded in pid %d, runtime %s, provider %s\n", int(getpid()),
-                 p.runtime_version.c_str(), jitprov_trace_provider_status());
+    std::fprintf(stderr, "jitprov-dotnet: %s pid %d, runtime %s, provider %s\n", attached ? "attached to" : "loaded in",
+                 int(getpid()), p.runtime_version.c_str(), jitprov_trace_provider_status());
   p.ready = true;
+  return kOk;
+}
+
+HRESULT initialize(void* self, void* info_unk) {
+  const char* env = std::getenv("JITPROV_DOTNET");
+  return start(*static_cast<Profiler*>(self), info_unk, env != nullptr ? env : "", false);
+}
+
+// An attach (`jitprov attach PID`, CoreCLR's diagnostics IPC): on CoreCLR's diagnostics
+// server thread; the client data, valid during the call only, are the options. On
+// failure CoreCLR unloads the library: it is pinned first, so that nothing of it that
+// may still run (a thread of jitprov's, a late callback) runs unmapped code.
+HRESULT initializeForAttach(void* self, void* info_unk, const void* data, uint32_t len) {
+  Dl_info dl{};
+  if (dladdr(reinterpret_cast<const void*>(&initializeForAttach), &dl) != 0 && dl.dli_fname != nullptr)
+    (void)dlopen(dl.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  const std::string options(static_cast<const char*>(data), data != nullptr ? len : 0);
+  if (options.find('\0') != std::string::npos) return refuse("the options hold a NUL byte", true, kHrClientBadOptions);
+  return start(*static_cast<Profiler*>(self), info_unk, options, true);
+}
+
+// After InitializeForAttach, on the same thread, before CoreCLR answers the attach: the
+// session is live, so every body JIT'd from now on arrives as an event; the ones JIT'd
+// before are enumerated and published (catchup.h). Both may report one body: the second
+// publication is a replay.
+HRESULT profilerAttachComplete(void* self) {
+  auto& p = *static_cast<Profiler*>(self);
+  if (!p.attached || !p.ready || p.mirror_off) return kOk;
+  const CatchUpResult r = catchUp(p.info, p.mirror);
+  p.mirror.endCatchUp();
+  if (p.verbose) {
+    const Counters& c = p.mirror.counters();
+    std::fprintf(stderr,
+                 "jitprov-dotnet: caught up in %.1f ms: %" PRIu64 " JIT'd bodies of %" PRIu64
+                 " methods enumerated, %" PRIu64 " published, %" PRIu64 " unloaded meanwhile, %" PRIu64
+                 " precompiled, %" PRIu64 " errors\n",
+                 double(r.ns) / 1e6, r.elements, r.functions, c.caught.load(), c.caught_unloaded.load(),
+                 c.caught_r2r.load(), c.caught_errors.load());
+  }
   return kOk;
 }
 
@@ -260,6 +315,8 @@ const std::array<const void*, kCallbackSlots> kCallbackVtbl = [] {
   v[kSlotRelease] = reinterpret_cast<const void*>(&release);
   v[kSlotInitialize] = reinterpret_cast<const void*>(&initialize);
   v[kSlotShutdown] = reinterpret_cast<const void*>(&shutdown);
+  v[kSlotInitializeForAttach] = reinterpret_cast<const void*>(&initializeForAttach);
+  v[kSlotProfilerAttachComplete] = reinterpret_cast<const void*>(&profilerAttachComplete);
   v[kSlotEventPipeEventDelivered] = reinterpret_cast<const void*>(&eventDelivered);
   v[kSlotEventPipeProviderCreated] = reinterpret_cast<const void*>(&providerCreated);
   return v;

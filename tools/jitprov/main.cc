@@ -2,16 +2,14 @@
 // jitprov: the command (docs/spec.md, "jitprov"). Its verbs, one CLI11 subcommand each:
 //   jitprov attach PID [--options OPTS] [--agent PATH] [--timeout SECS]
 // loads jitprov's agent into a running JVM (HotSpot's dynamic attach: hotspot_attach.cc)
-// or .NET process (CoreCLR's diagnostics IPC: clr_attach.cc, when built), after the
+// or .NET process (CoreCLR's diagnostics IPC: clr_attach.cc), after the
 // checks of target.cc. One line on stdout when attached, one on stderr when not; the
 // exit status says why (attach.h).
 #include "attach.h"
 #include "cli.h"
 #include "hotspot_attach.h"
 #include "target.h"
-#if JITPROV_HAVE_CLR_ATTACH
 #include "clr_attach.h"
-#endif
 
 #include <chrono>
 #include <cstdio>
@@ -44,11 +42,7 @@ int attach(const AttachArgs& a) {
     if (t.target.runtime == Runtime::kHotSpot) {
       o = attachHotSpot(t, r);
     } else {
-#if JITPROV_HAVE_CLR_ATTACH
       o = attachCoreClr(r);
-#else
-      o = AttachOutcome{kNoAgent, describe(t) + " runs CoreCLR: this jitprov was built without its attach", {}};
-#endif
     }
   }
   if (o.status != kAttached) {

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+#include "catchup.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "clr_abi.h"
+#include "clr_events.h"
+#include "clr_names.h"
+
+namespace jitprov::dotnet {
+namespace {
+
+constexpr int kNameUnits = 1024;
+
+// The mapped images (*.dll, *.exe) of the process: precompiled (ReadyToRun) code lies in
+// them, JIT'd code never does (CoreCLR's code heaps are anonymous or its double mapping).
+class Images {
+ public:
+  Images() {
+    FILE* f = std::fopen("/proc/self/maps", "re");
+    if (f == nullptr) return;
+    char line[4096];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      unsigned long long lo = 0, hi = 0;
+      int path = 0;
+      if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &path) < 2 || path == 0) continue;
+      std::string p = line + path;
+      while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+      std::string low = p;
+      std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      const bool image = low.size() > 4 &&
+                         (low.compare(low.size() - 4, 4, ".dll") == 0 || low.compare(low.size() - 4, 4, ".exe") == 0);
+      if (image) ranges_.emplace_back(lo, hi);
+    }
+    std::fclose(f);
+    std::sort(ranges_.begin(), ranges_.end());
+  }
+  bool contains(uint64_t a) const {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), std::make_pair(a, ~uint64_t(0)));
+    return it != ranges_.begin() && a < std::prev(it)->second;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+};
+
+// Names as CoreCLR's method events give them: the class as CoreCLR's type printer
+// writes a method's MethodTable ("Ns.Outer+Inner`1[System.__Canon]"), the method's
+// metadata name, its signature (clr_names.h).
+class Namer {
+ public:
+  explicit Namer(void* info) : info_(info) {}
+  ~Namer() {
+    for (auto& [m, mdi] : mdi_)
+      if (mdi != nullptr) comCall<uint32_t>(mdi, kInfoRelease);
+  }
+  Namer(const Namer&) = delete;
+  Namer& operator=(const Namer&) = delete;
+
+  void* importer(uint64_t module) {
+    auto [it, fresh] = mdi_.emplace(module, nullptr);
+    if (fresh) {
+      void* unk = nullptr;
+      if (comCall<HRESULT>(info_, kInfoGetModuleMetaData, module, uint32_t(0), &kIidMetaDataImport, &unk) == kOk)
+        it->second = unk;
+    }
+    return it->second;
+  }
+
+  std::string typeDefName(void* mdi, uint32_t td, int depth = 0) {
+    char16_t buf[kNameUnits];
+    uint32_t len = 0, flags = 0, extends = 0;
+    if (comCall<HRESULT>(mdi, kMdGetTypeDefProps, td, buf, uint32_t(kNameUnits), &len, &flags, &extends) != kOk)
+      return "<UNKNOWN>";
+    std::string name = utf16ToUtf8(buf, len > 0 && len <= kNameUnits ? len - 1 : 0);
+    uint32_t enclosing = 0;
+    if (depth < 16 && comCall<HRESULT>(mdi, kMdGetNestedClassProps, td, &enclosing) == kOk && enclosing != 0)
+      return typeDefName(mdi, enclosing, depth + 1) + "+" + name;
+    return name;
+  }
+
+  // A token of a signature: TypeDef or TypeRef, by its own (namespace-qualified) name.
+  std::string tokenName(void* mdi, uint32_t tk) {
+    char16_t buf[kNameUnits];
+    uint32_t len = 0, flags = 0, other = 0;
+    HRESULT hr = kFail;
+    if ((tk >> 24) == 0x02)
+      hr = comCall<HRESULT>(mdi, kMdGetTypeDefProps, tk, buf, uint32_t(kNameUnits), &len, &flags, &other);
+    else if ((tk >> 24) == 0x01)
+      hr = comCall<HRESULT>(mdi, kMdGetTypeRefProps, tk, &other, buf, uint32_t(kNameUnits), &len);
+    if (hr != kOk) return "<UNKNOWN>";
+    return utf16ToUtf8(buf, len > 0 && len <= kNameUnits ? len - 1 : 0);
+  }
+
+  std::string className(uint64_t cls, int depth = 0) {
+    if (auto it = classes_.find(cls); it != classes_.end()) return it->second;
+    std::string name = depth > 16 ? "<UNKNOWN>" : classNameOf(cls, depth);
+    classes_.emplace(cls, name);
+    return name;
+  }
+
+  // false: the method could not be named (counted by the caller).
+  bool method(uint64_t cls, uint64_t module, uint32_t token, CaughtBody* b) {
+    void* mdi = importer(module);
+    if (mdi == nullptr) return false;
+    uint32_t td = 0, len = 0, attr = 0, sig_len = 0, rva = 0, impl = 0;
+    const uint8_t* sig = nullptr;
+    char16_t buf[kNameUnits];
+    if (comCall<HRESULT>(mdi, kMdGetMethodProps, token, &td, buf, uint32_t(kNameUnits), &len, &attr, &sig, &sig_len,
+                         &rva, &impl) != kOk)
+      return false;
+    b->name = utf16ToUtf8(buf, len > 0 && len <= kNameUnits ? len - 1 : 0);
+    b->name_space = cls != 0 ? className(cls) : typeDefName(mdi, td);
+    SigNames names;
+    names.type_name = [this, mdi](uint32_t tk) { return tokenName(mdi, tk); };
+    names.type_spec = [mdi](uint32_t tk, const uint8_t** s, size_t* n) {
+      uint32_t l = 0;
+      if (comCall<HRESULT>(mdi, kMdGetTypeSpecFromToken, tk, s, &l) != kOk) return false;
+      *n = l;
+      return true;
+    };
+    return formatMethodSig(sig, sig_len, names, &b->signature);
+  }
+
+ private:
+  std::string classNameOf(uint64_t cls, int depth) {
+    int32_t elem = 0;
+    uint64_t elem_cls = 0;
+    uint32_t rank = 0;
+    if (comCall<HRESULT>(info_, kInfoIsArrayClass, cls, &elem, &elem_cls, &rank) == kOk) {  // S_FALSE: not one
+      std::string e = elem_cls != 0 ? className(elem_cls, depth + 1) : primitive(elem);
+      return e + (rank <= 1 ? "[]" : "[" + std::string(rank - 1, ',') + "]");
+    }
+    uint64_t module = 0, parent = 0;
+    uint32_t td = 0, nargs = 0;
+    uint64_t args[32];
+    if (comCall<HRESULT>(info_, kInfoGetClassIDInfo2, cls, &module, &td, &parent, uint32_t(32), &nargs, args) != kOk)
+      return "<UNKNOWN>";
+    void* mdi = importer(module);
+    std::string name = mdi != nullptr ? typeDefName(mdi, td) : "<UNKNOWN>";
+    if (nargs > 0 && nargs <= 32) {
+      name += "[";
+      for (uint32_t i = 0; i < nargs; ++i) name += (i ? "," : "") + className(args[i], depth + 1);
+      name += "]";
+    }
+    return name;
+  }
+
+  static std::string primitive(int32_t et) {
+    switch (et) {
+      case 0x02:
+        return "System.Boolean";
+      case 0x03:
+        return "System.Char";
+      case 0x04:
+        return "System.SByte";
+      case 0x05:
+        return "System.Byte";
+      case 0x06:
+        return "System.Int16";
+      case 0x07:
+        return "System.UInt16";
+      case 0x08:
+        return "System.Int32";
+      case 0x09:
+        return "System.UInt32";
+      case 0x0A:
+        return "System.Int64";
+      case 0x0B:
+        return "System.UInt64";
+      case 0x0C:
+        return "System.Single";
+      case 0x0D:
+        return "System.Double";
+      case 0x0E:
+        return "System.String";
+      case 0x18:
+        return "System.IntPtr";
+      case 0x19:
+        return "System.UIntPtr";
+      case 0x1C:
+        return "System.Object";
+      default:
+        return "<UNKNOWN>";
+    }
+  }
+
+  void* info_;
+  std::unordered_map<uint64_t, void*> mdi_;  // ModuleID -> IMetaDataImport
+  std::unordered_map<uint64_t, std::string> classes_;
+};
+
+}  // namespace
+
+CatchUpResult catchUp(void* info, Mirror& mirror) {
+  CatchUpResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  Counters& c = mirror.counters();
+  // Unloads wait from here to the last publication (mirror.h).
+  const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
+  void* en = nullptr;
+  if (comCall<HRESULT>(info, kInfoEnumJITedFunctions, &en) != kOk || en == nullptr) {
+    c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  std::vector<uint64_t> order;  // FunctionIDs, first sight first
+  std::unordered_map<uint64_t, uint32_t> seen;
+  PrfFunction batch[256];
+  for (;;) {
+    uint32_t got = 0;
+    const HRESULT hr = comCall<HRESULT>(en, kFunctionEnumNext, uint32_t(256), batch, &got);
+    for (uint32_t i = 0; i < got && i < 256; ++i) {
+      ++r.elements;
+      if (seen[batch[i].function_id]++ == 0) order.push_back(batch[i].function_id);
+    }
+    if (hr != kOk || got == 0) break;
+  }
+  comCall<uint32_t>(en, kInfoRelease);
+  r.functions = order.size();
+
+  const Images images;
+  Namer namer(info);
+  std::vector<uint64_t> addrs(64);
+  for (const uint64_t fid : order) {
+    uint64_t cls = 0, module = 0;
+    uint32_t token = 0, nargs = 0;
+    if (comCall<HRESULT>(info, kInfoGetFunctionInfo2, fid, uint64_t(0), &cls, &module, &token, uint32_t(0), &nargs,
+                         static_cast<uint64_t*>(nullptr)) != kOk) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (mirror.moduleUnloaded(module)) {  // before anything of the module is read
+      c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
+      continue;
+    }
+    uint32_t n = 0;
+    if (comCall<HRESULT>(info, kInfoGetNativeCodeStartAddresses, fid, uint64_t(0), uint32_t(addrs.size()), &n,
+                         addrs.data()) != kOk) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    n = std::min<uint32_t>(n, uint32_t(addrs.size()));
+    if (n == 0) continue;
+    CaughtBody b;
+    b.method_id = fid;
+    b.module_id = module;
+    b.token = token;
+    if (!namer.method(cls, module, token, &b)) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    // CoreCLR lists the default native code version first (tier 0, or precompiled
+    // code), then the explicit ones newest first, numbered from 1 in their order of
+    // creation: ids n-1 .. 1 (an inference from codeversion.cpp, not an API).
+    const bool r2r = images.contains(addrs[0]);  // precompiled default code: not JIT'd, not mirrored
+    if (r2r) c.caught_r2r.fetch_add(1, std::memory_order_relaxed);
+    // Oldest first, so that the newest is published last and made the active one.
+    std::vector<std::pair<uint64_t, uint32_t>> bodies;  // address, version id
+    if (!r2r) bodies.emplace_back(addrs[0], 0);
+    for (uint32_t i = n - 1; i >= 1; --i) bodies.emplace_back(addrs[i], n - i);
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      PrfCodeInfo ci[4];
+      uint32_t parts = 0;
+      if (comCall<HRESULT>(info, kInfoGetCodeInfo4, bodies[i].first, uint32_t(4), &parts, ci) != kOk || parts == 0) {
+        c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (parts > 1) c.cold_parts.fetch_add(parts - 1, std::memory_order_relaxed);
+      b.start = bodies[i].first;
+      b.size = uint32_t(ci[0].size);
+      b.host_version = bodies[i].second;
+      b.tier = b.host_version == 0 ? JITPROV_TIER0 : JITPROV_TIER1;
+      b.activate = i + 1 == bodies.size();
+      mirror.publishCaught(b);
+    }
+  }
+  r.ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  return r;
+}
+
+}  // namespace jitprov::dotnet
