@@ -75,9 +75,12 @@ if [ -n "${JITDUMP_TEST_FAULT:-}" ]; then
 fi
 perf inject --jit -i "$WORK/perf.data" -o "$WORK/perf.jit.data" 2>"$WORK/inject.err" ||
   { cat "$WORK/inject.err" >&2; fail "perf inject --jit"; }
-perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/null || fail "perf script (perf map)"
+# The two readings at once (perf script is single-threaded; the machine has two cores).
+perf script -i "$WORK/perf.data" -F time,ip,sym --ns -G >"$WORK/map.txt" 2>/dev/null &
+map_pid=$!
 perf script -i "$WORK/perf.jit.data" -F time,ip,sym --ns -G >"$WORK/inject.txt" 2>/dev/null ||
   fail "perf script (injected)"
+wait "$map_pid" || fail "perf script (perf map)"
 [ ! -e "$HOME/.debug$WORK" ] || fail "perf copied this run's files into its cache in $HOME/.debug"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_jitdump_names.py" "$WORK/loads.tsv" \
   "$WORK/unloads.tsv" "$T0" "$T1" "$WORK/map.txt" "$WORK/inject.txt" ||
