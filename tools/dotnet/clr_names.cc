@@ -92,7 +92,7 @@ class Printer {
       comma = true;
     }
     *out += ")";
-    return true;
+    return args == 0;  // a blob cut between two parameters does not parse
   }
 
   bool data(uint32_t* v) {

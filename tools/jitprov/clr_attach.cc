@@ -274,12 +274,7 @@ std::vector<uint8_t> message(uint8_t set, uint8_t id, const std::vector<uint8_t>
   return m;
 }
 
-struct Reply {
-  int err = 0;  // errno of the exchange (ETIMEDOUT at the deadline), 0 when a reply came
-  bool ok = false;
-  uint32_t hresult = 0;  // an error reply's (or the first uint32 of an OK reply's payload)
-  std::vector<uint8_t> payload;
-};
+using Reply = ClrReply;
 
 // One command on a connection of its own.
 Reply exchange(const AttachRequest& req, Clock::time_point deadline, const std::string& dir, const std::string& name,
@@ -289,13 +284,38 @@ Reply exchange(const AttachRequest& req, Clock::time_point deadline, const std::
   if ((r.err = c.open(req.target, dir, name)) != 0 || (r.err = c.send(msg)) != 0) return r;
   uint8_t h[20];
   if ((r.err = c.recv(h, sizeof h)) != 0) return r;
-  const uint16_t size = uint16_t(h[14] | h[15] << 8);
-  if (std::memcmp(h, kMagic, sizeof kMagic) != 0 || size < 20 || h[16] != kSetServer) {
+  const int size = clrReplyPayloadSize(h);
+  if (size < 0) {
     r.err = EPROTO;
     return r;
   }
-  r.payload.resize(size - 20);
-  if ((r.err = c.recv(r.payload.data(), r.payload.size())) != 0) return r;
+  std::vector<uint8_t> payload(size_t(size), 0);
+  if ((r.err = c.recv(payload.data(), payload.size())) != 0) return r;
+  return decodeClrReply(h, std::move(payload));
+}
+
+bool mapsJitprovClient(pid_t pid, const std::string& agent) {
+  std::string maps;
+  if (!readFile("/proc/" + std::to_string(pid) + "/maps", &maps)) return false;
+  const size_t slash = agent.rfind('/');
+  const std::string base = slash == std::string::npos ? agent : agent.substr(slash + 1);
+  return maps.find("libjitprov-dotnet.so") != std::string::npos ||
+         (!base.empty() && maps.find("/" + base + "\n") != std::string::npos);
+}
+
+std::string errText(int e) { return e == ETIMEDOUT ? "timed out" : std::strerror(e); }
+
+}  // namespace
+
+int clrReplyPayloadSize(const uint8_t (&h)[20]) {
+  const uint16_t size = uint16_t(h[14] | h[15] << 8);
+  if (std::memcmp(h, kMagic, sizeof kMagic) != 0 || size < 20 || h[16] != kSetServer) return -1;
+  return size - 20;
+}
+
+ClrReply decodeClrReply(const uint8_t (&h)[20], std::vector<uint8_t> payload) {
+  ClrReply r;
+  r.payload = std::move(payload);
   r.ok = h[17] == kServerOk;
   if (r.payload.size() >= 4)
     r.hresult = uint32_t(r.payload[0]) | uint32_t(r.payload[1]) << 8 | uint32_t(r.payload[2]) << 16 |
@@ -304,8 +324,7 @@ Reply exchange(const AttachRequest& req, Clock::time_point deadline, const std::
   return r;
 }
 
-// The product version of a ProcessInfo2/3 reply ("10.0.12"); "" when it does not parse.
-std::string productVersion(const std::vector<uint8_t>& p, bool v3) {
+std::string clrProductVersion(const std::vector<uint8_t>& p, bool v3) {
   size_t off = v3 ? 4 : 0;
   off += 8 + 16;  // pid, runtime cookie
   std::string last;
@@ -325,19 +344,6 @@ std::string productVersion(const std::vector<uint8_t>& p, bool v3) {
   }
   return last;
 }
-
-bool mapsJitprovClient(pid_t pid, const std::string& agent) {
-  std::string maps;
-  if (!readFile("/proc/" + std::to_string(pid) + "/maps", &maps)) return false;
-  const size_t slash = agent.rfind('/');
-  const std::string base = slash == std::string::npos ? agent : agent.substr(slash + 1);
-  return maps.find("libjitprov-dotnet.so") != std::string::npos ||
-         (!base.empty() && maps.find("/" + base + "\n") != std::string::npos);
-}
-
-std::string errText(int e) { return e == ETIMEDOUT ? "timed out" : std::strerror(e); }
-
-}  // namespace
 
 int clrStatusOf(uint32_t hr, bool jitprov_loaded, std::string* why) {
   using namespace jitprov::dotnet;
@@ -434,7 +440,7 @@ AttachOutcome attachCoreClr(const AttachRequest& req) {
     if (r.err != 0) return failed(r.err, "ProcessInfo");
   }
   if (r.ok) {
-    out.version = productVersion(r.payload, v3);
+    out.version = clrProductVersion(r.payload, v3);
     const int major = std::atoi(out.version.c_str());
     if (!out.version.empty() && major < 5) {
       out.status = kRuntimeTooOld;

@@ -44,17 +44,6 @@ AttachOutcome out(int status, std::string line, std::string version = {}) {
   return AttachOutcome{status, std::move(line), std::move(version)};
 }
 
-// --- hsperfdata: the JVM's performance counters (/tmp/hsperfdata_USER/NSPID) ---------
-// A prologue (magic 0xcafec0c0 big-endian, byte order, versions, used, overflow, time
-// stamp, entry offset, entry count) and entries (length, name offset, vector length,
-// type, flags, units, variability, data offset). Only byte vectors (strings) are read.
-struct PerfData {
-  bool found = false;
-  std::string capabilities;  // sun.rt.jvmCapabilities: [0] '1' attachable, '0' DisableAttachMechanism
-  std::string vm_version;    // java.property.java.vm.version
-  std::string java_home;     // java.property.java.home
-};
-
 template <typename T>
 T readAt(const std::string& b, size_t off, bool big) {
   T v{};
@@ -65,6 +54,8 @@ T readAt(const std::string& b, size_t off, bool big) {
   return v;
 }
 
+// hsperfdata: the JVM's performance counters (/tmp/hsperfdata_USER/NSPID), the file
+// whose euid is the JVM's.
 PerfData readPerfData(const TargetInfo& t) {
   PerfData pd;
   const std::string tmp = t.target.root + "/tmp";
@@ -83,7 +74,13 @@ PerfData readPerfData(const TargetInfo& t) {
   closedir(d);
   if (file.empty()) return pd;
   std::ifstream in(file, std::ios::binary);
-  std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parsePerfData(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+}
+
+}  // namespace
+
+PerfData parsePerfData(const std::string& b) {
+  PerfData pd;
   if (b.size() < 32 || uint8_t(b[0]) != 0xca || uint8_t(b[1]) != 0xfe || uint8_t(b[2]) != 0xc0 || uint8_t(b[3]) != 0xc0)
     return pd;
   const bool big = b[4] == 0;
@@ -111,6 +108,8 @@ PerfData readPerfData(const TargetInfo& t) {
   pd.found = true;
   return pd;
 }
+
+namespace {
 
 // The JVM's version: JAVA_VERSION= of its java.home's release file (java.home: the
 // directory above lib/server/libjvm.so, or hsperfdata's), else hsperfdata's
@@ -342,8 +341,13 @@ AttachOutcome parseLoadReply(const std::string& reply, const std::string& who) {
     return s;
   };
   if (first == "0") {
-    if (second.rfind("return code: ", 0) == 0) {
-      const int code = std::atoi(second.c_str() + 13);
+    // "return code: N" with N a whole number; anything else (a reply cut short) is not
+    // read as code 0.
+    char* end = nullptr;
+    const long code_l =
+        second.rfind("return code: ", 0) == 0 && second.size() > 13 ? std::strtol(second.c_str() + 13, &end, 10) : 0;
+    if (end != nullptr && end != second.c_str() + 13 && *end == '\0' && code_l >= INT32_MIN && code_l <= INT32_MAX) {
+      const int code = int(code_l);
       if (code == jvmti::kOnAttachOk) return out(kAttached, {});
       if (code == jvmti::kOnAttachAlreadyLoaded)
         return out(kAlreadyLoaded, "jitprov is already loaded in " + who + ": nothing registered twice");

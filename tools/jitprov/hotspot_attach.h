@@ -23,4 +23,18 @@ AttachOutcome attachHotSpot(const TargetInfo& t, const AttachRequest& r);
 // `who` ("PID 1234 (java)"). Pure: unit-testable.
 AttachOutcome parseLoadReply(const std::string& reply, const std::string& who);
 
+// What is read of a JVM's hsperfdata file (/tmp/hsperfdata_USER/NSPID): a prologue
+// (magic 0xcafec0c0 big-endian, byte order, versions, used, overflow, time stamp, entry
+// offset, entry count) and entries (length, name offset, vector length, type, flags,
+// units, variability, data offset). Only byte vectors (strings) are read.
+struct PerfData {
+  bool found = false;        // the file parsed as hsperfdata
+  std::string capabilities;  // sun.rt.jvmCapabilities: [0] '1' attachable, '0' DisableAttachMechanism
+  std::string vm_version;    // java.property.java.vm.version
+  std::string java_home;     // java.property.java.home
+};
+
+// The file's bytes parsed. Pure: unit-testable.
+PerfData parsePerfData(const std::string& bytes);
+
 }  // namespace jitprov::cli

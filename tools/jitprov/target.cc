@@ -58,6 +58,30 @@ bool havePtraceCapability() {
   return false;
 }
 
+bool parseProcStatus(const std::string& status, TargetInfo* t) {
+  bool have_uid = false;
+  std::istringstream in(status);
+  for (std::string line; std::getline(in, line);) {
+    const auto f = fields(line);
+    if (f.empty()) continue;
+    if (line.rfind("NSpid:", 0) == 0) {
+      t->target.nspid = pid_t(std::atoi(f.back().c_str()));
+    } else if (line.rfind("Uid:", 0) == 0 && f.size() >= 2) {
+      t->target.euid = uid_t(std::strtoul(f[1].c_str(), nullptr, 10));
+      have_uid = true;
+    } else if (line.rfind("Gid:", 0) == 0 && f.size() >= 2) {
+      t->target.egid = gid_t(std::strtoul(f[1].c_str(), nullptr, 10));
+    } else if (line.rfind("SigCgt:", 0) == 0) {
+      t->sig_cgt = std::strtoull(f[0].c_str(), nullptr, 16);
+    } else if (line.rfind("SigIgn:", 0) == 0) {
+      t->sig_ign = std::strtoull(f[0].c_str(), nullptr, 16);
+    } else if (line.rfind("State:", 0) == 0) {
+      t->state = f[0][0];
+    }
+  }
+  return have_uid;
+}
+
 char processState(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);)
@@ -83,25 +107,9 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
     if (errno == ENOENT || errno == ESRCH || pid <= 0) return fail(kNoSuchProcess, "no process " + std::to_string(pid));
     return fail(kError, proc + "/status: " + std::strerror(errno));
   }
-  bool have_uid = false;
-  for (std::string line; std::getline(status, line);) {
-    const auto f = fields(line);
-    if (f.empty()) continue;
-    if (line.rfind("NSpid:", 0) == 0) {
-      t.target.nspid = pid_t(std::atoi(f.back().c_str()));
-    } else if (line.rfind("Uid:", 0) == 0 && f.size() >= 2) {
-      t.target.euid = uid_t(std::strtoul(f[1].c_str(), nullptr, 10));
-      have_uid = true;
-    } else if (line.rfind("Gid:", 0) == 0 && f.size() >= 2) {
-      t.target.egid = gid_t(std::strtoul(f[1].c_str(), nullptr, 10));
-    } else if (line.rfind("SigCgt:", 0) == 0) {
-      t.sig_cgt = std::strtoull(f[0].c_str(), nullptr, 16);
-    } else if (line.rfind("SigIgn:", 0) == 0) {
-      t.sig_ign = std::strtoull(f[0].c_str(), nullptr, 16);
-    } else if (line.rfind("State:", 0) == 0) {
-      t.state = f[0][0];
-    }
-  }
+  std::ostringstream text;
+  text << status.rdbuf();
+  const bool have_uid = parseProcStatus(text.str(), &t);
   if (!have_uid) return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
   if (t.state == 'Z' || t.state == 'X') return fail(kNoSuchProcess, describe(t) + " has exited (a zombie)");
   if (t.target.euid != geteuid() && !havePtraceCapability())

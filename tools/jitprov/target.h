@@ -26,6 +26,11 @@ struct TargetInfo {
 // refuses), kNotARuntime.
 AttachOutcome findTarget(pid_t pid, TargetInfo* out);
 
+// The lines of /proc/PID/status into *t: NSpid's last field (nspid), Uid's and Gid's
+// second (euid, egid), SigCgt, SigIgn, State. False when there is no Uid: line (the
+// process is gone). Pure: unit-testable.
+bool parseProcStatus(const std::string& status, TargetInfo* t);
+
 // Re-reads the status line State: of PID ('\0': the process is gone).
 char processState(pid_t pid);
 

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+// `jitprov attach`'s pure parsers (tools/jitprov/): HotSpot's reply to a `load`
+// (parseLoadReply), a JVM's hsperfdata file (parsePerfData, on files built here in the
+// layout HotSpot writes), /proc/PID/status (parseProcStatus), CoreCLR's diagnostics IPC
+// replies, HRESULTs and ProcessInfo versions (clr_attach.h), and the .NET client's
+// method signature text (tools/dotnet/clr_names.h) on metadata blobs built here.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "clr_names.h"
+#include "client_hresults.h"
+#include "jitprov/clr_attach.h"
+#include "jitprov/hotspot_attach.h"
+#include "jitprov/target.h"
+#include "jvmti/attach_codes.h"
+
+namespace jitprov::cli {
+namespace {
+
+const std::string kWho = "PID 1234 (java)";
+
+// --- HotSpot: the reply to `load` -------------------------------------------------------
+
+TEST(LoadReply, ReturnCodeZeroIsAttached) {
+  const AttachOutcome o = parseLoadReply("0\nreturn code: 0\n", kWho);
+  EXPECT_EQ(o.status, kAttached);
+  EXPECT_EQ(o.line, "");
+}
+
+TEST(LoadReply, AlreadyLoadedIs74) {
+  const AttachOutcome o = parseLoadReply("0\nreturn code: 74\n", kWho);
+  EXPECT_EQ(o.status, kAlreadyLoaded);
+  EXPECT_NE(o.line.find(kWho), std::string::npos) << o.line;
+}
+
+TEST(LoadReply, NonZeroCodesAreTheAgentsRefusal) {
+  for (int code : {1, 2, 3, 4, 5, -1, 75}) {
+    const AttachOutcome o = parseLoadReply("0\nreturn code: " + std::to_string(code) + "\n", kWho);
+    EXPECT_EQ(o.status, kAgentFailed) << code;
+    EXPECT_NE(o.line.find("return code " + std::to_string(code) + ": " + jvmti::onAttachCodeName(code)),
+              std::string::npos)
+        << o.line;
+  }
+  EXPECT_NE(parseLoadReply("0\nreturn code: 1\n", kWho).line.find("bad options"), std::string::npos);
+  EXPECT_NE(parseLoadReply("0\nreturn code: -1\n", kWho).line.find("unknown code"), std::string::npos);
+}
+
+TEST(LoadReply, LibraryNotLoadedKeepsDlerrorOnOneLine) {
+  const AttachOutcome o = parseLoadReply(
+      "-1\n/opt/j/libjitprov-jvmti.so was not loaded.\n/opt/j/libjitprov-jvmti.so: cannot open shared object "
+      "file: No such file or directory\n",
+      kWho);
+  EXPECT_EQ(o.status, kAgentFailed);
+  EXPECT_EQ(o.line.find('\n'), std::string::npos) << o.line;
+  EXPECT_NE(o.line.find("was not loaded. /opt/j/libjitprov-jvmti.so: cannot open"), std::string::npos) << o.line;
+}
+
+// JDK 21 (JvmtiAgent::load): a library without the entry point, and
+// -XX:-EnableDynamicAgentLoading (attachListener.cpp's load_agent).
+TEST(LoadReply, Jdk21Forms) {
+  const AttachOutcome missing = parseLoadReply("-1\nAgent_OnAttach is not available in /opt/j/libother.so\n", kWho);
+  EXPECT_EQ(missing.status, kAgentFailed);
+  EXPECT_NE(missing.line.find("Agent_OnAttach is not available"), std::string::npos);
+  const AttachOutcome disabled = parseLoadReply(
+      "-1\nDynamic agent loading is not enabled. Use -XX:+EnableDynamicAgentLoading to launch target VM.\n", kWho);
+  EXPECT_EQ(disabled.status, kAttachDisabled);
+  // JDK 21 answers an agent's refusal as 17 does: status 0, then its code.
+  EXPECT_EQ(parseLoadReply("0\nreturn code: 3\n", kWho).status, kAgentFailed);
+}
+
+TEST(LoadReply, NoReplyIsOurCredentialsRefused) {
+  const AttachOutcome o = parseLoadReply("", kWho);
+  EXPECT_EQ(o.status, kPermission);
+  EXPECT_NE(o.line.find("uid/gid"), std::string::npos);
+}
+
+// A reply cut short is never read as a success.
+TEST(LoadReply, TruncatedRepliesAreNotAttached) {
+  for (const char* r : {"0", "0\n", "0\nreturn", "0\nreturn code:", "0\nreturn code: ", "0\nreturn code: \n",
+                        "0\nreturn code: -\n", "0\nreturn code: 0x\n", "0\nreturn code: 99999999999999999999\n"}) {
+    const AttachOutcome o = parseLoadReply(r, kWho);
+    EXPECT_NE(o.status, kAttached) << '"' << r << '"';
+    EXPECT_EQ(o.line.find('\n'), std::string::npos) << o.line;
+  }
+  // Without its final newline the code is whole: the JVM closed after writing it.
+  EXPECT_EQ(parseLoadReply("0\nreturn code: 0", kWho).status, kAttached);
+  EXPECT_EQ(parseLoadReply("0\nreturn code: 74", kWho).status, kAlreadyLoaded);
+}
+
+TEST(LoadReply, GarbageIsAnUnexpectedReply) {
+  for (const std::string& r :
+       {std::string("HTTP/1.1 400 Bad Request\r\n\r\n"), std::string("-1\n"), std::string("1\nreturn code: 0\n"),
+        std::string("\x01\x02\x03", 3), std::string("\0\0\0", 3), std::string(" 0\nreturn code: 0\n")}) {
+    const AttachOutcome o = parseLoadReply(r, kWho);
+    EXPECT_EQ(o.status, kError) << r;
+    EXPECT_NE(o.line.find("unexpected reply"), std::string::npos) << o.line;
+  }
+}
+
+// --- HotSpot: hsperfdata ----------------------------------------------------------------
+
+// An hsperfdata file as HotSpot writes it (perfMemory.hpp, perfData.cpp): a 32-byte
+// prologue, then entries of a 20-byte header, the NUL-terminated name and the data.
+class PerfFile {
+ public:
+  explicit PerfFile(bool big_endian = false) : big_(big_endian), bytes_(32, '\0') {
+    const uint8_t magic[4] = {0xca, 0xfe, 0xc0, 0xc0};
+    std::memcpy(&bytes_[0], magic, 4);
+    bytes_[4] = big_ ? 0 : 1;  // byte order: 0 big, 1 little
+    bytes_[5] = 2;             // major
+    bytes_[6] = 0;             // minor
+    bytes_[7] = 1;             // accessible
+    put(24, 32);               // entry offset
+  }
+  // A byte vector (type 'B'), `capacity` bytes long, holding `value` and NULs.
+  PerfFile& string(const std::string& name, const std::string& value, size_t capacity = 0) {
+    return entry(name, 'B', value + std::string(capacity > value.size() ? capacity - value.size() : 1, '\0'));
+  }
+  // A long (type 'J'): vector length 0.
+  PerfFile& jlong(const std::string& name, int64_t v) {
+    std::string d(8, '\0');
+    std::memcpy(&d[0], &v, 8);
+    return entry(name, 'J', d, 0);
+  }
+  PerfFile& entry(const std::string& name, char type, const std::string& data, int vlen = -1) {
+    const size_t start = bytes_.size();
+    const size_t name_off = 20, data_off = (name_off + name.size() + 1 + 7) & ~size_t(7);
+    const size_t len = (data_off + data.size() + 7) & ~size_t(7);
+    bytes_.resize(start + len, '\0');
+    put(start, int32_t(len));
+    put(start + 4, int32_t(name_off));
+    put(start + 8, vlen < 0 ? int32_t(data.size()) : vlen);
+    bytes_[start + 12] = type;
+    bytes_[start + 13] = 0;  // flags
+    bytes_[start + 14] = 5;  // units: string
+    bytes_[start + 15] = 1;  // variability: constant
+    put(start + 16, int32_t(data_off));
+    std::memcpy(&bytes_[start + name_off], name.c_str(), name.size() + 1);
+    std::memcpy(&bytes_[start + data_off], data.data(), data.size());
+    put(28, ++entries_);
+    put(8, int32_t(bytes_.size()));  // used
+    return *this;
+  }
+  void put(size_t off, int32_t v) {
+    uint32_t u = uint32_t(v);
+    if (big_) u = __builtin_bswap32(u);
+    std::memcpy(&bytes_[off], &u, 4);
+  }
+  const std::string& bytes() const { return bytes_; }
+  std::string& bytes() { return bytes_; }
+
+ private:
+  bool big_;
+  std::string bytes_;
+  int32_t entries_ = 0;
+};
+
+PerfFile jvm17(const std::string& capabilities, bool big_endian = false) {
+  PerfFile f(big_endian);
+  f.jlong("sun.rt.createVmBeginTime", 1700000000000)
+      .string("java.property.java.vm.version", "17.0.21+7-Debian-1deb12u1", 64)
+      .string("java.property.java.home", "/usr/lib/jvm/java-17-openjdk-amd64", 256)
+      .jlong("sun.os.hrt.frequency", 1000000000)
+      .string("sun.rt.jvmCapabilities", capabilities, 64);
+  return f;
+}
+
+TEST(PerfData, ReadsTheStringsTheAttachNeeds) {
+  const PerfData pd = parsePerfData(jvm17("1000000000000000000000000000000000000000000000000000000000000000").bytes());
+  EXPECT_TRUE(pd.found);
+  EXPECT_EQ(pd.capabilities[0], '1');
+  EXPECT_EQ(pd.capabilities.size(), 64u);
+  EXPECT_EQ(pd.vm_version, "17.0.21+7-Debian-1deb12u1");
+  EXPECT_EQ(pd.java_home, "/usr/lib/jvm/java-17-openjdk-amd64");
+}
+
+// -XX:+DisableAttachMechanism: HotSpot writes '0' first in sun.rt.jvmCapabilities.
+TEST(PerfData, DisableAttachMechanismIsCapabilityZero) {
+  const PerfData pd = parsePerfData(jvm17("0000000000000000000000000000000000000000000000000000000000000000").bytes());
+  EXPECT_TRUE(pd.found);
+  ASSERT_FALSE(pd.capabilities.empty());
+  EXPECT_EQ(pd.capabilities[0], '0');
+}
+
+TEST(PerfData, BigEndianFile) {
+  const PerfData pd = parsePerfData(jvm17("01", /*big_endian=*/true).bytes());
+  EXPECT_TRUE(pd.found);
+  EXPECT_EQ(pd.capabilities, "01");
+  EXPECT_EQ(pd.vm_version, "17.0.21+7-Debian-1deb12u1");
+}
+
+TEST(PerfData, NotHsperfdata) {
+  EXPECT_FALSE(parsePerfData("").found);
+  EXPECT_FALSE(parsePerfData(std::string(31, '\0')).found);
+  std::string b = jvm17("1").bytes();
+  b[0] = 'X';
+  EXPECT_FALSE(parsePerfData(b).found);
+}
+
+// Entries cut short or lying about their sizes are skipped or end the walk; nothing is
+// read outside the file.
+TEST(PerfData, TruncatedAndHostileEntries) {
+  PerfFile f = jvm17("1");
+  const std::string whole = f.bytes();
+  for (size_t cut = 32; cut < whole.size(); cut += 3) {
+    const PerfData pd = parsePerfData(whole.substr(0, cut));
+    EXPECT_TRUE(pd.found);
+    EXPECT_TRUE(pd.capabilities.empty()) << cut;  // the last entry: never whole before the end
+  }
+
+  PerfFile lies;
+  lies.string("sun.rt.jvmCapabilities", "1", 8);
+  lies.put(32 + 16, 4000);  // data offset past the entry
+  EXPECT_TRUE(parsePerfData(lies.bytes()).capabilities.empty());
+  lies.put(32 + 16, 24);
+  lies.put(32 + 8, 1 << 30);  // vector length past the entry
+  EXPECT_TRUE(parsePerfData(lies.bytes()).capabilities.empty());
+  lies.put(32 + 8, 8);
+  lies.put(32, 0);  // an entry of length 0: the walk ends
+  EXPECT_TRUE(parsePerfData(lies.bytes()).capabilities.empty());
+  lies.put(32, 1 << 30);  // an entry longer than the file
+  EXPECT_TRUE(parsePerfData(lies.bytes()).capabilities.empty());
+
+  PerfFile count = jvm17("1");
+  count.put(28, 1 << 30);  // more entries than the file holds
+  EXPECT_EQ(parsePerfData(count.bytes()).capabilities, "1");
+  count.put(24, -8);  // a negative entry offset
+  EXPECT_TRUE(parsePerfData(count.bytes()).capabilities.empty());
+
+  // A long named like the capabilities is not read as them.
+  PerfFile typed;
+  typed.jlong("sun.rt.jvmCapabilities", 0x30);
+  EXPECT_TRUE(parsePerfData(typed.bytes()).capabilities.empty());
+}
+
+// --- /proc/PID/status ------------------------------------------------------------------
+
+const char kStatus[] =
+    "Name:\tjava\n"
+    "Umask:\t0022\n"
+    "State:\tS (sleeping)\n"
+    "Tgid:\t4242\n"
+    "Ngid:\t0\n"
+    "Pid:\t4242\n"
+    "PPid:\t4200\n"
+    "TracerPid:\t0\n"
+    "Uid:\t1000\t1001\t1002\t1003\n"
+    "Gid:\t2000\t2001\t2002\t2003\n"
+    "FDSize:\t256\n"
+    "Groups:\t27 100 \n"
+    "NStgid:\t4242\t1\n"
+    "NSpid:\t4242\t7\t1\n"
+    "NSpgid:\t4200\t0\n"
+    "Threads:\t21\n"
+    "SigQ:\t0/63448\n"
+    "SigPnd:\t0000000000000000\n"
+    "ShdPnd:\t0000000000000000\n"
+    "SigBlk:\t0000000000000000\n"
+    "SigIgn:\t0000000000000001\n"
+    "SigCgt:\t2000000181005ccf\n"
+    "CapInh:\t0000000000000000\n";
+
+TEST(ProcStatus, ReadsTheFieldsTheAttachUses) {
+  TargetInfo t;
+  t.target.nspid = 4242;
+  ASSERT_TRUE(parseProcStatus(kStatus, &t));
+  EXPECT_EQ(t.target.nspid, 1);     // NSpid's last field: its innermost pid namespace
+  EXPECT_EQ(t.target.euid, 1001u);  // Uid's second field
+  EXPECT_EQ(t.target.egid, 2001u);
+  EXPECT_EQ(t.sig_cgt, 0x2000000181005ccfull);
+  EXPECT_EQ(t.sig_ign, 0x1ull);
+  EXPECT_NE(t.sig_cgt & (1ull << (SIGQUIT - 1)), 0u);  // HotSpot catches SIGQUIT
+  EXPECT_EQ(t.state, 'S');
+}
+
+TEST(ProcStatus, StateAndNoNamespace) {
+  TargetInfo t;
+  t.target.nspid = 99;
+  ASSERT_TRUE(parseProcStatus("State:\tt (tracing stop)\nUid:\t0\t0\t0\t0\nNSpid:\t99\nSigCgt:\t0\n", &t));
+  EXPECT_EQ(t.state, 't');
+  EXPECT_EQ(t.target.nspid, 99);
+  EXPECT_EQ(t.sig_cgt, 0u);  // -Xrs: SIGQUIT not caught
+}
+
+TEST(ProcStatus, WithoutUidTheProcessIsGone) {
+  TargetInfo t;
+  EXPECT_FALSE(parseProcStatus("", &t));
+  EXPECT_FALSE(parseProcStatus("Name:\tjava\nState:\tZ (zombie)\n", &t));
+  EXPECT_FALSE(parseProcStatus("Uid:\t1000\n", &t));  // no effective uid field
+  // Lines without fields and garbage are skipped.
+  EXPECT_TRUE(parseProcStatus("State:\nNSpid:\n\n:::\nUid:\t5\t6\t7\t8\ngarbage\n", &t));
+  EXPECT_EQ(t.target.euid, 6u);
+}
+
+// --- CoreCLR: diagnostics IPC replies -------------------------------------------------
+
+void header(uint8_t (&h)[20], uint16_t size, uint8_t set, uint8_t id) {
+  std::memcpy(h, "DOTNET_IPC_V1", 14);
+  h[14] = uint8_t(size);
+  h[15] = uint8_t(size >> 8);
+  h[16] = set;
+  h[17] = id;
+  h[18] = h[19] = 0;
+}
+
+TEST(ClrReply, HeaderAndPayload) {
+  uint8_t h[20];
+  header(h, 24, 0xFF, 0x00);
+  EXPECT_EQ(clrReplyPayloadSize(h), 4);
+  const ClrReply ok = decodeClrReply(h, {0, 0, 0, 0});
+  EXPECT_TRUE(ok.ok);
+  EXPECT_EQ(ok.err, 0);
+  EXPECT_EQ(ok.hresult, 0u);
+
+  header(h, 24, 0xFF, 0xFF);  // an error reply: its HRESULT, little-endian
+  const ClrReply err = decodeClrReply(h, {0x85, 0x13, 0x13, 0x80});
+  EXPECT_FALSE(err.ok);
+  EXPECT_EQ(err.err, 0);
+  EXPECT_EQ(err.hresult, 0x80131385u);
+
+  header(h, 22, 0xFF, 0xFF);  // an error reply without a whole HRESULT
+  EXPECT_EQ(decodeClrReply(h, {1, 2}).err, EPROTO);
+}
+
+TEST(ClrReply, NotAServerReply) {
+  uint8_t h[20];
+  header(h, 20, 0xFF, 0x00);
+  EXPECT_EQ(clrReplyPayloadSize(h), 0);
+  header(h, 19, 0xFF, 0x00);  // shorter than its own header
+  EXPECT_EQ(clrReplyPayloadSize(h), -1);
+  header(h, 24, 0x04, 0x00);  // not the server command set
+  EXPECT_EQ(clrReplyPayloadSize(h), -1);
+  header(h, 24, 0xFF, 0x00);
+  h[12] = '2';  // DOTNET_IPC_V2
+  EXPECT_EQ(clrReplyPayloadSize(h), -1);
+  header(h, 24, 0xFF, 0x00);
+  h[13] = 'x';  // the magic's NUL
+  EXPECT_EQ(clrReplyPayloadSize(h), -1);
+}
+
+TEST(ClrStatus, HResults) {
+  std::string why;
+  EXPECT_EQ(clrStatusOf(0, false, &why), kAttached);
+  EXPECT_EQ(clrStatusOf(0x8013136Au, true, &why), kAlreadyLoaded);  // CORPROF_E_PROFILER_ALREADY_ACTIVE
+  EXPECT_EQ(clrStatusOf(0x8013136Au, false, &why), kOtherProfiler);
+  EXPECT_NE(why.find("another profiler"), std::string::npos);
+  EXPECT_EQ(clrStatusOf(dotnet::kHrClientAlreadyRunning, false, &why), kAlreadyLoaded);
+  EXPECT_EQ(clrStatusOf(dotnet::kHrClientRuntimeTooOld, false, &why), kRuntimeTooOld);
+  EXPECT_EQ(clrStatusOf(0x80131385u, false, &why), kRuntimeTooOld);   // DS_IPC_E_UNKNOWN_COMMAND
+  EXPECT_EQ(clrStatusOf(0x80131515u, false, &why), kAttachDisabled);  // DS_IPC_E_NOTSUPPORTED
+  for (uint32_t hr : {0x8007007Eu, 0x8007007Fu, 0x80040111u}) {
+    EXPECT_EQ(clrStatusOf(hr, false, &why), kNoAgent) << std::hex << hr;
+  }
+  EXPECT_EQ(clrStatusOf(0x80131371u, false, &why), kError);  // DS_IPC_E_RUNTIME_UNINITIALIZED
+  EXPECT_NE(why.find("0x80131371"), std::string::npos) << why;
+  EXPECT_EQ(clrStatusOf(0x8013135Bu, false, &why), kError);
+  EXPECT_EQ(clrStatusOf(dotnet::kHrClientBadOptions, false, &why), kAgentFailed);
+  EXPECT_EQ(clrStatusOf(0x80131368u, false, &why), kAgentFailed);  // not attachable
+  EXPECT_EQ(clrStatusOf(0x80131375u, false, &why), kAgentFailed);  // cancelled
+  EXPECT_EQ(clrStatusOf(dotnet::kHrClientRuntimeRefused, false, &why), kAgentFailed);
+  EXPECT_NE(why.find("event mask"), std::string::npos) << why;
+  EXPECT_EQ(clrStatusOf(0x80004005u, false, &why), kAgentFailed);  // E_FAIL
+  EXPECT_NE(why.find("0x80004005"), std::string::npos) << why;
+}
+
+// A ProcessInfo2 payload (ProcessInfo3: a uint32 version first, a RID last).
+std::vector<uint8_t> processInfo(bool v3, const std::vector<std::u16string>& strings) {
+  std::vector<uint8_t> p;
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) p.push_back(uint8_t(v >> (8 * i)));
+  };
+  if (v3) u32(0);
+  for (int i = 0; i < 8; ++i) p.push_back(uint8_t(0x11 * i));  // pid
+  for (int i = 0; i < 16; ++i) p.push_back(uint8_t(i));        // runtime cookie
+  for (const std::u16string& s : strings) {
+    u32(uint32_t(s.size() + 1));
+    for (char16_t c : s) {
+      p.push_back(uint8_t(c));
+      p.push_back(uint8_t(c >> 8));
+    }
+    p.push_back(0);
+    p.push_back(0);
+  }
+  return p;
+}
+
+TEST(ClrProcessInfo, Version) {
+  const std::vector<std::u16string> s = {u"/usr/bin/dotnet app.dll", u"Linux", u"x64", u"app", u"10.0.12"};
+  EXPECT_EQ(clrProductVersion(processInfo(false, s), false), "10.0.12");
+  std::vector<std::u16string> s3 = s;
+  s3.back() = u"8.0.11+0f0d7a1b";
+  s3.push_back(u"linux-x64");
+  EXPECT_EQ(clrProductVersion(processInfo(true, s3), true), "8.0.11+0f0d7a1b");
+  // Read as the wrong version, the strings are misaligned: nothing, not garbage.
+  EXPECT_EQ(clrProductVersion(processInfo(false, s), true), "");
+  // Non-ASCII units are '?'.
+  std::vector<std::u16string> odd = s;
+  odd.back() = u"9.0.1-\u00e9";
+  EXPECT_EQ(clrProductVersion(processInfo(false, odd), false), "9.0.1-?");
+}
+
+TEST(ClrProcessInfo, TruncatedOrHostile) {
+  const std::vector<uint8_t> whole =
+      processInfo(false, {u"/usr/bin/dotnet app.dll", u"Linux", u"x64", u"app", u"10.0.12"});
+  for (size_t cut = 0; cut + 16 < whole.size(); ++cut) {  // the version's count is missing or too large
+    EXPECT_EQ(clrProductVersion(std::vector<uint8_t>(whole.begin(), whole.begin() + cut), false), "") << cut;
+  }
+  std::vector<uint8_t> huge = whole;
+  huge[24] = huge[25] = huge[26] = huge[27] = 0xFF;  // the command line's count: 4G units
+  EXPECT_EQ(clrProductVersion(huge, false), "");
+  EXPECT_EQ(clrProductVersion({}, true), "");
+}
+
+}  // namespace
+}  // namespace jitprov::cli
+
+// --- the .NET client's signature text (CoreCLR's own form) ------------------------------
+
+namespace jitprov::dotnet {
+namespace {
+
+SigNames names() {
+  SigNames n;
+  n.type_name = [](uint32_t token) {
+    if (token == 0x02000002) return std::string("JitWork.Node");
+    if (token == 0x01000005) return std::string("System.Collections.Generic.List`1");
+    return std::string("T") + std::to_string(token);
+  };
+  n.type_spec = [](uint32_t token, const uint8_t** sig, size_t* len) {
+    static const uint8_t kListOfInt[] = {0x15, 0x12, (5 << 2) | 1, 0x01, 0x08};  // List`1<int32>
+    if (token != 0x1B000001) return false;
+    *sig = kListOfInt;
+    *len = sizeof kListOfInt;
+    return true;
+  };
+  return n;
+}
+
+std::string format(const std::vector<uint8_t>& sig, bool* ok = nullptr) {
+  std::string out;
+  const bool r = formatMethodSig(sig.data(), sig.size(), names(), &out);
+  if (ok != nullptr) *ok = r;
+  return out;
+}
+
+TEST(ClrNames, CoreClrsForm) {
+  EXPECT_EQ(format({0x00, 0x02, 0x08, 0x08, 0x0E}), "int32  (int32,class System.String)");
+  EXPECT_EQ(format({0x20, 0x00, 0x01}), "instance void  ()");
+  EXPECT_EQ(format({0x20, 0x01, 0x01, 0x12, (2 << 2) | 0}), "instance void  (class JitWork.Node)");
+  EXPECT_EQ(format({0x00, 0x01, 0x1D, 0x0A, 0x11, (2 << 2) | 0}), "int64[]  (value class JitWork.Node)");
+  EXPECT_EQ(format({0x30, 0x01, 0x01, 0x1E, 0x00, 0x1D, 0x13, 0x00}), "instance generic !!0  (!0[])");
+  // A generic instantiation, inline in the blob and through a TypeSpec token (in a modifier).
+  EXPECT_EQ(format({0x00, 0x01, 0x01, 0x15, 0x12, (5 << 2) | 1, 0x01, 0x08}),
+            "void  (class System.Collections.Generic.List`1<int32>)");
+  bool ok = false;
+  EXPECT_NE(format({0x00, 0x01, 0x01, 0x1F, (1 << 2) | 2, 0x08}, &ok).find("List`1<int32> int32)"), std::string::npos);
+  EXPECT_TRUE(ok);
+  // vararg: the count holds the parameters after the sentinel too.
+  EXPECT_EQ(format({0x05, 0x02, 0x01, 0x08, 0x41, 0x0E}), "vararg void  (int32,...,class System.String)");
+}
+
+TEST(ClrNames, TruncatedBlobsDoNotParse) {
+  const std::vector<uint8_t> whole = {0x20, 0x02, 0x01, 0x12, (2 << 2) | 0, 0x1D, 0x08};
+  bool ok = false;
+  EXPECT_EQ(format(whole, &ok), "instance void  (class JitWork.Node,int32[])");
+  EXPECT_TRUE(ok);
+  // Cut anywhere, also between two parameters: the count says one is missing.
+  for (size_t cut = 0; cut < whole.size(); ++cut) {
+    format(std::vector<uint8_t>(whole.begin(), whole.begin() + cut), &ok);
+    EXPECT_FALSE(ok) << cut;
+  }
+  format({0x00, 0x01, 0x01, 0x1F, (2 << 2) | 2, 0x08}, &ok);  // an unknown TypeSpec
+  EXPECT_FALSE(ok);
+}
+
+}  // namespace
+}  // namespace jitprov::dotnet
