@@ -14,6 +14,7 @@
 #    pid (3), `sleep` (4), -XX:+DisableAttachMechanism (7, no SIGQUIT: no thread dump),
 #    -Xrs with its socket gone (7, no SIGQUIT: it would die), another uid without
 #    CAP_SYS_PTRACE (5), a stopped JVM (10 within --timeout 2, running after SIGCONT);
+#  - `jitprov ps` lists the JVMs with their version and whether jitprov is loaded;
 #  - a JVM in its own pid and mount namespaces (private /tmp) attached from outside.
 #   jvm_attach.sh JITPROV AGENT_SO VERIFY_BINARY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -118,6 +119,22 @@ pass "-Xrs without its socket: exit 7, \"$LAST_LINE\"; still running"
 expect 5 "^jitprov: PID $JAVA_PID \(java\) runs as uid 0, not as ours \(65534\)" \
   setpriv --reuid=65534 --regid=65534 --clear-groups "$JITPROV" attach "$JAVA_PID"
 pass "another uid: exit 5, \"$LAST_LINE\""
+# jitprov ps: from /proc alone, the attached JVM with jitprov, one never attached
+# without, `sleep` not at all; another uid sees none of root's JVMs and says so.
+"$JITPROV" ps --json >"$WORK/ps.json" || fail "jitprov ps --json"
+$PY - "$WORK/ps.json" "$JAVA_PID" "$D_PID" "$SL" <<'PY' || fail "jitprov ps: $(cat "$WORK/ps.json")"
+import json, sys
+rows = {r["pid"]: r for r in json.load(open(sys.argv[1]))["processes"]}
+attached, never, sleeper = (int(a) for a in sys.argv[2:5])
+assert rows[attached]["runtime"] == "HotSpot" and rows[attached]["version"].startswith("17") and rows[attached]["jitprov"], rows.get(attached)
+assert rows[never]["runtime"] == "HotSpot" and not rows[never]["jitprov"], rows.get(never)
+assert sleeper not in rows and all(r["runtime"] in ("HotSpot", "CoreCLR") for r in rows.values()), rows
+PY
+setpriv --reuid=65534 --regid=65534 --clear-groups "$JITPROV" ps >"$WORK/ps-nobody.out" 2>"$WORK/ps-nobody.err" ||
+  fail "jitprov ps as nobody"
+! grep -qw "$JAVA_PID" "$WORK/ps-nobody.out" && grep -q "processes of other users could not be inspected" "$WORK/ps-nobody.err" ||
+  fail "jitprov ps as nobody: $(cat "$WORK/ps-nobody.out" "$WORK/ps-nobody.err")"
+pass "jitprov ps: the attached JVM (HotSpot $($PY -c 'import json,sys; print([r["version"] for r in json.load(open(sys.argv[1]))["processes"] if r["pid"]==int(sys.argv[2])][0])' "$WORK/ps.json" "$JAVA_PID"), loaded), the other without, sleep not listed; as nobody: $(cat "$WORK/ps-nobody.err")"
 kill -STOP "$S_PID"
 t0=$(date +%s%N)
 expect 10 "is stopped \(state T\)" "$JITPROV" attach "$S_PID" --timeout 2

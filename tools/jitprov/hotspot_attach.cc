@@ -109,12 +109,10 @@ PerfData parsePerfData(const std::string& b) {
   return pd;
 }
 
-namespace {
-
 // The JVM's version: JAVA_VERSION= of its java.home's release file (java.home: the
 // directory above lib/server/libjvm.so, or hsperfdata's), else hsperfdata's
 // java.vm.version up to its '+'.
-std::string javaVersion(const TargetInfo& t, const PerfData& pd) {
+static std::string javaVersion(const TargetInfo& t, const PerfData& pd) {
   std::vector<std::string> homes;
   if (!pd.java_home.empty()) homes.push_back(pd.java_home);
   std::string lib = t.target.runtime_lib;
@@ -131,6 +129,10 @@ std::string javaVersion(const TargetInfo& t, const PerfData& pd) {
   }
   return pd.vm_version.substr(0, pd.vm_version.find('+'));
 }
+
+std::string hotspotVersion(const TargetInfo& t) { return javaVersion(t, readPerfData(t)); }
+
+namespace {
 
 int majorOf(const std::string& v) {
   // "17.0.21", "11.0.2", "1.8.0_392" (8), "21"

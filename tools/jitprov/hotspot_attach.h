@@ -19,6 +19,10 @@ inline constexpr int kMinHotSpotMajor = 17;
 
 AttachOutcome attachHotSpot(const TargetInfo& t, const AttachRequest& r);
 
+// The JVM's version without asking it anything ("17.0.21.1"; "" when unknown): its
+// release file, else its hsperfdata (`jitprov ps`, and the attach's check above).
+std::string hotspotVersion(const TargetInfo& t);
+
 // From the reply of a `load` (or of jcmd JVMTI.agent_load): the status and line for
 // `who` ("PID 1234 (java)"). Pure: unit-testable.
 AttachOutcome parseLoadReply(const std::string& reply, const std::string& who);

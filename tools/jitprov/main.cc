@@ -5,9 +5,12 @@
 // or .NET process (CoreCLR's diagnostics IPC: clr_attach.cc), after the
 // checks of target.cc. One line on stdout when attached, one on stderr when not; the
 // exit status says why (attach.h).
+//   jitprov ps [--json]
+// lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
 #include "attach.h"
 #include "cli.h"
 #include "hotspot_attach.h"
+#include "ps.h"
 #include "target.h"
 #include "clr_attach.h"
 
@@ -77,7 +80,14 @@ int main(int argc, char** argv) {
                      "the agent library (default: the one beside this jitprov in a build tree, else the installed "
                      "one); the target must see the same file at that path");
   attach->add_option("--timeout", aa.timeout, "give up after SECS seconds (default 10)")->check(tools::finiteIn(3600));
+  bool ps_json = false;
+  CLI::App* ps = cli.add_subcommand(
+      "ps",
+      "the processes running a runtime jitprov supports (HotSpot, CoreCLR): their runtime and version, and "
+      "whether jitprov is loaded in them; read from /proc, nothing asked of them");
+  ps->add_flag("--json", ps_json, "one JSON document instead of the table");
   if (const auto rc = tools::parseArgs(cli, "jitprov", argc, argv)) return *rc;
   if (attach->parsed()) return cli::attach(aa);
+  if (ps->parsed()) return cli::ps(ps_json);
   return cli::kUsage;
 }
