@@ -6,14 +6,25 @@
 // method signature text (tools/dotnet/clr_names.h) on metadata blobs built here.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "clr_names.h"
 #include "client_hresults.h"
+#include "jitprov/attach_io.h"
 #include "jitprov/clr_attach.h"
 #include "jitprov/hotspot_attach.h"
 #include "jitprov/target.h"
@@ -414,6 +425,266 @@ TEST(ClrProcessInfo, TruncatedOrHostile) {
   huge[24] = huge[25] = huge[26] = huge[27] = 0xFF;  // the command line's count: 4G units
   EXPECT_EQ(clrProductVersion(huge, false), "");
   EXPECT_EQ(clrProductVersion({}, true), "");
+}
+
+// --- attach_io: what root reads and runs against a target's choices -------------------
+
+// A fresh directory under /tmp, removed with its files at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/jitprov-io-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+  std::string file(const std::string& name, const std::string& bytes) const {
+    const std::string p = path + "/" + name;
+    FILE* f = std::fopen(p.c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    return p;
+  }
+};
+
+TEST(ReadSmall, ReadsARegularFileOfItsOwner) {
+  TempDir d;
+  const std::string p = d.file("hs", "abc\ndef");
+  std::string s;
+  EXPECT_EQ(readSmall(p, geteuid(), 100, &s), "");
+  EXPECT_EQ(s, "abc\ndef");
+  EXPECT_EQ(readSmall(p, kAnyOwner, 100, &s), "");
+}
+
+TEST(ReadSmall, AFifoDoesNotBlock) {
+  TempDir d;
+  const std::string p = d.path + "/fifo";
+  ASSERT_EQ(mkfifo(p.c_str(), 0600), 0);
+  std::string s = "stale";
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = readSmall(p, geteuid(), 100, &s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
+  EXPECT_EQ(s, "");
+}
+
+TEST(ReadSmall, ASymlinkIsRefused) {
+  TempDir d;
+  const std::string target = d.file("real", "secret");
+  const std::string link = d.path + "/link";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  std::string s;
+  const std::string why = readSmall(link, kAnyOwner, 100, &s);
+  EXPECT_NE(why.find("symbolic link"), std::string::npos) << why;
+  EXPECT_EQ(s, "");
+  // A device (a symlink's usual aim, /dev/zero) is no regular file either.
+  EXPECT_NE(readSmall("/dev/zero", kAnyOwner, 100, &s), "");
+  EXPECT_EQ(s, "");
+}
+
+TEST(ReadSmall, AnotherOwnerIsRefused) {
+  TempDir d;
+  const std::string p = d.file("hs", "abc");
+  std::string s;
+  const std::string why = readSmall(p, geteuid() + 1, 100, &s);
+  EXPECT_NE(why.find("owned by uid " + std::to_string(geteuid())), std::string::npos) << why;
+  EXPECT_EQ(s, "");
+}
+
+TEST(ReadSmall, AtMostMaxBytes) {
+  TempDir d;
+  const std::string p = d.file("big", std::string(1 << 20, 'x'));
+  std::string s;
+  EXPECT_EQ(readSmall(p, geteuid(), 4096, &s), "");
+  EXPECT_EQ(s.size(), 4096u);
+  EXPECT_EQ(readSmall(p, geteuid(), 5000, &s), "");
+  EXPECT_EQ(s.size(), 5000u);
+}
+
+TEST(ReadSmall, InsideARootSymlinksAndDotDotStayUnderIt) {
+  TempDir d;
+  ASSERT_EQ(mkdir((d.path + "/root").c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((d.path + "/root/jdk").c_str(), 0700), 0);
+  d.file("root/jdk/release", "JAVA_VERSION=\"17\"\n");
+  d.file("outside", "host file");
+  // An absolute symlink and a ".." path, both aimed at our own file system.
+  ASSERT_EQ(symlink((d.path + "/outside").c_str(), (d.path + "/root/jdk/abs").c_str()), 0);
+  ASSERT_EQ(symlink("/", (d.path + "/root/up").c_str()), 0);
+  std::string s;
+  EXPECT_EQ(readSmall("/jdk/release", geteuid(), 100, &s, d.path + "/root"), "");
+  EXPECT_EQ(s, "JAVA_VERSION=\"17\"\n");
+  EXPECT_NE(readSmall("/jdk/abs", kAnyOwner, 100, &s, d.path + "/root"), "");
+  EXPECT_NE(readSmall("/../outside", kAnyOwner, 100, &s, d.path + "/root"), "");
+  EXPECT_NE(readSmall("/up" + d.path + "/outside", kAnyOwner, 100, &s, d.path + "/root"), "");
+  EXPECT_EQ(s, "");
+}
+
+TEST(Printable, ControlCharactersAndLength) {
+  EXPECT_EQ(printable("java"), "java");
+  EXPECT_EQ(printable("a\x1b[2Jb\rc\nd\x7f\te"), "a?[2Jb?c?d??e");
+  EXPECT_EQ(printable(std::string("a\0b", 3)), "a?b");
+  EXPECT_EQ(printable(std::string(500, 'x')), std::string(200, 'x') + "...");
+  EXPECT_EQ(printable("abcdef", 3), "abc...");
+  EXPECT_EQ(printable("\xc3\xa9"), "\xc3\xa9");  // UTF-8 kept
+}
+
+TEST(Printable, DescribeFiltersComm) {
+  TargetInfo t;
+  t.target.pid = 7;
+  t.comm = "ja\x1b]0;pwned\x07va";
+  EXPECT_EQ(describe(t), "PID 7 (ja?]0;pwned?va)");
+}
+
+TargetInfo self() {
+  TargetInfo t;
+  t.target.pid = getpid();
+  t.target.euid = geteuid();
+  t.target.egid = getegid();
+  t.comm = "self";
+  return t;
+}
+
+TEST(RunAsTarget, TheOutcomeComesBack) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const AttachOutcome o = runAsTarget(self(), deadline, [] {
+    return AttachOutcome{kAgentFailed, "line with\nnewline " + std::to_string(getpid()), "17.0.1"};
+  });
+  EXPECT_EQ(o.status, kAgentFailed);
+  EXPECT_EQ(o.version, "17.0.1");
+  EXPECT_EQ(o.line.rfind("line with\nnewline ", 0), 0u) << o.line;
+  EXPECT_NE(o.line, "line with\nnewline " + std::to_string(getpid()));  // it ran in a child
+}
+
+TEST(RunAsTarget, TheDeadlineKillsTheChildAndIsTimedOut) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const AttachOutcome o = runAsTarget(self(), t0 + std::chrono::milliseconds(300), [] {
+    for (;;) pause();  // a connect or a read that never returns
+    return AttachOutcome{};
+  });
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(o.status, kTimedOut) << o.line;
+  EXPECT_NE(o.line.find("PID " + std::to_string(getpid()) + " (self)"), std::string::npos) << o.line;
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+TEST(RunAsTarget, AChildThatDiesIsAnError) {
+  const AttachOutcome o = runAsTarget(self(), std::chrono::steady_clock::now() + std::chrono::seconds(5), [] {
+    _exit(3);
+    return AttachOutcome{};
+  });
+  EXPECT_EQ(o.status, kError);
+  EXPECT_NE(o.line.find("exit 3"), std::string::npos) << o.line;
+}
+
+TEST(RunAsTarget, DropsEveryIdAndGroupOfRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TargetInfo t = self();
+  t.target.euid = 65534;
+  t.target.egid = 65533;
+  const AttachOutcome o = runAsTarget(t, std::chrono::steady_clock::now() + std::chrono::seconds(5), [] {
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
+    getresuid(&r, &e, &s);
+    getresgid(&gr, &ge, &gs);
+    const int groups = getgroups(0, nullptr);
+    return AttachOutcome{kAttached,
+                         std::to_string(r) + " " + std::to_string(e) + " " + std::to_string(s) + " " +
+                             std::to_string(gr) + " " + std::to_string(ge) + " " + std::to_string(gs) + " " +
+                             std::to_string(groups),
+                         {}};
+  });
+  EXPECT_EQ(o.status, kAttached);
+  EXPECT_EQ(o.line, "65534 65534 65534 65533 65533 65533 0");
+}
+
+TEST(RunAsTarget, WithoutThePrivilegeToSwitchItIsPermission) {
+  TargetInfo t = self();
+  t.target.euid = geteuid() == 0 ? 0 : geteuid() + 1;
+  bool ran = false;
+  const auto run = [&ran] {
+    ran = true;
+    return AttachOutcome{kAttached, "ran", {}};
+  };
+  if (geteuid() == 0) {
+    // As root, drop first in a child of our own, then ask for root back.
+    const AttachOutcome o = runAsTarget(self(), std::chrono::steady_clock::now() + std::chrono::seconds(5), [&] {
+      if (setresuid(65534, 65534, 65534) != 0) return AttachOutcome{kError, "setresuid", {}};
+      TargetInfo root = self();
+      root.target.euid = 0;
+      return runAsTarget(root, std::chrono::steady_clock::now() + std::chrono::seconds(5), run);
+    });
+    EXPECT_EQ(o.status, kPermission) << o.line;
+    EXPECT_NE(o.line.find("cannot take its ids"), std::string::npos) << o.line;
+  } else {
+    const AttachOutcome o = runAsTarget(t, std::chrono::steady_clock::now() + std::chrono::seconds(5), run);
+    EXPECT_EQ(o.status, kPermission) << o.line;
+  }
+}
+
+// A Unix listener with its backlog full: HotSpot's listener, stuck, with jcmd clients
+// queued. The connect must end at the deadline.
+TEST(ConnectUnix, AFullBacklogTimesOut) {
+  TempDir d;
+  const std::string path = d.path + "/sock";
+  const int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(l, 0), 0);
+  std::vector<int> queued;
+  for (int i = 0; i < 8; ++i) {
+    const int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      close(c);
+      break;
+    }
+    queued.push_back(c);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  int fd = -1, err = 0;
+  const IoStatus st = connectUnix(path, t0 + std::chrono::milliseconds(300), &fd, &err);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(st, IoStatus::kTimedOut);
+  EXPECT_EQ(fd, -1);
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+  // Accepted, the listener's queue has room: then it connects, and the peer is us.
+  for (int c : queued) {
+    const int s = accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+    if (s >= 0) close(s);
+    close(c);
+  }
+  ASSERT_EQ(connectUnix(path, std::chrono::steady_clock::now() + std::chrono::seconds(2), &fd, &err), IoStatus::kOk);
+  pid_t peer = 0;
+  EXPECT_TRUE(peerPidIs(fd, getpid(), &peer));
+  EXPECT_EQ(peer, getpid());
+  EXPECT_FALSE(peerPidIs(fd, getpid() + 1));
+  close(fd);
+  close(l);
+  EXPECT_EQ(connectUnix(d.path + "/none", std::chrono::steady_clock::now() + std::chrono::seconds(1), &fd, &err),
+            IoStatus::kError);
+  EXPECT_EQ(err, ENOENT);
+}
+
+TEST(RecvAll, CapAndDeadline) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), 0);
+  int err = 0;
+  std::string got;
+  ASSERT_EQ(sendAll(sv[1], std::string(100, 'r'), std::chrono::steady_clock::now() + std::chrono::seconds(1), &err),
+            IoStatus::kOk);
+  EXPECT_EQ(recvAll(sv[0], 1 << 16, std::chrono::steady_clock::now() + std::chrono::milliseconds(100), &got, &err),
+            IoStatus::kTimedOut);  // no EOF yet
+  EXPECT_EQ(got.size(), 100u);
+  ASSERT_EQ(sendAll(sv[1], std::string(100, 'r'), std::chrono::steady_clock::now() + std::chrono::seconds(1), &err),
+            IoStatus::kOk);
+  got.clear();
+  EXPECT_EQ(recvAll(sv[0], 150, std::chrono::steady_clock::now() + std::chrono::seconds(1), &got, &err),
+            IoStatus::kTooLarge);
+  close(sv[1]);
+  got.clear();
+  EXPECT_EQ(recvAll(sv[0], 150, std::chrono::steady_clock::now() + std::chrono::seconds(1), &got, &err), IoStatus::kOk);
+  close(sv[0]);
 }
 
 }  // namespace
