@@ -104,6 +104,7 @@ true & gone=$!; wait "$gone"
 expect 3 "^jitprov: no process $gone" "$JITPROV" attach "$gone"
 pass "no such pid: exit 3, \"$LAST_LINE\""
 sleep 100 & SL=$!; track_pid "$SL"
+for _ in $(seq 50); do [ "$(cat /proc/$SL/comm 2>/dev/null)" = sleep ] && break; sleep 0.1; done  # exec'd: not bash yet
 expect 4 "^jitprov: PID $SL \(sleep\) runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped" \
   "$JITPROV" attach "$SL"
 pass "not a runtime: exit 4, \"$LAST_LINE\""
