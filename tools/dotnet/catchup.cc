@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -199,12 +200,40 @@ class Namer {
 
 }  // namespace
 
-CatchUpResult catchUp(void* info, Mirror& mirror) {
+// The lock order (review item 1 of jitprov attach): CoreCLR raises MethodUnloadVerbose
+// for a collectible context's code from inside its own walk of the code heaps
+// (SendEventsForJitMethodsHelper in a CodeHeapIterator: the heaps' lock held, and on
+// the builds that report code version ids the CodeVersionManager's lock too), and the
+// client's unload callbacks then wait for the catch-up's mutex. So the catch-up never
+// asks CoreCLR for either lock while it holds that mutex:
+//   - EnumJITedFunctions walks the same CodeHeapIterator (the heaps' lock): called
+//     with the mutex free, before any of it is taken;
+//   - GetNativeCodeStartAddresses takes the CodeVersionManager's lock
+//     (proftoeeinterfaceimpl.cpp: its LockHolder around the IL version's native code
+//     versions, as GetCodeInfo3 does), and GetCodeInfo4 the ExecutionManager's reader
+//     lock (GetCodeInfoFromCodeStart -> GetFunctionInfoInternal -> EECodeInfo::Init),
+//     which waits for a writer that an unloading thread may be (DeleteRange): both
+//     called with the mutex free;
+//   - under the mutex, only what takes no lock of CoreCLR's code heaps or code
+//     versions: the tombstone checks, GetFunctionInfo2 (a MethodDesc read),
+//     GetClassIDInfo2 and IsArrayClass (CANNOT_TAKE_LOCK), the metadata reads
+//     (GetModuleMetaData, IMetaDataImport: the metadata's own locks, which CoreCLR does
+//     not hold across an event), GetModuleInfo2 (a new module's path) and jitprov's own
+//     publication (its locks come after the mutex on both sides, as in the callbacks).
+// What the mutex no longer covers, from the enumeration to each method's turn, the
+// tombstones do: every unload from the session's first event on is recorded (the
+// FunctionID, the code address, the module; Mirror::beginCatchUp), a method is looked
+// at only when its FunctionID is not among them (checked before anything dereferences
+// it: CoreCLR keeps a FunctionID usable until its unload event has been delivered),
+// and a body is published only when neither it nor its module nor its method was
+// unloaded, checked under the mutex in the same hold as the publication. Left open: the
+// few microseconds in which GetNativeCodeStartAddresses and GetCodeInfo4 run unheld,
+// when an unload that began after the check could free the method under them, and an
+// unload whose events all came before the session existed (docs/dotnet.md, "Attach").
+CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks) {
   CatchUpResult r;
   const auto t0 = std::chrono::steady_clock::now();
   Counters& c = mirror.counters();
-  // Unloads wait from here to the last publication (mirror.h).
-  const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
   void* en = nullptr;
   if (comCall<HRESULT>(info, kInfoEnumJITedFunctions, &en) != kOk || en == nullptr) {
     c.caught_errors.fetch_add(1, std::memory_order_relaxed);
@@ -224,22 +253,39 @@ CatchUpResult catchUp(void* info, Mirror& mirror) {
   }
   comCall<uint32_t>(en, kInfoRelease);
   r.functions = order.size();
+  // Tests only (catchup_delay_ms=): unloads land between the enumeration and the
+  // publications, where only the tombstones keep them from being undone.
+  if (hooks.delay_ms != 0) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.delay_ms));
 
   const Images images;
   Namer namer(info);
   std::vector<uint64_t> addrs(64);
   for (const uint64_t fid : order) {
-    uint64_t cls = 0, module = 0;
-    uint32_t token = 0, nargs = 0;
-    if (comCall<HRESULT>(info, kInfoGetFunctionInfo2, fid, uint64_t(0), &cls, &module, &token, uint32_t(0), &nargs,
-                         static_cast<uint64_t*>(nullptr)) != kOk) {
-      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
-      continue;
+    CaughtBody b;
+    b.method_id = fid;
+    {
+      const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
+      if (mirror.functionUnloaded(fid)) {  // before anything dereferences it
+        c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
+        continue;
+      }
+      uint64_t cls = 0;
+      uint32_t nargs = 0;
+      if (comCall<HRESULT>(info, kInfoGetFunctionInfo2, fid, uint64_t(0), &cls, &b.module_id, &b.token, uint32_t(0),
+                           &nargs, static_cast<uint64_t*>(nullptr)) != kOk) {
+        c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (mirror.moduleUnloaded(b.module_id)) {  // before anything of the module is read
+        c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
+        continue;
+      }
+      if (!namer.method(cls, b.module_id, b.token, &b)) {
+        c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
     }
-    if (mirror.moduleUnloaded(module)) {  // before anything of the module is read
-      c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
-      continue;
-    }
+    // Unheld: CoreCLR's code version and code manager locks (above).
     uint32_t n = 0;
     if (comCall<HRESULT>(info, kInfoGetNativeCodeStartAddresses, fid, uint64_t(0), uint32_t(addrs.size()), &n,
                          addrs.data()) != kOk) {
@@ -248,38 +294,35 @@ CatchUpResult catchUp(void* info, Mirror& mirror) {
     }
     n = std::min<uint32_t>(n, uint32_t(addrs.size()));
     if (n == 0) continue;
-    CaughtBody b;
-    b.method_id = fid;
-    b.module_id = module;
-    b.token = token;
-    if (!namer.method(cls, module, token, &b)) {
-      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
-      continue;
-    }
     // CoreCLR lists the default native code version first (tier 0, or precompiled
     // code), then the explicit ones newest first, numbered from 1 in their order of
     // creation: ids n-1 .. 1 (an inference from codeversion.cpp, not an API).
     const bool r2r = images.contains(addrs[0]);  // precompiled default code: not JIT'd, not mirrored
     if (r2r) c.caught_r2r.fetch_add(1, std::memory_order_relaxed);
     // Oldest first, so that the newest is published last and made the active one.
-    std::vector<std::pair<uint64_t, uint32_t>> bodies;  // address, version id
-    if (!r2r) bodies.emplace_back(addrs[0], 0);
-    for (uint32_t i = n - 1; i >= 1; --i) bodies.emplace_back(addrs[i], n - i);
-    for (size_t i = 0; i < bodies.size(); ++i) {
+    std::vector<std::pair<uint64_t, uint32_t>> versions;  // address, version id
+    if (!r2r) versions.emplace_back(addrs[0], 0);
+    for (uint32_t i = n - 1; i >= 1; --i) versions.emplace_back(addrs[i], n - i);
+    std::vector<CaughtBody> bodies;
+    for (size_t i = 0; i < versions.size(); ++i) {
       PrfCodeInfo ci[4];
       uint32_t parts = 0;
-      if (comCall<HRESULT>(info, kInfoGetCodeInfo4, bodies[i].first, uint32_t(4), &parts, ci) != kOk || parts == 0) {
+      if (comCall<HRESULT>(info, kInfoGetCodeInfo4, versions[i].first, uint32_t(4), &parts, ci) != kOk || parts == 0) {
         c.caught_errors.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
       if (parts > 1) c.cold_parts.fetch_add(parts - 1, std::memory_order_relaxed);
-      b.start = bodies[i].first;
+      b.start = versions[i].first;
       b.size = uint32_t(ci[0].size);
-      b.host_version = bodies[i].second;
+      b.host_version = versions[i].second;
       b.tier = b.host_version == 0 ? JITPROV_TIER0 : JITPROV_TIER1;
-      b.activate = i + 1 == bodies.size();
-      mirror.publishCaught(b);
+      b.activate = i + 1 == versions.size();
+      bodies.push_back(b);
     }
+    // The checks and the publications in one hold: an unload either came before it (a
+    // tombstone, the body skipped) or waits for it (and undoes the publication).
+    const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
+    for (const CaughtBody& body : bodies) mirror.publishCaught(body);
   }
   r.ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   return r;

@@ -18,7 +18,16 @@ struct CatchUpResult {
   uint64_t ns = 0;         // how long it took
 };
 
-// info: ICorProfilerInfo12. Runs on CoreCLR's thread of ProfilerAttachComplete.
-CatchUpResult catchUp(void* info, Mirror& mirror);
+// For tests only (JITPROV_DOTNET's catchup_delay_ms=, docs/dotnet.md): the catch-up
+// waits delay_ms between its enumeration and its first method, so that unloads land
+// inside it (tests/integration/dotnet_attach.sh). 0 in any real use.
+struct CatchUpTestHooks {
+  uint32_t delay_ms = 0;
+};
+
+// info: ICorProfilerInfo12. Runs on CoreCLR's thread of ProfilerAttachComplete. Holds
+// the mirror's catch-up mutex only around what takes none of CoreCLR's code heap and
+// code version locks (catchup.cc: the lock order).
+CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks = {});
 
 }  // namespace jitprov::dotnet

@@ -183,7 +183,10 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   std::unique_lock<std::mutex> catchup;
   if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
     catchup = holdUnloads();
-    if ((ev.flags & kMethodDynamic) == 0) dead_code_.insert(ev.start);
+    if ((ev.flags & kMethodDynamic) == 0) {  // CoreCLR's enumeration never lists a dynamic method
+      dead_code_.insert(ev.start);
+      dead_functions_.insert(ev.method_id);
+    }
   }
   // A dynamic method (LCG) is destroyed whole, and CoreCLR hands its MethodID out again
   // to the next dynamic method it makes: the jitprov method goes with its code, so that
@@ -231,7 +234,8 @@ void Mirror::moduleUnload(const ModuleEvent& ev) {
 }
 
 void Mirror::publishCaught(const CaughtBody& b) {
-  if (dead_modules_.count(b.module_id) != 0 || dead_code_.count(b.start) != 0) {
+  if (dead_modules_.count(b.module_id) != 0 || dead_code_.count(b.start) != 0 ||
+      dead_functions_.count(b.method_id) != 0) {
     c_.caught_unloaded.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -277,6 +281,7 @@ void Mirror::endCatchUp() {
   catchup_.store(false, std::memory_order_release);
   dead_modules_.clear();
   dead_code_.clear();
+  dead_functions_.clear();
 }
 
 void Mirror::badPayload(uint32_t event_id) {

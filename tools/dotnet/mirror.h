@@ -94,15 +94,17 @@ class Mirror {
 
   // The catch-up of an attach: the code JIT'd before the client's session existed,
   // enumerated and published while the session's events flow. beginCatchUp() comes
-  // before the session starts: every unload from then on is remembered (under the
-  // catch-up mutex, which the unload callbacks hold across their work while a catch-up
-  // may run), so that a body the enumeration found is not published after CoreCLR
-  // unloaded it. holdUnloads() is held across the enumeration and the publications: an
-  // unload raised meanwhile waits for it (CoreCLR raises the event before it frees the
-  // module), and an unload raised before it is in the tombstones.
+  // before the session starts: every unload from then on is remembered (its FunctionID,
+  // its code address, the module), under the catch-up mutex, which the unload callbacks
+  // take across their work while a catch-up may run. The catch-up holds the mutex
+  // (holdUnloads) only per method, around what takes none of CoreCLR's code heap and
+  // code version locks (catchup.cc: the lock order), and publishes under it only what
+  // no tombstone names: an unload raised meanwhile waits for the publication and undoes
+  // it, one raised before is in the tombstones.
   void beginCatchUp() { catchup_.store(true, std::memory_order_release); }
   std::unique_lock<std::mutex> holdUnloads() { return std::unique_lock<std::mutex>(catchup_mu_); }
   bool moduleUnloaded(uint64_t clr_module) const { return dead_modules_.count(clr_module) != 0; }  // under holdUnloads
+  bool functionUnloaded(uint64_t fid) const { return dead_functions_.count(fid) != 0; }            // under holdUnloads
   void publishCaught(const CaughtBody& b);                                                         // under holdUnloads
   void endCatchUp();
   Counters& counters() { return c_; }
@@ -141,9 +143,9 @@ class Mirror {
   std::mutex modules_mu_;                            // guards modules_
   std::unordered_map<uint64_t, ModuleRef> modules_;  // CoreCLR ModuleID -> jitprov module
 
-  std::atomic<bool> catchup_{false};                       // a catch-up may run: unloads take catchup_mu_
-  std::mutex catchup_mu_;                                  // guards the tombstones; held across a catch-up
-  std::unordered_set<uint64_t> dead_modules_, dead_code_;  // unloaded since beginCatchUp
+  std::atomic<bool> catchup_{false};  // a catch-up may run: unloads take catchup_mu_
+  std::mutex catchup_mu_;             // guards the tombstones; held across a catch-up
+  std::unordered_set<uint64_t> dead_modules_, dead_code_, dead_functions_;  // unloaded since beginCatchUp
 
   std::mutex error_mu_;  // guards first_error_
   std::string first_error_;
