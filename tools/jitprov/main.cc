@@ -31,11 +31,10 @@ struct AttachArgs {
 int attach(const AttachArgs& a) {
   TargetInfo t;
   AttachOutcome o = findTarget(pid_t(a.pid), &t);
-  // HotSpot: the agent answers itself (74: already loaded), and knows better than the
-  // maps, which keep its library and libjitprov after a start that failed and was undone
-  // (HotSpot's dlclose of a -z nodelete library unmaps nothing): a retry must go through.
-  if (o.status == kAttached && t.target.jitprov_loaded && t.target.runtime != Runtime::kHotSpot)
-    o = AttachOutcome{kAlreadyLoaded, "jitprov is already loaded in " + describe(t) + ": nothing registered twice", {}};
+  // "Already loaded" is the agent's answer (HotSpot: 74) or the runtime's with the
+  // client's ready mark (CoreCLR: ALREADY_ACTIVE), never the maps': they keep the agent's
+  // library and libjitprov after a start that failed and was undone, and a retry must go
+  // through.
   AttachRequest r;
   if (o.status == kAttached) o = findAgent(t, a.agent, &r.agent);
   if (o.status == kAttached) {
