@@ -24,10 +24,10 @@
 
 #include "clr_names.h"
 #include "client_hresults.h"
-#include "jitprov/attach_io.h"
-#include "jitprov/clr_attach.h"
-#include "jitprov/hotspot_attach.h"
-#include "jitprov/target.h"
+#include "attach_io.h"
+#include "clr_attach.h"
+#include "hotspot_attach.h"
+#include "target.h"
 #include "jvmti/attach_codes.h"
 
 namespace jitprov::cli {
@@ -581,17 +581,23 @@ TEST(RunAsTarget, DropsEveryIdAndGroupOfRoot) {
   TargetInfo t = self();
   t.target.euid = 65534;
   t.target.egid = 65533;
-  const AttachOutcome o = runAsTarget(t, std::chrono::steady_clock::now() + std::chrono::seconds(5), [] {
-    uid_t r, e, s;
-    gid_t gr, ge, gs;
-    getresuid(&r, &e, &s);
-    getresgid(&gr, &ge, &gs);
-    const int groups = getgroups(0, nullptr);
-    return AttachOutcome{kAttached,
-                         std::to_string(r) + " " + std::to_string(e) + " " + std::to_string(s) + " " +
-                             std::to_string(gr) + " " + std::to_string(ge) + " " + std::to_string(gs) + " " +
-                             std::to_string(groups),
-                         {}};
+  // Root with supplementary groups (4, adm: what a root shell often has), in a child of
+  // our own, so that the drop has some to remove.
+  const AttachOutcome o = runAsTarget(self(), std::chrono::steady_clock::now() + std::chrono::seconds(5), [&t] {
+    const gid_t extra[] = {0, 4};
+    if (setgroups(2, extra) != 0) return AttachOutcome{kError, "setgroups", {}};
+    return runAsTarget(t, std::chrono::steady_clock::now() + std::chrono::seconds(5), [] {
+      uid_t r, e, s;
+      gid_t gr, ge, gs;
+      getresuid(&r, &e, &s);
+      getresgid(&gr, &ge, &gs);
+      const int groups = getgroups(0, nullptr);
+      return AttachOutcome{kAttached,
+                           std::to_string(r) + " " + std::to_string(e) + " " + std::to_string(s) + " " +
+                               std::to_string(gr) + " " + std::to_string(ge) + " " + std::to_string(gs) + " " +
+                               std::to_string(groups),
+                           {}};
+    });
   });
   EXPECT_EQ(o.status, kAttached);
   EXPECT_EQ(o.line, "65534 65534 65534 65533 65533 65533 0");
@@ -676,7 +682,7 @@ TEST(RecvAll, CapAndDeadline) {
   EXPECT_EQ(recvAll(sv[0], 1 << 16, std::chrono::steady_clock::now() + std::chrono::milliseconds(100), &got, &err),
             IoStatus::kTimedOut);  // no EOF yet
   EXPECT_EQ(got.size(), 100u);
-  ASSERT_EQ(sendAll(sv[1], std::string(100, 'r'), std::chrono::steady_clock::now() + std::chrono::seconds(1), &err),
+  ASSERT_EQ(sendAll(sv[1], std::string(200, 'r'), std::chrono::steady_clock::now() + std::chrono::seconds(1), &err),
             IoStatus::kOk);
   got.clear();
   EXPECT_EQ(recvAll(sv[0], 150, std::chrono::steady_clock::now() + std::chrono::seconds(1), &got, &err),

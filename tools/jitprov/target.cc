@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "target.h"
 
+#include "attach_io.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +47,7 @@ AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, 
 }  // namespace
 
 std::string describe(const TargetInfo& t) {
-  return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + t.comm + ")");
+  return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
 }
 
 bool havePtraceCapability() {
