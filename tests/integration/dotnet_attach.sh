@@ -12,11 +12,20 @@
 #    CoreCLR's in jitprov's next rundown with the same address, size and name
 #    (namespace, name, signature), none in jitprov's previous one that CoreCLR lacks
 #    (nothing stale) (dotnet_attach_check.py);
-#  - a second attach: "already loaded" (9), nothing registered twice (one catch-up).
+#  - the catch-up raced by unloads: the client's test hook catchup_delay_ms=1500 holds
+#    it between its enumeration and its publications while the workload unloads a
+#    context every round, so unloads land inside it: they are counted (catch_up.unloaded
+#    > 0), the attach answers within its timeout (no deadlock between the unload
+#    callbacks and CoreCLR's code heap lock), and the cross-check still holds;
+#  - a second attach: CoreCLR's ALREADY_ACTIVE with the client's ready mark, "already
+#    loaded" (9): nothing registered twice (one catch-up).
 # Bad targets: DOTNET_EnableDiagnostics=0 -> 7 (attach disabled); the client loaded at
-# start-up (CORECLR_* environment) -> 9 (already loaded), its catch-up never run; a
+# start-up (CORECLR_* environment) -> 9 (already loaded, decided by the IPC's answer,
+# not the maps), its catch-up never run; bad options -> 11 (the client refused them),
+# then a good attach of the same process -> 0 (a refusal leaves nothing behind); a
 # stopped process (SIGSTOP) -> 10 (timed out) within the 2 s timeout, and after SIGCONT
-# it runs on and exits 0.
+# it runs on and exits 0. Every refused attach: exit status, one line on stderr,
+# nothing on stdout (expect).
 #   dotnet_attach.sh PROFILER_SO JITPROV VERIFY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 USAGE="usage: dotnet_attach.sh PROFILER_SO JITPROV VERIFY SOURCE_DIR"
@@ -41,31 +50,57 @@ wait_for() {
 }
 
 # --- bad targets ------------------------------------------------------------------------
-# attach_rc PID [OPTIONS...]: the harness's exit status, its line in $WORK/attach.out.
-attach_rc() {
+# expect STATUS LINE_REGEX PID [OPTIONS...]: `jitprov attach` exits STATUS and prints one
+# line on stderr matching LINE_REGEX, nothing on stdout (as jvm_attach.sh's).
+expect() {
+  local want=$1 re=$2 pid=$3; shift 3
+  "$ATTACH" attach "$pid" --agent "$AGENT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; local rc=$?
+  [ $rc -eq "$want" ] || fail "attach $pid $*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "$re" "$WORK/cmd.err" ||
+    fail "attach $pid $*: output: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  LAST_LINE=$(cat "$WORK/cmd.err")
+}
+# attached PID [OPTIONS...]: `jitprov attach` exits 0 with its one line on stdout.
+attached() {
   local pid=$1; shift
-  "$ATTACH" attach "$pid" --agent "$AGENT" "$@" >"$WORK/attach.out" 2>&1
+  "$ATTACH" attach "$pid" --agent "$AGENT" "$@" >"$WORK/attach.out" 2>"$WORK/attach.err" ||
+    fail "attach $pid $*: exit $?: $(cat "$WORK/attach.out" "$WORK/attach.err")"
+  [ ! -s "$WORK/attach.err" ] && grep -q "^jitprov: attached to PID $pid: CoreCLR [0-9]" "$WORK/attach.out" ||
+    fail "attach $pid $*: output: $(cat "$WORK/attach.out" "$WORK/attach.err")"
+  cat "$WORK/attach.out"
 }
 DOTNET_EnableDiagnostics=0 "${APP[@]}" --seconds 3 >"$WORK/bad.out" 2>&1 &
 pid=$!
 track_pid "$pid"
 sleep 1
-attach_rc "$pid"; rc=$?
-[ $rc -eq 7 ] && grep -q "no diagnostics socket" "$WORK/attach.out" ||
-  fail "DOTNET_EnableDiagnostics=0: exit $rc (want 7): $(cat "$WORK/attach.out")"
+expect 7 "no diagnostics socket" "$pid"
 wait "$pid" || fail "DOTNET_EnableDiagnostics=0: the app failed: $(cat "$WORK/bad.out")"
+pass "DOTNET_EnableDiagnostics=0: exit 7, \"$LAST_LINE\""
 
 CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}' CORECLR_PROFILER_PATH="$AGENT" \
   JITPROV_DOTNET="perfmap=off,verbose,stats=$WORK/startup.json" "${APP[@]}" --seconds 3 >"$WORK/startup.out" 2>&1 &
 pid=$!
 track_pid "$pid"
 sleep 1.5
-attach_rc "$pid" --options verbose; rc=$?
-[ $rc -eq 9 ] && grep -q "already" "$WORK/attach.out" ||
-  fail "the client loaded at start-up: exit $rc (want 9): $(cat "$WORK/attach.out")"
+expect 9 "client runs in it already \(CoreCLR: CORPROF_E_PROFILER_ALREADY_ACTIVE" "$pid" --options verbose
 wait "$pid" || fail "the client loaded at start-up: the app failed: $(cat "$WORK/startup.out")"
 [ "$(grep -c '^jitprov-dotnet: \(loaded in\|attached to\)' "$WORK/startup.out")" -eq 1 ] &&
   ! grep -q "caught up" "$WORK/startup.out" || fail "the client started twice: $(cat "$WORK/startup.out")"
+pass "the client loaded at start-up: exit 9, \"$LAST_LINE\"; started once"
+
+# Bad options, then a retry of the same process: the refusal left nothing behind.
+"${APP[@]}" --seconds 4 >"$WORK/retry.out" 2>&1 &
+pid=$!
+track_pid "$pid"
+sleep 1
+expect 11 "the client refused its options" "$pid" --options bogus
+bad_line=$LAST_LINE
+attached "$pid" --options "perfmap=off,verbose"
+wait "$pid" || fail "bad options, then a retry: the app failed: $(cat "$WORK/retry.out")"
+grep -q "jitprov-dotnet: .*bogus" "$WORK/retry.out" && grep -q "^jitprov-dotnet: attached to pid $pid" "$WORK/retry.out" &&
+  [ "$(grep -c '^jitprov-dotnet: caught up' "$WORK/retry.out")" -eq 1 ] ||
+  fail "bad options, then a retry: $(cat "$WORK/retry.out")"
+pass "bad options: exit 11, \"$bad_line\"; the retry: attached, one catch-up"
 
 "${APP[@]}" --seconds 4 >"$WORK/stopped.out" 2>&1 &
 pid=$!
@@ -73,14 +108,13 @@ track_pid "$pid"
 sleep 1
 kill -STOP "$pid"
 t0=$(mono_ns)
-attach_rc "$pid" --timeout 2; rc=$?
+expect 10 "did not answer .* within 2000 ms" "$pid" --timeout 2
 took_ms=$((($(mono_ns) - t0) / 1000000))
 kill -CONT "$pid"
-[ $rc -eq 10 ] && [ "$took_ms" -lt 3000 ] ||
-  fail "a stopped process: exit $rc in $took_ms ms (want 10 within 2 s): $(cat "$WORK/attach.out")"
+[ "$took_ms" -lt 3000 ] || fail "a stopped process: exit 10 in $took_ms ms (want within 2 s)"
 wait "$pid" && grep -q "^JitWork: " "$WORK/stopped.out" ||
   fail "the stopped process did not run on after SIGCONT: $(cat "$WORK/stopped.out")"
-pass "DOTNET_EnableDiagnostics=0: 7; the client loaded at start-up: 9, started once; a stopped process: 10 in $took_ms ms, and it ran on after SIGCONT"
+pass "a stopped process: exit 10 in $took_ms ms, \"$LAST_LINE\"; it ran on after SIGCONT"
 
 # --- the attach under churn, then the cross-check ------------------------------------------
 CLR="$WORK/cr/out/jitprov-clr-rundown"
@@ -96,12 +130,13 @@ APP_PID=$!
 track_pid "$APP_PID"
 sleep 2.5
 mono_ns >"$WORK/attached"
-attach_rc "$APP_PID" --options "trigger=session,every:1,perfmap=off,verbose,stats=$WORK/client.json" ||
-  fail "attach: exit $?: $(cat "$WORK/attach.out")"
-cat "$WORK/attach.out"
-grep -q "^jitprov: attached to PID $APP_PID: CoreCLR [0-9]" "$WORK/attach.out" || fail "attach line"
-attach_rc "$APP_PID"; rc=$?
-[ $rc -eq 9 ] || fail "a second attach: exit $rc (want 9): $(cat "$WORK/attach.out")"
+# catchup_delay_ms (a test hook): unloads land between the enumeration and the
+# publications; the attach's timeout (10 s) bounds it all, a deadlock would give 10.
+t0=$(mono_ns)
+attached "$APP_PID" --options "trigger=session,every:1,perfmap=off,verbose,catchup_delay_ms=1500,stats=$WORK/client.json"
+attach_ms=$((($(mono_ns) - t0) / 1000000))
+expect 9 "client runs in it already \(CoreCLR: CORPROF_E_PROFILER_ALREADY_ACTIVE" "$APP_PID"
+second_line=$LAST_LINE
 wait_for "$WORK/ready" quiet || { cat "$WORK/app.out" >&2; fail "the workload did not reach its quiet phase"; }
 read -r _ pid quiet_ns <"$WORK/ready"
 echo "$quiet_ns" >"$WORK/quiet"
@@ -124,5 +159,5 @@ grep "^jitprov-dotnet: caught up" "$WORK/app.out" || fail "no catch-up: $(cat "$
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_attach_check.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"
-pass "attached under churn: rundowns verified and identical to CoreCLR's own rundown; a second attach refused"
+pass "attached under churn in $attach_ms ms (a 1.5 s catch-up delay): rundowns verified and identical to CoreCLR's own rundown; a second attach: exit 9, \"$second_line\", one catch-up"
 rm -rf "$WORK"

@@ -12,7 +12,8 @@ know (the tier of the bodies JIT'd before it):
     the attach enumerated), printed;
   - the attach happened under churn: CoreCLR unloaded collectible modules after it;
     and nothing was unloaded while CoreCLR's rundown ran (the quiet phase);
-  - the client's counters: a catch-up that published bodies, nothing refused or lost.
+  - the client's counters: a catch-up that published bodies, nothing refused or lost,
+    and (catchup_delay_ms held it open under churn) bodies unloaded inside it counted.
     dotnet_attach_check.py WORK PID"""
 import json
 import re
@@ -82,3 +83,5 @@ assert not differ, "%d bodies differ, e.g. %s" % (len(differ), differ[:3])
 assert cu["bodies"] > 1000 and cu["errors"] == 0, cu
 assert nm["bad_payloads"] == 0 and nm["refused"] == 0 and nm["errors"] == 0, nm
 assert c["module_unloads"] > 0, c
+if cu["unloaded"] == 0:
+    sys.exit("no body unloaded inside the catch-up: its delay did not let unloads land in it (%s)" % cu)

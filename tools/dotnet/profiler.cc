@@ -8,6 +8,8 @@
 // EventPipeEventDelivered (nothing buffered, nothing lost to a full buffer). The COM
 // objects are plain structs whose first member is a vtable of this file's functions.
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -50,6 +52,9 @@ constexpr char kHelp[] =
     "  calibrate=NS       busy-waits NS nanoseconds more in every MethodLoadVerbose\n"
     "                     callback: a known cost that tools/bench/dotnet-cost must\n"
     "                     find (default 0)\n"
+    "  catchup_delay_ms=N for tests only: an attach's catch-up waits N ms (at most\n"
+    "                     60000) between its enumeration and its publications, so\n"
+    "                     that unloads land inside it (default 0)\n"
     "  (with stats=, the client also times each callback for the file: two clock reads)\n";
 
 struct Profiler {
@@ -60,13 +65,20 @@ struct Profiler {
   Mirror mirror;
   // mirror=off: the session's events counted, nothing mirrored.
   bool mirror_off = false;
-  bool toggle = false;        // toggle=on: jitprov_dotnet_session() may stop the session
-  uint64_t calibrate_ns = 0;  // calibrate=NS
-  // Initialize succeeded, Shutdown not yet called: jitprov_dotnet_session may act.
+  bool toggle = false;             // toggle=on: jitprov_dotnet_session() may stop the session
+  uint64_t calibrate_ns = 0;       // calibrate=NS
+  CatchUpTestHooks catchup_hooks;  // catchup_delay_ms=N (tests only)
+  // Initialize or InitializeForAttach succeeded, Shutdown not yet called: the client
+  // runs (a second start is refused, nothing registered twice), and
+  // jitprov_dotnet_session may act.
   std::atomic<bool> ready{false};
-  // Initialize or InitializeForAttach ran: a second start (a second attach reaching this
-  // object) is refused, nothing registered twice.
+  // A start is under way (Initialize or InitializeForAttach); reset by every refusal
+  // before the session is up, so that a refused attach can be retried (the object and
+  // its library stay: NODELETE, one object for the process).
   std::atomic<bool> started{false};
+  // A start failed after jitprov's runtime was created: its threads stopped, it cannot be
+  // started again in this process.
+  bool spent = false;
   bool attached = false;  // loaded by an attach (InitializeForAttach)
   bool verbose = false;
   std::mutex session_mu;  // guards session against two callers of jitprov_dotnet_session
@@ -128,12 +140,49 @@ bool startSession(Profiler& p) {
   return comCall<HRESULT>(p.info, kInfoEventPipeStartSession, uint32_t(1), &cfg, int32_t(0), &p.session) == kOk;
 }
 
+// The mark of a client that runs, for `jitprov attach` (clr_attach.cc): a one-page
+// mapping of a memfd named kReadyMark, seen in /proc/PID/maps as
+// "/memfd:jitprov-dotnet-ready (deleted)". CoreCLR answers a second attach
+// CORPROF_E_PROFILER_ALREADY_ACTIVE without calling the client, whichever profiler holds
+// its slot: the mark says it is this client, running (not merely its library mapped,
+// which stays after a refused attach). Kept to the process's end.
+constexpr char kReadyMark[] = "jitprov-dotnet-ready";
+void markReady() {
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, kReadyMark, 1u /* MFD_CLOEXEC */));
+  if (fd < 0) return;
+  if (ftruncate(fd, 4096) == 0) (void)mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+}
+
+HRESULT startOnce(Profiler& p, void* info_unk, const std::string& options, bool attached);
+
 // The client's start, from Initialize (options from JITPROV_DOTNET) or from
-// InitializeForAttach (options from the attach's client data, same syntax).
+// InitializeForAttach (options from the attach's client data, same syntax). A refusal
+// before the session is up leaves the client as it found it: a later attach may try
+// again (review item 2 of jitprov attach).
 HRESULT start(Profiler& p, void* info_unk, const std::string& options, bool attached) {
-  if (p.started.exchange(true))  // the same library reached twice: never two mirrors
+  if (p.ready || p.started.exchange(true))  // the same library reached twice: never two mirrors
     return refuse("the client runs in this process already", attached, kHrClientAlreadyRunning);
+  if (p.spent) {
+    p.started = false;
+    return refuse("an earlier start failed after jitprov's runtime was created: restart the process to trace it",
+                  attached, kHrClientStartFailed);
+  }
+  const HRESULT hr = startOnce(p, info_unk, options, attached);
+  if (hr == kOk) {
+    markReady();
+  } else {
+    p.started = false;
+  }
+  return hr;
+}
+
+HRESULT startOnce(Profiler& p, void* info_unk, const std::string& options, bool attached) {
   p.attached = attached;
+  p.mirror_off = false;  // the defaults again: an earlier refused attach may have set them
+  p.toggle = false;
+  p.calibrate_ns = 0;
+  p.catchup_hooks = {};
   hostagent::Options opt;
   auto extra = [&p](const std::string& k, const std::string& v, std::string* why) {
     if (k == "calibrate") {
@@ -141,6 +190,15 @@ HRESULT start(Profiler& p, void* info_unk, const std::string& options, bool atta
         *why = "not a count of nanoseconds up to 1000000000";
         return -1;
       }
+      return 1;
+    }
+    if (k == "catchup_delay_ms") {  // tests only
+      uint64_t ms = 0;
+      if (!hostagent::parseCount(v, &ms) || ms > 60000) {
+        *why = "not a count of milliseconds up to 60000";
+        return -1;
+      }
+      p.catchup_hooks.delay_ms = uint32_t(ms);
       return 1;
     }
     if (k != "mirror" && k != "toggle") return 0;
@@ -177,14 +235,17 @@ HRESULT start(Profiler& p, void* info_unk, const std::string& options, bool atta
   p.stats = opt.stats;
   p.verbose = opt.verbose;
   if (!p.mirror_off) {
-    if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty())
+    if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty()) {
+      p.spent = true;  // jitprov's runtime may exist, half started
       return refuse(why, attached, kHrClientStartFailed);
+    }
     // Attached: the code JIT'd so far is enumerated once the session is live
     // (ProfilerAttachComplete); every unload from the session's first event on is
     // remembered meanwhile, so that none is undone by the enumeration.
     if (attached) p.mirror.beginCatchUp();
   }
   if (!startSession(p)) {
+    if (!p.mirror_off) p.spent = true;
     p.mirror.shutdown(p.runtime_version.c_str(), 0);  // its threads stopped before CoreCLR unloads the client
     return refuse("the runtime refused the EventPipe session", attached, kHrClientRuntimeRefused);
   }
@@ -220,7 +281,7 @@ HRESULT initializeForAttach(void* self, void* info_unk, const void* data, uint32
 HRESULT profilerAttachComplete(void* self) {
   auto& p = *static_cast<Profiler*>(self);
   if (!p.attached || !p.ready || p.mirror_off) return kOk;
-  const CatchUpResult r = catchUp(p.info, p.mirror);
+  const CatchUpResult r = catchUp(p.info, p.mirror, p.catchup_hooks);
   p.mirror.endCatchUp();
   if (p.verbose) {
     const Counters& c = p.mirror.counters();

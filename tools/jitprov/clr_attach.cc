@@ -294,13 +294,12 @@ Reply exchange(const AttachRequest& req, Clock::time_point deadline, const std::
   return decodeClrReply(h, std::move(payload));
 }
 
-bool mapsJitprovClient(pid_t pid, const std::string& agent) {
+// Whether the target's .NET client runs: its ready mark (profiler.cc, markReady) in the
+// maps. Its library alone says nothing: it stays mapped after a refused attach.
+bool clientRuns(pid_t pid) {
   std::string maps;
   if (!readFile("/proc/" + std::to_string(pid) + "/maps", &maps)) return false;
-  const size_t slash = agent.rfind('/');
-  const std::string base = slash == std::string::npos ? agent : agent.substr(slash + 1);
-  return maps.find("libjitprov-dotnet.so") != std::string::npos ||
-         (!base.empty() && maps.find("/" + base + "\n") != std::string::npos);
+  return maps.find("/memfd:jitprov-dotnet-ready") != std::string::npos;
 }
 
 std::string errText(int e) { return e == ETIMEDOUT ? "timed out" : std::strerror(e); }
@@ -353,7 +352,7 @@ int clrStatusOf(uint32_t hr, bool jitprov_loaded, std::string* why) {
       return kAttached;
     case kAlreadyActive:
       if (jitprov_loaded) {
-        *why = "jitprov's .NET client is loaded in it already (nothing done)";
+        *why = "jitprov's .NET client runs in it already (CoreCLR: CORPROF_E_PROFILER_ALREADY_ACTIVE; nothing done)";
         return kAlreadyLoaded;
       }
       *why = "another profiler is loaded in it (CoreCLR allows one: CORPROF_E_PROFILER_ALREADY_ACTIVE)";
@@ -472,7 +471,7 @@ AttachOutcome attachCoreClr(const AttachRequest& req) {
   if (r.err != 0) return failed(r.err, "AttachProfiler");
   const uint32_t hr = r.ok ? 0 : r.hresult;
   std::string why;
-  out.status = clrStatusOf(hr, t.jitprov_loaded || mapsJitprovClient(t.pid, req.agent), &why);
+  out.status = clrStatusOf(hr, hr == kAlreadyActive && clientRuns(t.pid), &why);
   out.line = (out.status == kAttached ? "attached to pid " : "pid ") + pid +
              (out.version.empty() ? "" : " (.NET " + out.version + ")") + ": " +
              (out.status == kAttached ? "jitprov's .NET client runs in it" : why);

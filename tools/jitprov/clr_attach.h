@@ -18,8 +18,9 @@ namespace jitprov::cli {
 AttachOutcome attachCoreClr(const AttachRequest& req);
 
 // What an HRESULT of an AttachProfiler reply means for the user, and its exit status
-// (AttachStatus). `agent_loaded_jitprov`: the target maps jitprov's .NET client (for
-// CORPROF_E_PROFILER_ALREADY_ACTIVE: jitprov itself, or another profiler).
+// (AttachStatus). `agent_loaded_jitprov`: jitprov's .NET client runs in the target (its
+// ready mark in the maps; for CORPROF_E_PROFILER_ALREADY_ACTIVE: jitprov itself, or
+// another profiler).
 int clrStatusOf(uint32_t hresult, bool agent_loaded_jitprov, std::string* why);
 
 // A diagnostics IPC reply, decoded from its 20-byte header and its payload.
