@@ -22,6 +22,7 @@
 #include <sstream>
 #include <vector>
 
+#include "attach_io.h"
 #include "client_hresults.h"
 
 namespace jitprov::cli {
@@ -95,12 +96,17 @@ unsigned long long startKey(pid_t pid) {
 }
 
 // The socket's file: the exact name first, else the newest dotnet-diagnostic-NSPID-*-socket
-// (a target in a time namespace sees another start time). "" when there is none.
-std::string findSocket(const std::string& dir, pid_t nspid, unsigned long long key) {
+// (a target in a time namespace sees another start time). Only a socket itself (lstat:
+// no symlink followed) owned by the target's euid: in a shared /tmp anyone may bind one
+// under the target's pid. "" when there is none.
+bool isTargetSocket(const std::string& path, uid_t euid, struct stat* st) {
+  return ::lstat(path.c_str(), st) == 0 && S_ISSOCK(st->st_mode) && st->st_uid == euid;
+}
+std::string findSocket(const std::string& dir, pid_t nspid, unsigned long long key, uid_t euid) {
   const std::string prefix = "dotnet-diagnostic-" + std::to_string(nspid) + "-";
   const std::string exact = prefix + std::to_string(key) + "-socket";
   struct stat st {};
-  if (key != 0 && ::stat((dir + "/" + exact).c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return exact;
+  if (key != 0 && isTargetSocket(dir + "/" + exact, euid, &st)) return exact;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return "";
   std::string best;
@@ -110,7 +116,7 @@ std::string findSocket(const std::string& dir, pid_t nspid, unsigned long long k
     if (n.compare(0, prefix.size(), prefix) != 0 || n.size() < prefix.size() + 7 ||
         n.compare(n.size() - 7, 7, "-socket") != 0)
       continue;
-    if (::stat((dir + "/" + n).c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (!isTargetSocket(dir + "/" + n, euid, &st)) continue;
     if (best.empty() || st.st_mtim.tv_sec > best_t.tv_sec ||
         (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec)) {
       best = n;
@@ -126,105 +132,6 @@ struct Fd {
   ~Fd() {
     if (fd >= 0) close(fd);
   }
-};
-
-// Runs f as the target's effective uid and gid when we are root and they differ (the
-// socket is the target's, mode 0600), then back to root. f's result, or -1 with errno
-// when the ids could not be switched.
-template <typename F>
-int asTarget(const Target& t, F f) {
-  const uid_t euid = geteuid();
-  const gid_t egid = getegid();
-  const bool switch_ids = euid == 0 && (t.euid != euid || t.egid != egid);
-  if (switch_ids) {
-    if (setegid(t.egid) != 0) return -1;
-    if (seteuid(t.euid) != 0) {
-      const int e = errno;
-      (void)setegid(egid);
-      errno = e;
-      return -1;
-    }
-  }
-  const int r = f();
-  const int e = errno;
-  if (switch_ids && (seteuid(euid) != 0 || setegid(egid) != 0)) {
-    std::fprintf(stderr, "jitprov: cannot return to uid %d: %s\n", int(euid), std::strerror(errno));
-    _exit(1);
-  }
-  errno = e;
-  return r;
-}
-
-// A connection with a deadline on every wait.
-class Conn {
- public:
-  explicit Conn(Clock::time_point deadline) : deadline_(deadline) {}
-  // 0, or the errno of the failure (ETIMEDOUT at the deadline).
-  int open(const Target& t, const std::string& dir, const std::string& name) {
-    Fd dirfd;
-    std::string path = dir + "/" + name;
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    if (path.size() >= sizeof sa.sun_path) {  // through a descriptor of its directory
-      dirfd.fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (dirfd.fd < 0) return errno;
-      path = "/proc/self/fd/" + std::to_string(dirfd.fd) + "/" + name;
-      if (path.size() >= sizeof sa.sun_path) return ENAMETOOLONG;
-    }
-    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-    fd_.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd_.fd < 0) return errno;
-    const int r = asTarget(t, [&] { return connect(fd_.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa); });
-    if (r == 0) return 0;
-    if (errno != EINPROGRESS && errno != EAGAIN) return errno;
-    if (!wait(POLLOUT)) return ETIMEDOUT;
-    int err = 0;
-    socklen_t len = sizeof err;
-    getsockopt(fd_.fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    return err;
-  }
-  int send(const std::vector<uint8_t>& msg) {
-    for (size_t off = 0; off < msg.size();) {
-      const ssize_t n = ::send(fd_.fd, msg.data() + off, msg.size() - off, MSG_NOSIGNAL);
-      if (n > 0) {
-        off += size_t(n);
-      } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        if (!wait(POLLOUT)) return ETIMEDOUT;
-      } else {
-        return n < 0 ? errno : EPIPE;
-      }
-    }
-    return 0;
-  }
-  int recv(uint8_t* p, size_t len) {
-    for (size_t off = 0; off < len;) {
-      const ssize_t n = ::recv(fd_.fd, p + off, len - off, 0);
-      if (n > 0) {
-        off += size_t(n);
-      } else if (n == 0) {
-        return ECONNRESET;  // closed before the whole reply
-      } else if (errno == EAGAIN || errno == EINTR) {
-        if (!wait(POLLIN)) return ETIMEDOUT;
-      } else {
-        return errno;
-      }
-    }
-    return 0;
-  }
-
- private:
-  bool wait(short events) {
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{fd_.fd, events, 0};
-      const int r = poll(&p, 1, int(left));
-      if (r > 0) return true;
-      if (r < 0 && errno != EINTR) return false;
-    }
-  }
-  Clock::time_point deadline_;
-  Fd fd_;
 };
 
 void put16(std::vector<uint8_t>* b, uint16_t v) {
@@ -276,22 +183,59 @@ std::vector<uint8_t> message(uint8_t set, uint8_t id, const std::vector<uint8_t>
 
 using Reply = ClrReply;
 
-// One command on a connection of its own.
-Reply exchange(const AttachRequest& req, Clock::time_point deadline, const std::string& dir, const std::string& name,
+// The largest reply read: a diagnostics message's size field is 16 bits.
+constexpr size_t kMaxReply = 65535;
+
+// One command on a connection of its own, in runAsTarget's child (already the target's
+// ids): the connected peer must be the target itself (SO_PEERCRED), the reply is read to
+// the server's close, at most kMaxReply bytes, before the deadline.
+Reply exchange(pid_t pid, AttachDeadline deadline, const std::string& dir, const std::string& name,
                const std::vector<uint8_t>& msg) {
   Reply r;
-  Conn c(deadline);
-  if ((r.err = c.open(req.target, dir, name)) != 0 || (r.err = c.send(msg)) != 0) return r;
+  Fd dirfd;
+  std::string path = dir + "/" + name;
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {  // through a descriptor of its directory
+    dirfd.fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd.fd < 0) {
+      r.err = errno;
+      return r;
+    }
+    path = "/proc/self/fd/" + std::to_string(dirfd.fd) + "/" + name;
+  }
+  Fd sock;
+  int err = 0;
+  IoStatus st = connectUnix(path, deadline, &sock.fd, &err);
+  if (st != IoStatus::kOk) {
+    r.err = st == IoStatus::kTimedOut ? ETIMEDOUT : err != 0 ? err : ECONNRESET;
+    return r;
+  }
+  if (!peerPidIs(sock.fd, pid, &r.peer)) {
+    r.err = EPERM;
+    r.wrong_peer = true;
+    return r;
+  }
+  st = sendAll(sock.fd, std::string(msg.begin(), msg.end()), deadline, &err);
+  std::string reply;
+  if (st == IoStatus::kOk) st = recvAll(sock.fd, kMaxReply, deadline, &reply, &err);
+  if (st != IoStatus::kOk) {
+    r.err = st == IoStatus::kTimedOut   ? ETIMEDOUT
+            : st == IoStatus::kTooLarge ? EMSGSIZE
+            : st == IoStatus::kClosed   ? ECONNRESET
+                                        : (err != 0 ? err : EIO);
+    return r;
+  }
+  if (reply.size() < 20) {
+    r.err = reply.empty() ? ECONNRESET : EPROTO;  // closed before the whole reply
+    return r;
+  }
   uint8_t h[20];
-  if ((r.err = c.recv(h, sizeof h)) != 0) return r;
+  std::memcpy(h, reply.data(), 20);
   const int size = clrReplyPayloadSize(h);
-  if (size < 0) {
+  if (size < 0 || reply.size() != 20 + size_t(size)) {
     r.err = EPROTO;
     return r;
   }
-  std::vector<uint8_t> payload(size_t(size), 0);
-  if ((r.err = c.recv(payload.data(), payload.size())) != 0) return r;
-  return decodeClrReply(h, std::move(payload));
+  return decodeClrReply(h, std::vector<uint8_t>(reply.begin() + 20, reply.end()));
 }
 
 // Whether the target's .NET client runs: its ready mark (profiler.cc, markReady) in the
@@ -302,7 +246,9 @@ bool clientRuns(pid_t pid) {
   return maps.find("/memfd:jitprov-dotnet-ready") != std::string::npos;
 }
 
-std::string errText(int e) { return e == ETIMEDOUT ? "timed out" : std::strerror(e); }
+std::string errText(int e) {
+  return e == ETIMEDOUT ? "timed out" : e == EMSGSIZE ? "a reply larger than 64 KiB" : std::strerror(e);
+}
 
 }  // namespace
 
@@ -396,14 +342,17 @@ int clrStatusOf(uint32_t hr, bool jitprov_loaded, std::string* why) {
   }
 }
 
-AttachOutcome attachCoreClr(const AttachRequest& req) {
+namespace {
+
+// Everything of the attach that touches what the target chose (its TMPDIR, the
+// directory's names, the socket and its replies): in runAsTarget's child.
+AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) {
   AttachOutcome out;
   const Target& t = req.target;
   const std::string pid = std::to_string(t.pid);
-  const auto deadline = Clock::now() + req.timeout;
   const std::string root = t.root.empty() ? "/proc/" + pid + "/root" : t.root;
   const std::string dir = root + targetTmpdir(t.pid);
-  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, startKey(t.pid));
+  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, startKey(t.pid), t.euid);
   if (::access(("/proc/" + pid).c_str(), F_OK) != 0) {
     out.status = kNoSuchProcess;
     out.line = "no process " + pid;
@@ -411,11 +360,18 @@ AttachOutcome attachCoreClr(const AttachRequest& req) {
   }
   if (name.empty()) {
     out.status = kAttachDisabled;
-    out.line = "pid " + pid + " has no diagnostics socket in " + dir +
+    out.line = "pid " + pid + " has no diagnostics socket in " + dir + " owned by its uid " + std::to_string(t.euid) +
                " (DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0, or not started yet)";
     return out;
   }
-  auto failed = [&](int err, const char* what) {
+  auto failed = [&](const Reply& r, const char* what) {
+    const int err = r.err;
+    if (r.wrong_peer) {
+      out.status = kError;
+      out.line = dir + "/" + name + " is not pid " + pid + "'s socket: its peer is pid " + std::to_string(r.peer) +
+                 " (nothing sent to it)";
+      return out;
+    }
     out.status = err == ETIMEDOUT                ? kTimedOut
                  : err == EACCES || err == EPERM ? kPermission
                  : err == ECONNREFUSED           ? kAttachDisabled
@@ -430,13 +386,13 @@ AttachOutcome attachCoreClr(const AttachRequest& req) {
   };
 
   // The version: ProcessInfo3 (.NET 8+), else ProcessInfo2 (.NET 6+).
-  Reply r = exchange(req, deadline, dir, name, message(kSetProcess, kProcessInfo3, {}));
-  if (r.err != 0) return failed(r.err, "ProcessInfo");
+  Reply r = exchange(t.pid, deadline, dir, name, message(kSetProcess, kProcessInfo3, {}));
+  if (r.err != 0) return failed(r, "ProcessInfo");
   bool v3 = true;
   if (!r.ok && r.hresult == kUnknownCommand) {
     v3 = false;
-    r = exchange(req, deadline, dir, name, message(kSetProcess, kProcessInfo2, {}));
-    if (r.err != 0) return failed(r.err, "ProcessInfo");
+    r = exchange(t.pid, deadline, dir, name, message(kSetProcess, kProcessInfo2, {}));
+    if (r.err != 0) return failed(r, "ProcessInfo");
   }
   if (r.ok) {
     out.version = clrProductVersion(r.payload, v3);
@@ -462,19 +418,33 @@ AttachOutcome attachCoreClr(const AttachRequest& req) {
     out.line = "the agent's path and options are too long for one diagnostics message";
     return out;
   }
-  r = exchange(req, deadline, dir, name, message(kSetProfiler, kAttachProfiler, p));
+  r = exchange(t.pid, deadline, dir, name, message(kSetProfiler, kAttachProfiler, p));
   if (r.err == ETIMEDOUT) {
-    failed(r.err, "AttachProfiler");
+    failed(r, "AttachProfiler");
     out.line += "; the attach may still complete";
     return out;
   }
-  if (r.err != 0) return failed(r.err, "AttachProfiler");
+  if (r.err != 0) return failed(r, "AttachProfiler");
   const uint32_t hr = r.ok ? 0 : r.hresult;
   std::string why;
   out.status = clrStatusOf(hr, hr == kAlreadyActive && clientRuns(t.pid), &why);
   out.line = (out.status == kAttached ? "attached to pid " : "pid ") + pid +
              (out.version.empty() ? "" : " (.NET " + out.version + ")") + ": " +
              (out.status == kAttached ? "jitprov's .NET client runs in it" : why);
+  return out;
+}
+
+}  // namespace
+
+AttachOutcome attachCoreClr(const AttachRequest& req) {
+  const AttachDeadline deadline = Clock::now() + req.timeout;
+  TargetInfo ti;
+  ti.target = req.target;
+  AttachOutcome out = runAsTarget(ti, deadline, [&] { return attachAsTarget(req, deadline); });
+  // What the target chose (its version string, its TMPDIR in the lines) reaches the
+  // user's terminal only through printable().
+  out.version = printable(out.version, 40);
+  out.line = printable(out.line, 400);
   return out;
 }
 

@@ -7,6 +7,8 @@
 // answers once the client's InitializeForAttach and ProfilerAttachComplete returned.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ int clrStatusOf(uint32_t hresult, bool agent_loaded_jitprov, std::string* why);
 // A diagnostics IPC reply, decoded from its 20-byte header and its payload.
 struct ClrReply {
   int err = 0;  // errno of the exchange (ETIMEDOUT at the deadline, EPROTO: not a reply), 0 when a reply came
+  bool wrong_peer = false;  // the socket's peer is not the target (err EPERM)
+  pid_t peer = 0;           // then its pid (0: unknown)
   bool ok = false;
   uint32_t hresult = 0;  // an error reply's (or the first uint32 of an OK reply's payload)
   std::vector<uint8_t> payload;
