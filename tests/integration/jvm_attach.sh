@@ -13,7 +13,9 @@
 #  - bad targets, each with its exit status and one line, the target unharmed: no such
 #    pid (3), `sleep` (4), -XX:+DisableAttachMechanism (7, no SIGQUIT: no thread dump),
 #    -Xrs with its socket gone (7, no SIGQUIT: it would die), another uid without
-#    CAP_SYS_PTRACE (5), a stopped JVM (10 within --timeout 2, running after SIGCONT);
+#    CAP_SYS_PTRACE (5), a stopped JVM (10 within --timeout 2, running after SIGCONT),
+#    a socket planted at the JVM's name that answers like it (1: its SO_PEERCRED pid is
+#    not the JVM's), a FIFO named like the trigger in its cwd (not opened, not removed);
 #  - `jitprov ps` lists the JVMs with their version and whether jitprov is loaded;
 #  - a JVM in its own pid and mount namespaces (private /tmp) attached from outside.
 #   jvm_attach.sh JITPROV AGENT_SO VERIFY_BINARY SOURCE_DIR
@@ -117,6 +119,19 @@ expect 7 "does not catch SIGQUIT.*no SIGQUIT" "$JITPROV" attach "$R_PID"
 sleep 0.5
 kill -0 "$R_PID" || fail "the -Xrs JVM died"
 pass "-Xrs without its socket: exit 7, \"$LAST_LINE\"; still running"
+# A socket planted at its name by another process of its uid: not the JVM (SO_PEERCRED),
+# so nothing is sent, though it answers like one.
+$PY -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept(); c.recv(4096); c.sendall(b"0\nreturn code: 0\n"); c.close()' \
+  "/tmp/.java_pid$R_PID" "$WORK/fake.ready" &
+FAKE=$!; track_pid "$FAKE"
+for _ in $(seq 50); do [ -f "$WORK/fake.ready" ] && break; sleep 0.1; done
+expect 1 "\.java_pid$R_PID is served by PID $FAKE, not by the JVM: not trusted" "$JITPROV" attach "$R_PID"
+kill "$FAKE"; wait "$FAKE" 2>/dev/null; rm -f "/tmp/.java_pid$R_PID"
+kill -0 "$R_PID" || fail "the -Xrs JVM died"
+pass "a planted socket answering like a JVM: exit 1, \"$LAST_LINE\""
 expect 5 "^jitprov: PID $JAVA_PID \(java\) runs as uid 0, not as ours \(65534\)" \
   setpriv --reuid=65534 --regid=65534 --clear-groups "$JITPROV" attach "$JAVA_PID"
 pass "another uid: exit 5, \"$LAST_LINE\""
@@ -148,8 +163,19 @@ jcmd "$S_PID" VM.version >"$WORK/jcmd.out" 2>&1 || fail "the stopped JVM does no
 pass "stopped JVM: exit 10 after $ms ms, \"$LAST_LINE\"; after SIGCONT it answers jcmd, no thread dump"
 # A bad option: the agent refuses (11) and leaves nothing behind, though its library
 # stays mapped; jcmd then loads it (options NULL): return code 0; jitprov then says loaded.
+# Its cwd holds a FIFO named like the trigger: not opened (it would block), not unlinked
+# (not ours); the trigger goes to its /tmp.
+FIFO="/proc/$S_PID/cwd/.attach_pid$S_PID"
+mkfifo "$FIFO" || fail "mkfifo $FIFO"
+FIFO=$(realpath "$FIFO")
+t0=$(date +%s%N)
 expect 11 "return code 1: bad options.*JVM's stderr" "$JITPROV" attach "$S_PID" --options bogus
+ms=$((($(date +%s%N) - t0) / 1000000))
 bad_line=$LAST_LINE
+[ -p "$FIFO" ] || fail "the FIFO in the JVM's cwd was removed"
+rm -f "$FIFO"
+[ ! -e "/tmp/.attach_pid$S_PID" ] || fail "our trigger in /tmp was left behind"
+pass "a FIFO as .attach_pid in its cwd: not blocked on ($ms ms), left in place"
 grep -q "jitprov-jvmti: unknown option 'bogus'" "$WORK/stopped.out" || fail "the agent did not say why: $(cat "$WORK/stopped.out")"
 jcmd "$S_PID" JVMTI.agent_load "$AGENT" >"$WORK/jcmd.out" 2>&1 && grep -qx "return code: 0" "$WORK/jcmd.out" ||
   fail "jcmd JVMTI.agent_load (no options) after a refused start: $(cat "$WORK/jcmd.out")"

@@ -103,6 +103,24 @@ TEST(LoadReply, TruncatedRepliesAreNotAttached) {
   EXPECT_EQ(parseLoadReply("0\nreturn code: 74", kWho).status, kAlreadyLoaded);
 }
 
+TEST(LoadReply, ReplayFailedIsTheAgentFailedThoughItRuns) {
+  const AttachOutcome o = parseLoadReply("0\nreturn code: 6\n", kWho);
+  EXPECT_EQ(o.status, kAgentFailed);
+  EXPECT_NE(o.line.find("GenerateEvents"), std::string::npos) << o.line;
+  EXPECT_NE(o.line.find("stays loaded"), std::string::npos) << o.line;
+}
+
+TEST(LoadReply, TheTargetsTextIsPrintableAndShort) {
+  const AttachOutcome o =
+      parseLoadReply("-1\nx was not loaded.\x1b]0;owned\x07\r" + std::string(5000, 'y') + "\n", kWho);
+  EXPECT_EQ(o.status, kAgentFailed);
+  for (char c : o.line) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << o.line;
+  EXPECT_LT(o.line.size(), 500u);
+  const AttachOutcome g = parseLoadReply("\x1b[2J\n\x1b[31m", kWho);
+  EXPECT_EQ(g.status, kError);
+  EXPECT_EQ(g.line.find('\x1b'), std::string::npos) << g.line;
+}
+
 TEST(LoadReply, GarbageIsAnUnexpectedReply) {
   for (const std::string& r :
        {std::string("HTTP/1.1 400 Bad Request\r\n\r\n"), std::string("-1\n"), std::string("1\nreturn code: 0\n"),

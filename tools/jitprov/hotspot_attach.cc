@@ -12,6 +12,7 @@
 #include "hotspot_attach.h"
 
 #include "attach_codes.h"
+#include "attach_io.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,7 +29,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -39,6 +39,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr unsigned long long kSigQuitBit = 1ull << (SIGQUIT - 1);
+constexpr size_t kMaxPerfData = 1 << 20;  // hsperfdata: 32-64 KiB by default (-XX:PerfDataMemorySize)
+constexpr size_t kMaxRelease = 64 << 10;  // <java.home>/release: about 1 KiB
+constexpr size_t kMaxReply = 64 << 10;    // the reply to `load`: "0\nreturn code: N\n", or dlerror's text
 
 AttachOutcome out(int status, std::string line, std::string version = {}) {
   return AttachOutcome{status, std::move(line), std::move(version)};
@@ -54,27 +57,39 @@ T readAt(const std::string& b, size_t off, bool big) {
   return v;
 }
 
-// hsperfdata: the JVM's performance counters (/tmp/hsperfdata_USER/NSPID), the file
-// whose euid is the JVM's.
+// hsperfdata: the JVM's performance counters (/tmp/hsperfdata_USER/NSPID in its root),
+// a regular file owned by its euid, read through readSmall (no symlink, no FIFO, at most
+// kMaxPerfData bytes) and resolved inside its root.
 PerfData readPerfData(const TargetInfo& t) {
   PerfData pd;
   const std::string tmp = t.target.root + "/tmp";
   DIR* d = opendir(tmp.c_str());
   if (d == nullptr) return pd;
-  std::string file;
-  while (dirent* e = readdir(d)) {
-    if (std::strncmp(e->d_name, "hsperfdata_", 11) != 0) continue;
-    const std::string f = tmp + "/" + e->d_name + "/" + std::to_string(t.target.nspid);
-    struct stat st {};
-    if (stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.target.euid) {
-      file = f;
-      break;
-    }
-  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "hsperfdata_", 11) == 0 && names.size() < 256) names.push_back(e->d_name);
   closedir(d);
-  if (file.empty()) return pd;
-  std::ifstream in(file, std::ios::binary);
-  return parsePerfData(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  for (const std::string& n : names) {
+    std::string bytes;
+    if (readSmall("/tmp/" + n + "/" + std::to_string(t.target.nspid), t.target.euid, kMaxPerfData, &bytes,
+                  t.target.root)
+            .empty())
+      return parsePerfData(bytes);
+  }
+  return pd;
+}
+
+// A java.home the target named, usable as a path under its root: absolute, no ".."
+// component.
+bool plainHome(const std::string& h) {
+  if (h.empty() || h.front() != '/' || h.size() > 4096) return false;
+  for (size_t b = 0; b < h.size();) {
+    size_t e = h.find('/', b);
+    if (e == std::string::npos) e = h.size();
+    if (h.compare(b, e - b, "..") == 0) return false;
+    b = e + 1;
+  }
+  return true;
 }
 
 }  // namespace
@@ -111,7 +126,9 @@ PerfData parsePerfData(const std::string& b) {
 
 // The JVM's version: JAVA_VERSION= of its java.home's release file (java.home: the
 // directory above lib/server/libjvm.so, or hsperfdata's), else hsperfdata's
-// java.vm.version up to its '+'.
+// java.vm.version up to its '+'. The release file is read inside the target's root
+// (readSmall: owned by its euid or root, no symlink, at most kMaxRelease bytes); a
+// java.home with ".." is not followed. At most 64 printable bytes.
 static std::string javaVersion(const TargetInfo& t, const PerfData& pd) {
   std::vector<std::string> homes;
   if (!pd.java_home.empty()) homes.push_back(pd.java_home);
@@ -119,15 +136,20 @@ static std::string javaVersion(const TargetInfo& t, const PerfData& pd) {
   for (int up = 0; up < 3 && lib.rfind('/') != std::string::npos; ++up) lib = lib.substr(0, lib.rfind('/'));
   if (!lib.empty()) homes.push_back(lib);
   for (const std::string& h : homes) {
-    std::ifstream rel(t.target.root + h + "/release");
+    if (!plainHome(h)) continue;
+    std::string text;
+    if (!readSmall(h + "/release", t.target.euid, kMaxRelease, &text, t.target.root).empty() &&
+        !readSmall(h + "/release", 0, kMaxRelease, &text, t.target.root).empty())
+      continue;
+    std::istringstream rel(text);
     for (std::string line; std::getline(rel, line);)
       if (line.rfind("JAVA_VERSION=", 0) == 0) {
         std::string v = line.substr(13);
         if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
-        if (!v.empty()) return v;
+        if (!v.empty()) return printable(v, 64);
       }
   }
-  return pd.vm_version.substr(0, pd.vm_version.find('+'));
+  return printable(pd.vm_version.substr(0, pd.vm_version.find('+')), 64);
 }
 
 std::string hotspotVersion(const TargetInfo& t) { return javaVersion(t, readPerfData(t)); }
@@ -145,8 +167,6 @@ bool isJvmSocket(const std::string& path, uid_t owner) {
   return lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == owner;
 }
 
-bool alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
-
 // Waits while PID is stopped (State T: SIGSTOP, or t: a tracer holds it). False at the
 // deadline. Nothing is sent to a stopped JVM: a request it reads late would load the
 // agent after we reported a time-out.
@@ -159,100 +179,143 @@ bool waitRunning(pid_t pid, Clock::time_point deadline) {
   }
 }
 
+// The attach, run by runAsTarget in a child holding only the target's ids: everything it
+// reads, creates and connects to is the target's choice.
 struct Child {
   const TargetInfo& t;
   const AttachRequest& r;
-  bool disabled;  // hsperfdata says -XX:+DisableAttachMechanism
   Clock::time_point deadline;
+  bool disabled = false;  // hsperfdata says -XX:+DisableAttachMechanism
+  std::string version;
 
   std::string who() const { return describe(t); }
   std::string secs() const { return std::to_string(r.timeout.count() / 1000.0).substr(0, 4) + " s"; }
+  AttachOutcome done(int status, std::string line) const { return out(status, std::move(line), version); }
+  AttachOutcome gone() const { return done(kNoSuchProcess, who() + " exited during the attach"); }
 
   AttachOutcome timedOut(const std::string& what) const {
-    if (!alive(t.target.pid)) return out(kNoSuchProcess, who() + " exited during the attach");
+    if (!targetAlive(t)) return gone();
     const char s = processState(t.target.pid);
     if (s == 'T' || s == 't')
-      return out(kTimedOut, who() + " is stopped (state " + s + "): " + what + " within " + secs());
-    return out(kTimedOut, who() + ": " + what + " within " + secs());
+      return done(kTimedOut, who() + " is stopped (state " + s + "): " + what + " within " + secs());
+    return done(kTimedOut, who() + ": " + what + " within " + secs());
   }
 
-  // The trigger: .attach_pid<NSPID> in the JVM's cwd, else in its /tmp; ours (we run with
-  // its euid), so that the JVM accepts it. "" when neither could be made.
-  std::string createTrigger() const {
+  // The trigger: .attach_pid<NSPID> in the JVM's cwd, else in its /tmp, made with the
+  // target's ids (so that the JVM accepts it) and O_EXCL: *made says whether it is ours
+  // to unlink. An existing one that is a regular file of the target's euid is used as it
+  // is (a jcmd's, say) and left. "" when there is none.
+  std::string createTrigger(bool* made) const {
     const std::string name = "/.attach_pid" + std::to_string(t.target.nspid);
     const std::string dirs[] = {"/proc/" + std::to_string(t.target.pid) + "/cwd", t.target.root + "/tmp"};
     for (const std::string& dir : dirs) {
       const std::string p = dir + name;
-      const int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0660);
-      if (fd < 0) continue;
+      const int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0660);
+      if (fd >= 0) {
+        close(fd);
+        *made = true;
+        return p;
+      }
       struct stat st {};
-      const bool ours = fstat(fd, &st) == 0 && st.st_uid == geteuid();
-      close(fd);
-      if (ours) return p;
-      unlink(p.c_str());
+      if (errno == EEXIST && lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.target.euid) {
+        *made = false;
+        return p;
+      }
     }
     return {};
   }
 
-  // Starts the attach listener: trigger file, one SIGQUIT, poll for the socket with
-  // backoff (20 ms, +20 ms a round, at most 200 ms) until the deadline.
+  // Starts the attach listener: trigger file, one SIGQUIT (through the pidfd), poll for
+  // the socket with backoff (20 ms, +20 ms a round, at most 200 ms) until the deadline.
   AttachOutcome startListener(const std::string& sock) const {
     if (!waitRunning(t.target.pid, deadline)) return timedOut("no attach listener, and it did not run");
-    const std::string trigger = createTrigger();
+    bool made = false;
+    const std::string trigger = createTrigger(&made);
     if (trigger.empty())
-      return out(kPermission, who() + ": could not create .attach_pid" + std::to_string(t.target.nspid) +
-                                  " in its working directory nor in its /tmp as uid " + std::to_string(geteuid()));
-    if (kill(t.target.pid, SIGQUIT) != 0) {
-      const int err = errno;
-      unlink(trigger.c_str());
-      if (err == ESRCH) return out(kNoSuchProcess, who() + " exited during the attach");
-      return out(kPermission, who() + ": SIGQUIT: " + std::strerror(err));
+      return done(kPermission, who() + ": could not create .attach_pid" + std::to_string(t.target.nspid) +
+                                   " in its working directory nor in its /tmp as uid " + std::to_string(geteuid()));
+    if (const int err = signalTarget(t, SIGQUIT); err != 0) {
+      if (made) unlink(trigger.c_str());
+      if (err == ESRCH) return gone();
+      return done(kPermission, who() + ": SIGQUIT: " + std::strerror(err));
     }
     int step = 20;
     bool up = false;
-    while (!(up = isJvmSocket(sock, t.target.euid)) && Clock::now() < deadline && alive(t.target.pid)) {
+    while (!(up = isJvmSocket(sock, t.target.euid)) && Clock::now() < deadline && targetAlive(t)) {
       std::this_thread::sleep_for(
           std::min(std::chrono::milliseconds(step),
                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()) +
                        std::chrono::milliseconds(1)));
       step = std::min(step + 20, 200);
     }
-    unlink(trigger.c_str());
-    if (up) return out(kAttached, {});
-    if (!alive(t.target.pid)) return out(kNoSuchProcess, who() + " exited during the attach");
+    if (made) unlink(trigger.c_str());
+    if (up) return done(kAttached, {});
+    if (!targetAlive(t)) return gone();
     if (disabled)
-      return out(kAttachDisabled, who() + ": attach mechanism disabled (-XX:+DisableAttachMechanism): no listener");
+      return done(kAttachDisabled, who() + ": attach mechanism disabled (-XX:+DisableAttachMechanism): no listener");
     const char s = processState(t.target.pid);
     if (s == 'T' || s == 't') return timedOut("attach listener not started");
-    return out(kTimedOut, who() + ": attach mechanism disabled or JVM not responding: no attach listener within " +
-                              secs() + " of a SIGQUIT");
+    return done(kTimedOut, who() + ": attach mechanism disabled or JVM not responding: no attach listener within " +
+                               secs() + " of a SIGQUIT");
   }
 
-  AttachOutcome run() const {
+  // The checks made before anything is sent: the version, attach disabled, SIGQUIT safe.
+  AttachOutcome check(const std::string& sock) {
+    const PerfData pd = readPerfData(t);
+    version = javaVersion(t, pd);
+    if (version.empty()) return done(kError, who() + ": its Java version is unknown (no release file, no hsperfdata)");
+    if (majorOf(version) < kMinHotSpotMajor)
+      return done(kRuntimeTooOld, who() + " runs HotSpot " + version + ": jitprov attaches to " +
+                                      std::to_string(kMinHotSpotMajor) + " and later");
+    disabled = pd.found && !pd.capabilities.empty() && pd.capabilities[0] == '0';
+    struct stat st {};
+    if (lstat(sock.c_str(), &st) != 0) {
+      // The listener must be started with a SIGQUIT: only when that cannot harm the JVM.
+      if (disabled)
+        return done(kAttachDisabled,
+                    who() + ": attach mechanism disabled (-XX:+DisableAttachMechanism): no SIGQUIT sent");
+      if ((t.sig_cgt & kSigQuitBit) == 0 || (t.sig_ign & kSigQuitBit) != 0)
+        return done(kAttachDisabled, who() +
+                                         " has no attach listener and does not catch SIGQUIT (-Xrs, or not started "
+                                         "yet): no SIGQUIT sent, it would end the JVM");
+    }
+    if (r.agent.size() > 1024 || r.options.size() > 1024)
+      return done(kUsage, "the agent path and the options are at most 1024 bytes each (HotSpot's limit)");
+    return done(kAttached, {});
+  }
+
+  AttachOutcome run() {
     const std::string sock = t.target.root + "/tmp/.java_pid" + std::to_string(t.target.nspid);
+    if (AttachOutcome o = check(sock); o.status != kAttached) return o;
     if (!isJvmSocket(sock, t.target.euid)) {
       struct stat st {};
       if (lstat(sock.c_str(), &st) == 0)
-        return out(kError, who() + ": " + sock + " is not a socket owned by its uid " + std::to_string(t.target.euid) +
-                               ": not trusted");
+        return done(kError, who() + ": " + printable(sock) + " is not a socket owned by its uid " +
+                                std::to_string(t.target.euid) + ": not trusted");
       if (AttachOutcome o = startListener(sock); o.status != kAttached) return o;
     }
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (fd < 0 || sock.size() >= sizeof addr.sun_path)
-      return out(kError, "socket: " + std::string(std::strerror(errno)));
-    std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      const int err = errno;
+    int fd = -1, err = 0;
+    switch (connectUnix(sock, deadline, &fd, &err)) {
+      case IoStatus::kOk:
+        break;
+      case IoStatus::kTimedOut:
+        return timedOut("the attach listener accepted no connection");
+      default:
+        if (!targetAlive(t)) return gone();
+        if (err == ECONNREFUSED)
+          return done(disabled ? kAttachDisabled : kError,
+                      who() + ": " + printable(sock) + " refuses connections (a stale socket: no listener)" +
+                          (disabled ? ", and attach is disabled (-XX:+DisableAttachMechanism)" : ""));
+        if (err == EACCES || err == EPERM)
+          return done(kPermission, who() + ": connect " + printable(sock) + ": " + std::strerror(err));
+        return done(kError, who() + ": connect " + printable(sock) + ": " + std::strerror(err));
+    }
+    // The socket's listener is the target itself, not one planted under its name (or
+    // swapped in after the lstat above).
+    if (pid_t peer = 0; !peerPidIs(fd, t.target.pid, &peer)) {
       close(fd);
-      if (err == ECONNREFUSED)
-        return out(disabled ? kAttachDisabled : kError,
-                   who() + ": " + sock + " refuses connections (a stale socket: no listener)" +
-                       (disabled ? ", and attach is disabled (-XX:+DisableAttachMechanism)" : ""));
-      if (err == EACCES || err == EPERM)
-        return out(kPermission, who() + ": connect " + sock + ": " + std::strerror(err));
-      return out(kError, who() + ": connect " + sock + ": " + std::strerror(err));
+      return done(kError, who() + ": " + printable(sock) + " is served by PID " + std::to_string(peer) +
+                              ", not by the JVM: not trusted");
     }
     if (!waitRunning(t.target.pid, deadline)) {
       close(fd);
@@ -264,65 +327,39 @@ struct Child {
     req.append("true\0", 5);
     req += r.options;
     req.push_back('\0');
-    for (size_t done = 0; done < req.size();) {
-      const ssize_t n = send(fd, req.data() + done, req.size() - done, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int err = errno;
-        close(fd);
-        return out(
-            err == EPIPE || err == ECONNRESET ? kPermission : kError,
-            who() + ": send the request: " + std::strerror(err) +
-                (err == EPIPE || err == ECONNRESET ? " (the JVM closed the connection: our uid/gid refused?)" : ""));
-      }
-      done += size_t(n);
+    const IoStatus sent = sendAll(fd, req, deadline, &err);
+    if (sent != IoStatus::kOk) {
+      close(fd);
+      if (sent == IoStatus::kTimedOut) return timedOut("request not sent");
+      if (!targetAlive(t)) return gone();
+      if (sent == IoStatus::kClosed)
+        return done(kPermission, who() + ": send the request: " + std::strerror(err) +
+                                     " (the JVM closed the connection: our uid/gid refused?)");
+      return done(kError, who() + ": send the request: " + std::strerror(err));
     }
     std::string reply;
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        close(fd);
-        return timedOut("no reply to the load request (the agent may still be starting)");
-      }
-      pollfd p{fd, POLLIN, 0};
-      const int pr = poll(&p, 1, int(left));
-      if (pr < 0 && errno == EINTR) continue;
-      if (pr <= 0) continue;
-      char buf[1024];
-      const ssize_t n = read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int err = errno;
-        close(fd);
-        return out(kError, who() + ": read the reply: " + std::strerror(err));
-      }
-      if (n == 0) break;
-      reply.append(buf, size_t(n));
-    }
+    const IoStatus got = recvAll(fd, kMaxReply, deadline, &reply, &err);
     close(fd);
-    return parseLoadReply(reply, who());
+    switch (got) {
+      case IoStatus::kOk:
+        break;
+      case IoStatus::kTimedOut:
+        return timedOut("no reply to the load request (the agent may still be starting)");
+      case IoStatus::kTooLarge:
+        return done(kError, who() + ": a reply longer than " + std::to_string(kMaxReply >> 10) + " KiB: not read");
+      case IoStatus::kClosed:
+        if (!targetAlive(t)) return gone();
+        return done(kError, who() + ": the JVM reset the connection: " + std::strerror(err));
+      default:
+        return done(kError, who() + ": read the reply: " + std::strerror(err));
+    }
+    // No reply: the JVM refused our ids, or it died (the agent may have crashed it).
+    if (reply.empty() && !targetAlive(t)) return done(kNoSuchProcess, who() + " exited during the attach (no reply)");
+    AttachOutcome o = parseLoadReply(reply, who());
+    o.version = version;
+    return o;
   }
 };
-
-// Switches to the target's egid and euid (needs CAP_SETGID/CAP_SETUID when they are
-// not ours already). "" or why not.
-std::string becomeTarget(const Target& t) {
-  if (getegid() != t.egid && setegid(t.egid) != 0)
-    return "setegid(" + std::to_string(t.egid) + "): " + std::strerror(errno);
-  if (geteuid() != t.euid && seteuid(t.euid) != 0)
-    return "seteuid(" + std::to_string(t.euid) + "): " + std::strerror(errno);
-  return {};
-}
-
-bool writeAll(int fd, const std::string& s) {
-  for (size_t done = 0; done < s.size();) {
-    const ssize_t n = write(fd, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += size_t(n);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -336,11 +373,12 @@ AttachOutcome parseLoadReply(const std::string& reply, const std::string& who) {
   std::getline(in, first);
   std::getline(in, second);
   std::getline(in, rest, '\0');
+  // The target's text on one line, safe for a terminal.
   auto oneLine = [](std::string s) {
     for (char& c : s)
       if (c == '\n') c = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
+    return printable(s, 400);
   };
   if (first == "0") {
     // "return code: N" with N a whole number; anything else (a reply cut short) is not
@@ -353,90 +391,29 @@ AttachOutcome parseLoadReply(const std::string& reply, const std::string& who) {
       if (code == jvmti::kOnAttachOk) return out(kAttached, {});
       if (code == jvmti::kOnAttachAlreadyLoaded)
         return out(kAlreadyLoaded, "jitprov is already loaded in " + who + ": nothing registered twice");
+      if (code == jvmti::kOnAttachReplayFailed)
+        return out(kAgentFailed, "the agent started in " + who + " but " + jvmti::onAttachCodeName(code) +
+                                     " (return code 6); it stays loaded: a new attach answers 9");
       return out(kAgentFailed, "the agent refused to start in " + who + " (return code " + std::to_string(code) + ": " +
                                    jvmti::onAttachCodeName(code) + "); its reason is on the JVM's stderr");
     }
     return out(kAgentFailed, who + ": " + oneLine(second + "\n" + rest));
   }
-  const std::string text = oneLine(second + "\n" + rest);
-  if (first == "-1" && text.find("Dynamic agent loading is not enabled") != std::string::npos)
+  const std::string raw = second + "\n" + rest;
+  const std::string text = oneLine(raw);
+  if (first == "-1" && raw.find("Dynamic agent loading is not enabled") != std::string::npos)
     return out(kAttachDisabled, who + ": " + text);
   if (first == "-1" &&
-      (text.find("was not loaded") != std::string::npos || text.find("Agent_OnAttach") != std::string::npos))
+      (raw.find("was not loaded") != std::string::npos || raw.find("Agent_OnAttach") != std::string::npos))
     return out(kAgentFailed, who + ": " + text);
   return out(kError, who + ": unexpected reply \"" + oneLine(first) + "\": " + text);
 }
 
 AttachOutcome attachHotSpot(const TargetInfo& t, const AttachRequest& r) {
-  const PerfData pd = readPerfData(t);
-  const std::string version = javaVersion(t, pd);
-  const std::string who = describe(t);
-  if (version.empty()) return out(kError, who + ": its Java version is unknown (no release file, no hsperfdata)");
-  if (majorOf(version) < kMinHotSpotMajor)
-    return out(
-        kRuntimeTooOld,
-        who + " runs HotSpot " + version + ": jitprov attaches to " + std::to_string(kMinHotSpotMajor) + " and later",
-        version);
-  const bool disabled = pd.found && !pd.capabilities.empty() && pd.capabilities[0] == '0';
-  const std::string sock = t.target.root + "/tmp/.java_pid" + std::to_string(t.target.nspid);
-  struct stat st {};
-  if (lstat(sock.c_str(), &st) != 0) {
-    // The listener must be started with a SIGQUIT: only when that cannot harm the JVM.
-    if (disabled)
-      return out(kAttachDisabled, who + ": attach mechanism disabled (-XX:+DisableAttachMechanism): no SIGQUIT sent",
-                 version);
-    if ((t.sig_cgt & kSigQuitBit) == 0 || (t.sig_ign & kSigQuitBit) != 0)
-      return out(kAttachDisabled,
-                 who +
-                     " has no attach listener and does not catch SIGQUIT (-Xrs, or not started yet): no SIGQUIT "
-                     "sent, it would end the JVM",
-                 version);
-  }
-  if (r.agent.size() > 1024 || r.options.size() > 1024)
-    return out(kUsage, "the agent path and the options are at most 1024 bytes each (HotSpot's limit)", version);
-
-  // A single-threaded child with the target's credentials: the trigger file owned by
-  // them, the connection checked against them (SO_PEERCRED).
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return out(kError, std::string("pipe: ") + std::strerror(errno), version);
+  // Everything from here, even the reads of hsperfdata and the release file, in a child
+  // holding only the target's ids, and bounded by the deadline (attach_io.h).
   const auto deadline = Clock::now() + r.timeout;
-  const pid_t child = fork();
-  if (child < 0) return out(kError, std::string("fork: ") + std::strerror(errno), version);
-  if (child == 0) {
-    close(pipefd[0]);
-    AttachOutcome o;
-    if (const std::string why = becomeTarget(t.target); !why.empty())
-      o = out(kPermission, who + ": cannot take its credentials: " + why);
-    else
-      o = Child{t, r, disabled, deadline}.run();
-    (void)writeAll(pipefd[1], std::to_string(o.status) + " " + o.line);
-    _exit(0);
-  }
-  close(pipefd[1]);
-  std::string msg;
-  const auto hard = deadline + std::chrono::seconds(5);
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(hard - Clock::now()).count();
-    pollfd p{pipefd[0], POLLIN, 0};
-    const int pr = left > 0 ? poll(&p, 1, int(left)) : 0;
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr == 0) {
-      kill(child, SIGKILL);  // our own child, stuck past its deadline
-      break;
-    }
-    char buf[512];
-    const ssize_t n = read(pipefd[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    msg.append(buf, size_t(n));
-  }
-  close(pipefd[0]);
-  int ws = 0;
-  while (waitpid(child, &ws, 0) < 0 && errno == EINTR) {
-  }
-  const size_t sp = msg.find(' ');
-  if (sp == std::string::npos) return out(kError, who + ": the attach helper process failed", version);
-  return out(std::atoi(msg.c_str()), msg.substr(sp + 1), version);
+  return runAsTarget(t, deadline, [&] { return Child{t, r, deadline}.run(); });
 }
 
 }  // namespace jitprov::cli

@@ -3,10 +3,13 @@
 
 #include "attach_io.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +51,18 @@ AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, 
 
 std::string describe(const TargetInfo& t) {
   return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
+}
+
+int signalTarget(const TargetInfo& t, int sig) {
+  const int rc = t.pidfd ? int(syscall(SYS_pidfd_send_signal, *t.pidfd, sig, nullptr, 0)) : kill(t.target.pid, sig);
+  return rc == 0 ? 0 : errno;
+}
+
+bool targetAlive(const TargetInfo& t) {
+  const int err = signalTarget(t, 0);
+  if (err != 0 && err != EPERM) return false;
+  const char s = processState(t.target.pid);
+  return s != '\0' && s != 'Z' && s != 'X';
 }
 
 bool havePtraceCapability() {
@@ -100,6 +115,17 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
   t.target.pid = pid;
   t.target.nspid = pid;
   t.target.root = proc + "/root";
+  if (pid > 0) {
+    const int fd = int(syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0 && errno == ESRCH) return fail(kNoSuchProcess, "no process " + std::to_string(pid));
+    if (fd >= 0) {
+      (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+      t.pidfd = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+        close(*p);
+        delete p;
+      });
+    }
+  }
   {
     std::ifstream comm(proc + "/comm");
     std::getline(comm, t.comm);

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 
 namespace jitprov::cli {
@@ -19,6 +20,10 @@ struct TargetInfo {
   unsigned long long sig_cgt = 0;  // SigCgt: caught signals
   unsigned long long sig_ign = 0;  // SigIgn: ignored signals
   char state = '?';                // State: R, S, T (stopped), t (traced), Z ...
+  // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
+  // signal sent through it (signalTarget) reaches this process, never a later one that
+  // reuses its pid. Shared by the copies, closed with the last.
+  std::shared_ptr<const int> pidfd;
 };
 
 // Reads /proc/PID/status, comm and maps. kAttached with *out filled, or the status and
@@ -33,6 +38,14 @@ bool parseProcStatus(const std::string& status, TargetInfo* t);
 
 // Re-reads the status line State: of PID ('\0': the process is gone).
 char processState(pid_t pid);
+
+// Sends `sig` to the target through its pidfd (kill() when it has none); 0 with sig 0
+// checks that it still exists. 0 or errno (ESRCH: gone).
+int signalTarget(const TargetInfo& t, int sig);
+
+// Whether the target still runs: signalTarget(t, 0) finds it (EPERM counts) and it is no
+// zombie.
+bool targetAlive(const TargetInfo& t);
 
 // Whether our effective capabilities include CAP_SYS_PTRACE (CapEff bit 19).
 bool havePtraceCapability();

@@ -16,6 +16,7 @@ enum OnAttachCode : int {
   kOnAttachRefused = 3,         // JVMTI refused a capability
   kOnAttachStartFailed = 4,     // the jitprov runtime, the jitdump or the rundown engine did not start
   kOnAttachEventsFailed = 5,    // callbacks or events not enabled (the rundown thread runs: never retried)
+  kOnAttachReplayFailed = 6,    // GenerateEvents failed: the agent runs, but code compiled before the attach is missing
   kOnAttachAlreadyLoaded = 74,  // jitprov already runs in this JVM: nothing was registered again
 };
 
@@ -33,6 +34,9 @@ inline const char* onAttachCodeName(int code) {
       return "jitprov did not start";
     case kOnAttachEventsFailed:
       return "its JVMTI events could not be enabled";
+    case kOnAttachReplayFailed:
+      return "the replay of the code compiled before the attach (GenerateEvents) failed: the agent runs, but that "
+             "code is missing from the registry";
     case kOnAttachAlreadyLoaded:
       return "already loaded";
     default:

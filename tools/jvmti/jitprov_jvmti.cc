@@ -504,6 +504,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // From here callbacks may run: the agent stays, even if HotSpot dlcloses the library
   // after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
   if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
+  bool replay_failed = false;
   if (live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
@@ -515,6 +516,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
     if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
       std::lock_guard<std::mutex> g(a->mu);
       noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
+      replay_failed = true;
     }
     std::lock_guard<std::mutex> g(a->mu);
     a->attached = true;
@@ -523,6 +525,12 @@ jint start(JavaVM* vm, const char* options, bool live) {
          uint64_t(a->live.size()));
   }
   if (live && !startRundownEngine(*a)) return kOnAttachStartFailed;  // the code is mirrored, no rundowns
+  // The agent stays and runs (as after code 5), but "attached" would promise a complete
+  // registry: the command exits 11 with this code's name.
+  if (replay_failed) {
+    std::fprintf(stderr, "jitprov-jvmti: GenerateEvents failed: code compiled before the attach is missing\n");
+    return kOnAttachReplayFailed;
+  }
   logf("loaded: trigger=%s perfmap=%s jitdump=%s rundown=%s", a->opt.trigger.c_str(),
        a->opt.perfmap.empty() ? "off" : a->perfmap.final_path.c_str(),
        a->opt.jitdump.empty() ? "off" : a->opt.jitdump.c_str(), jitprov_rundown_mode_name(a->opt.mode));
