@@ -17,13 +17,16 @@ quiet moment began). Only the events of that process (vpid) are read. Checks:
     rundown that began after the first listing and ended before the second, with the
     same address, size, comp level (host_tier) and name; HotSpot's method handle
     intrinsics share jmethodIDs, so for them the class is checked, not the name;
-  - no extra: no Java method's record in that rundown (stubs, namespace "hotspot", are
-    not nmethods) starts where neither listing has an nmethod alive (in use or not
-    entrant): code the registry holds that HotSpot no longer has;
+  - no extra: every Java method's record in that rundown (stubs, namespace "hotspot",
+    are not nmethods) starts where a listing has an nmethod alive (in use or not
+    entrant) with the same name, signature and size (method handle intrinsics: the
+    class and size): a record of freed code at an address that another nmethod took
+    since is code the registry holds that HotSpot no longer has;
   - --min-loads/--min-unloads: the agent counted at least that many; --no-busy: no
     rundown need end before the quiet moment (the busy file is not read); --attached:
     the agent was started by Agent_OnAttach (its stats say "attached": true).
 Prints one line, "LABEL codelist: N of N nmethods ... (100 % match) ... 0 extra".
+Exits 1 with its reason on stderr when a check fails (no assert: python -O keeps them).
 """
 import argparse
 import json
@@ -46,17 +49,34 @@ def codelist(path, any_state=False):
     return out
 
 
+class CheckFailed(Exception):
+    pass
+
+
+def check(ok, what):
+    if not ok:
+        raise CheckFailed(what)
+
+
+def is_mh(name):
+    return name.startswith("java.lang.invoke.MethodHandle.")
+
+
 def main(trace, label, d, min_stable, min_loads=0, min_unloads=0, busy=True, attached=False):
     pid = int(open(d + "/pid").read())
     agent = json.load(open(d + "/agent.json"))
-    assert agent["errors"] == 0 and agent["refused"] == 0, agent
-    assert agent["loads"] >= min_loads and agent["unloads"] >= min_unloads, (label, min_loads, min_unloads, agent)
-    assert not attached or agent.get("attached") is True, (label, "not started by Agent_OnAttach", agent)
+    check(agent["errors"] == 0 and agent["refused"] == 0, "%s: the agent counted errors or refusals: %s" % (label, agent))
+    check(agent["loads"] >= min_loads and agent["unloads"] >= min_unloads,
+          "%s: fewer than %d loads or %d unloads: %s" % (label, min_loads, min_unloads, agent))
+    check(not attached or agent.get("attached") is True, "%s: not started by Agent_OnAttach: %s" % (label, agent))
     a, b = codelist(d + "/codelist1.txt"), codelist(d + "/codelist2.txt")
-    alive = set(codelist(d + "/codelist1.txt", True)) | set(codelist(d + "/codelist2.txt", True))
+    alive = {}  # start -> the nmethods alive there in either listing
+    for listing in (codelist(d + "/codelist1.txt", True), codelist(d + "/codelist2.txt", True)):
+        for k, v in listing.items():
+            alive.setdefault(k, []).append(v)
     stable = {k: v for k, v in a.items() if b.get(k) == v}
-    assert len(stable) >= min_stable, "%s: %d nmethods in use in both listings (%d, %d), fewer than %d" % (
-        label, len(stable), len(a), len(b), min_stable)
+    check(len(stable) >= min_stable, "%s: %d nmethods in use in both listings (%d, %d), fewer than %d" % (
+        label, len(stable), len(a), len(b), min_stable))
     t_after, t_before = (int(x) for x in open(d + "/window"))
     t_busy = int(open(d + "/busy").read()) if busy else 0
     rundowns, cur, begin, busy_rundowns, all_times = [], None, 0, 0, []
@@ -75,26 +95,31 @@ def main(trace, label, d, min_stable, min_loads=0, min_unloads=0, busy=True, att
             if begin >= t_after and f["_ns"] <= t_before:
                 rundowns.append(cur)
             cur = None
-    assert busy_rundowns > 0 or not busy, "%s: no rundown ended while the program ran (pid %d): %s" % (label, pid, all_times)
-    assert rundowns, "%s: no complete rundown between the listings (0 to %.3f s): %s" % (
-        label, (t_before - t_after) / 1e9, all_times)
+    check(busy_rundowns > 0 or not busy, "%s: no rundown ended while the program ran (pid %d): %s" % (label, pid, all_times))
+    check(rundowns, "%s: no complete rundown between the listings (0 to %.3f s): %s" % (
+        label, (t_before - t_after) / 1e9, all_times))
     last = rundowns[-1]
 
     def same(k, v):
         r = last.get(k)
         if r is None:
             return False
-        if v[0].startswith("java.lang.invoke.MethodHandle.") and r[0].startswith("java.lang.invoke.MethodHandle."):
+        if is_mh(v[0]) and is_mh(r[0]):
             return r[2:4] == v[2:]
         return r[:4] == v
 
-    intrinsics = sum(1 for v in stable.values() if v[0].startswith("java.lang.invoke.MethodHandle."))
+    def alive_at(k, r):
+        """An nmethod alive at k in a listing is the one this record names: same name and
+        signature (method handle intrinsics: both of the class) and same size."""
+        return any(v[3] == r[3] and ((is_mh(v[0]) and is_mh(r[0])) or v[:2] == r[:2]) for v in alive.get(k, ()))
+
+    intrinsics = sum(1 for v in stable.values() if is_mh(v[0]))
     bad = [(hex(k), v, last.get(k)) for k, v in stable.items() if not same(k, v)]
     good = len(stable) - len(bad)
-    extra = [(hex(k), r[:4]) for k, r in last.items() if not r[4] and k not in alive]
+    extra = [(hex(k), r[:4], alive.get(k)) for k, r in last.items() if not r[4] and not alive_at(k, r)]
     print("%s codelist: %d of %d nmethods in use in both listings are in the last of %d rundowns between them "
           "(%d versions) with the same address, size, level and name (%.1f %% match, rounded down; %d method handle intrinsics: "
-          "name checked to the class); %d extra (Java records at no nmethod alive in either listing); %d rundowns while it "
+          "name checked to the class); %d extra (Java records where no listing has that nmethod alive); %d rundowns while it "
           "ran, %d in all; agent: %d loads (%d replays), %d unloads (%d unknown, %d stale), %d methods, tier by %s"
           % (label, good, len(stable), len(rundowns), len(last), math.floor(1000.0 * good / len(stable)) / 10, intrinsics,
              len(extra), busy_rundowns, len(all_times), agent["loads"], agent["replays"], agent["unloads"],
@@ -117,4 +142,8 @@ if __name__ == "__main__":
     ap.add_argument("--no-busy", action="store_true")
     ap.add_argument("--attached", action="store_true")
     o = ap.parse_args()
-    sys.exit(main(o.trace, o.label, o.dir, o.min_stable, o.min_loads, o.min_unloads, not o.no_busy, o.attached))
+    try:
+        sys.exit(main(o.trace, o.label, o.dir, o.min_stable, o.min_loads, o.min_unloads, not o.no_busy, o.attached))
+    except CheckFailed as e:
+        print("codelist_check: %s" % e, file=sys.stderr)
+        sys.exit(1)
