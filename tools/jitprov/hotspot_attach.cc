@@ -100,12 +100,13 @@ PerfData parsePerfData(const std::string& b) {
     return pd;
   const bool big = b[4] == 0;
   const int32_t entry_offset = readAt<int32_t>(b, 24, big), entries = readAt<int32_t>(b, 28, big);
+  if (entry_offset < 0) return pd;  // hostile: size_t(negative) + 20 would wrap round
   size_t off = size_t(entry_offset);
-  for (int32_t i = 0; i < entries && off + 20 <= b.size(); ++i) {
+  for (int32_t i = 0; i < entries && off <= b.size() && b.size() - off >= 20; ++i) {
     const int32_t len = readAt<int32_t>(b, off, big), name_off = readAt<int32_t>(b, off + 4, big),
                   vlen = readAt<int32_t>(b, off + 8, big), data_off = readAt<int32_t>(b, off + 16, big);
     const char type = b[off + 12];
-    if (len <= 0 || off + size_t(len) > b.size()) break;
+    if (len <= 0 || size_t(len) > b.size() - off) break;
     if (name_off > 0 && size_t(name_off) < size_t(len) && type == 'B' && vlen > 0 && data_off > 0 &&
         size_t(data_off) + size_t(vlen) <= size_t(len)) {
       const std::string name(b.c_str() + off + size_t(name_off));
