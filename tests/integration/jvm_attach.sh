@@ -187,11 +187,17 @@ for p in "$JAVA_PID" "$S_PID"; do jcmd "$p" VM.uptime >/dev/null 2>&1 || fail "P
 if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
   mkdir -p "$WORK/ns"
   cp -r "$WORK/classes/." "$WORK/ns/"
-  # Its classes at /mnt (a bind mount in its mount namespace), since a tmpfs covers /tmp.
+  # Its classes at /mnt/classes (a bind mount in its mount namespace), since a tmpfs
+  # covers /tmp; the build tree (the agent and libjitprov.so.1) bound back at its own path
+  # when it lives under /tmp (a fresh clone there), so that the JVM sees the agent jitprov
+  # names, the same file.
+  BUILD_ROOT=$(dirname "$(dirname "$(dirname "$AGENT")")")
   unshare --pid --mount --fork --mount-proc --propagation private sh -c \
-    'mount --bind "$1" /mnt && mount -t tmpfs none /tmp && cd /mnt &&
-     exec java -Xmx64m -XX:TieredStopAtLevel=1 -cp /mnt jitwork.JitWorkload /mnt 0 0 100 /mnt' sh "$WORK/ns" \
-    >"$WORK/ns.out" 2>&1 &
+    'mount -t tmpfs none /mnt && mkdir /mnt/classes /mnt/build && mount --bind "$1" /mnt/classes &&
+     mount --bind "$2" /mnt/build && mount -t tmpfs none /tmp &&
+     case "$2" in /tmp/*) mkdir -p "$2" && mount --bind /mnt/build "$2" ;; esac && cd /mnt/classes &&
+     exec java -Xmx64m -XX:TieredStopAtLevel=1 -cp /mnt/classes jitwork.JitWorkload /mnt/classes 0 0 100 /mnt/classes' \
+    sh "$WORK/ns" "$BUILD_ROOT" >"$WORK/ns.out" 2>&1 &
   U_PID=$!
   track_pid "$U_PID"
   for _ in $(seq 300); do [ -f "$WORK/ns/quiet" ] && break; sleep 0.1; done
