@@ -52,6 +52,18 @@ class Printer {
     if ((cc & 0x0F) == 0x06) {  // a field's signature
       return type(out);
     }
+    if (!convention(cc, out)) return false;
+    uint32_t args = 0;
+    if (!data(&args) || !type(out)) return false;
+    *out += "  (";  // CoreCLR names the method " ": the return type, a space, " ", "("
+    return params(args, out);
+  }
+
+ private:
+  // What a method signature's calling convention byte CC says before its return type:
+  // "instance ", "generic " (its generic parameter count read and dropped) and the
+  // convention's own word, as CoreCLR writes them.
+  bool convention(uint32_t cc, std::string* out) {
     if (cc & 0x20) *out += "instance ";
     if (cc & 0x10) {
       *out += "generic ";
@@ -71,13 +83,9 @@ class Printer {
                                           "",
                                           "native vararg "};
     if ((cc & 0x0F) < 12) *out += kConv[cc & 0x0F];
-    uint32_t args = 0;
-    if (!data(&args) || !type(out)) return false;
-    *out += "  (";  // CoreCLR names the method " ": the return type, a space, " ", "("
-    return params(args, out);
+    return true;
   }
 
- private:
   bool params(uint32_t args, std::string* out) {
     bool comma = false;
     while (args != 0 && p_ < end_) {
@@ -264,25 +272,7 @@ class Printer {
         // A method signature named "": no space before its parameters.
         uint32_t cc = 0, args = 0;
         if (!data(&cc)) return false;
-        if (cc & 0x20) *out += "instance ";
-        if (cc & 0x10) {
-          *out += "generic ";
-          uint32_t n = 0;
-          if (!data(&n)) return false;
-        }
-        static const char* const kConv[12] = {"",
-                                              "unmanaged cdecl ",
-                                              "unmanaged stdcall ",
-                                              "unmanaged thiscall ",
-                                              "unmanaged fastcall ",
-                                              "vararg ",
-                                              "<error> ",
-                                              "<error> ",
-                                              "",
-                                              "",
-                                              "",
-                                              "native vararg "};
-        if ((cc & 0x0F) < 12) *out += kConv[cc & 0x0F];
+        if (!convention(cc, out)) return false;
         if (!data(&args) || !type(out)) return false;
         *out += "(";
         ok = params(args, out);
