@@ -117,12 +117,39 @@ wait_rundowns() {
 
 # The generated .NET workload (CLASSES x METHODS) in $WORK/wl/out/JitWork.dll and
 # CoreCLR's own view, $WORK/cr/out/jitprov-clr-rundown, each built from a copy (no obj/
-# in the source tree). Sets CLR.
+# in the source tree). Sets CLR. Built once per build tree for the same sources, sizes
+# and SDK (three tests use the same; 10-20 s of two cores each build): kept in
+# JITPROV_TEST_CACHE (tests/meson.build sets it in the build directory) under a key of
+# all three, and copied into $WORK; built in $WORK when the variable is unset.
 #   build_dotnet_workload SOURCE_DIR CLASSES METHODS
 build_dotnet_workload() {
-  $PY "$1/tools/dotnet/workload/gen_workload.py" "$WORK/wl" "$2" "$3" || fail "generate the workload"
-  dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
-    { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
-  dotnet_build_copy "$1/tools/dotnet/clr-rundown" "$WORK/cr" "$WORK/build.log" || fail "dotnet build jitprov-clr-rundown"
+  local cache=${JITPROV_TEST_CACHE:-} key dir
+  if [ -z "$cache" ]; then
+    build_dotnet_workload_in "$@" "$WORK"
+  else
+    key=$( { find "$1/tools/dotnet/workload" "$1/tools/dotnet/clr-rundown" "$1/tools/lib/dotnet.sh" -type f \
+               -print0 | sort -z | xargs -0 sha256sum; echo "$2 $3"; dotnet --version; } | sha256sum | cut -c1-16)
+    dir=$cache/dotnet-workload-$key
+    mkdir -p "$cache" || fail "mkdir $cache"
+    # One builder at a time; the others wait and copy. A build that failed leaves nothing.
+    (
+      flock 9
+      [ -f "$dir/done" ] && exit 0
+      rm -rf "$dir" "$dir.tmp"
+      build_dotnet_workload_in "$1" "$2" "$3" "$dir.tmp" && touch "$dir.tmp/done" && mv "$dir.tmp" "$dir"
+    ) 9>"$cache/dotnet-workload.lock" || fail "build the .NET workload"
+    mkdir -p "$WORK/wl" "$WORK/cr" && cp -r "$dir/wl/out" "$WORK/wl/" && cp -r "$dir/cr/out" "$WORK/cr/" ||
+      fail "copy the .NET workload from $dir"
+  fi
   CLR="$WORK/cr/out/jitprov-clr-rundown"
+}
+
+# build_dotnet_workload_in SOURCE_DIR CLASSES METHODS DIR: the two builds into DIR/wl/out
+# and DIR/cr/out (logs in DIR).
+build_dotnet_workload_in() {
+  $PY "$1/tools/dotnet/workload/gen_workload.py" "$4/wl" "$2" "$3" || { echo "generate the workload" >&2; return 1; }
+  dotnet build -c Release -o "$4/wl/out" "$4/wl" >"$4/build.log" 2>&1 ||
+    { tail -20 "$4/build.log" >&2; echo "dotnet build the workload" >&2; return 1; }
+  dotnet_build_copy "$1/tools/dotnet/clr-rundown" "$4/cr" "$4/build-cr.log" ||
+    { echo "dotnet build jitprov-clr-rundown" >&2; return 1; }
 }

@@ -105,11 +105,11 @@ Dump readDump(const std::string& path) {
   return d;
 }
 
-struct Host {
+struct DumpHost {
   jitprov_runtime* rt = nullptr;
   uint64_t module = 0;
   std::string dir;
-  explicit Host(uint32_t mode = JITPROV_CODE_HOST) {
+  explicit DumpHost(uint32_t mode = JITPROV_CODE_HOST) {
     jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
     cfg.code_mode = mode;
     EXPECT_EQ(jitprov_runtime_create(&cfg, &rt), JITPROV_OK);
@@ -117,7 +117,7 @@ struct Host {
     char tmpl[] = "/tmp/jitdump_test.XXXXXX";
     dir = mkdtemp(tmpl);
   }
-  ~Host() {
+  ~DumpHost() {
     jitprov_runtime_destroy(rt);
     std::remove(path().c_str());
     rmdir(dir.c_str());
@@ -156,7 +156,7 @@ struct Host {
 std::vector<unsigned char> bytes(const unsigned char* p, size_t n) { return {p, p + n}; }
 
 TEST(Jitdump, HeaderLoadsRundownReuseAndClose) {
-  Host h;
+  DumpHost h;
   static unsigned char code_a[64], code_b[32], code_c[48];
   for (unsigned i = 0; i < sizeof code_a; ++i) code_a[i] = static_cast<unsigned char>(i);
   std::memset(code_b, 0xcc, sizeof code_b);
@@ -227,7 +227,7 @@ std::string entryBytes(uint64_t addr, int32_t line, int32_t discrim, const std::
 }
 
 TEST(Jitdump, DebugInfoPrecedesItsLoadByteForByte) {
-  Host h;
+  DumpHost h;
   static unsigned char code[64], other[32];
   ASSERT_EQ(h.open(JITPROV_JITDUMP_COPY_CODE), JITPROV_OK);
   const uintptr_t base = reinterpret_cast<uintptr_t>(code);
@@ -278,7 +278,7 @@ TEST(Jitdump, DebugInfoPrecedesItsLoadByteForByte) {
 }
 
 TEST(Jitdump, BadLinesAreRefusedAndClosedSinkIgnoresThem) {
-  Host h;
+  DumpHost h;
   static unsigned char code[64];
   const uintptr_t base = reinterpret_cast<uintptr_t>(code);
   const uint64_t m = h.method("a", "f");
@@ -329,7 +329,7 @@ TEST(Jitdump, BadLinesAreRefusedAndClosedSinkIgnoresThem) {
 }
 
 TEST(Jitdump, WithoutCopyAndUnreadableRangesTheCodeIsZeros) {
-  Host h;
+  DumpHost h;
   static unsigned char code[16] = {1, 2, 3};
   // PROT_NONE: no read reaches it (and nothing else is mapped there meanwhile).
   void* gone = mmap(nullptr, size_t(sysconf(_SC_PAGESIZE)), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -354,7 +354,7 @@ TEST(Jitdump, WithoutCopyAndUnreadableRangesTheCodeIsZeros) {
 }
 
 TEST(Jitdump, UnreadableRangeIsCounted) {
-  Host h;
+  DumpHost h;
   // PROT_NONE: no read reaches it (and nothing else is mapped there meanwhile).
   void* gone = mmap(nullptr, size_t(sysconf(_SC_PAGESIZE)), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(gone, MAP_FAILED);
@@ -367,7 +367,7 @@ TEST(Jitdump, UnreadableRangeIsCounted) {
 }
 
 TEST(Jitdump, WriteErrorsAreCountedAndTheFileStaysWhole) {
-  Host h;
+  DumpHost h;
   static unsigned char code[4096];
   ASSERT_EQ(h.open(JITPROV_JITDUMP_COPY_CODE), JITPROV_OK);
   h.publish(h.method("a", "fits"), code, 64);
@@ -420,7 +420,7 @@ TEST(Jitdump, WriteErrorsAreCountedAndTheFileStaysWhole) {
 }
 
 TEST(Jitdump, OneFilePerProcessAndBadDirectories) {
-  Host h, other;
+  DumpHost h, other;
   ASSERT_EQ(h.open(0), JITPROV_OK);
   EXPECT_EQ(other.open(0), JITPROV_E_BUSY);
   jitprov_jitdump_close(h.rt);
@@ -437,7 +437,7 @@ TEST(Jitdump, OneFilePerProcessAndBadDirectories) {
 }
 
 TEST(Jitdump, ModelHeapLoadsHaveNoCode) {
-  Host h(JITPROV_CODE_MODEL_HEAP);
+  DumpHost h(JITPROV_CODE_MODEL_HEAP);
   ASSERT_EQ(h.open(JITPROV_JITDUMP_COPY_CODE), JITPROV_OK);
   uint64_t v = 0, start = 0;
   ASSERT_EQ(jitprov_jit_begin(h.rt, h.method("m", "f"), JITPROV_TIER0, 0, &v), JITPROV_OK);
@@ -454,7 +454,7 @@ TEST(Jitdump, ModelHeapLoadsHaveNoCode) {
 // Publications racing the open: each version is in the file exactly once, from the
 // walk (published before the open) or from its own publication (after).
 TEST(Jitdump, OpenDuringPublicationsMissesNoneAndDuplicatesNone) {
-  Host h;
+  DumpHost h;
   constexpr int kThreads = 4, kEach = 3000;
   static unsigned char code[kThreads * kEach * 16];
   std::vector<uint64_t> methods;
@@ -490,7 +490,7 @@ TEST(Jitdump, ForkChildWritesNothingToTheParentsFile) {
   // fork tests, this one runs in the normal and the AddressSanitizer builds.
   GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer";
 #endif
-  Host h;
+  DumpHost h;
   static unsigned char code[64];
   ASSERT_EQ(h.open(0), JITPROV_OK);
   h.publish(h.method("p", "before"), code, 16);

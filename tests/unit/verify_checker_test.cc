@@ -46,20 +46,20 @@ MethodRecord version(uint64_t vid, uint64_t seq) {
 
 // A trace's events in the order read: the process and runtime instance they are of is
 // set by of(); each event is 1 ns after the one before.
-class Stream {
+class EventStream {
  public:
-  Stream& of(int64_t pid, uint32_t instance) {
+  EventStream& of(int64_t pid, uint32_t instance) {
     pid_ = pid, instance_ = instance;
     return *this;
   }
-  Stream& load(const MethodRecord& r) { return method(Kind::kMethodLoad, 0, r); }
-  Stream& record(uint64_t rid, const MethodRecord& r) { return method(Kind::kRundownMethod, rid, r); }
-  Stream& module(uint64_t rid) {
+  EventStream& load(const MethodRecord& r) { return method(Kind::kMethodLoad, 0, r); }
+  EventStream& record(uint64_t rid, const MethodRecord& r) { return method(Kind::kRundownMethod, rid, r); }
+  EventStream& module(uint64_t rid) {
     add(Kind::kRundownModule, rid);
     return *this;
   }
   // rundown_begin of rundown `rid`, whose walk began after sequence number B was read.
-  Stream& begin(uint64_t rid, uint64_t b) {
+  EventStream& begin(uint64_t rid, uint64_t b) {
     RareItem x;
     x.mode = "lockfree", x.trigger = "signal", x.has_seq = true, x.begin_seq = b;
     rare(Kind::kRundownBegin, rid, x);
@@ -67,8 +67,8 @@ class Stream {
   }
   // rundown_end: `versions` method records and `modules` module records by its count,
   // the sequence numbers P and E, the catch-up's records, whether it was cut short.
-  Stream& end(uint64_t rid, uint64_t versions, uint64_t modules, uint64_t p, uint64_t e, uint64_t caught_up = 0,
-              bool cut_short = false) {
+  EventStream& end(uint64_t rid, uint64_t versions, uint64_t modules, uint64_t p, uint64_t e, uint64_t caught_up = 0,
+                   bool cut_short = false) {
     RareItem x;
     x.modules = modules, x.methods = versions, x.versions = versions, x.duration = 1000;
     x.has_seq = true, x.publish_seq = p, x.end_seq = e, x.caught_up = caught_up, x.cut_short = cut_short;
@@ -78,8 +78,8 @@ class Stream {
 
   // rundown_end with the method counts of provider ABI 6: `methods` and
   // `caught_up_methods` as given (the other counts as end()'s).
-  Stream& endMethods(uint64_t rid, uint64_t versions, uint64_t methods, uint64_t caught_up_methods, uint64_t p,
-                     uint64_t e, uint64_t caught_up) {
+  EventStream& endMethods(uint64_t rid, uint64_t versions, uint64_t methods, uint64_t caught_up_methods, uint64_t p,
+                          uint64_t e, uint64_t caught_up) {
     end(rid, versions, 1, p, e, caught_up);
     RareItem& x = batch_.rare.back();
     x.methods = methods, x.has_methods = true, x.caught_up_methods = caught_up_methods;
@@ -113,7 +113,7 @@ class Stream {
     batch_.items.push_back(it);
     return batch_.items.back();
   }
-  Stream& method(Kind kind, uint64_t rid, const MethodRecord& r) {
+  EventStream& method(Kind kind, uint64_t rid, const MethodRecord& r) {
     jitprov::verify::setRecord(add(kind, rid), r);
     kept_.push_back({kind, pid_, instance_, rid, r});
     return *this;
@@ -131,7 +131,7 @@ class Stream {
 
 // The checker run over a stream to its verdicts, as jitprov-verify runs it.
 struct Checked {
-  explicit Checked(const Stream& s, bool explain = false) {
+  explicit Checked(const EventStream& s, bool explain = false) {
     EXPECT_TRUE(checker.apply(s.batch())) << checker.error();
     checker.finishReading();
     if (explain && checker.wantExplanations()) s.explain(checker);
@@ -152,8 +152,8 @@ struct Checked {
 };
 
 // Versions 1..3 loaded (sequence numbers 1..3), then rundown 1 of them all, after B = 3.
-Stream goodStream() {
-  Stream s;
+EventStream goodStream() {
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1);
   for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
@@ -177,7 +177,7 @@ TEST(VerifyChecker, CleanStreamPasses) {
 
 // A torn record: the rundown's record of version 2 differs from its method_load.
 TEST(VerifyChecker, TornRecordIsAG2Violation) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1);
   MethodRecord torn = version(2, 2);
@@ -202,7 +202,7 @@ TEST(VerifyChecker, TornRecordIsAG2Violation) {
 
 // The same version twice in one rundown.
 TEST(VerifyChecker, DuplicateRecordIsAG4Violation) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1);
   s.record(1, version(1, 1)).record(1, version(2, 2)).record(1, version(2, 2)).record(1, version(3, 3));
@@ -218,7 +218,7 @@ TEST(VerifyChecker, DuplicateRecordIsAG4Violation) {
 
 // A gap: version 2, published before the rundown's end and never removed, is not in it.
 TEST(VerifyChecker, GapIsAG3Violation) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(3, 3)).end(1, 2, 1, 3, 3);
   const Checked run(s);
@@ -234,7 +234,7 @@ TEST(VerifyChecker, GapIsAG3Violation) {
 
 // A rundown that began and never ended while its process went on.
 TEST(VerifyChecker, RundownWithoutEndIsAViolation) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1);
   for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
@@ -251,7 +251,7 @@ TEST(VerifyChecker, RundownWithoutEndIsAViolation) {
 
 // The trace ends inside a rundown (the session stopped): not complete, but no violation.
 TEST(VerifyChecker, TraceEndingInsideARundownIsNotChecked) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1).record(1, version(1, 1));
   const Checked run(s);
@@ -266,7 +266,7 @@ TEST(VerifyChecker, TraceEndingInsideARundownIsNotChecked) {
 // A rundown_end whose end_seq is short of its publish_seq, or whose count claims records
 // that never came.
 TEST(VerifyChecker, ShortEndIsACountsViolation) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1);
   for (uint64_t v = 1; v <= 3; ++v) s.record(1, version(v, v));
@@ -275,7 +275,7 @@ TEST(VerifyChecker, ShortEndIsACountsViolation) {
   EXPECT_EQ(run.rundown().violations, Lines{"counts: sequence values out of order: begin 3, publish_seq 3, end_seq 2"});
   EXPECT_EQ(run.out.violations, 1u);
 
-  Stream cut;
+  EventStream cut;
   for (uint64_t v = 1; v <= 3; ++v) cut.load(version(v, v));
   cut.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(2, 2)).end(1, 3, 1, 3, 3);
   const Checked run2(cut);
@@ -298,7 +298,7 @@ TEST(VerifyChecker, MethodCountsAreTheRecordsMethods) {
   };
   const MethodRecord v[] = {of(1, 1, 101), of(2, 2, 102), of(3, 3, 101), of(4, 4, 104)};
   auto stream = [&](uint64_t methods, uint64_t caught_up_methods) {
-    Stream s;
+    EventStream s;
     for (const MethodRecord& r : v) s.load(r);
     s.begin(1, 2).module(1);
     for (const MethodRecord& r : v) s.record(1, r);
@@ -323,7 +323,7 @@ TEST(VerifyChecker, MethodCountsAreTheRecordsMethods) {
 // Cut short by the application's shutdown (rundown_end.cut_short): fewer records than
 // its count is no violation, and G3+ says it is not complete.
 TEST(VerifyChecker, RundownCutShortByShutdownIsNotChecked) {
-  Stream s;
+  EventStream s;
   for (uint64_t v = 1; v <= 3; ++v) s.load(version(v, v));
   s.begin(1, 3).module(1).record(1, version(1, 1)).record(1, version(2, 2)).end(1, 3, 1, 3, 3, 0, true);
   const Checked run(s);
@@ -338,7 +338,7 @@ TEST(VerifyChecker, RundownCutShortByShutdownIsNotChecked) {
 // Two processes, and two runtimes in one of them, with the same ids, their events
 // interleaved: each is checked apart; the one with a gap is reported, the others not.
 TEST(VerifyChecker, ProcessesAndRuntimesAreNotConfused) {
-  Stream s;
+  EventStream s;
   const std::pair<int64_t, uint32_t> who[] = {{100, 1}, {200, 1}, {100, 2}};
   for (uint64_t v = 1; v <= 3; ++v)
     for (const auto& [pid, inst] : who) s.of(pid, inst).load(version(v, v));
@@ -363,7 +363,7 @@ TEST(VerifyChecker, ProcessesAndRuntimesAreNotConfused) {
 
 // A second rundown_begin with the same id stops the checking with the reader's message.
 TEST(VerifyChecker, SecondBeginIsAnError) {
-  Stream s = goodStream();
+  EventStream s = goodStream();
   s.begin(1, 3);
   Checker c;
   EXPECT_FALSE(c.apply(s.batch()));

@@ -184,11 +184,11 @@ std::vector<uint8_t> message(uint8_t set, uint8_t id, const std::vector<uint8_t>
 using Reply = ClrReply;
 
 // The largest reply read: a diagnostics message's size field is 16 bits.
-constexpr size_t kMaxReply = 65535;
+constexpr size_t kMaxIpcReply = 65535;
 
 // One command on a connection of its own, in runAsTarget's child (already the target's
 // ids): the connected peer must be the target itself (SO_PEERCRED), the reply is read to
-// the server's close, at most kMaxReply bytes, before the deadline.
+// the server's close, at most kMaxIpcReply bytes, before the deadline.
 Reply exchange(pid_t pid, AttachDeadline deadline, const std::string& dir, const std::string& name,
                const std::vector<uint8_t>& msg) {
   Reply r;
@@ -216,7 +216,7 @@ Reply exchange(pid_t pid, AttachDeadline deadline, const std::string& dir, const
   }
   st = sendAll(sock.fd, std::string(msg.begin(), msg.end()), deadline, &err);
   std::string reply;
-  if (st == IoStatus::kOk) st = recvAll(sock.fd, kMaxReply, deadline, &reply, &err);
+  if (st == IoStatus::kOk) st = recvAll(sock.fd, kMaxIpcReply, deadline, &reply, &err);
   if (st != IoStatus::kOk) {
     r.err = st == IoStatus::kTimedOut   ? ETIMEDOUT
             : st == IoStatus::kTooLarge ? EMSGSIZE
