@@ -568,12 +568,19 @@ int record(const RecordArgs& a) {
   const std::string trace = dir + "/trace";
 
   // Signals: passed on to CMD from now on (recorded before it runs: nothing starts then).
+  // SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\: a JVM's thread dump) too, unless
+  // ignored (nohup): by their default action they would end jitprov, and leave the
+  // session and a private lttng-sessiond behind.
   struct sigaction sa {};
   sa.sa_sigaction = onSignal;
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  for (const int sig : {SIGHUP, SIGQUIT}) {
+    struct sigaction was {};
+    if (sigaction(sig, nullptr, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);
+  }
 
   // 2. lttng.
   pid_t sessiond = 0;
@@ -634,6 +641,8 @@ int record(const RecordArgs& a) {
   if (got != 0 && exec_error == 0) reason += std::string(" (jitprov got SIG") + sigabbrev_np(got) + ")";
 
   // 4. The session stopped (its data flushed), the daemon stopped, the trace verified.
+  if (isatty(2))
+    std::fprintf(stderr, "jitprov record: %s; stopping the session, verifying the trace...\n", reason.c_str());
   const Ran stopped = run({"lttng", "stop", session});
   const Ran destroyed = run({"lttng", "destroy", session});
   stopSessiond(sessiond);
