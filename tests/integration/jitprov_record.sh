@@ -103,6 +103,8 @@ expect() {
 # --- jitprov's own errors -----------------------------------------------------------
 expect 125 "no command" -o "$WORK/e1"
 expect 125 ".*--bogus" --bogus -- java -version
+expect 125 ".*SECS must be > 0" --rundown-every 0 -- java -version
+expect 125 ".*--runtime.*node" --runtime node -- node x.js
 expect 127 "no-such-command-here: command not found" -o "$WORK/e1" -- no-such-command-here
 printf 'x\n' >"$WORK/noexec" && chmod 644 "$WORK/noexec"
 expect 126 "$WORK/noexec: Permission denied" --runtime java -o "$WORK/e1" -- "$WORK/noexec"
@@ -171,6 +173,16 @@ PY
 lttng list >/dev/null 2>&1 && fail "jitprov's private lttng-sessiond still answers"
 pass "javac ($nfiles java/util sources, $classes class files) under jitprov record in $ms ms:
 $(sed 's/^/    /' "$WORK/javac/stdout")"
+
+# --- a trace that does not verify: the summary printed, exit 119 ----------------------------
+# JITPROV_VERIFY: the real verifier, then the exit status of a violation (1).
+printf '#!/bin/sh\n"%s" "$@"\nexit 1\n' "$VERIFY" >"$WORK/verify-1" && chmod +x "$WORK/verify-1"
+JITPROV_VERIFY=$WORK/verify-1 run_record "$WORK/bad" -- java -version
+[ $RC -eq 119 ] && grep -q "^  verdict:     NOT VERIFIED: every guarantee holds.*(jitprov-verify exit 1" "$WORK/bad/stdout" &&
+  [ "$(summary "$WORK/bad" 's["exit_status"], s["command_status"], s["verify_exit"]')" = "119 0 1" ] ||
+  fail "a verifier exiting 1: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+JITPROV_VERIFY=$WORK/no-verifier expect 120 "$WORK/no-verifier not found" -o "$WORK/e3" -- java -version
+pass "a trace that did not verify: exit 119, \"$(grep verdict: "$WORK/bad/stdout" | sed 's/^ *//' | cut -c1-80)...\""
 
 # --- SIGINT to jitprov during a Java run --------------------------------------------------
 mkdir -p "$WORK/spin"

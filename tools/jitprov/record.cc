@@ -363,7 +363,10 @@ bool hasTrace(const std::string& dir, int depth = 0) {
   return found;
 }
 
+// JITPROV_VERIFY when set, else beside this binary in a build tree, else installed,
+// else from PATH.
 std::string verifierPath() {
+  if (const char* e = std::getenv("JITPROV_VERIFY"); e != nullptr && *e != '\0') return e;
   std::string p = besideInBuildTree("verify", "jitprov-verify");
   if (!p.empty()) return p;
   p = std::string(JITPROV_BIN_DIR) + "/jitprov-verify";
@@ -562,7 +565,8 @@ int record(const RecordArgs& a) {
     return fail(kRecordLttng, "lttng and lttng-sessiond are needed (Debian: lttng-tools)");
   const std::string verifier = verifierPath();
   if (findCommand(verifier, &err).empty())
-    return fail(kRecordNoVerifier, "jitprov-verify not found (beside jitprov in a build tree, installed, or in PATH)");
+    return fail(kRecordNoVerifier,
+                verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
   const std::string dir = absolute(a.out.empty() ? defaultDir() : a.out);
   if (const std::string why = prepareDir(dir); !why.empty()) return fail(kRecordBadDir, why);
   const std::string trace = dir + "/trace";
