@@ -373,3 +373,24 @@ TEST(VerifyChecker, SecondBeginIsAnError) {
 }
 
 }  // namespace
+
+// The code bodies a process shows (what `jitprov record` summarizes): each version once,
+// from its method_load or, without one, its first rundown record, by that one's tier;
+// a version in two rundowns and its method_load is one body; a tier outside the ABI's
+// is counted apart.
+TEST(VerifyChecker, CodeBodiesAreDistinctVersionsByTier) {
+  Stream s;
+  MethodRecord v1 = version(1, 1), v2 = version(2, 2), v3 = version(3, 3), v4 = version(4, 4);
+  v1.tier = 0, v2.tier = 4, v3.tier = 0, v4.tier = 9;
+  s.load(v1).load(v2);  // v3, v4: known from the rundowns only
+  s.begin(1, 4).module(1).record(1, v1).record(1, v2).record(1, v3).record(1, v4).end(1, 4, 1, 4, 4);
+  s.begin(2, 4).module(2).record(2, v1).record(2, v2).record(2, v3).record(2, v4).end(2, 4, 1, 4, 4);
+  const Checked run(s);
+  const jitprov::verify::Process& p = *run.processes.at(0).process;
+  EXPECT_EQ(p.bodies_by_tier[0], 2u);                                         // v1, v3
+  EXPECT_EQ(p.bodies_by_tier[4], 1u);                                         // v2
+  EXPECT_EQ(p.bodies_by_tier[jitprov::verify::Process::kTierSlots - 1], 1u);  // v4
+  uint64_t total = 0;
+  for (uint64_t n : p.bodies_by_tier) total += n;
+  EXPECT_EQ(total, 4u);
+}

@@ -7,16 +7,21 @@
 // exit status says why (attach.h).
 //   jitprov ps [--json]
 // lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
+//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] -- CMD ARGS...
+// runs CMD under jitprov's agent into a lossless lttng session, then verifies and
+// summarizes the trace (record.cc).
 #include "attach.h"
 #include "cli.h"
 #include "hotspot_attach.h"
 #include "ps.h"
+#include "record.h"
 #include "target.h"
 #include "clr_attach.h"
 
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace jitprov::cli {
 namespace {
@@ -58,6 +63,28 @@ int attach(const AttachArgs& a) {
   return kAttached;
 }
 
+// `jitprov record ... [--] CMD ARGS...`: the number of words CLI11 parses, and CMD ARGS...
+// into *cmd: after the first "--", or from the first word that is neither one of
+// record's options nor an option's value. 0 words for CMD when the verb is not record.
+int recordSplit(int argc, char** argv, std::vector<std::string>* cmd) {
+  if (argc < 2 || std::string(argv[1]) != "record") return argc;
+  for (int i = 2; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") {
+      for (int j = i + 1; j < argc; ++j) cmd->push_back(argv[j]);
+      return i;
+    }
+    if (w == "-o" || w == "--output" || w == "--rundown-every" || w == "--runtime" || w == "-p" || w == "--pid") {
+      ++i;  // its value
+      continue;
+    }
+    if (!w.empty() && w[0] == '-') continue;  // a flag, --opt=value, -oDIR, or an error CLI11 reports
+    for (int j = i; j < argc; ++j) cmd->push_back(argv[j]);
+    return i;
+  }
+  return argc;
+}
+
 }  // namespace
 }  // namespace jitprov::cli
 
@@ -85,8 +112,47 @@ int main(int argc, char** argv) {
       "the processes running a runtime jitprov supports (HotSpot, CoreCLR): their runtime and version, and "
       "whether jitprov is loaded in them; read from /proc, nothing asked of them");
   ps->add_flag("--json", ps_json, "one JSON document instead of the table");
-  if (const auto rc = tools::parseArgs(cli, "jitprov", argc, argv)) return *rc;
+  cli::RecordArgs ra;
+  CLI::App* record = cli.add_subcommand(
+      "record",
+      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*), its rundowns (at start, every "
+      "SECS, at its exit) into a lossless lttng session (a private lttng-sessiond when none answers), then verify the "
+      "trace (jitprov-verify) and print a summary, also in DIR/summary.json. Exit: CMD's status when the trace "
+      "verified (128+N: killed by signal N); jitprov's own: 117 -p not yet supported, 118 --perf/--lockwait not yet "
+      "supported, 119 the trace did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, "
+      "123 DIR not new/empty or not writable, 124 CMD neither java nor dotnet (--runtime), 125 usage (no CMD), "
+      "126 CMD cannot be run, 127 CMD not found");
+  record->add_option("-o,--output", ra.out,
+                     "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
+                     "(default: jitprov-record-YYYYmmdd-HHMMSS in the current directory)");
+  record->add_option("--rundown-every", ra.rundown_every, "a rundown every SECS seconds too (the agent's every:SECS)")
+      ->check(tools::finiteIn(1e6))
+      ->check(CLI::Validator(
+          [](std::string& v) { return std::strtod(v.c_str(), nullptr) > 0 ? std::string() : "SECS must be > 0"; },
+          "SECS"));
+  record
+      ->add_option("--runtime", ra.runtime,
+                   "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet)")
+      ->check(CLI::IsMember({"java", "dotnet"}));
+  record->add_flag("--perf", ra.perf, "perf samples with JIT names (not yet supported: exit 118)");
+  record->add_flag("--lockwait", ra.lockwait, "the eBPF lock-wait tool beside it (not yet supported: exit 118)");
+  record->add_option("-p,--pid", ra.pid, "a running process (not yet supported: exit 117; use jitprov attach PID)")
+      ->check(tools::wholeIn(1, 4194304));
+  record->add_option("CMD", ra.cmd,
+                     "the command and its arguments (after --, or from the first word that is not an option)");
+  // CMD ARGS... are not jitprov's: its options (java -Xmx1g, dotnet --roll-forward) must
+  // never be parsed as ours. CLI11 sees the words before them only.
+  const int cli_argc = cli::recordSplit(argc, argv, &ra.cmd);
+  try {
+    cli.parse(cli_argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "jitprov%s: %s (see --help)\n", record->parsed() ? " record" : "", e.what());
+    return record->parsed() ? int(cli::kRecordUsage) : 2;
+  }
   if (attach->parsed()) return cli::attach(aa);
   if (ps->parsed()) return cli::ps(ps_json);
+  if (record->parsed()) return cli::record(ra);
   return cli::kUsage;
 }

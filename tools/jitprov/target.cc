@@ -170,22 +170,25 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
   return AttachOutcome{kAttached, {}, {}};
 }
 
+std::string besideInBuildTree(const std::string& subdir, const std::string& name) {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  self[n] = '\0';
+  // In a build tree: <build>/tools/jitprov/jitprov beside <build>/tools/jvmti/.
+  const std::string built = dirName(dirName(self)) + "/" + subdir + "/" + name;
+  struct stat st {};
+  return stat(built.c_str(), &st) == 0 ? built : std::string();
+}
+
+std::string defaultAgentPath(Runtime runtime) {
+  const char* name = runtime == Runtime::kHotSpot ? "libjitprov-jvmti.so" : "libjitprov-dotnet.so";
+  const std::string built = besideInBuildTree(runtime == Runtime::kHotSpot ? "jvmti" : "dotnet", name);
+  return built.empty() ? std::string(JITPROV_AGENT_DIR) + "/" + name : built;
+}
+
 AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path) {
-  const char* name = t.target.runtime == Runtime::kHotSpot ? "libjitprov-jvmti.so" : "libjitprov-dotnet.so";
-  const char* subdir = t.target.runtime == Runtime::kHotSpot ? "jvmti" : "dotnet";
-  std::string p = requested;
-  if (p.empty()) {
-    char self[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    struct stat st {};
-    if (n > 0) {
-      self[n] = '\0';
-      // In a build tree: <build>/tools/jitprov/jitprov beside <build>/tools/jvmti/.
-      const std::string built = dirName(dirName(self)) + "/" + subdir + "/" + name;
-      if (stat(built.c_str(), &st) == 0) p = built;
-    }
-    if (p.empty()) p = std::string(JITPROV_AGENT_DIR) + "/" + name;
-  }
+  std::string p = requested.empty() ? defaultAgentPath(t.target.runtime) : requested;
   char real[PATH_MAX];
   if (realpath(p.c_str(), real) == nullptr)
     return fail(kNoAgent, "the agent " + p + ": " + std::strerror(errno) +

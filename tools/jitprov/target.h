@@ -57,6 +57,14 @@ bool havePtraceCapability();
 // st_dev and st_ino through /proc/PID/root; kNoAgent when not). *path: absolute.
 AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path);
 
+// The agent library for `runtime` when none is named: the one beside this binary in a
+// build tree, else the one installed in JITPROV_AGENT_DIR (not checked to exist).
+std::string defaultAgentPath(Runtime runtime);
+
+// <build>/SUBDIR/NAME when this binary is <build>/tools/jitprov/jitprov in a build tree
+// (SUBDIR relative to <build>/tools) and that file exists; "" otherwise.
+std::string besideInBuildTree(const std::string& subdir, const std::string& name);
+
 // `pid` in the words of the lines: "PID 1234 (java)".
 std::string describe(const TargetInfo& t);
 

@@ -52,6 +52,7 @@ void Checker::applyItem(const Item& it, const Batch& b) {
       // is ignored (the first is its publication).
       auto verdict = [this, &p](uint64_t index, uint64_t vid, bool equal) { g2Verdict(p, index, vid, equal); };
       if (!p.g2.onLoad(fl.version_id, it.digest, &v.load, verdict)) return;
+      if (v.method_id == 0) p.countBody(fl.tier);  // not seen before (nor in an applied record)
       v.method_id = fl.method_id;
       v.module_id = fl.module_id;
       v.publish_seq = fl.publish_seq;
@@ -124,7 +125,8 @@ void Checker::applyRundownEvent(Process& p, const Item& it, const Batch& b) {
     if (fl.publish_seq > r.begin_seq) ++r.after_begin;
     // A record's publish_seq is a publication's number: evidence like a method_load's.
     if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
-    p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, it.digest, r.index});
+    p.pending.push_back(PendingRecord{fl.version_id, fl.method_id, fl.module_id, fl.publish_seq, it.digest,
+                                      uint32_t(r.index), uint32_t(std::min<uint64_t>(fl.tier, UINT32_MAX))});
     if (p.pending.size() >= Process::kPendingBatch) applyRecords(p);
   } else if (it.kind == Kind::kRundownEnd) {
     onRundownEnd(p, r, it, b.rare[it.rare]);
@@ -182,6 +184,7 @@ void Checker::applyRecords(Process& p) {
     Rundown& r = *p.by_index[rec.rundown_index];
     VersionEntry& v = p.versions.get(rec.version_id);
     if (v.method_id == 0) {  // known from rundowns only (so far)
+      p.countBody(rec.tier);
       v.method_id = rec.method_id;
       v.module_id = rec.module_id;
       v.publish_seq = rec.publish_seq;

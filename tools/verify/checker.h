@@ -73,7 +73,8 @@ struct Rundown {
 struct PendingRecord {
   uint64_t version_id, method_id, module_id, publish_seq;
   Digest digest;
-  uint64_t rundown_index;
+  uint32_t rundown_index;
+  uint32_t tier;  // its jitprov tier (Process::bodies_by_tier)
 };
 
 struct Process {
@@ -94,6 +95,12 @@ struct Process {
   std::vector<PendingRecord> pending;
   static constexpr size_t kPendingBatch = 1 << 16;
   uint64_t events = 0, method_loads = 0, method_unloads = 0, code_unloads = 0;
+  // The code bodies (distinct version ids) the trace shows, from a method_load or a
+  // rundown record, by the jitprov tier of the first one seen (kTierSlots - 1: a tier
+  // outside the ABI's): what `jitprov record` summarizes.
+  static constexpr size_t kTierSlots = 6;
+  uint64_t bodies_by_tier[kTierSlots] = {};
+  void countBody(uint64_t tier) { ++bodies_by_tier[tier < kTierSlots - 1 ? tier : kTierSlots - 1]; }
   bool seq_fields = true;  // every event carried the sequence fields
   // For a second reading that names the fields of G2 mismatches (Checker::explain*).
   std::unordered_map<uint64_t, MethodRecord> explain_load;               // version_id ->

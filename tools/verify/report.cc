@@ -2,8 +2,11 @@
 // jitprov-verify's verdict, in JSON and in text (report.h).
 #include "report.h"
 
+#include <jitprov/trace_abi.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -38,6 +41,11 @@ Report evaluate(const std::string& trace, std::map<std::string, Session>& sessio
 }
 
 namespace {
+
+#define JITPROV_VERIFY_TIER_NAME(value, c_name, cc_name, name) name,
+constexpr const char* kTierNames[] = {JITPROV_TIERS(JITPROV_VERIFY_TIER_NAME)};
+#undef JITPROV_VERIFY_TIER_NAME
+static_assert(std::size(kTierNames) == Process::kTierSlots - 1, "one slot per tier, and one for the others");
 
 nlohmann::json rundownJson(const RundownVerdict& v) {
   const Rundown& r = *v.rundown;
@@ -80,6 +88,15 @@ nlohmann::json processJson(const ProcessVerdict& v) {
                        {"method_load", p.method_loads},
                        {"method_unload", p.method_unloads},
                        {"code_unload", p.code_unloads}};
+  // The code bodies the trace shows, by tier (only the tiers that have some).
+  nlohmann::json tiers = nlohmann::json::object();
+  uint64_t bodies = 0;
+  for (size_t t = 0; t < Process::kTierSlots; ++t) {
+    if (p.bodies_by_tier[t] == 0) continue;
+    bodies += p.bodies_by_tier[t];
+    tiers[t < Process::kTierSlots - 1 ? kTierNames[t] : "other"] = p.bodies_by_tier[t];
+  }
+  pj["code_bodies"] = {{"total", bodies}, {"by_tier", tiers}};
   nlohmann::json rjs = nlohmann::json::array();
   for (const RundownVerdict& r : v.rundowns) rjs.push_back(rundownJson(r));
   pj["rundowns"] = rjs;

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `jitprov record -- CMD` (docs/spec.md, "jitprov record") on real runtimes:
+#  - javac (OpenJDK 17) compiling java/util of Debian's openjdk-17-source, with
+#    --rundown-every 2, and no lttng-sessiond running (jitprov starts a private one):
+#    exit 0, the trace verified, and the summary's counts (code bodies by tier,
+#    rundowns by trigger, events lost) equal what the trace shows, read independently
+#    with babeltrace2's Python bindings (bt2read.py);
+#  - SIGINT to jitprov during a Java run: passed on, the JVM exits 130, its exit rundown
+#    is in the trace, the trace verified, the summary printed;
+#  - CMD's status kept: `--runtime java -- false` exits 1, `sh -c 'exit 3'` 3, a command
+#    killed by SIGTERM 143;
+#  - jitprov's own errors, each one line on stderr, nothing on stdout, its own status:
+#    no CMD (125), CMD not found (127), not executable (126), neither java nor dotnet
+#    (124), DIR not empty or read-only (123), no lttng in PATH (122), -p (117), --perf
+#    and --lockwait (118);
+#  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
+#  - with the .NET client built: the generated C# workload under `jitprov record --
+#    dotnet`: verified, and its code bodies equal what the app says it jitted and
+#    what the trace shows.
+#   jitprov_record.sh JITPROV JVMTI_AGENT VERIFY SOURCE_DIR [DOTNET_CLIENT]
+. "$(dirname "$0")/lib.sh"
+usage="usage: jitprov_record.sh JITPROV JVMTI_AGENT VERIFY SOURCE_DIR [DOTNET_CLIENT]"
+JITPROV=${1:?$usage}
+AGENT=${2:?$usage}
+VERIFY=${3:?$usage}
+SRC=${4:?$usage}
+CLR_AGENT=${5:-}
+JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VERIFY") SRC=$(realpath "$SRC")
+[ -n "$CLR_AGENT" ] && CLR_AGENT=$(realpath "$CLR_AGENT")
+SRC_ZIP=/usr/lib/jvm/openjdk-17/lib/src.zip  # Debian's openjdk-17-source
+require_lttng
+require_cmd java javac unzip
+[ -n "$CLR_AGENT" ] && require_cmd dotnet
+[ -f "$SRC_ZIP" ] || skip "$SRC_ZIP missing (Debian openjdk-17-source)"
+enter_private_namespace "$@"
+T0=$(date +%s)
+WORK=$(mktemp -d /tmp/jitprov-record.XXXXXX)
+trap 'cleanup_pids; umount "$WORK/ro" 2>/dev/null; rm -rf "$WORK"' EXIT
+cd "$WORK" || fail "cd $WORK"
+export PYTHONPATH="$SRC/tests/integration"
+
+# summary DIR EXPR: the Python expression EXPR over DIR/summary.json (`s`).
+summary() { $PY -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1/summary.json"; }
+
+# check_trace DIR RUNTIME: the summary of DIR says verified, nothing lost, and its counts
+# are the trace's: distinct (vpid, version_id) of method_load and rundown records by
+# tier, per process and in all; the rundowns per process by trigger; events lost.
+check_trace() {
+  $PY - "$1" "$2" <<'PY' || fail "$1: the summary is not the trace's: $(cat "$1/stdout")"
+import collections, json, sys
+from bt2read import events
+d, runtime = sys.argv[1], sys.argv[2]
+s = json.load(open(d + "/summary.json"))
+assert s["verdict"].startswith("verified"), s["verdict"]
+assert s["verify_exit"] in (0, 4), s["verify_exit"]
+lost = []
+bodies = collections.defaultdict(dict)       # vpid -> version_id -> tier
+triggers = collections.defaultdict(list)     # vpid -> rundown triggers, in order
+for name, f in events(d + "/trace", ("jitprov_",), lost=lost):
+    if name in ("jitprov_runtime:method_load", "jitprov_rundown:method"):
+        bodies[f["vpid"]].setdefault(f["version_id"], f["tier"])
+    elif name == "jitprov_rundown:rundown_begin":
+        triggers[f["vpid"]].append(f["trigger"])
+assert lost == [] and s["events_lost"] == 0 and s["packets_lost"] == 0, (lost, s["events_lost"])
+procs = {p["vpid"]: p for p in s["processes"]}
+assert set(procs) == set(bodies) and procs, (sorted(procs), sorted(bodies))
+total = collections.Counter()
+for vpid, versions in bodies.items():
+    by_tier = collections.Counter(versions.values())
+    total += by_tier
+    p = procs[vpid]
+    assert p["runtime"] == runtime, p["runtime"]
+    assert p["code_bodies"] == len(versions) and p["code_bodies_by_tier"] == dict(by_tier), \
+        (vpid, p["code_bodies"], p["code_bodies_by_tier"], len(versions), dict(by_tier))
+    assert [r["trigger"] for r in p["rundowns"]] == triggers[vpid], (p["rundowns"], triggers[vpid])
+    assert all(r["duration_ns"] > 0 for r in p["rundowns"]), p["rundowns"]
+c = s["code_bodies"][runtime]
+assert c["total"] == sum(total.values()) and c["by_tier"] == dict(total), (c, dict(total))
+assert s["rundowns"] == sum(len(t) for t in triggers.values())
+print("%s: %d code bodies %s, rundowns %s, as the trace shows" % (
+    d.rsplit("/", 1)[-1], c["total"], dict(total), {v: t for v, t in triggers.items()}))
+PY
+  # The printed summary says the same.
+  grep -q "^  code bodies: $2: $(summary "$1" 's["code_bodies"]["'"$2"'"]["total"]') in " "$1/stdout" &&
+    grep -q "^  events lost: 0$" "$1/stdout" && grep -q "^  verdict:     verified" "$1/stdout" ||
+    fail "$1: the printed summary: $(cat "$1/stdout")"
+}
+
+# expect STATUS LINE_REGEX ARGS...: `jitprov record ARGS...` exits STATUS with one line on
+# stderr matching LINE_REGEX and nothing on stdout. RECORD_PATH: its PATH.
+expect() {
+  local want=$1 re=$2
+  shift 2
+  PATH=${RECORD_PATH:-$PATH} "$JITPROV" record "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"
+  local rc=$?
+  [ $rc -eq "$want" ] || fail "record $*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "^jitprov record: $re" "$WORK/cmd.err" ||
+    fail "record $*: output: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  pass "record $*: exit $rc, \"$(cat "$WORK/cmd.err")\""
+}
+
+# --- jitprov's own errors -----------------------------------------------------------
+expect 125 "no command" -o "$WORK/e1"
+expect 125 ".*--bogus" --bogus -- java -version
+expect 125 ".*SECS must be > 0" --rundown-every 0 -- java -version
+expect 125 ".*--runtime.*node" --runtime node -- node x.js
+expect 127 "no-such-command-here: command not found" -o "$WORK/e1" -- no-such-command-here
+printf 'x\n' >"$WORK/noexec" && chmod 644 "$WORK/noexec"
+expect 126 "$WORK/noexec: Permission denied" --runtime java -o "$WORK/e1" -- "$WORK/noexec"
+expect 124 "'sh' is neither java .* nor dotnet" -o "$WORK/e1" -- sh -c 'exit 3'
+[ ! -e "$WORK/e1" ] || fail "an early error created the output directory"
+mkdir -p "$WORK/full" && touch "$WORK/full/x"
+expect 123 "$WORK/full exists and is not empty" -o "$WORK/full" -- java -version
+mkdir -p "$WORK/ro" && mount --bind "$WORK/ro" "$WORK/ro" && mount -o remount,bind,ro "$WORK/ro" ||
+  fail "a read-only bind mount"
+expect 123 "cannot write in $WORK/ro: Read-only file system" -o "$WORK/ro" -- java -version
+expect 123 "cannot create $WORK/ro/sub: Read-only file system" -o "$WORK/ro/sub" -- java -version
+RECORD_PATH=/nonexistent expect 122 "lttng and lttng-sessiond are needed" -o "$WORK/e2" -- "$(command -v java)" -version
+expect 117 "-p PID: not yet supported; use .jitprov attach PID." -p 1
+expect 118 "--perf: not yet supported" --perf -- java -version
+expect 118 "--lockwait: not yet supported" --lockwait -- java -version
+"$JITPROV" record --help >"$WORK/help.out" 2>&1 || fail "record --help: $(cat "$WORK/help.out")"
+grep -q "117 -p not yet supported.*125 usage.*127 CMD not found" "$WORK/help.out" || fail "--help: $(cat "$WORK/help.out")"
+
+# --- CMD's status kept ------------------------------------------------------------------
+# run_record DIR ARGS...: `jitprov record -o DIR ARGS...`, its stdout in DIR/stdout (after
+# the run: DIR must be new), its status in RC.
+run_record() {
+  local d=$1
+  shift
+  "$JITPROV" record -o "$d" "$@" >"$WORK/run.out" 2>"$WORK/run.err"
+  RC=$?
+  [ -d "$d" ] && cp "$WORK/run.out" "$d/stdout"
+}
+run_record "$WORK/false" --runtime java -- false
+[ $RC -eq 1 ] || fail "record -- false: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+[ "$(summary "$WORK/false" 's["exit_status"], s["command_status"], s["sessiond"]')" = "1 1 private" ] &&
+  grep -q "verdict:     nothing recorded" "$WORK/false/stdout" || fail "record -- false: $(cat "$WORK/run.out")"
+pass "record --runtime java -- false: exit 1, \"$(grep verdict: "$WORK/false/stdout" | sed 's/^ *//')\""
+run_record "$WORK/three" --runtime java -- sh -c 'exit 3'
+[ $RC -eq 3 ] || fail "record -- sh -c 'exit 3': exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+run_record "$WORK/term" --runtime java -- sh -c 'kill -TERM $$'
+[ $RC -eq 143 ] && grep -q "killed by signal 15" "$WORK/term/stdout" ||
+  fail "record -- sh -c 'kill -TERM \$\$': exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+pass "CMD's status kept: exit 3 -> 3, killed by SIGTERM -> 143"
+
+# --- javac on java/util, rundowns every 2 s, a private lttng-sessiond ---------------------
+mkdir -p "$WORK/jdk" && (cd "$WORK/jdk" && unzip -q "$SRC_ZIP" 'java.base/java/util/*.java') ||
+  fail "unzip java.base/java/util from $SRC_ZIP"
+find "$WORK/jdk/java.base/java/util" -maxdepth 1 -name '*.java' | sort >"$WORK/javac-files"
+nfiles=$(wc -l <"$WORK/javac-files")
+[ "$nfiles" -gt 100 ] || fail "only $nfiles java/util sources in $SRC_ZIP"
+lttng list >/dev/null 2>&1 && fail "an lttng-sessiond answers in the test's namespace"
+t=$(date +%s%N)
+run_record "$WORK/javac" --rundown-every 2 -- javac --patch-module java.base="$WORK/jdk/java.base" \
+  -XDignore.symbol.file -nowarn -d "$WORK/classes" @"$WORK/javac-files"
+ms=$((($(date +%s%N) - t) / 1000000))
+[ $RC -eq 0 ] || fail "record -- javac: exit $RC: $(tail -5 "$WORK/run.out" "$WORK/run.err")"
+classes=$(find "$WORK/classes" -name '*.class' | wc -l)
+[ "$classes" -gt 1000 ] || fail "javac wrote $classes class files"
+grep -q "^Picked up JAVA_TOOL_OPTIONS: -agentpath:$AGENT=trigger=session,exit,every:2," "$WORK/run.err" ||
+  fail "javac's JAVA_TOOL_OPTIONS: $(head -3 "$WORK/run.err")"
+[ "$(summary "$WORK/javac" 's["sessiond"], s["agent"]')" = "private $AGENT" ] || fail "javac: $(cat "$WORK/run.out")"
+check_trace "$WORK/javac" HotSpot
+$PY - "$WORK/javac/summary.json" <<'PY' || fail "javac's rundowns: $(cat "$WORK/run.out")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+(p,) = s["processes"]
+t = [r["trigger"] for r in p["rundowns"]]
+assert t[0] == "session" and t[-1] == "exit" and "every" in t, t
+PY
+lttng list >/dev/null 2>&1 && fail "jitprov's private lttng-sessiond still answers"
+pass "javac ($nfiles java/util sources, $classes class files) under jitprov record in $ms ms:
+$(sed 's/^/    /' "$WORK/javac/stdout")"
+
+# --- a trace that does not verify: the summary printed, exit 119 ----------------------------
+# JITPROV_VERIFY: the real verifier, then the exit status of a violation (1).
+printf '#!/bin/sh\n"%s" "$@"\nexit 1\n' "$VERIFY" >"$WORK/verify-1" && chmod +x "$WORK/verify-1"
+JITPROV_VERIFY=$WORK/verify-1 run_record "$WORK/bad" -- java -version
+[ $RC -eq 119 ] && grep -q "^  verdict:     NOT VERIFIED: every guarantee holds.*(jitprov-verify exit 1" "$WORK/bad/stdout" &&
+  [ "$(summary "$WORK/bad" 's["exit_status"], s["command_status"], s["verify_exit"]')" = "119 0 1" ] ||
+  fail "a verifier exiting 1: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+JITPROV_VERIFY=$WORK/no-verifier expect 120 "$WORK/no-verifier not found" -o "$WORK/e3" -- java -version
+pass "a trace that did not verify: exit 119, \"$(grep verdict: "$WORK/bad/stdout" | sed 's/^ *//' | cut -c1-80)...\""
+
+# --- SIGINT to jitprov during a Java run --------------------------------------------------
+mkdir -p "$WORK/spin"
+cat >"$WORK/spin/Spin.java" <<'EOF'
+import java.nio.file.*;
+import java.util.*;
+public class Spin {  // works until stopped; writes its pid to the file args[0] once running
+  public static void main(String[] args) throws Exception {
+    Map<Integer, String> m = new HashMap<>();
+    long n = 0;
+    for (int round = 0;; round++) {
+      for (int i = 0; i < 100000; i++) { m.put(i, Integer.toString(i * 31)); n += m.get(i).length(); }
+      m.clear();
+      if (round == 20) Files.writeString(Path.of(args[0]), ProcessHandle.current().pid() + "\n");
+    }
+  }
+}
+EOF
+javac -d "$WORK/spin" "$WORK/spin/Spin.java" || fail "javac Spin.java"
+"$JITPROV" record -o "$WORK/sigint" -- java -cp "$WORK/spin" Spin "$WORK/spin/running" >"$WORK/sigint.out" 2>&1 &
+REC=$!
+track_pid "$REC"
+for _ in $(seq 300); do [ -s "$WORK/spin/running" ] && break; kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+[ -s "$WORK/spin/running" ] || fail "Spin did not start: $(cat "$WORK/sigint.out")"
+track_pid "$(cat "$WORK/spin/running")"  # ended by the cleanup if SIGINT did not end it
+kill -INT "$REC"
+for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after SIGINT: $(cat "$WORK/sigint.out")"
+wait "$REC"
+RC=$?
+grep -v '^Picked up JAVA_TOOL_OPTIONS' "$WORK/sigint.out" >"$WORK/sigint/stdout"
+[ $RC -eq 130 ] || fail "SIGINT: exit $RC, not 130: $(cat "$WORK/sigint.out")"
+[ "$(summary "$WORK/sigint" 's["signal"], s["command_status"]')" = "SIGINT 130" ] ||
+  fail "SIGINT: $(cat "$WORK/sigint.out")"
+check_trace "$WORK/sigint" HotSpot
+[ "$(summary "$WORK/sigint" 's["processes"][0]["rundowns"][-1]["trigger"]')" = exit ] ||
+  fail "SIGINT: no exit rundown: $(cat "$WORK/sigint.out")"
+pass "SIGINT to jitprov record during a Java run: exit 130, the exit rundown in a verified trace:
+$(sed 's/^/    /' "$WORK/sigint/stdout")"
+
+# --- a running lttng-sessiond is used -------------------------------------------------------
+start_sessiond
+run_record "$WORK/existing" -- java -version
+[ $RC -eq 0 ] || fail "record with a running lttng-sessiond: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+[ "$(summary "$WORK/existing" 's["sessiond"]')" = existing ] || fail "not the running lttng-sessiond: $(cat "$WORK/run.out")"
+kill -0 "$SESSIOND_PID" && lttng list >/dev/null 2>&1 || fail "the running lttng-sessiond is gone"
+lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left its session: $(lttng list)"
+check_trace "$WORK/existing" HotSpot
+lttng_sessiond_stop
+pass "with an lttng-sessiond running: used, left running, no session left"
+
+# --- .NET ----------------------------------------------------------------------------------
+if [ -n "$CLR_AGENT" ]; then
+  $PY "$SRC/tools/dotnet/workload/gen_workload.py" "$WORK/wl" 5 50 >/dev/null || fail "generate the workload"
+  dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
+    { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
+  run_record "$WORK/dotnet" -- dotnet "$WORK/wl/out/JitWork.dll" --seconds 1
+  [ $RC -eq 0 ] || fail "record -- dotnet: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+  [ "$(summary "$WORK/dotnet" 's["agent"]')" = "$CLR_AGENT" ] || fail "dotnet: $(cat "$WORK/run.out")"
+  check_trace "$WORK/dotnet" CoreCLR
+  jitted=$(sed -n 's/^JitWork: jitted \([0-9]*\) bodies$/\1/p' "$WORK/run.out")
+  [ -n "$jitted" ] && [ "$(summary "$WORK/dotnet" 's["code_bodies"]["CoreCLR"]["total"]')" -eq "$jitted" ] ||
+    fail "dotnet: the app jitted ${jitted:-?} bodies: $(cat "$WORK/run.out")"
+  pass "dotnet JitWork under jitprov record: $jitted bodies, as the app counted:
+$(sed -n '/^jitprov record:/,$p' "$WORK/dotnet/stdout" | sed 's/^/    /')"
+fi
+pass "jitprov record: all checks in $(($(date +%s) - T0)) s"
