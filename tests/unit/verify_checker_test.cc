@@ -379,7 +379,7 @@ TEST(VerifyChecker, SecondBeginIsAnError) {
 // a version in two rundowns and its method_load is one body; a tier outside the ABI's
 // is counted apart.
 TEST(VerifyChecker, CodeBodiesAreDistinctVersionsByTier) {
-  Stream s;
+  EventStream s;
   MethodRecord v1 = version(1, 1), v2 = version(2, 2), v3 = version(3, 3), v4 = version(4, 4);
   v1.tier = 0, v2.tier = 4, v3.tier = 0, v4.tier = 9;
   s.load(v1).load(v2);  // v3, v4: known from the rundowns only
