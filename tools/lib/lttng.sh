@@ -3,7 +3,8 @@
 # and the benchmarks (tools/bench/): a private mount namespace with its own
 # lttng-sessiond, started and stopped by its pid, and the documented lossless session
 # (docs/tracing.md): the rundown events in a channel that may block, the runtime events
-# in one that never does. The lossless channel flags are defined here and nowhere else.
+# in one that never does. The lossless channel flags are defined here for the shell and
+# once more for `jitprov record` (tools/jitprov/record.cc, kRundownChannel): change both.
 # Every function prints what failed to stderr and returns non-zero; the caller decides
 # (a test fails or skips, a tool dies).
 # shellcheck shell=bash
