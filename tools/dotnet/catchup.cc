@@ -198,6 +198,23 @@ class Namer {
   std::unordered_map<uint64_t, std::string> classes_;
 };
 
+// catchup_delay_ms (tests only): delay_ms, then until an unload (a collectible module, or
+// a method: CoreCLR reports most collectible code by its module only) has left a
+// tombstone since the enumeration, or kCatchUpUnloadWaitMs more have passed.
+void waitForAnUnload(Mirror& mirror, uint32_t delay_ms) {
+  using std::chrono::milliseconds;
+  const auto tombstones = [&mirror] {
+    const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
+    return mirror.tombstones();
+  };
+  const size_t before = tombstones();
+  const auto until = std::chrono::steady_clock::now() + milliseconds(delay_ms);
+  const auto give_up = until + milliseconds(kCatchUpUnloadWaitMs);
+  std::this_thread::sleep_until(until);
+  while (tombstones() == before && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(milliseconds(20));
+}
+
 }  // namespace
 
 // The lock order (review item 1 of jitprov attach): CoreCLR raises MethodUnloadVerbose
@@ -254,8 +271,10 @@ CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks)
   comCall<uint32_t>(en, kInfoRelease);
   r.functions = order.size();
   // Tests only (catchup_delay_ms=): unloads land between the enumeration and the
-  // publications, where only the tombstones keep them from being undone.
-  if (hooks.delay_ms != 0) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.delay_ms));
+  // publications, where only the tombstones keep them from being undone. A fixed delay
+  // alone let none land on a loaded machine (0 of 8 901 once), so it then waits on for
+  // the first unload after the enumeration.
+  if (hooks.delay_ms != 0) waitForAnUnload(mirror, hooks.delay_ms);
 
   const Images images;
   Namer namer(info);

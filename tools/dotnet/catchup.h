@@ -19,8 +19,11 @@ struct CatchUpResult {
 };
 
 // For tests only (JITPROV_DOTNET's catchup_delay_ms=, docs/dotnet.md): the catch-up
-// waits delay_ms between its enumeration and its first method, so that unloads land
-// inside it (tests/integration/dotnet_attach.sh). 0 in any real use.
+// waits delay_ms between its enumeration and its first method, and then on until an
+// unload has come after the enumeration (at most kCatchUpUnloadWaitMs more), so that
+// unloads land inside it on every run however slow the machine
+// (tests/integration/dotnet_attach.sh). 0 in any real use.
+constexpr uint32_t kCatchUpUnloadWaitMs = 5000;  // within the attach's 10 s with the test's 1.5 s
 struct CatchUpTestHooks {
   uint32_t delay_ms = 0;
 };

@@ -53,8 +53,9 @@ constexpr char kHelp[] =
     "                     callback: a known cost that tools/bench/dotnet-cost must\n"
     "                     find (default 0)\n"
     "  catchup_delay_ms=N for tests only: an attach's catch-up waits N ms (at most\n"
-    "                     60000) between its enumeration and its publications, so\n"
-    "                     that unloads land inside it (default 0)\n"
+    "                     60000) between its enumeration and its publications, then\n"
+    "                     on until an unload comes after it (at most 5 s\n"
+    "                     more), so that unloads land inside it (default 0)\n"
     "  (with stats=, the client also times each callback for the file: two clock reads)\n";
 
 struct Profiler {
