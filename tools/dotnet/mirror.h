@@ -106,7 +106,7 @@ class Mirror {
   bool moduleUnloaded(uint64_t clr_module) const { return dead_modules_.count(clr_module) != 0; }  // under holdUnloads
   bool functionUnloaded(uint64_t fid) const { return dead_functions_.count(fid) != 0; }            // under holdUnloads
   void publishCaught(const CaughtBody& b);                                                         // under holdUnloads
-  size_t tombstones() const { return dead_modules_.size() + dead_functions_.size(); }  // under holdUnloads
+  size_t tombstones() const { return dead_modules_.size() + dead_functions_.size(); }              // under holdUnloads
   void endCatchUp();
   Counters& counters() { return c_; }
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
