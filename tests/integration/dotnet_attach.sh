@@ -12,11 +12,14 @@
 #    CoreCLR's in jitprov's next rundown with the same address, size and name
 #    (namespace, name, signature), none in jitprov's previous one that CoreCLR lacks
 #    (nothing stale) (dotnet_attach_check.py);
-#  - the catch-up raced by unloads: the client's test hook catchup_delay_ms=1500 holds
-#    it between its enumeration and its publications while the workload unloads a
-#    context every round, so unloads land inside it: they are counted (catch_up.unloaded
-#    > 0), the attach answers within its timeout (no deadlock between the unload
-#    callbacks and CoreCLR's code heap lock), and the cross-check still holds;
+#  - the catch-up raced by unloads: the client's test hook catchup_delay_ms=3000 holds
+#    it between its resolution of the enumerated methods and their turns while the
+#    workload unloads a context every round, so unloads land inside it: they are counted
+#    (catch_up.unloaded > 0), the attach answers within its timeout (no deadlock between
+#    the unload callbacks and CoreCLR's code heap lock), the app lives (3 s is long
+#    enough for CoreCLR to free an unloaded context's MethodDescs: a catch-up that read
+#    an enumerated method of one killed the app with SIGSEGV, 2026-12), and the
+#    cross-check still holds;
 #  - a second attach: CoreCLR's ALREADY_ACTIVE with the client's ready mark, "already
 #    loaded" (9): nothing registered twice (one catch-up).
 # Bad targets: DOTNET_EnableDiagnostics=0 -> 7 (attach disabled); the client loaded at
@@ -125,15 +128,16 @@ lttng start attach >/dev/null || fail "lttng start"
 # which says that nothing was unloaded while CoreCLR's rundown ran.
 DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$WORK/loads-{pid}.nettrace" \
   DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x18:5' \
-  "${APP[@]}" --seconds 6 --alc-every 1 --quiet 6 --ready "$WORK/ready" >"$WORK/app.out" 2>&1 &
+  "${APP[@]}" --seconds 8 --alc-every 1 --quiet 6 --ready "$WORK/ready" >"$WORK/app.out" 2>&1 &
 APP_PID=$!
 track_pid "$APP_PID"
 sleep 2.5
 mono_ns >"$WORK/attached"
-# catchup_delay_ms (a test hook): unloads land between the enumeration and the
-# publications; the attach's timeout (10 s) bounds it all, a deadlock would give 10.
+# catchup_delay_ms (a test hook): unloads land between the resolution and the methods'
+# turns, and their contexts are freed by then (the app still churns 8 s in all); the
+# attach's timeout (10 s) bounds it all, a deadlock would give 10.
 t0=$(mono_ns)
-attached "$APP_PID" --options "trigger=session,every:1,perfmap=off,verbose,catchup_delay_ms=1500,stats=$WORK/client.json"
+attached "$APP_PID" --options "trigger=session,every:1,perfmap=off,verbose,catchup_delay_ms=3000,stats=$WORK/client.json"
 attach_ms=$((($(mono_ns) - t0) / 1000000))
 expect 9 "client runs in it already \(CoreCLR: CORPROF_E_PROFILER_ALREADY_ACTIVE" "$APP_PID"
 second_line=$LAST_LINE
@@ -159,5 +163,5 @@ grep "^jitprov-dotnet: caught up" "$WORK/app.out" || fail "no catch-up: $(cat "$
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_attach_check.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"
-pass "attached under churn in $attach_ms ms (a 1.5 s catch-up delay): rundowns verified and identical to CoreCLR's own rundown; a second attach: exit 9, \"$second_line\", one catch-up"
+pass "attached under churn in $attach_ms ms (a 3 s catch-up delay): rundowns verified and identical to CoreCLR's own rundown; a second attach: exit 9, \"$second_line\", one catch-up"
 rm -rf "$WORK"

@@ -71,11 +71,11 @@ cu, nm = c["catch_up"], c["not_mirrored"]
 print("attach: %d JIT'd bodies in CoreCLR's own rundown; in jitprov's next rundown (%d versions): %d missing, "
       "%d with another address, size or name; in jitprov's previous rundown (%d versions): %d CoreCLR lacks "
       "(stale); native code version ids equal: %d of %d; catch-up: %d bodies published, %d unloaded meanwhile, "
-      "%d precompiled, %d errors; client: %d loads, %d unloads, %d collectible modules unloaded (CoreCLR: %d after "
-      "the attach), %d rundowns"
+      "%d precompiled, %d errors, %d module unloads held in its gate (at most %d us); client: %d loads, %d unloads, "
+      "%d collectible modules unloaded (CoreCLR: %d after the attach), %d rundowns"
       % (len(clr), len(r2), len(missing), len(differ), len(r1), len(extra), versions, len(clr), cu["bodies"],
-         cu["unloaded"], cu["r2r"], cu["errors"], c["loads"], c["unloads"], c["module_unloads"], after,
-         len(rundowns)))
+         cu["unloaded"], cu["r2r"], cu["errors"], cu.get("gate_waits", 0), cu.get("gate_wait_max_us", 0),
+         c["loads"], c["unloads"], c["module_unloads"], after, len(rundowns)))
 assert not extra, "%d bodies of jitprov's rundown before are not in CoreCLR's, e.g. %s" % (len(extra), extra[:5])
 assert not missing, "%d of CoreCLR's %d bodies are not in jitprov's rundown after, e.g. %s" % (
     len(missing), len(clr), missing[:3])

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -188,6 +189,93 @@ TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
   EXPECT_EQ(j["methods"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["loads"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["live_versions"].get<uint64_t>(), 1u);
+}
+
+// The catch-up's gate (mirror.h): a ModuleUnload waits in it while it is closed (from
+// beginCatchUp, as an attach starts), its tombstone left as it passes; a callback
+// waiting when the gate opens passes before it closes again, however fast the catch-up
+// closes it; and a body the catch-up published with the gate closed is undone by the
+// unload that waited for it.
+TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
+  using namespace std::chrono_literals;
+  const std::string stats = ::testing::TempDir() + "/mirror-gate-" + std::to_string(::getpid()) + ".json";
+  hostagent::Options opt;
+  opt.trigger = "exit";
+  opt.perfmap = "";
+  opt.stats = stats;
+  Mirror m;
+  ASSERT_EQ(m.start(opt,
+                    [](uint64_t id) {
+                      return ModuleInfo{"/gate/" + std::to_string(id) + ".dll", true, true};
+                    }),
+            "");
+  constexpr uint64_t kHeld = 0x5000, kFair = 0x6000, kUndone = 0x7000;
+  const auto unloadOn = [&m](uint64_t module, std::atomic<bool>* done) {
+    return std::thread([&m, module, done] {
+      ModuleEvent ev;
+      ev.module_id = module;
+      m.moduleUnload(ev);
+      done->store(true);
+    });
+  };
+  m.beginCatchUp();
+  std::atomic<bool> held_done{false};
+  std::thread held = unloadOn(kHeld, &held_done);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(held_done.load()) << "a ModuleUnload passed the closed gate";
+  EXPECT_FALSE(m.anyModuleUnloaded({kHeld}));
+  m.openGate();
+  held.join();
+  EXPECT_TRUE(m.anyModuleUnloaded({kHeld}));
+
+  // Closed again at once after every opening: the waiting callback still passes.
+  m.closeGate();
+  std::atomic<bool> fair_done{false};
+  std::thread fair = unloadOn(kFair, &fair_done);
+  std::this_thread::sleep_for(100ms);
+  int cycles = 0;
+  for (; cycles < 100000 && !m.anyModuleUnloaded({kFair}); ++cycles) {
+    m.openGate();
+    m.closeGate();
+  }
+  m.openGate();
+  fair.join();
+  EXPECT_LE(cycles, 1) << "the callback waited through " << cycles << " openings";
+
+  // Published with the gate closed, the unload waiting: undone when it passes.
+  m.closeGate();
+  ASSERT_FALSE(m.anyModuleUnloaded({kUndone}));
+  CaughtBody b;
+  b.method_id = 0x70010;
+  b.module_id = kUndone;
+  b.start = 0x7e0000003000;
+  b.size = 0x40;
+  b.token = 0x06000001;
+  b.name_space = "Gate.C";
+  b.name = "M";
+  b.signature = "void ()";
+  b.activate = true;
+  {
+    const std::unique_lock<std::mutex> hold = m.holdUnloads();
+    m.publishCaught(b);
+  }
+  std::atomic<bool> undone_done{false};
+  std::thread undone = unloadOn(kUndone, &undone_done);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(undone_done.load());
+  m.openGate();
+  undone.join();
+  m.endCatchUp();
+  m.shutdown("gate", 0);
+  std::ifstream in(stats);
+  ASSERT_TRUE(in.good()) << stats;
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::remove(stats.c_str());
+  EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["catch_up"]["bodies"].get<uint64_t>(), 1u);
+  EXPECT_EQ(j["catch_up"]["gate_waits"].get<uint64_t>(), 3u);
+  EXPECT_EQ(j["module_unloads"].get<uint64_t>(), 1u);
+  EXPECT_EQ(j["live_versions"].get<uint64_t>(), 0u);
 }
 
 }  // namespace

@@ -200,113 +200,197 @@ class Namer {
 
 // catchup_delay_ms (tests only): delay_ms, then until an unload (a collectible module, or
 // a method: CoreCLR reports most collectible code by its module only) has left a
-// tombstone since the enumeration, or kCatchUpUnloadWaitMs more have passed.
+// tombstone since the resolution, or kCatchUpUnloadWaitMs more have passed.
 void waitForAnUnload(Mirror& mirror, uint32_t delay_ms) {
   using std::chrono::milliseconds;
-  const auto tombstones = [&mirror] {
-    const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
-    return mirror.tombstones();
-  };
-  const size_t before = tombstones();
+  const uint64_t before = mirror.unloadsSeen();
   const auto until = std::chrono::steady_clock::now() + milliseconds(delay_ms);
   const auto give_up = until + milliseconds(kCatchUpUnloadWaitMs);
   std::this_thread::sleep_until(until);
-  while (tombstones() == before && std::chrono::steady_clock::now() < give_up)
+  while (mirror.unloadsSeen() == before && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(milliseconds(20));
 }
 
+constexpr int kMaxTypeArgs = 32, kMaxTypeDepth = 16;
+
+// The modules of a class and of everything it is made of (its type arguments, an array's
+// element type), recursively: CoreCLR allocates a type or an instantiated method in the
+// LoaderAllocator of one of its parts' modules (the most collectible one), so a
+// MethodDesc can only be freed by the unload of one of these. false: not all of them
+// could be read.
+bool addClassModules(void* info, uint64_t cls, std::vector<uint64_t>* out, int depth = 0) {
+  if (cls == 0) return true;
+  if (depth > kMaxTypeDepth) return false;
+  int32_t elem = 0;
+  uint64_t elem_cls = 0;
+  uint32_t rank = 0;
+  if (comCall<HRESULT>(info, kInfoIsArrayClass, cls, &elem, &elem_cls, &rank) == kOk)  // S_FALSE: not one
+    return addClassModules(info, elem_cls, out, depth + 1);
+  uint64_t module = 0, parent = 0;
+  uint32_t td = 0, nargs = 0;
+  uint64_t args[kMaxTypeArgs];
+  const HRESULT hr =
+      comCall<HRESULT>(info, kInfoGetClassIDInfo2, cls, &module, &td, &parent, uint32_t(kMaxTypeArgs), &nargs, args);
+  if (hr != kOk || nargs > uint32_t(kMaxTypeArgs)) return false;
+  out->push_back(module);
+  for (uint32_t i = 0; i < nargs; ++i)
+    if (!addClassModules(info, args[i], out, depth + 1)) return false;
+  return true;
+}
+
+// An enumerated method, resolved while no context it may belong to can be freed.
+struct Resolved {
+  uint64_t fid = 0, cls = 0, module = 0;
+  uint32_t token = 0;
+  uint32_t elements = 0;  // its bodies in the enumeration
+  bool ok = false;
+  std::vector<uint64_t> modules;  // every module whose unload can free its MethodDesc
+};
+
+Resolved resolve(void* info, uint64_t fid) {
+  Resolved r;
+  r.fid = fid;
+  uint32_t nargs = 0;
+  uint64_t args[kMaxTypeArgs];
+  if (comCall<HRESULT>(info, kInfoGetFunctionInfo2, fid, uint64_t(0), &r.cls, &r.module, &r.token,
+                       uint32_t(kMaxTypeArgs), &nargs, args) != kOk ||
+      nargs > uint32_t(kMaxTypeArgs))
+    return r;
+  r.modules.push_back(r.module);
+  if (!addClassModules(info, r.cls, &r.modules)) return r;
+  for (uint32_t i = 0; i < nargs; ++i)
+    if (!addClassModules(info, args[i], &r.modules)) return r;
+  std::sort(r.modules.begin(), r.modules.end());
+  r.modules.erase(std::unique(r.modules.begin(), r.modules.end()), r.modules.end());
+  r.ok = true;
+  return r;
+}
+
+// The gate closed for one method's turn, opened again at its end however it ends.
+class GateHold {
+ public:
+  explicit GateHold(Mirror& m) : m_(m) { m_.closeGate(); }
+  ~GateHold() { m_.openGate(); }
+  GateHold(const GateHold&) = delete;
+  GateHold& operator=(const GateHold&) = delete;
+
+ private:
+  Mirror& m_;
+};
+
 }  // namespace
 
-// The lock order (review item 1 of jitprov attach): CoreCLR raises MethodUnloadVerbose
-// for a collectible context's code from inside its own walk of the code heaps
-// (SendEventsForJitMethodsHelper in a CodeHeapIterator: the heaps' lock held, and on
-// the builds that report code version ids the CodeVersionManager's lock too), and the
-// client's unload callbacks then wait for the catch-up's mutex. So the catch-up never
-// asks CoreCLR for either lock while it holds that mutex:
-//   - EnumJITedFunctions walks the same CodeHeapIterator (the heaps' lock): called
-//     with the mutex free, before any of it is taken;
-//   - GetNativeCodeStartAddresses takes the CodeVersionManager's lock
-//     (proftoeeinterfaceimpl.cpp: its LockHolder around the IL version's native code
-//     versions, as GetCodeInfo3 does), and GetCodeInfo4 the ExecutionManager's reader
-//     lock (GetCodeInfoFromCodeStart -> GetFunctionInfoInternal -> EECodeInfo::Init),
-//     which waits for a writer that an unloading thread may be (DeleteRange): both
-//     called with the mutex free;
-//   - under the mutex, only what takes no lock of CoreCLR's code heaps or code
-//     versions: the tombstone checks, GetFunctionInfo2 (a MethodDesc read),
-//     GetClassIDInfo2 and IsArrayClass (CANNOT_TAKE_LOCK), the metadata reads
-//     (GetModuleMetaData, IMetaDataImport: the metadata's own locks, which CoreCLR does
-//     not hold across an event), GetModuleInfo2 (a new module's path) and jitprov's own
-//     publication (its locks come after the mutex on both sides, as in the callbacks).
-// What the mutex no longer covers, from the enumeration to each method's turn, the
-// tombstones do: every unload from the session's first event on is recorded (the
-// FunctionID, the code address, the module; Mirror::beginCatchUp), a method is looked
-// at only when its FunctionID is not among them (checked before anything dereferences
-// it: CoreCLR keeps a FunctionID usable until its unload event has been delivered),
-// and a body is published only when neither it nor its module nor its method was
-// unloaded, checked under the mutex in the same hold as the publication. Left open: the
-// few microseconds in which GetNativeCodeStartAddresses and GetCodeInfo4 run unheld,
-// when an unload that began after the check could free the method under them, and an
-// unload whose events all came before the session existed (docs/dotnet.md, "Attach").
+// Why nothing the catch-up reads is freed under it (the attach's SIGSEGV in
+// GetFunctionInfo2 of a freed MethodDesc, 2026-12). CoreCLR unloads a collectible
+// context on its finalizer thread (loaderallocator.cpp, LoaderAllocator::GCLoaderAllocators)
+// in this order: (1) its events (eventtrace.cpp, IterateCollectibleLoaderAllocator):
+// MethodUnloadVerbose for the bodies its code heaps hold that are their methods' current
+// code, then ModuleUnload per module, with no lock of CoreCLR's held by then;
+// (2) its assemblies and modules deleted; (3) its code heaps removed
+// (ExecutionManager::Unload; on 10.0 deferred while a code heap iterator is counted,
+// codeman.cpp); (4) the LoaderAllocator and its loader heaps (the MethodDescs and
+// MethodTables) freed. Most collectible code gets no MethodUnloadVerbose at all (only a
+// method's current code does), so a FunctionID enumerated before an unload is known
+// dead by its context's ModuleUnload only, and a FunctionID alone does not say which
+// context that is. Hence:
+//   - the gate (mirror.h) holds every ModuleUnload callback from before the session
+//     starts to the end of the resolution: the enumeration and, for every FunctionID,
+//     GetFunctionInfo2 and the modules of its class and type arguments (the modules
+//     whose contexts can own its MethodDesc), all read while no context whose unload
+//     the session saw can reach (2);
+//   - each method's turn later closes the gate again, checks the tombstones of those
+//     modules (and of the FunctionID and its code), and only then reads it: its names
+//     from the metadata, GetNativeCodeStartAddresses, GetCodeInfo4, and publishes it; an
+//     unload raised meanwhile waits in the gate until the turn ends.
+// The catch-up calls into CoreCLR with the gate closed: a ModuleUnload waiting in it
+// holds no lock of CoreCLR's (its code heap iterator is gone by then, and no teardown
+// step has begun), so nothing the catch-up calls waits for it. It never calls into
+// CoreCLR holding the catch-up mutex, which MethodUnloadVerbose callbacks take and which
+// CoreCLR may raise with its code heap lock held (9.0; on 10.0 the iterator only counts
+// itself): EnumJITedFunctions walks those heaps, GetNativeCodeStartAddresses takes the
+// code versions' lock, GetCodeInfo4 the ExecutionManager's reader lock.
+// Left open: a context whose ModuleUnload came before the session existed and whose
+// memory is freed while the catch-up resolves (a window of CoreCLR's own teardown at
+// the attach's moment, a few milliseconds), and on 10.0 code heaps whose removal was
+// deferred by another code heap walk (a CoreCLR rundown) and still listed after their
+// context was freed: the enumeration itself then reads freed MethodDescs inside CoreCLR
+// (docs/dotnet.md, "Attach" and "CoreCLR's rundown and collectible code"). The
+// enumeration is not retried: a retry after an unload met the first walk would walk
+// heaps whose removal that walk deferred.
 CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks) {
   CatchUpResult r;
   const auto t0 = std::chrono::steady_clock::now();
   Counters& c = mirror.counters();
-  void* en = nullptr;
-  if (comCall<HRESULT>(info, kInfoEnumJITedFunctions, &en) != kOk || en == nullptr) {
-    c.caught_errors.fetch_add(1, std::memory_order_relaxed);
-    return r;
-  }
-  std::vector<uint64_t> order;  // FunctionIDs, first sight first
-  std::unordered_map<uint64_t, uint32_t> seen;
-  PrfFunction batch[256];
-  for (;;) {
-    uint32_t got = 0;
-    const HRESULT hr = comCall<HRESULT>(en, kFunctionEnumNext, uint32_t(256), batch, &got);
-    for (uint32_t i = 0; i < got && i < 256; ++i) {
-      ++r.elements;
-      if (seen[batch[i].function_id]++ == 0) order.push_back(batch[i].function_id);
+  std::vector<Resolved> methods;
+  {
+    // The gate is closed since beginCatchUp: it opens when this block ends.
+    struct Open {
+      Mirror& m;
+      ~Open() { m.openGate(); }
+    } open{mirror};
+    void* en = nullptr;
+    if (comCall<HRESULT>(info, kInfoEnumJITedFunctions, &en) != kOk || en == nullptr) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      return r;
     }
-    if (hr != kOk || got == 0) break;
+    std::vector<uint64_t> order;  // FunctionIDs, first sight first
+    std::unordered_map<uint64_t, uint32_t> seen;
+    PrfFunction batch[256];
+    for (;;) {
+      uint32_t got = 0;
+      const HRESULT hr = comCall<HRESULT>(en, kFunctionEnumNext, uint32_t(256), batch, &got);
+      for (uint32_t i = 0; i < got && i < 256; ++i) {
+        ++r.elements;
+        if (seen[batch[i].function_id]++ == 0) order.push_back(batch[i].function_id);
+      }
+      if (hr != kOk || got == 0) break;
+    }
+    comCall<uint32_t>(en, kInfoRelease);
+    r.functions = order.size();
+    methods.reserve(order.size());
+    for (const uint64_t fid : order) {
+      methods.push_back(resolve(info, fid));
+      methods.back().elements = seen[fid];
+    }
+    r.resolve_ns =
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   }
-  comCall<uint32_t>(en, kInfoRelease);
-  r.functions = order.size();
-  // Tests only (catchup_delay_ms=): unloads land between the enumeration and the
-  // publications, where only the tombstones keep them from being undone. A fixed delay
-  // alone let none land on a loaded machine (0 of 8 901 once), so it then waits on for
-  // the first unload after the enumeration.
+  // Tests only (catchup_delay_ms=): unloads land between the resolution and the
+  // publications, where only the tombstones keep them from being read or undone. A
+  // fixed delay alone let none land on a loaded machine (0 of 8 901 once), so it then
+  // waits on for the first unload after the resolution.
   if (hooks.delay_ms != 0) waitForAnUnload(mirror, hooks.delay_ms);
 
   const Images images;
   Namer namer(info);
   std::vector<uint64_t> addrs(64);
-  for (const uint64_t fid : order) {
-    CaughtBody b;
-    b.method_id = fid;
+  for (const Resolved& m : methods) {
+    if (!m.ok) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const GateHold gate(mirror);                // no context of the method freed until its turn ends
+    if (mirror.anyModuleUnloaded(m.modules)) {  // before anything dereferences it
+      c.caught_unloaded.fetch_add(m.elements, std::memory_order_relaxed);
+      continue;
+    }
     {
       const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
-      if (mirror.functionUnloaded(fid)) {  // before anything dereferences it
-        c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
-        continue;
-      }
-      uint64_t cls = 0;
-      uint32_t nargs = 0;
-      if (comCall<HRESULT>(info, kInfoGetFunctionInfo2, fid, uint64_t(0), &cls, &b.module_id, &b.token, uint32_t(0),
-                           &nargs, static_cast<uint64_t*>(nullptr)) != kOk) {
-        c.caught_errors.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      if (mirror.moduleUnloaded(b.module_id)) {  // before anything of the module is read
-        c.caught_unloaded.fetch_add(seen[fid], std::memory_order_relaxed);
-        continue;
-      }
-      if (!namer.method(cls, b.module_id, b.token, &b)) {
-        c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      if (mirror.functionUnloaded(m.fid)) {
+        c.caught_unloaded.fetch_add(m.elements, std::memory_order_relaxed);
         continue;
       }
     }
-    // Unheld: CoreCLR's code version and code manager locks (above).
+    CaughtBody b;
+    b.method_id = m.fid;
+    b.module_id = m.module;
+    b.token = m.token;
+    if (!namer.method(m.cls, m.module, m.token, &b)) {
+      c.caught_errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     uint32_t n = 0;
-    if (comCall<HRESULT>(info, kInfoGetNativeCodeStartAddresses, fid, uint64_t(0), uint32_t(addrs.size()), &n,
+    if (comCall<HRESULT>(info, kInfoGetNativeCodeStartAddresses, m.fid, uint64_t(0), uint32_t(addrs.size()), &n,
                          addrs.data()) != kOk) {
       c.caught_errors.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -338,8 +422,9 @@ CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks)
       b.activate = i + 1 == versions.size();
       bodies.push_back(b);
     }
-    // The checks and the publications in one hold: an unload either came before it (a
-    // tombstone, the body skipped) or waits for it (and undoes the publication).
+    // The checks and the publications with the gate closed and the mutex held: an
+    // unload either came before (a tombstone, the body skipped) or waits (and undoes
+    // the publication).
     const std::unique_lock<std::mutex> hold = mirror.holdUnloads();
     for (const CaughtBody& body : bodies) mirror.publishCaught(body);
   }

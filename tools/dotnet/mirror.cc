@@ -186,6 +186,7 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
     if ((ev.flags & kMethodDynamic) == 0) {  // CoreCLR's enumeration never lists a dynamic method
       dead_code_.insert(ev.start);
       dead_functions_.insert(ev.method_id);
+      unloads_seen_.fetch_add(1, std::memory_order_release);
     }
   }
   // A dynamic method (LCG) is destroyed whole, and CoreCLR hands its MethodID out again
@@ -213,10 +214,25 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
 }
 
 void Mirror::moduleUnload(const ModuleEvent& ev) {
-  std::unique_lock<std::mutex> catchup;
   if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
-    catchup = holdUnloads();
+    // Through the gate (mirror.h): while it is closed the catch-up reads methods this
+    // module's context may own, and CoreCLR frees the context only once this returns.
+    std::unique_lock<std::mutex> g(gate_mu_);
+    if (gate_closed_) {
+      const uint64_t w0 = hostagent::nowNs();
+      ++gate_waiters_;
+      gate_cv_.wait(g, [this] { return !gate_closed_; });
+      --gate_waiters_;
+      const uint64_t ns = hostagent::nowNs() - w0;
+      c_.gate_waits.fetch_add(1, std::memory_order_relaxed);
+      uint64_t m = c_.gate_wait_max_ns.load(std::memory_order_relaxed);
+      while (ns > m && !c_.gate_wait_max_ns.compare_exchange_weak(m, ns, std::memory_order_relaxed)) {
+      }
+    }
     dead_modules_.insert(ev.module_id);
+    unloads_seen_.fetch_add(1, std::memory_order_release);
+    g.unlock();
+    gate_cv_.notify_all();  // a closeGate() waiting for this one to pass
   }
   uint64_t id = 0;
   {
@@ -234,8 +250,7 @@ void Mirror::moduleUnload(const ModuleEvent& ev) {
 }
 
 void Mirror::publishCaught(const CaughtBody& b) {
-  if (dead_modules_.count(b.module_id) != 0 || dead_code_.count(b.start) != 0 ||
-      dead_functions_.count(b.method_id) != 0) {
+  if (dead_code_.count(b.start) != 0 || dead_functions_.count(b.method_id) != 0) {
     c_.caught_unloaded.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -276,12 +291,50 @@ void Mirror::publishCaught(const CaughtBody& b) {
   c_.caught.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Mirror::beginCatchUp() {
+  {
+    const std::lock_guard g(gate_mu_);
+    gate_closed_ = true;
+  }
+  catchup_.store(true, std::memory_order_release);
+}
+
+void Mirror::closeGate() {
+  std::unique_lock<std::mutex> g(gate_mu_);
+  // The callbacks waiting since the last close pass first: closed again at once, the
+  // gate would hold them for the whole catch-up.
+  gate_cv_.wait(g, [this] { return gate_waiters_ == 0; });
+  gate_closed_ = true;
+}
+
+void Mirror::openGate() {
+  {
+    const std::lock_guard g(gate_mu_);
+    gate_closed_ = false;
+  }
+  gate_cv_.notify_all();
+}
+
+bool Mirror::anyModuleUnloaded(const std::vector<uint64_t>& clr_modules) {
+  const std::lock_guard g(gate_mu_);
+  for (const uint64_t m : clr_modules)
+    if (dead_modules_.count(m) != 0) return true;
+  return false;
+}
+
 void Mirror::endCatchUp() {
-  std::lock_guard g(catchup_mu_);
-  catchup_.store(false, std::memory_order_release);
-  dead_modules_.clear();
-  dead_code_.clear();
-  dead_functions_.clear();
+  {
+    const std::lock_guard g(catchup_mu_);
+    dead_code_.clear();
+    dead_functions_.clear();
+  }
+  {
+    const std::lock_guard g(gate_mu_);
+    catchup_.store(false, std::memory_order_release);
+    gate_closed_ = false;
+    dead_modules_.clear();
+  }
+  gate_cv_.notify_all();
 }
 
 void Mirror::badPayload(uint32_t event_id) {
@@ -319,8 +372,9 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
                v(c_.r2r_methods), v(c_.cold_parts), v(c_.not_jitted), v(c_.bad_payloads), v(c_.refused), v(c_.errors));
   std::fprintf(f,
                "  \"catch_up\": {\"bodies\": %" PRIu64 ", \"unloaded\": %" PRIu64 ", \"r2r\": %" PRIu64
-               ", \"errors\": %" PRIu64 "},\n",
-               v(c_.caught), v(c_.caught_unloaded), v(c_.caught_r2r), v(c_.caught_errors));
+               ", \"errors\": %" PRIu64 ", \"gate_waits\": %" PRIu64 ", \"gate_wait_max_us\": %" PRIu64 "},\n",
+               v(c_.caught), v(c_.caught_unloaded), v(c_.caught_r2r), v(c_.caught_errors), v(c_.gate_waits),
+               v(c_.gate_wait_max_ns) / 1000);
   hostagent::jitdumpStatsJson(f, rt_, opt_);
   hostagent::histJson(f, "load_callback", load_cb_.snapshot());
   hostagent::histJson(f, "unload_callback", unload_cb_.snapshot());

@@ -25,12 +25,14 @@
 #include <jitprov/jitprov.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "clr_events.h"
 #include "host_agent.h"
@@ -70,6 +72,8 @@ struct Counters {
   // session reported first included), skipped because CoreCLR unloaded them meanwhile,
   // precompiled (ReadyToRun) code versions of JIT'd methods, and failures to read one.
   std::atomic<uint64_t> caught{0}, caught_unloaded{0}, caught_r2r{0}, caught_errors{0};
+  // ModuleUnload callbacks the catch-up's gate held (Mirror::closeGate), and the longest hold.
+  std::atomic<uint64_t> gate_waits{0}, gate_wait_max_ns{0};
 };
 
 // Callback durations, recorded from any thread without a lock (relaxed counters).
@@ -93,20 +97,34 @@ class Mirror {
   void badPayload(uint32_t event_id);
 
   // The catch-up of an attach: the code JIT'd before the client's session existed,
-  // enumerated and published while the session's events flow. beginCatchUp() comes
-  // before the session starts: every unload from then on is remembered (its FunctionID,
-  // its code address, the module), under the catch-up mutex, which the unload callbacks
-  // take across their work while a catch-up may run. The catch-up holds the mutex
-  // (holdUnloads) only per method, around what takes none of CoreCLR's code heap and
-  // code version locks (catchup.cc: the lock order), and publishes under it only what
-  // no tombstone names: an unload raised meanwhile waits for the publication and undoes
-  // it, one raised before is in the tombstones.
-  void beginCatchUp() { catchup_.store(true, std::memory_order_release); }
+  // enumerated and published while the session's events flow (catchup.cc). Two
+  // guards, each taken by one kind of unload callback:
+  //   - the gate, for ModuleUnload: CoreCLR raises it for a collectible context before
+  //     anything of the context is freed (its assemblies, its code heaps, then its
+  //     loader heaps: the MethodDescs), with no lock of CoreCLR's held. While the gate
+  //     is closed a ModuleUnload callback waits in it, so the context it unloads stays
+  //     whole; it leaves the module's tombstone as it passes. beginCatchUp() closes it
+  //     before the session starts; the catch-up opens it once every enumerated method
+  //     is resolved, then closes it around each method's reads and publication. The
+  //     catch-up may call into CoreCLR with the gate closed;
+  //   - the catch-up mutex (holdUnloads), for MethodUnloadVerbose, which CoreCLR may
+  //     raise with its code heap lock held: it guards the method tombstones (FunctionID,
+  //     code address) and is held only around jitprov's own work, never across a call
+  //     into CoreCLR.
+  // A body is published only with the gate closed and the mutex held, when no tombstone
+  // names it: an unload raised meanwhile waits and undoes the publication, one raised
+  // before left its tombstone.
+  void beginCatchUp();
+  void closeGate();  // waits for the callbacks already waiting to pass first
+  void openGate();
+  // Any of these modules unloaded since beginCatchUp: gate closed.
+  bool anyModuleUnloaded(const std::vector<uint64_t>& clr_modules);
   std::unique_lock<std::mutex> holdUnloads() { return std::unique_lock<std::mutex>(catchup_mu_); }
-  bool moduleUnloaded(uint64_t clr_module) const { return dead_modules_.count(clr_module) != 0; }  // under holdUnloads
-  bool functionUnloaded(uint64_t fid) const { return dead_functions_.count(fid) != 0; }            // under holdUnloads
-  void publishCaught(const CaughtBody& b);                                                         // under holdUnloads
-  size_t tombstones() const { return dead_modules_.size() + dead_functions_.size(); }              // under holdUnloads
+  bool functionUnloaded(uint64_t fid) const { return dead_functions_.count(fid) != 0; }  // under holdUnloads
+  // Gate closed, under holdUnloads; the method's modules checked by the caller.
+  void publishCaught(const CaughtBody& b);
+  // Unload events seen since beginCatchUp (the test hook's wait).
+  uint64_t unloadsSeen() const { return unloads_seen_.load(std::memory_order_acquire); }
   void endCatchUp();
   Counters& counters() { return c_; }
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
@@ -144,9 +162,16 @@ class Mirror {
   std::mutex modules_mu_;                            // guards modules_
   std::unordered_map<uint64_t, ModuleRef> modules_;  // CoreCLR ModuleID -> jitprov module
 
-  std::atomic<bool> catchup_{false};  // a catch-up may run: unloads take catchup_mu_
-  std::mutex catchup_mu_;             // guards the tombstones; held across a catch-up
-  std::unordered_set<uint64_t> dead_modules_, dead_code_, dead_functions_;  // unloaded since beginCatchUp
+  // A catch-up may run: unloads take the gate or catchup_mu_.
+  std::atomic<bool> catchup_{false};
+  std::mutex catchup_mu_;  // guards the method tombstones (unloaded since beginCatchUp)
+  std::unordered_set<uint64_t> dead_code_, dead_functions_;
+  std::mutex gate_mu_;  // guards the gate and the module tombstones (unloaded since beginCatchUp)
+  std::condition_variable gate_cv_;
+  bool gate_closed_ = false;
+  uint32_t gate_waiters_ = 0;  // ModuleUnload callbacks waiting in the closed gate
+  std::unordered_set<uint64_t> dead_modules_;
+  std::atomic<uint64_t> unloads_seen_{0};
 
   std::mutex error_mu_;  // guards first_error_
   std::string first_error_;

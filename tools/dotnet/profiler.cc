@@ -242,11 +242,14 @@ HRESULT startOnce(Profiler& p, void* info_unk, const std::string& options, bool 
     }
     // Attached: the code JIT'd so far is enumerated once the session is live
     // (ProfilerAttachComplete); every unload from the session's first event on is
-    // remembered meanwhile, so that none is undone by the enumeration.
+    // remembered meanwhile, so that none is undone by the enumeration, and a collectible
+    // context's unload waits in the mirror's gate until the enumeration is resolved, so
+    // that nothing enumerated is freed under it (catchup.cc).
     if (attached) p.mirror.beginCatchUp();
   }
   if (!startSession(p)) {
     if (!p.mirror_off) p.spent = true;
+    p.mirror.endCatchUp();                            // the gate open: no catch-up will run
     p.mirror.shutdown(p.runtime_version.c_str(), 0);  // its threads stopped before CoreCLR unloads the client
     return refuse("the runtime refused the EventPipe session", attached, kHrClientRuntimeRefused);
   }
@@ -289,9 +292,11 @@ HRESULT profilerAttachComplete(void* self) {
     std::fprintf(stderr,
                  "jitprov-dotnet: caught up in %.1f ms: %" PRIu64 " JIT'd bodies of %" PRIu64
                  " methods enumerated, %" PRIu64 " published, %" PRIu64 " unloaded meanwhile, %" PRIu64
-                 " precompiled, %" PRIu64 " errors\n",
+                 " precompiled, %" PRIu64 " errors; resolved in %.1f ms, %" PRIu64
+                 " module unloads held, at most %.1f ms\n",
                  double(r.ns) / 1e6, r.elements, r.functions, c.caught.load(), c.caught_unloaded.load(),
-                 c.caught_r2r.load(), c.caught_errors.load());
+                 c.caught_r2r.load(), c.caught_errors.load(), double(r.resolve_ns) / 1e6, c.gate_waits.load(),
+                 double(c.gate_wait_max_ns.load()) / 1e6);
   }
   return kOk;
 }
