@@ -14,6 +14,8 @@
 #    figures are record's;
 #  - `jitprov record -p PID -d 2` on a running JVM started without jitprov: the agent
 #    attached, a verified trace with the session rundown, the JVM still running after;
+#    one in a mount namespace of its own (an empty /var/run/lttng, as a container's):
+#    nothing recorded, said, exit 119;
 #  - errors, one line and a status each: report on no directory (3), a file (3), a
 #    directory without a trace (4), an unreadable trace (5); record -p on a process that
 #    runs no runtime (`sleep`: 117) and --perf without perf installed (118).
@@ -173,6 +175,20 @@ PY
 grep -q "^  exit:        0 (recorded for 2.00 s" "$WORK/pid.out" || fail "record -p: $(cat "$WORK/pid.out")"
 pass "record -p $JP -d 2 on a running JVM: verified, the JVM still runs:
 $(sed 's/^/    /' "$WORK/pid.out")"
+
+# A JVM that cannot see our lttng-sessiond (its own mount namespace, an empty
+# /var/run/lttng, as in a container): attached, but nothing recorded: 119, said.
+unshare -m --propagation private sh -c 'mount -t tmpfs none /var/run/lttng && exec "$@"' sh \
+  java -cp "$WORK/hot" Hot "$WORK/hot/running2" >"$WORK/jvm2.out" 2>&1 &
+JP2=$!
+track_pid "$JP2"
+for _ in $(seq 300); do [ -s "$WORK/hot/running2" ] && break; kill -0 "$JP2" 2>/dev/null || break; sleep 0.1; done
+[ -s "$WORK/hot/running2" ] || fail "the JVM in its own namespace did not start: $(cat "$WORK/jvm2.out")"
+"$JITPROV" record -p "$(cat "$WORK/hot/running2")" -d 1 -o "$WORK/pid2" >"$WORK/pid2.out" 2>"$WORK/pid2.err"
+rc=$?
+[ $rc -eq 119 ] && grep -q "^  verdict:     nothing recorded: the agent in PID .* did not register with the lttng-sessiond" \
+  "$WORK/pid2.out" || fail "record -p of a JVM that cannot see the daemon: exit $rc: $(cat "$WORK/pid2.out" "$WORK/pid2.err")"
+pass "record -p of a JVM in another mount namespace: exit 119, \"$(grep verdict: "$WORK/pid2.out" | sed 's/^ *//')\""
 
 # --- errors ---------------------------------------------------------------------------------
 # expect VERB STATUS LINE_REGEX ARGS...: `jitprov VERB ARGS...` exits STATUS with one line

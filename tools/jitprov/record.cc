@@ -212,7 +212,9 @@ void stopSessiond(pid_t pid) {
 }
 
 // The session of docs/tracing.md, created and started; "" or the failing command's line.
-std::string setUpSession(const std::string& name, const std::string& trace) {
+// `vpid` > 0 (-p): only that process recorded (others with the agent would take a rundown
+// for the session too: trigger=session).
+std::string setUpSession(const std::string& name, const std::string& trace, pid_t vpid) {
   auto step = [](std::vector<std::string> argv) -> std::string {
     const Ran r = run(argv);
     if (r.status == 0) return {};
@@ -233,6 +235,7 @@ std::string setUpSession(const std::string& name, const std::string& trace) {
   if (!(e = step({"lttng", "enable-event", "-u", "-s", name, "-c", "jitprov_runtime", "jitprov_runtime:*"})).empty())
     return e;
   if (!(e = step({"lttng", "add-context", "-u", "-s", name, "-t", "vpid"})).empty()) return e;
+  if (vpid > 0 && !(e = step({"lttng", "track", "-u", "-s", name, "--vpid=" + std::to_string(vpid)})).empty()) return e;
   return step({"lttng", "start", name});
 }
 
@@ -598,8 +601,9 @@ void tearDown(Recording& r) {
 }
 
 // lttng: the running lttng-sessiond, else a private one (in a private mount namespace
-// when `private_ns`), and the session. "" or the line of the failure (torn down).
-std::string setUpLttng(Recording& r, bool private_ns) {
+// when `private_ns`), and the session (of process `vpid` alone when > 0). "" or the line
+// of the failure (torn down).
+std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   r.existing = sessiondAnswers();
   if (!r.existing) {
     std::string why;
@@ -607,7 +611,7 @@ std::string setUpLttng(Recording& r, bool private_ns) {
     if (r.sessiond == 0) return "no lttng-sessiond answers, and a private one failed: " + why;
   }
   r.session = "jitprov-record-" + std::to_string(getpid());
-  if (const std::string why = setUpSession(r.session, r.trace); !why.empty()) {
+  if (const std::string why = setUpSession(r.session, r.trace, vpid); !why.empty()) {
     tearDown(r);
     return "lttng session set-up: " + why;
   }
@@ -659,6 +663,14 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     // Nothing registered with the session: CMD ran no traced runtime (or exited first).
     s["verdict"] = "nothing recorded: no process loaded jitprov's agent";
     s["verify_exit"] = nullptr;
+    if (s.contains("pid")) {
+      // -p: the agent is in PID, but its lttng-ust never found the session daemon (the
+      // target in another mount namespace: a container), or it exited at once.
+      s["verdict"] = "nothing recorded: the agent in " + s["command_line"].get<std::string>() +
+                     " did not register with the lttng-sessiond (a process in another mount namespace, or gone)";
+      exit_status = kRecordNotVerified;
+      exit_reason = "nothing recorded; " + exit_reason;
+    }
   } else {
     progress.set("jitprov record: verifying the trace");
     const std::string vjson = r.dir + "/verify.json";
@@ -779,7 +791,8 @@ int recordPid(const RecordArgs& a) {
   catchSignals();
   // The target is not in our mount namespace's private copy: a private lttng-sessiond
   // must be where it looks for one, in the namespace we share with it.
-  if (const std::string why = setUpLttng(r, false); !why.empty()) return fail(kRecordLttng, why);
+  if (const std::string why = setUpLttng(r, false, t.target.nspid > 0 ? t.target.nspid : t.target.pid); !why.empty())
+    return fail(kRecordLttng, why);
   const std::string options = agentOptions(a, r.dir, "session");
   const std::string who = describe(t);
   if (a.lockwait) {
