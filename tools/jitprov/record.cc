@@ -799,8 +799,8 @@ int recordPid(const RecordArgs& a) {
     std::string why;
     const std::string lib = libjitprovOf(defaultAgentPath(t.target.runtime));
     // libjitprov is mapped once the agent is in: by the library's path (-b), so that the
-    // probes are in place before the attach.
-    r.lockwait = lib.empty() ? 0 : startLockwait(r.dir, lib, 0, &why);
+    // probes are in place before the attach, and of PID alone (-p).
+    r.lockwait = lib.empty() ? 0 : startLockwait(r.dir, lib, t.target.pid, &why);
     if (r.lockwait == 0) {
       tearDown(r);
       return fail(kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside the agent" : why));
