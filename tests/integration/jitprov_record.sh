@@ -12,8 +12,8 @@
 #    killed by SIGTERM 143;
 #  - jitprov's own errors, each one line on stderr, nothing on stdout, its own status:
 #    no CMD (125), CMD not found (127), not executable (126), neither java nor dotnet
-#    (124), DIR not empty or read-only (123), no lttng in PATH (122), -p (117), --perf
-#    and --lockwait (118);
+#    (124), DIR not empty or read-only (123), no lttng in PATH (122), -p with CMD or -d
+#    without -p (125; -p, --perf and --lockwait: jitprov_report.sh);
 #  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
 #  - with the .NET client built: the generated C# workload under `jitprov record --
 #    dotnet`: verified, and its code bodies equal what the app says it jitted and
@@ -117,11 +117,10 @@ mkdir -p "$WORK/ro" && mount --bind "$WORK/ro" "$WORK/ro" && mount -o remount,bi
 expect 123 "cannot write in $WORK/ro: Read-only file system" -o "$WORK/ro" -- java -version
 expect 123 "cannot create $WORK/ro/sub: Read-only file system" -o "$WORK/ro/sub" -- java -version
 RECORD_PATH=/nonexistent expect 122 "lttng and lttng-sessiond are needed" -o "$WORK/e2" -- "$(command -v java)" -version
-expect 117 "-p PID: not yet supported; use .jitprov attach PID." -p 1
-expect 118 "--perf: not yet supported" --perf -- java -version
-expect 118 "--lockwait: not yet supported" --lockwait -- java -version
+expect 125 "-p PID or CMD, not both" -p 1 -- java -version
+expect 125 "-d SECS is for -p PID" -d 2 -- java -version
 "$JITPROV" record --help >"$WORK/help.out" 2>&1 || fail "record --help: $(cat "$WORK/help.out")"
-grep -q "117 -p not yet supported.*125 usage.*127 CMD not found" "$WORK/help.out" || fail "--help: $(cat "$WORK/help.out")"
+grep -q "117 -p PID cannot be attached.*125 usage.*127 CMD not found" "$WORK/help.out" || fail "--help: $(cat "$WORK/help.out")"
 
 # --- CMD's status kept ------------------------------------------------------------------
 # run_record DIR ARGS...: `jitprov record -o DIR ARGS...`, its stdout in DIR/stdout (after

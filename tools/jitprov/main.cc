@@ -7,16 +7,21 @@
 // exit status says why (attach.h).
 //   jitprov ps [--json]
 // lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
-//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] -- CMD ARGS...
-// runs CMD under jitprov's agent into a lossless lttng session, then verifies and
-// summarizes the trace (record.cc).
+//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] [--perf]
+//                  [--lockwait] -- CMD ARGS...   (or -p PID [-d SECS] instead of CMD)
+// runs CMD under jitprov's agent (or attaches it to PID) into a lossless lttng session,
+// then verifies and summarizes the trace (record.cc).
+//   jitprov report DIR [--json] [--top N]
+// what a trace recorded by `jitprov record` shows: code by runtime, tier and module, the
+// largest and most recompiled methods, rundowns, losses, lock waits, hot JIT methods
+// (report.cc).
 #include "attach.h"
+#include "attach_process.h"
 #include "cli.h"
-#include "hotspot_attach.h"
 #include "ps.h"
 #include "record.h"
+#include "report.h"
 #include "target.h"
-#include "clr_attach.h"
 
 #include <chrono>
 #include <cstdio>
@@ -35,23 +40,9 @@ struct AttachArgs {
 
 int attach(const AttachArgs& a) {
   TargetInfo t;
-  AttachOutcome o = findTarget(pid_t(a.pid), &t);
-  // "Already loaded" is the agent's answer (HotSpot: 74) or the runtime's with the
-  // client's ready mark (CoreCLR: ALREADY_ACTIVE), never the maps': they keep the agent's
-  // library and libjitprov after a start that failed and was undone, and a retry must go
-  // through.
   AttachRequest r;
-  if (o.status == kAttached) o = findAgent(t, a.agent, &r.agent);
-  if (o.status == kAttached) {
-    r.target = t.target;
-    r.options = a.options;
-    r.timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout * 1000));
-    if (t.target.runtime == Runtime::kHotSpot) {
-      o = attachHotSpot(t, r);
-    } else {
-      o = attachCoreClr(r);
-    }
-  }
+  const AttachOutcome o = attachProcess(pid_t(a.pid), a.agent, a.options,
+                                        std::chrono::milliseconds(static_cast<long long>(a.timeout * 1000)), &t, &r);
   if (o.status != kAttached) {
     std::fprintf(stderr, "jitprov: %s\n", o.line.c_str());
     return o.status;
@@ -74,7 +65,8 @@ int recordSplit(int argc, char** argv, std::vector<std::string>* cmd) {
       for (int j = i + 1; j < argc; ++j) cmd->push_back(argv[j]);
       return i;
     }
-    if (w == "-o" || w == "--output" || w == "--rundown-every" || w == "--runtime" || w == "-p" || w == "--pid") {
+    if (w == "-o" || w == "--output" || w == "--rundown-every" || w == "--runtime" || w == "-p" || w == "--pid" ||
+        w == "-d" || w == "--duration") {
       ++i;  // its value
       continue;
     }
@@ -115,13 +107,15 @@ int main(int argc, char** argv) {
   cli::RecordArgs ra;
   CLI::App* record = cli.add_subcommand(
       "record",
-      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*), its rundowns (at start, every "
-      "SECS, at its exit) into a lossless lttng session (a private lttng-sessiond when none answers), then verify the "
-      "trace (jitprov-verify) and print a summary, also in DIR/summary.json. Exit: CMD's status when the trace "
-      "verified (128+N: killed by signal N); jitprov's own: 117 -p not yet supported, 118 --perf/--lockwait not yet "
-      "supported, 119 the trace did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, "
-      "123 DIR not new/empty or not writable, 124 CMD neither java nor dotnet (--runtime), 125 usage (no CMD), "
-      "126 CMD cannot be run, 127 CMD not found");
+      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*), or attach it to the running "
+      "process PID (-p), its rundowns (at start, every SECS, at CMD's exit) into a lossless lttng session (a private "
+      "lttng-sessiond when none answers), with jitprov-lockwait (--lockwait) and perf record (--perf) beside it, then "
+      "verify the trace (jitprov-verify) and print a summary, also in DIR/summary.json (jitprov report DIR says "
+      "more). Exit: CMD's status when the trace verified (128+N: killed by signal N; -p: 0); jitprov's own: 117 -p "
+      "PID cannot be attached, 118 --perf/--lockwait: perf not installed, or a tool could not start, 119 the trace "
+      "did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, 123 DIR not new/empty or "
+      "not writable, 124 CMD neither java nor dotnet (--runtime), 125 usage (no CMD), 126 CMD cannot be run, 127 "
+      "CMD not found");
   record->add_option("-o,--output", ra.out,
                      "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
                      "(default: jitprov-record-YYYYmmdd-HHMMSS in the current directory)");
@@ -134,12 +128,30 @@ int main(int argc, char** argv) {
       ->add_option("--runtime", ra.runtime,
                    "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet)")
       ->check(CLI::IsMember({"java", "dotnet"}));
-  record->add_flag("--perf", ra.perf, "perf samples with JIT names (not yet supported: exit 118)");
-  record->add_flag("--lockwait", ra.lockwait, "the eBPF lock-wait tool beside it (not yet supported: exit 118)");
-  record->add_option("-p,--pid", ra.pid, "a running process (not yet supported: exit 117; use jitprov attach PID)")
+  record->add_flag("--perf", ra.perf,
+                   "perf record -k 1 beside CMD with the agent's jitdump, then perf inject --jit: DIR/perf.jit.data, "
+                   "whose JIT frames perf report names; the hottest JIT methods in the summary (perf must be "
+                   "installed: exit 118)");
+  record->add_flag("--lockwait", ra.lockwait,
+                   "jitprov-lockwait (eBPF, root) beside CMD for its whole life: lock waits and their blame in the "
+                   "summary, its report in DIR/lockwait.json");
+  record->add_option("-p,--pid", ra.pid, "record a running JVM or .NET process instead of CMD (its agent attached)")
       ->check(tools::wholeIn(1, 4194304));
+  record->add_option("-d,--duration", ra.duration, "with -p: stop after SECS seconds (default: at Ctrl-C or its exit)")
+      ->check(tools::finiteIn(1e6));
   record->add_option("CMD", ra.cmd,
                      "the command and its arguments (after --, or from the first word that is not an option)");
+  cli::ReportArgs rpa;
+  CLI::App* rep = cli.add_subcommand(
+      "report",
+      "what a trace recorded by `jitprov record -o DIR` shows (read by jitprov-verify): code bodies and bytes by "
+      "runtime, tier and module, the namespaces with the most code, the largest and the most recompiled methods, "
+      "the rundowns and their durations, events lost, the verdict; lock waits with their blame (--lockwait) and the "
+      "hottest JIT methods (--perf) when record ran them. Exit: 0 reported, 1 error, 2 usage, 3 DIR not a "
+      "directory, 4 no trace in DIR, 5 the trace cannot be read, 6 no jitprov-verify");
+  rep->add_option("DIR", rpa.dir, "jitprov record's directory (or a trace directory)")->required();
+  rep->add_flag("--json", rpa.json, "one JSON document instead of the text");
+  rep->add_option("--top", rpa.top, "the length of each list (default 10)")->check(tools::wholeIn(1, 100000));
   // CMD ARGS... are not jitprov's: its options (java -Xmx1g, dotnet --roll-forward) must
   // never be parsed as ours. CLI11 sees the words before them only.
   const int cli_argc = cli::recordSplit(argc, argv, &ra.cmd);
@@ -148,11 +160,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "jitprov%s: %s (see --help)\n", record->parsed() ? " record" : "", e.what());
+    std::fprintf(stderr, "jitprov%s: %s (see --help)\n",
+                 record->parsed() ? " record"
+                 : rep->parsed()  ? " report"
+                                  : "",
+                 e.what());
     return record->parsed() ? int(cli::kRecordUsage) : 2;
   }
   if (attach->parsed()) return cli::attach(aa);
   if (ps->parsed()) return cli::ps(ps_json);
   if (record->parsed()) return cli::record(ra);
+  if (rep->parsed()) return cli::report(rpa);
   return cli::kUsage;
 }

@@ -20,6 +20,10 @@
 //     signal N killed it), else one of record.h's.
 #include "record.h"
 
+#include "attach.h"
+#include "attach_process.h"
+#include "report.h"
+#include "run.h"
 #include "target.h"
 
 #include <fcntl.h>
@@ -42,6 +46,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -83,120 +88,6 @@ int fail(int status, const std::string& line) {
 std::string baseName(const std::string& p) {
   const size_t s = p.rfind('/');
   return s == std::string::npos ? p : p.substr(s + 1);
-}
-
-// CMD as execvp would find it: the path, or "" with *err (ENOENT, EACCES).
-std::string findCommand(const std::string& cmd, int* err) {
-  auto usable = [err](const std::string& p) {
-    struct stat st {};
-    if (stat(p.c_str(), &st) != 0) {
-      *err = errno;
-      return false;
-    }
-    if (S_ISDIR(st.st_mode) || access(p.c_str(), X_OK) != 0) {
-      *err = EACCES;
-      return false;
-    }
-    return true;
-  };
-  *err = ENOENT;
-  if (cmd.empty()) return {};
-  if (cmd.find('/') != std::string::npos) return usable(cmd) ? cmd : std::string();
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  int found_err = ENOENT;
-  size_t pos = 0;
-  while (pos <= dirs.size()) {
-    const size_t colon = std::min(dirs.find(':', pos), dirs.size());
-    std::string d = dirs.substr(pos, colon - pos);
-    pos = colon + 1;
-    if (d.empty()) d = ".";
-    const std::string p = d + "/" + cmd;
-    if (usable(p)) return p;
-    if (*err == EACCES) found_err = EACCES;  // there, but not executable: said if nothing else is
-  }
-  *err = found_err;
-  return {};
-}
-
-// A helper's outcome: its exit status (-1: it could not be run) and what it printed.
-struct Ran {
-  int status = -1;
-  std::string output;  // stdout and stderr, when captured
-};
-
-// Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
-// its stdout and stderr captured (or into `out_path` when given, stderr captured).
-Ran run(const std::vector<std::string>& argv, const std::string& out_path = {}) {
-  Ran r;
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0) return r;
-  int out_fd = -1;
-  if (!out_path.empty()) {
-    out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out_fd < 0) {
-      close(pipefd[0]);
-      close(pipefd[1]);
-      r.output = out_path + ": " + std::strerror(errno);
-      return r;
-    }
-  }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out_fd >= 0 ? out_fd : pipefd[1], 1);
-    dup2(pipefd[1], 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    dprintf(2, "%s: %s\n", argv[0].c_str(), std::strerror(errno));
-    _exit(127);
-  }
-  close(pipefd[1]);
-  if (out_fd >= 0) close(out_fd);
-  if (pid < 0) {
-    close(pipefd[0]);
-    return r;
-  }
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(pipefd[0], buf, sizeof buf);
-    if (n > 0) {
-      if (r.output.size() < (1 << 20)) r.output.append(buf, size_t(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(pipefd[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-// The first line of a helper's output that says something (for a one-line error).
-std::string firstLine(const std::string& s) {
-  std::istringstream in(s);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t") != std::string::npos) return line;
-  return "no output";
-}
-
-std::string fmtSeconds(double s) {
-  char b[64];
-  std::snprintf(b, sizeof b, s < 10 ? "%.2f" : "%.1f", s);
-  return b;
-}
-
-std::string fmtMs(double ns) {
-  char b[64];
-  std::snprintf(b, sizeof b, ns < 10e6 ? "%.1f ms" : "%.0f ms", ns / 1e6);
-  return b;
 }
 
 // DIR: new, or an empty directory; created, and a file written in it. "" or the reason.
@@ -247,13 +138,15 @@ std::string absolute(const std::string& p) {
 
 bool sessiondAnswers() { return run({"lttng", "list"}).status == 0; }
 
-// A private lttng-sessiond: this process (and so CMD) in a mount namespace of its own,
-// a tmpfs on /var/run/lttng, the daemon in a session of its own. Its pid, or 0 with *why.
-pid_t startPrivateSessiond(const std::string& log, std::string* why) {
+// A private lttng-sessiond: this process (and so CMD) in a mount namespace of its own
+// (`private_ns`), a tmpfs on /var/run/lttng, the daemon in a session of its own. Its pid,
+// or 0 with *why. Without `private_ns` (-p PID: the target must find it), ours until we
+// stop it.
+pid_t startPrivateSessiond(const std::string& log, bool private_ns, std::string* why) {
   // Root's daemon lives in /var/run/lttng, where any root tool would find ours: hidden
   // in a namespace. A user's lives in their own $HOME/.lttng (lttng's per-user mode):
   // no namespace needed, and none allowed without CAP_SYS_ADMIN.
-  if (geteuid() == 0) {
+  if (private_ns && geteuid() == 0) {
     if (unshare(CLONE_NEWNS) != 0) {
       *why = std::string("a private mount namespace (unshare): ") + std::strerror(errno);
       return 0;
@@ -319,7 +212,9 @@ void stopSessiond(pid_t pid) {
 }
 
 // The session of docs/tracing.md, created and started; "" or the failing command's line.
-std::string setUpSession(const std::string& name, const std::string& trace) {
+// `vpid` > 0 (-p): only that process recorded (others with the agent would take a rundown
+// for the session too: trigger=session).
+std::string setUpSession(const std::string& name, const std::string& trace, pid_t vpid) {
   auto step = [](std::vector<std::string> argv) -> std::string {
     const Ran r = run(argv);
     if (r.status == 0) return {};
@@ -340,38 +235,8 @@ std::string setUpSession(const std::string& name, const std::string& trace) {
   if (!(e = step({"lttng", "enable-event", "-u", "-s", name, "-c", "jitprov_runtime", "jitprov_runtime:*"})).empty())
     return e;
   if (!(e = step({"lttng", "add-context", "-u", "-s", name, "-t", "vpid"})).empty()) return e;
+  if (vpid > 0 && !(e = step({"lttng", "track", "-u", "-s", name, "--vpid=" + std::to_string(vpid)})).empty()) return e;
   return step({"lttng", "start", name});
-}
-
-// Whether the directory holds a CTF trace (a `metadata` file at any depth).
-bool hasTrace(const std::string& dir, int depth = 0) {
-  if (depth > 8) return false;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool found = false;
-  while (const dirent* e = readdir(d)) {
-    const std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    const std::string p = dir + "/" + n;
-    struct stat st {};
-    if (lstat(p.c_str(), &st) != 0) continue;
-    if (S_ISREG(st.st_mode) && n == "metadata") found = true;
-    if (S_ISDIR(st.st_mode)) found = hasTrace(p, depth + 1);
-    if (found) break;
-  }
-  closedir(d);
-  return found;
-}
-
-// JITPROV_VERIFY when set, else beside this binary in a build tree, else installed,
-// else from PATH.
-std::string verifierPath() {
-  if (const char* e = std::getenv("JITPROV_VERIFY"); e != nullptr && *e != '\0') return e;
-  std::string p = besideInBuildTree("verify", "jitprov-verify");
-  if (!p.empty()) return p;
-  p = std::string(JITPROV_BIN_DIR) + "/jitprov-verify";
-  if (access(p.c_str(), X_OK) == 0) return p;
-  return "jitprov-verify";  // from PATH
 }
 
 // The environment CMD gets: ours, with the agent's variables set.
@@ -523,18 +388,506 @@ void printSummary(const nlohmann::json& s) {
     }
     std::printf("  events lost: %llu\n", (unsigned long long)s["events_lost"].get<uint64_t>());
   }
+  if (s.contains("lock_waits")) std::printf("  lock waits:  %s\n", lockwaitLine(s["lock_waits"]).c_str());
+  if (s.contains("lock_waits_error"))
+    std::printf("  lock waits:  NOT MEASURED: %s\n", s["lock_waits_error"].get<std::string>().c_str());
+  if (s.contains("perf")) {
+    const auto& f = s["perf"];
+    std::string hot;
+    if (!f["hottest"].empty()) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.1f %%", f["hottest"][0]["percent"].get<double>());
+      hot = "; hottest: " + f["hottest"][0]["name"].get<std::string>() + " (" + pct + ")";
+    }
+    std::printf("  perf:        %llu samples, %llu in JIT code (%llu methods)%s; perf report -i %s\n",
+                (unsigned long long)f["samples"].get<uint64_t>(), (unsigned long long)f["jit_samples"].get<uint64_t>(),
+                (unsigned long long)f["jit_methods"].get<uint64_t>(), hot.c_str(),
+                f["perf_data"].get<std::string>().c_str());
+  }
+  if (s.contains("perf_error")) std::printf("  perf:        FAILED: %s\n", s["perf_error"].get<std::string>().c_str());
   std::printf("  verdict:     %s\n", s["verdict"].get<std::string>().c_str());
   std::printf("  exit:        %d (%s)\n", s["exit_status"].get<int>(), s["exit_reason"].get<std::string>().c_str());
+}
+
+// --- the tools beside CMD: jitprov-lockwait (--lockwait), perf (--perf) --------------
+
+// A program found as the verifier is: `env` when set, else beside this binary in a build
+// tree, else installed, else from PATH.
+std::string toolPath(const char* env, const std::string& subdir, const std::string& name) {
+  if (const char* e = std::getenv(env); e != nullptr && *e != '\0') return e;
+  std::string p = besideInBuildTree(subdir, name);
+  if (!p.empty()) return p;
+  p = std::string(JITPROV_BIN_DIR) + "/" + name;
+  if (access(p.c_str(), X_OK) == 0) return p;
+  return name;
+}
+
+// The libjitprov the agent loads: its RUNPATH's in a build tree, else the one beside it.
+std::string libjitprovOf(const std::string& agent) {
+  const std::string dir = agent.substr(0, agent.rfind('/'));
+  char real[4096];
+  for (const std::string& p : {dir + "/../../runtime/libjitprov.so.1", dir + "/libjitprov.so.1"})
+    if (realpath(p.c_str(), real) != nullptr) return real;
+  return {};
+}
+
+// argv started in a process group of its own (a terminal's Ctrl-C is not for it), stdin
+// from /dev/null, stdout into `out` and stderr into `err`. Its pid, or 0.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int in = open("/dev/null", O_RDONLY);
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || o < 0 || e < 0) _exit(127);
+    dup2(in, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const std::string& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    dprintf(2, "%s: %s\n", argv[0].c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  return pid > 0 ? pid : 0;
+}
+
+// Its status (as run() gives it) once it exits: `sig` first, SIGKILL after `grace`.
+int stopHelper(pid_t pid, int sig, std::chrono::seconds grace) {
+  if (pid <= 0) return -1;
+  kill(pid, sig);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  int st = 0;
+  for (;;) {
+    const pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The last line of a helper's log that says something.
+std::string lastLine(const std::string& s) {
+  std::istringstream in(s);
+  std::string line, last = "no output";
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  return last;
+}
+
+// jitprov-lockwait on the library the agent loads (and on PID with -p), its final report
+// (--json) into DIR/lockwait.json, its log DIR/lockwait.log; waited for until it says it
+// attached. Its pid, or 0 with *why.
+pid_t startLockwait(const std::string& dir, const std::string& lib, pid_t target, std::string* why) {
+  const std::string tool = toolPath("JITPROV_LOCKWAIT", "lockwait", "jitprov-lockwait");
+  int err = 0;
+  if (findCommand(tool, &err).empty()) {
+    *why = tool + " not found (JITPROV_LOCKWAIT, beside jitprov in a build tree, installed, or in PATH)";
+    return 0;
+  }
+  std::vector<std::string> argv = {tool, "--json", "-b", lib};
+  if (target > 0) argv.insert(argv.end(), {"-p", std::to_string(target)});
+  const std::string log = dir + "/lockwait.log";
+  const pid_t pid = spawn(argv, dir + "/lockwait.json", log);
+  if (pid == 0) {
+    *why = std::string("fork: ") + std::strerror(errno);
+    return 0;
+  }
+  // Loading the BPF programs takes a second or two; the probes must be in place before
+  // the runtime takes its first lock.
+  for (int i = 0; i < 300; ++i) {
+    if (readFile(log).find("jitprov-lockwait: attached to") != std::string::npos) return pid;
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      *why = lastLine(readFile(log));
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stopHelper(pid, SIGKILL, std::chrono::seconds(1));
+  *why = tool + " did not attach within 30 s";
+  return 0;
+}
+
+// perf report of DIR/perf.jit.data: every sample by DSO and symbol; the JIT's (DSOs
+// `jitted-PID-N.so`, one per code load, that perf inject --jit wrote) added up by name.
+nlohmann::json perfFigures(const std::string& out, size_t top) {
+  std::istringstream in(out);
+  std::string line;
+  uint64_t total = 0, jit = 0;
+  std::map<std::string, uint64_t> by_name;
+  while (std::getline(in, line)) {
+    // "    12.34%           123  jitted-1234-56.so  [.] jitwork.Gen3::m17"
+    std::istringstream f(line);
+    std::string pct, dso, kind;
+    uint64_t samples = 0;
+    if (!(f >> pct >> samples >> dso >> kind) || pct.empty() || pct.back() != '%') continue;
+    std::string sym;
+    std::getline(f, sym);
+    sym.erase(0, sym.find_first_not_of(' '));
+    while (!sym.empty() && (sym.back() == ' ' || sym.back() == '\r')) sym.pop_back();
+    total += samples;
+    if (dso.rfind("jitted-", 0) == 0) {
+      jit += samples;
+      by_name[sym] += samples;
+    }
+  }
+  std::vector<std::pair<std::string, uint64_t>> v(by_name.begin(), by_name.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  nlohmann::json hot = nlohmann::json::array();
+  for (size_t i = 0; i < v.size() && i < top; ++i)
+    hot.push_back({{"name", v[i].first},
+                   {"samples", v[i].second},
+                   {"percent", total ? std::round(10000.0 * double(v[i].second) / double(total)) / 100 : 0.0}});
+  return {{"samples", total}, {"jit_samples", jit}, {"jit_methods", by_name.size()}, {"hottest", hot}};
+}
+
+// perf inject --jit into DIR/perf.jit.data and the hottest JIT methods from it, into
+// DIR/perf.json. "" or why not. perf copies every file it injects into its build-id
+// cache (~/.debug, 100 000 files a long run): a cache of the run's own, removed after.
+std::string injectPerf(const std::string& dir, nlohmann::json* figures) {
+  const std::string cache = dir + "/.perf-buildid";
+  const Ran inj =
+      run({"perf", "--buildid-dir", cache, "inject", "--jit", "-i", dir + "/perf.data", "-o", dir + "/perf.jit.data"});
+  if (inj.status != 0) {
+    run({"rm", "-rf", cache});
+    return "perf inject --jit: " + lastLine(inj.output);
+  }
+  const Ran rep = run({"perf", "--buildid-dir", cache, "report", "-i", dir + "/perf.jit.data", "--stdio", "-q",
+                       "--no-children", "-g", "none", "-F", "overhead,sample,dso,sym"},
+                      dir + "/perf-report.txt");
+  run({"rm", "-rf", cache});
+  if (rep.status != 0) return "perf report: " + lastLine(rep.output);
+  *figures = perfFigures(readFile(dir + "/perf-report.txt"), 10);
+  (*figures)["perf_data"] = dir + "/perf.jit.data";
+  std::ofstream o(dir + "/perf.json");
+  o << figures->dump(1) << "\n";
+  return o ? "" : "cannot write " + dir + "/perf.json";
+}
+
+// --- the recording, whichever way it started ------------------------------------------
+
+// What a recording set up, for its end.
+struct Recording {
+  std::string dir, trace, session, verifier, runtime_name;
+  pid_t sessiond = 0;  // a private lttng-sessiond's, else 0
+  bool existing = false;
+  pid_t lockwait = 0;  // --lockwait: jitprov-lockwait's
+};
+
+// Every helper stopped and the session torn down (after a failure too).
+void tearDown(Recording& r) {
+  if (r.lockwait > 0) stopHelper(r.lockwait, SIGKILL, std::chrono::seconds(1));
+  r.lockwait = 0;
+  run({"lttng", "destroy", r.session});
+  stopSessiond(r.sessiond);
+  r.sessiond = 0;
+}
+
+// lttng: the running lttng-sessiond, else a private one (in a private mount namespace
+// when `private_ns`), and the session (of process `vpid` alone when > 0). "" or the line
+// of the failure (torn down).
+std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
+  r.existing = sessiondAnswers();
+  if (!r.existing) {
+    std::string why;
+    r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", private_ns, &why);
+    if (r.sessiond == 0) return "no lttng-sessiond answers, and a private one failed: " + why;
+  }
+  r.session = "jitprov-record-" + std::to_string(getpid());
+  if (const std::string why = setUpSession(r.session, r.trace, vpid); !why.empty()) {
+    tearDown(r);
+    return "lttng session set-up: " + why;
+  }
+  return {};
+}
+
+// The end of every recording: jitprov-lockwait stopped, the session stopped (its data
+// flushed) and destroyed, the daemon stopped, perf's data injected, the trace verified;
+// the summary `s` completed, written and printed. The exit status.
+int finishRecording(Recording& r, nlohmann::json s, int status, const std::string& reason, double seconds, bool perf) {
+  Progress progress("jitprov record: stopping the session");
+  int lockwait_exit = -1;
+  if (r.lockwait > 0) lockwait_exit = stopHelper(r.lockwait, SIGINT, std::chrono::seconds(10));
+  r.lockwait = 0;
+  const Ran stopped = run({"lttng", "stop", r.session});
+  const Ran destroyed = run({"lttng", "destroy", r.session});
+  stopSessiond(r.sessiond);
+  r.sessiond = 0;
+  if (stopped.status != 0 || destroyed.status != 0)
+    return fail(kRecordLttng, "lttng stop/destroy " + r.session + ": " +
+                                  firstLine(stopped.status != 0 ? stopped.output : destroyed.output));
+  int exit_status = status;
+  std::string exit_reason = reason + ", after " + fmtSeconds(seconds) + " s";
+  if (lockwait_exit >= 0) {
+    std::string bad;
+    const std::string lw = readFile(r.dir + "/lockwait.json");
+    nlohmann::json last;
+    try {
+      last = nlohmann::json::parse(lastLine(lw));
+    } catch (const std::exception&) {
+      last = nullptr;
+    }
+    s["lockwait_exit"] = lockwait_exit;
+    if (last.is_object()) s["lock_waits"] = lockwaitFigures(last);
+    if (!last.is_object() || (lockwait_exit != 0 && lockwait_exit != 3)) {
+      s["lock_waits_error"] =
+          "jitprov-lockwait exit " + std::to_string(lockwait_exit) + ": " + lastLine(readFile(r.dir + "/lockwait.log"));
+    }
+  }
+  if (perf) {
+    progress.set("jitprov record: perf inject --jit");
+    nlohmann::json figures;
+    if (const std::string why = injectPerf(r.dir, &figures); !why.empty())
+      s["perf_error"] = why;
+    else
+      s["perf"] = figures;
+  }
+  if (!hasTrace(r.trace)) {
+    // Nothing registered with the session: CMD ran no traced runtime (or exited first).
+    s["verdict"] = "nothing recorded: no process loaded jitprov's agent";
+    s["verify_exit"] = nullptr;
+    if (s.contains("pid")) {
+      // -p: the agent is in PID, but its lttng-ust never found the session daemon (the
+      // target in another mount namespace: a container), or it exited at once.
+      s["verdict"] = "nothing recorded: the agent in " + s["command_line"].get<std::string>() +
+                     " did not register with the lttng-sessiond (a process in another mount namespace, or gone)";
+      exit_status = kRecordNotVerified;
+      exit_reason = "nothing recorded; " + exit_reason;
+    }
+  } else {
+    progress.set("jitprov record: verifying the trace");
+    const std::string vjson = r.dir + "/verify.json";
+    const Ran v = run({r.verifier, "--json", r.trace}, vjson);
+    nlohmann::json vj;
+    std::ifstream in(vjson);
+    try {
+      in >> vj;
+    } catch (const std::exception&) {
+      vj = nullptr;
+    }
+    if (v.status < 0 || !vj.is_object())
+      return fail(kRecordNotVerified, "jitprov-verify " + r.trace + " gave no verdict (exit " +
+                                          std::to_string(v.status) + "): " + firstLine(v.output));
+    s.update(summarize(vj, r.runtime_name));
+    s["verify_exit"] = v.status;
+    s["not_checked"] = vj.value("not_checked", nlohmann::json::array());
+    const std::string verdict = vj.value("verdict", std::string());
+    // 0: everything holds; 4: nothing violated, something not checked (a rundown a
+    // runtime's exit cut short, a process without a rundown): said, not failed.
+    if (v.status == 0) {
+      s["verdict"] = "verified: " + verdict;
+    } else if (v.status == 4) {
+      s["verdict"] = "verified, not all: " + verdict + " (" + std::to_string(s["not_checked"].size()) +
+                     " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) + ")";
+    } else {
+      s["verdict"] = "NOT VERIFIED: " + (verdict.empty() ? firstLine(v.output) : verdict) + " (jitprov-verify exit " +
+                     std::to_string(v.status) + ", its report: " + vjson + ")";
+      exit_status = kRecordNotVerified;
+      exit_reason = "the trace did not verify; " + exit_reason;
+    }
+  }
+  progress.stop();
+  s["exit_status"] = exit_status;
+  s["exit_reason"] = exit_reason;
+  s["summary"] = r.dir + "/summary.json";
+  {
+    const std::string tmp = r.dir + "/summary.json.tmp";
+    std::ofstream o(tmp);
+    o << s.dump(2) << "\n";
+    o.close();
+    if (!o || rename(tmp.c_str(), (r.dir + "/summary.json").c_str()) != 0)
+      std::fprintf(stderr, "jitprov record: cannot write %s/summary.json\n", r.dir.c_str());
+  }
+  std::fflush(stdout);
+  printSummary(s);
+  std::fflush(stdout);
+  return exit_status;
+}
+
+// The signals jitprov passes on (to CMD), or notes (with -p), from now on. SIGHUP (the
+// terminal closed) and SIGQUIT (Ctrl-\: a JVM's thread dump) too, unless ignored
+// (nohup): by their default action they would end jitprov, and leave the session and a
+// private lttng-sessiond behind.
+void catchSignals() {
+  struct sigaction sa {};
+  sa.sa_sigaction = onSignal;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  for (const int sig : {SIGHUP, SIGQUIT}) {
+    struct sigaction was {};
+    if (sigaction(sig, nullptr, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);
+  }
+}
+
+// The checks of the tools --perf and --lockwait need, before anything starts: "" or why.
+std::string checkExtras(const RecordArgs& a) {
+  int err = 0;
+  if (a.perf && findCommand("perf", &err).empty())
+    return "--perf: perf is not installed (Debian: linux-perf); record without --perf, or install it";
+  if (a.lockwait && geteuid() != 0) return "--lockwait: jitprov-lockwait attaches BPF uprobes, which needs root";
+  return {};
+}
+
+// The agent's options: its triggers, every:SECS, jitdump (--perf), its counters.
+std::string agentOptions(const RecordArgs& a, const std::string& dir, const std::string& triggers) {
+  std::string options = "trigger=" + triggers;
+  if (a.rundown_every > 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, ",every:%g", a.rundown_every);
+    options += b;
+  }
+  // The agent's counters and the jitdump beside the trace, when the path cannot break
+  // the option list.
+  if (dir.find_first_of(", \t=") == std::string::npos) {
+    if (a.perf) options += ",jitdump=" + dir + "/jitdump";
+    options += ",stats=" + dir + "/agent-%p.json";
+  }
+  return options;
+}
+
+// `jitprov record -p PID [-d SECS]`: the agent attached to a running process, recorded
+// until SECS pass, a signal comes or the process exits.
+int recordPid(const RecordArgs& a) {
+  int err = 0;
+  if (findCommand("lttng", &err).empty() || findCommand("lttng-sessiond", &err).empty())
+    return fail(kRecordLttng, "lttng and lttng-sessiond are needed (Debian: lttng-tools)");
+  Recording r;
+  r.verifier = verifierPath();
+  if (findCommand(r.verifier, &err).empty())
+    return fail(kRecordNoVerifier,
+                r.verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
+  if (const std::string why = checkExtras(a); !why.empty()) return fail(kRecordExtra, why);
+  TargetInfo t;
+  if (const AttachOutcome o = findTarget(pid_t(a.pid), &t); o.status != kAttached)
+    return fail(kRecordAttach, "-p " + std::to_string(a.pid) + ": " + o.line);
+  const bool java = t.target.runtime == Runtime::kHotSpot;
+  r.runtime_name = java ? "HotSpot" : "CoreCLR";
+  if (a.perf && !java)
+    return fail(kRecordExtra, "--perf with -p: HotSpot only (a .NET process reads its jitdump option at start)");
+  r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
+  if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
+  if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
+    return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
+  r.trace = r.dir + "/trace";
+  catchSignals();
+  // The target is not in our mount namespace's private copy: a private lttng-sessiond
+  // must be where it looks for one, in the namespace we share with it.
+  if (const std::string why = setUpLttng(r, false, t.target.nspid > 0 ? t.target.nspid : t.target.pid); !why.empty())
+    return fail(kRecordLttng, why);
+  const std::string options = agentOptions(a, r.dir, "session");
+  const std::string who = describe(t);
+  if (a.lockwait) {
+    std::string why;
+    const std::string lib = libjitprovOf(defaultAgentPath(t.target.runtime));
+    // libjitprov is mapped once the agent is in: by the library's path (-b), so that the
+    // probes are in place before the attach, and of PID alone (-p).
+    r.lockwait = lib.empty() ? 0 : startLockwait(r.dir, lib, t.target.pid, &why);
+    if (r.lockwait == 0) {
+      tearDown(r);
+      return fail(kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside the agent" : why));
+    }
+  }
+  pid_t perf = 0;
+  if (a.perf) {
+    // perf must record the agent's mmap of its jitdump: started before the attach.
+    perf = spawn({"perf", "record", "-k", "1", "-F", "999", "-N", "-o", r.dir + "/perf.data", "-p",
+                  std::to_string(t.target.pid)},
+                 "/dev/null", r.dir + "/perf.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    int st = 0;
+    if (perf == 0 || waitpid(perf, &st, WNOHANG) == perf) {
+      tearDown(r);
+      return fail(kRecordExtra, "--perf: perf record -p " + std::to_string(t.target.pid) + ": " +
+                                    lastLine(readFile(r.dir + "/perf.log")));
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  AttachRequest req;
+  TargetInfo t2;
+  const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
+  std::string attached;
+  if (o.status == kAlreadyLoaded) {
+    attached =
+        "jitprov's agent was loaded already (its own options hold: a rundown for this session if they say "
+        "trigger=session)";
+  } else if (o.status != kAttached) {
+    if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
+    tearDown(r);
+    return fail(o.status == kNoAgent ? kRecordNoAgent : kRecordAttach, "-p " + std::to_string(a.pid) + ": " + o.line);
+  } else {
+    attached = "attached: " + r.runtime_name + " " + (o.version.empty() ? "(version unknown)" : o.version);
+  }
+  if (isatty(2))
+    std::fprintf(stderr, "jitprov record: %s %s, into %s (%s lttng-sessiond); Ctrl-C stops\n", who.c_str(),
+                 attached.c_str(), r.trace.c_str(), r.existing ? "the running" : "a private");
+  // Until -d SECS, a signal, or the target's exit.
+  Progress progress("jitprov record: recording " + who +
+                    (a.duration > 0 ? " for " + fmtSeconds(a.duration) + " s" : std::string(", Ctrl-C stops")));
+  std::string reason;
+  for (;;) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (g_signal != 0) {
+      reason = std::string("stopped by SIG") + sigabbrev_np(g_signal);
+      break;
+    }
+    if (!targetAlive(t)) {
+      reason = who + " exited";
+      break;
+    }
+    if (a.duration > 0 && s >= a.duration) {
+      reason = "recorded for " + fmtSeconds(a.duration) + " s";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  progress.stop();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(30));
+  const std::string runtime = java ? "java" : "dotnet";
+  nlohmann::json s = {
+      {"command", nlohmann::json::array()},
+      {"command_line", who},
+      {"pid", t.target.pid},
+      {"attach", attached},
+      {"runtime", runtime},
+      {"agent", req.agent},
+      {"agent_options", options},
+      {"trace", r.trace},
+      {"session", r.session},
+      {"sessiond", r.existing ? "existing" : "private"},
+      {"seconds", std::round(seconds * 1000) / 1000},
+      {"command_status", nullptr},
+      {"command_reason", reason},
+      {"signal", g_signal != 0 ? nlohmann::json(std::string("SIG") + sigabbrev_np(g_signal)) : nlohmann::json()}};
+  return finishRecording(r, s, 0, reason, seconds, a.perf);
 }
 
 }  // namespace
 
 int record(const RecordArgs& a) {
-  if (a.pid != 0)
-    return fail(kRecordPidNotYet,
-                "-p PID: not yet supported; use `jitprov attach PID`, then an lttng session (docs/tracing.md)");
-  if (a.perf || a.lockwait)
-    return fail(kRecordNotYet, std::string(a.perf ? "--perf" : "--lockwait") + ": not yet supported");
+  if (a.pid != 0 && !a.cmd.empty())
+    return fail(kRecordUsage, "-p PID or CMD, not both: jitprov record -p PID [-d SECS], or jitprov record -- CMD");
+  if (a.pid != 0) return recordPid(a);
+  if (a.duration > 0) return fail(kRecordUsage, "-d SECS is for -p PID (CMD's own end stops a recording of CMD)");
   if (a.cmd.empty()) return fail(kRecordUsage, "no command: jitprov record [OPTIONS] -- CMD ARGS... (see --help)");
 
   // 1. What costs nothing to check.
@@ -563,58 +916,52 @@ int record(const RecordArgs& a) {
   const std::string agent = real;
   if (findCommand("lttng", &err).empty() || findCommand("lttng-sessiond", &err).empty())
     return fail(kRecordLttng, "lttng and lttng-sessiond are needed (Debian: lttng-tools)");
-  const std::string verifier = verifierPath();
-  if (findCommand(verifier, &err).empty())
+  Recording r;
+  r.runtime_name = runtime_name;
+  r.verifier = verifierPath();
+  if (findCommand(r.verifier, &err).empty())
     return fail(kRecordNoVerifier,
-                verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
-  const std::string dir = absolute(a.out.empty() ? defaultDir() : a.out);
-  if (const std::string why = prepareDir(dir); !why.empty()) return fail(kRecordBadDir, why);
-  const std::string trace = dir + "/trace";
+                r.verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
+  if (const std::string why = checkExtras(a); !why.empty()) return fail(kRecordExtra, why);
+  r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
+  if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
+  if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
+    return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
+  r.trace = r.dir + "/trace";
+  const std::string& dir = r.dir;
+  const std::string& trace = r.trace;
 
   // Signals: passed on to CMD from now on (recorded before it runs: nothing starts then).
-  // SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\: a JVM's thread dump) too, unless
-  // ignored (nohup): by their default action they would end jitprov, and leave the
-  // session and a private lttng-sessiond behind.
-  struct sigaction sa {};
-  sa.sa_sigaction = onSignal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  for (const int sig : {SIGHUP, SIGQUIT}) {
-    struct sigaction was {};
-    if (sigaction(sig, nullptr, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);
-  }
+  catchSignals();
 
-  // 2. lttng.
-  pid_t sessiond = 0;
-  const bool existing = sessiondAnswers();
-  if (!existing) {
+  // 2. lttng, and jitprov-lockwait on the library the agent loads (--lockwait).
+  if (const std::string why = setUpLttng(r, true); !why.empty()) return fail(kRecordLttng, why);
+  if (a.lockwait) {
     std::string why;
-    sessiond = startPrivateSessiond(dir + "/lttng-sessiond.log", &why);
-    if (sessiond == 0) return fail(kRecordLttng, "no lttng-sessiond answers, and a private one failed: " + why);
-  }
-  const std::string session = "jitprov-record-" + std::to_string(getpid());
-  if (const std::string why = setUpSession(session, trace); !why.empty()) {
-    run({"lttng", "destroy", session});
-    stopSessiond(sessiond);
-    return fail(kRecordLttng, "lttng session set-up: " + why);
+    const std::string lib = libjitprovOf(agent);
+    r.lockwait = lib.empty() ? 0 : startLockwait(dir, lib, 0, &why);
+    if (r.lockwait == 0) {
+      tearDown(r);
+      return fail(kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside " + agent : why));
+    }
   }
 
-  // 3. CMD under the agent.
-  std::string options = "trigger=session,exit";
-  if (a.rundown_every > 0) {
-    char b[64];
-    std::snprintf(b, sizeof b, ",every:%g", a.rundown_every);
-    options += b;
+  // 3. CMD under the agent (under perf record with --perf: perf must be recording when
+  // the agent maps its jitdump, and follows CMD's children).
+  const std::string options = agentOptions(a, dir, "session,exit");
+  std::vector<std::string> argv = a.cmd;
+  std::string exe = path;
+  if (a.perf) {
+    argv = {"perf", "record", "-k", "1", "-F", "999", "-N", "-q", "-o", dir + "/perf.data", "--"};
+    argv.insert(argv.end(), a.cmd.begin(), a.cmd.end());
+    exe = findCommand("perf", &err);
   }
-  // The agent's counters beside the trace, when the path cannot break the option list.
-  if (dir.find_first_of(", \t=") == std::string::npos) options += ",stats=" + dir + "/agent-%p.json";
   std::string cmd_line;
   for (const std::string& s : a.cmd) cmd_line += (cmd_line.empty() ? "" : " ") + s;
   if (isatty(2))
-    std::fprintf(stderr, "jitprov record: %s under jitprov's %s agent, into %s (%s lttng-sessiond)\n", cmd_line.c_str(),
-                 runtime_name.c_str(), trace.c_str(), existing ? "the running" : "a private");
+    std::fprintf(stderr, "jitprov record: %s under jitprov's %s agent, into %s (%s lttng-sessiond)%s%s\n",
+                 cmd_line.c_str(), runtime_name.c_str(), trace.c_str(), r.existing ? "the running" : "a private",
+                 a.lockwait ? ", jitprov-lockwait beside it" : "", a.perf ? ", under perf record" : "");
   int status = 0;
   std::string reason;
   const auto t0 = std::chrono::steady_clock::now();
@@ -623,7 +970,7 @@ int record(const RecordArgs& a) {
     status = 128 + g_signal;
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
-    const pid_t pid = startCommand(path, a.cmd, agentEnvironment(java, agent, options));
+    const pid_t pid = startCommand(exe, argv, agentEnvironment(java, agent, options));
     if (pid < 0) {
       exec_error = int(-pid);
     } else {
@@ -646,80 +993,23 @@ int record(const RecordArgs& a) {
 
   // 4. The session stopped (its data flushed), the daemon stopped, the trace verified.
   if (isatty(2))
-    std::fprintf(stderr, "jitprov record: %s; stopping the session, verifying the trace...\n", reason.c_str());
-  const Ran stopped = run({"lttng", "stop", session});
-  const Ran destroyed = run({"lttng", "destroy", session});
-  stopSessiond(sessiond);
-  if (exec_error != 0)
+    std::fprintf(stderr, "jitprov record: %s; stopping the session, verifying the trace\n", reason.c_str());
+  if (exec_error != 0) {
+    tearDown(r);
     return fail(exec_error == ENOENT ? kRecordNotFound : kRecordCannotRun, a.cmd[0] + ": " + std::strerror(exec_error));
-  if (stopped.status != 0 || destroyed.status != 0)
-    return fail(kRecordLttng, "lttng stop/destroy " + session + ": " +
-                                  firstLine(stopped.status != 0 ? stopped.output : destroyed.output));
-
+  }
   nlohmann::json s = {{"command", a.cmd},
                       {"command_line", cmd_line},
                       {"runtime", runtime},
                       {"agent", agent},
                       {"agent_options", options},
                       {"trace", trace},
-                      {"session", session},
-                      {"sessiond", existing ? "existing" : "private"},
+                      {"session", r.session},
+                      {"sessiond", r.existing ? "existing" : "private"},
                       {"seconds", std::round(seconds * 1000) / 1000},
                       {"command_status", status},
                       {"command_reason", reason},
                       {"signal", got != 0 ? nlohmann::json(std::string("SIG") + sigabbrev_np(got)) : nlohmann::json()}};
-  int exit_status = status;
-  std::string exit_reason = reason + ", after " + fmtSeconds(seconds) + " s";
-  if (!hasTrace(trace)) {
-    // Nothing registered with the session: CMD ran no traced runtime (or exited first).
-    s["verdict"] = "nothing recorded: no process of " + name + " loaded jitprov's agent";
-    s["verify_exit"] = nullptr;
-  } else {
-    const std::string vjson = dir + "/verify.json";
-    const Ran v = run({verifier, "--json", trace}, vjson);
-    nlohmann::json vj;
-    std::ifstream in(vjson);
-    try {
-      in >> vj;
-    } catch (const std::exception&) {
-      vj = nullptr;
-    }
-    if (v.status < 0 || !vj.is_object())
-      return fail(kRecordNotVerified, "jitprov-verify " + trace + " gave no verdict (exit " + std::to_string(v.status) +
-                                          "): " + firstLine(v.output));
-    s.update(summarize(vj, runtime_name));
-    s["verify_exit"] = v.status;
-    s["not_checked"] = vj.value("not_checked", nlohmann::json::array());
-    const std::string verdict = vj.value("verdict", std::string());
-    // 0: everything holds; 4: nothing violated, something not checked (a rundown a
-    // runtime's exit cut short, a process without a rundown): said, not failed.
-    if (v.status == 0) {
-      s["verdict"] = "verified: " + verdict;
-    } else if (v.status == 4) {
-      s["verdict"] = "verified, not all: " + verdict + " (" + std::to_string(s["not_checked"].size()) +
-                     " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) + ")";
-    } else {
-      s["verdict"] = "NOT VERIFIED: " + (verdict.empty() ? firstLine(v.output) : verdict) + " (jitprov-verify exit " +
-                     std::to_string(v.status) + ", its report: " + vjson + ")";
-      exit_status = kRecordNotVerified;
-      exit_reason = "the trace did not verify; " + exit_reason;
-    }
-  }
-  s["exit_status"] = exit_status;
-  s["exit_reason"] = exit_reason;
-  s["summary"] = dir + "/summary.json";
-  {
-    const std::string tmp = dir + "/summary.json.tmp";
-    std::ofstream o(tmp);
-    o << s.dump(2) << "\n";
-    o.close();
-    if (!o || rename(tmp.c_str(), (dir + "/summary.json").c_str()) != 0)
-      std::fprintf(stderr, "jitprov record: cannot write %s/summary.json\n", dir.c_str());
-  }
-  std::fflush(stdout);
-  printSummary(s);
-  std::fflush(stdout);
-  return exit_status;
+  return finishRecording(r, s, status, reason, seconds, a.perf);
 }
-
 }  // namespace jitprov::cli

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-// `jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] -- CMD ARGS...`
-// (record.cc; docs/spec.md, "jitprov record"): CMD run under jitprov's agent, loaded from
-// the environment alone, into a lossless lttng session of its own (a private
-// lttng-sessiond when none answers), then the trace verified and summarized.
+// `jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] [--perf]
+// [--lockwait] -- CMD ARGS...` and `jitprov record -p PID [-d SECS] ...` (record.cc;
+// docs/spec.md, "jitprov record"): CMD run under jitprov's agent, loaded from the
+// environment alone (or the agent attached to PID), into a lossless lttng session of its
+// own (a private lttng-sessiond when none answers), with jitprov-lockwait and perf
+// beside it when asked, then the trace verified and summarized.
 #pragma once
 
 #include <string>
@@ -14,8 +16,8 @@ namespace jitprov::cli {
 // command killed by signal N, and 125-127 as timeout(1) and env(1) use them. Any other
 // status is CMD's own (the trace verified).
 enum RecordStatus : int {
-  kRecordPidNotYet = 117,       // -p PID: not yet (jitprov attach PID, then lttng by hand)
-  kRecordNotYet = 118,          // --perf, --lockwait: not yet supported
+  kRecordAttach = 117,          // -p PID: the process cannot be attached (the line says why)
+  kRecordExtra = 118,           // --perf, --lockwait: their tool missing, or it could not start
   kRecordNotVerified = 119,     // the trace did not verify: a violation, events lost, unreadable
   kRecordNoVerifier = 120,      // jitprov-verify not found, or it failed to run
   kRecordNoAgent = 121,         // the agent library for the runtime is not found
@@ -32,7 +34,8 @@ struct RecordArgs {
   double rundown_every = 0;  // --rundown-every SECS (0: none but at start and exit)
   std::string runtime;       // --runtime java|dotnet ("": from CMD's name)
   bool perf = false, lockwait = false;
-  long long pid = 0;             // -p PID (not yet)
+  long long pid = 0;             // -p PID: a running process instead of CMD
+  double duration = 0;           // -d SECS with -p (0: until Ctrl-C or its exit)
   std::vector<std::string> cmd;  // CMD ARGS...
 };
 

@@ -240,6 +240,21 @@ bool Decoder::methodRecord(const bt_event* ev, Kind kind, MethodRecordView* r, u
   return methodFields(f, r, &plain) && (kind != Kind::kRundownMethod || u64(f, "rundown_id", rundown_id));
 }
 
+bool Decoder::moduleRecord(const bt_event* ev, Kind kind, uint64_t* module_id, std::string_view* path,
+                           uint32_t* instance) {
+  if (kind != Kind::kRundownModule &&
+      (kind != Kind::kJitprovOther ||
+       std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0))
+    return false;
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  *instance = instanceOf(f);
+  const bt_field* p = member(f, "path");
+  if (!u64(f, "module_id", module_id) || p == nullptr || bt_field_get_class_type(p) != BT_FIELD_CLASS_TYPE_STRING)
+    return false;
+  *path = std::string_view(bt_field_string_get_value(p), bt_field_string_get_length(p));
+  return true;
+}
+
 // --- events -------------------------------------------------------------------------
 
 Kind Decoder::kindOf(const bt_event_class* ec) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +35,9 @@ class Decoder {
   // The fields of a method record (a method_load, or a rundown's method: then also its
   // rundown_id), with its runtime instance: false when they cannot be read.
   bool methodRecord(const bt_event* ev, Kind kind, MethodRecordView* r, uint64_t* rundown_id, uint32_t* instance);
+  // A module_load's or a rundown `module`'s id and path (a view valid until the next
+  // message), with its runtime instance; false when the event is neither or unreadable.
+  bool moduleRecord(const bt_event* ev, Kind kind, uint64_t* module_id, std::string_view* path, uint32_t* instance);
 
  private:
   // Why an event cannot be used ("" when it can): a field missing or malformed

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct Options {
   std::string dir;
   bool json = false;
   int show = 5;
+  int top = 0;  // --top N: the code the trace shows, its lists N long (0: not asked for)
   double timeout = 0;
   bool live = false;  // dir is a live URL (net://)
 };
@@ -69,6 +71,10 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
                  "live: stop following after this many seconds and check what was received (0: until the "
                  "session is destroyed)")
       ->check(jitprov::tools::finiteIn(1e9));
+  cli.add_option("--top", o->top,
+                 "with --json: also each process's code (\"code\": bodies and bytes by module and tier, by "
+                 "namespace, the N largest methods and the N with the most bodies), as `jitprov report` shows it")
+      ->check(jitprov::tools::wholeIn(1, 1000000));
   cli.add_option("--show", o->show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return rc;
   o->live = o->dir.rfind("net://", 0) == 0;
@@ -86,6 +92,10 @@ jitprov::verify::CheckerOptions checkerOptions(const Options& o) {
 Session& sessionFor(Sessions& sessions, const std::string& root, const Options& o) {
   Session& s = sessions.try_emplace(root, checkerOptions(o)).first->second;
   s.root = root;
+  if (o.top > 0 && !s.inventory) {
+    s.inventory = std::make_unique<jitprov::verify::Inventory>();
+    s.inventory_top = size_t(o.top);
+  }
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -244,7 +245,24 @@ void Reader::onEvent(const bt_message* msg) {
     ++s.unattributed;
     return;
   }
+  if (s.inventory) takeInventory(ev, kind, pid);
   decoder_.decode(msg, kind, pid, pipe_->current());
+}
+
+// --top: the event's method or module into the session's inventory (an event it cannot
+// read is the checker's to refuse).
+void Reader::takeInventory(const bt_event* ev, Kind kind, int64_t pid) {
+  uint32_t instance = 0;
+  if (kind == Kind::kMethodLoad || kind == Kind::kRundownMethod) {
+    MethodRecordView r;
+    uint64_t rid = 0;
+    if (decoder_.methodRecord(ev, kind, &r, &rid, &instance)) session_->inventory->addRecord(pid, instance, r);
+  } else if (kind == Kind::kRundownModule || kind == Kind::kJitprovOther) {
+    uint64_t module_id = 0;
+    std::string_view path;
+    if (decoder_.moduleRecord(ev, kind, &module_id, &path, &instance))
+      session_->inventory->addModule(pid, instance, module_id, path);
+  }
 }
 
 // A stream begins: note the session's name.

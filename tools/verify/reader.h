@@ -39,6 +39,7 @@ class Reader {
   void onMessage(const bt_message* m, bool* read_error);
   void onEvent(const bt_message* m);
   void onStreamBeginning(const bt_message* m);
+  void takeInventory(const bt_event* ev, Kind kind, int64_t pid);
 
   Decoder decoder_;
   Session* session_ = nullptr;        // the session being read

@@ -113,7 +113,10 @@ nlohmann::json sessionJson(const SessionReport& sr) {
                        {"discard_messages_without_count", s.discarded_unknown}};
   if (!s.connection_lost.empty()) sj["live_connection_lost"] = s.connection_lost;
   nlohmann::json pjs = nlohmann::json::array();
-  for (const ProcessVerdict& p : sr.processes) pjs.push_back(processJson(p));
+  for (const ProcessVerdict& p : sr.processes) {
+    pjs.push_back(processJson(p));
+    if (s.inventory) pjs.back()["code"] = s.inventory->toJson(p.process->pid, p.process->instance, s.inventory_top);
+  }
   sj["processes"] = pjs;
   return sj;
 }

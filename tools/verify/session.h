@@ -5,8 +5,10 @@
 #pragma once
 
 #include "checker.h"
+#include "inventory.h"
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +30,10 @@ struct Session {
   uint64_t unattributed = 0;  // jitprov events of no known process
   // The fields of G2 mismatches were read a second time (Reader::explain).
   bool explaining = false;
+  // --top: the code the trace shows, fed by the reader on its first reading (null: not
+  // asked for).
+  std::unique_ptr<Inventory> inventory;
+  size_t inventory_top = 0;  // --top N: the length of its lists
   // The reading side above is the reader's; the checker is the checking thread's while
   // the reader's pipe runs (reader.h), the reader's again once it is drained.
   Checker checker;

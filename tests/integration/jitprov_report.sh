@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `jitprov report`, `jitprov record -p PID`, `--lockwait` and `--perf` (docs/spec.md,
+# "jitprov record", "jitprov report") on a small Java program (OpenJDK 17):
+#  - `jitprov record --lockwait --perf -- java Hot`: exit 0, verified; the lock waits
+#    (jitprov-lockwait's own report, DIR/lockwait.json) and the hottest JIT methods in the
+#    summary; `perf report -i DIR/perf.jit.data` names the program's hot method, the
+#    summary's hottest method is it, and its counts of samples, all and in JIT code
+#    (the DSOs perf inject --jit wrote), are perf report's;
+#  - `jitprov report DIR --json` against the trace read independently with babeltrace2's
+#    Python bindings (bt2read.py): code bodies and bytes by tier and by module, methods,
+#    the largest method's largest body, the most bodies of one method, the rundowns by
+#    trigger, events lost; its text says the same figures; the lock waits and perf
+#    figures are record's;
+#  - `jitprov record -p PID -d 2` on a running JVM started without jitprov: the agent
+#    attached, a verified trace with the session rundown, the JVM still running after;
+#    one in a mount namespace of its own (an empty /var/run/lttng, as a container's):
+#    nothing recorded, said, exit 119;
+#  - errors, one line and a status each: report on no directory (3), a file (3), a
+#    directory without a trace (4), an unreadable trace (5); record -p on a process that
+#    runs no runtime (`sleep`: 117) and --perf without perf installed (118).
+#   jitprov_report.sh JITPROV SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+JITPROV=${1:?usage: jitprov_report.sh JITPROV SOURCE_DIR}
+SRC=${2:?usage: jitprov_report.sh JITPROV SOURCE_DIR}
+JITPROV=$(realpath "$JITPROV") SRC=$(realpath "$SRC")
+require_lttng
+require_root
+require_cmd java javac perf
+enter_private_namespace "$@"
+T0=$(date +%s)
+WORK=$(mktemp -d /tmp/jitprov-report.XXXXXX)
+trap 'cleanup_pids; rm -rf "$WORK"' EXIT
+cd "$WORK" || fail "cd $WORK"
+export PYTHONPATH="$SRC/tests/integration"
+summary() { $PY -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1/summary.json"; }
+
+mkdir -p "$WORK/hot"
+cat >"$WORK/hot/Hot.java" <<'EOF'
+import java.nio.file.*;
+public class Hot {  // Hot.work is where the time goes; with an argument: runs until killed
+  static long work(int n) {
+    long h = 0;
+    for (int i = 0; i < n; i++) h = h * 31 + Integer.toString(i).hashCode();
+    return h;
+  }
+  public static void main(String[] args) throws Exception {
+    long h = 0;
+    for (int r = 0; args.length > 0 || r < 400; r++) {
+      h += work(20000);
+      if (r == 100 && args.length > 0) Files.writeString(Path.of(args[0]), ProcessHandle.current().pid() + "\n");
+    }
+    System.out.println("Hot: " + h);
+  }
+}
+EOF
+javac -d "$WORK/hot" "$WORK/hot/Hot.java" || fail "javac Hot.java"
+
+# --- record --lockwait --perf -- java Hot ---------------------------------------------
+"$JITPROV" record --lockwait --perf -o "$WORK/rec" -- java -cp "$WORK/hot" Hot >"$WORK/rec.out" 2>"$WORK/rec.err"
+rc=$?
+[ $rc -eq 0 ] || fail "record --lockwait --perf: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
+grep -q "^  verdict:     verified" "$WORK/rec.out" || fail "record: $(cat "$WORK/rec.out")"
+# perf itself names the hot method in the injected data, and the summary's hottest is it.
+perf --buildid-dir "$WORK/buildid" report -i "$WORK/rec/perf.jit.data" --stdio -q --no-children -g none \
+  --sort sym 2>/dev/null | head -5 >"$WORK/perf-top.txt"
+grep -q "Hot::work" "$WORK/perf-top.txt" || fail "perf report does not name Hot::work: $(cat "$WORK/perf-top.txt")"
+[ "$(summary "$WORK/rec" 's["perf"]["hottest"][0]["name"]')" = "Hot::work" ] ||
+  fail "the summary's hottest JIT method: $(cat "$WORK/rec.out")"
+# Its samples, and those in JIT code (the DSOs perf inject --jit wrote), are perf's own.
+perf --buildid-dir "$WORK/buildid" report -i "$WORK/rec/perf.jit.data" --stdio -q --no-children -g none \
+  --sort dso -F sample,dso 2>/dev/null >"$WORK/perf-dso.txt"
+read -r all jit < <(awk '{ all += $1 } $2 ~ /^jitted-/ { jit += $1 } END { print all + 0, jit + 0 }' "$WORK/perf-dso.txt")
+[ "$(summary "$WORK/rec" 's["perf"]["samples"], s["perf"]["jit_samples"]')" = "$all $jit" ] && [ "$jit" -gt 0 ] ||
+  fail "the summary's samples are not perf report's ($all, $jit in JIT code): $(cat "$WORK/rec.out")"
+grep -qE "^  perf:        [0-9]+ samples, [0-9]+ in JIT code .*hottest: Hot::work" "$WORK/rec.out" ||
+  fail "the summary's perf line: $(cat "$WORK/rec.out")"
+# The lock waits are jitprov-lockwait's own final report, added up.
+$PY - "$WORK/rec" <<'PY' || fail "the summary's lock waits are not lockwait.json's: $(cat "$WORK/rec.out")"
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+lw = json.loads([l for l in open(d + "/lockwait.json") if l.strip()][-1])
+assert lw["final"] and s["lockwait_exit"] == 0, (lw.get("final"), s["lockwait_exit"])
+acq = sum(site[p]["wait"]["count"] for site in lw["sites"].values() for p in ("outside", "rundown"))
+waited = sum(b["count"] for site in lw["sites"].values() for b in site["blocked_by"].values())
+f = s["lock_waits"]
+assert acq > 0 and f["acquisitions"] == acq and f["contended"] == waited and f["lost"] == 0, (f, acq, waited)
+assert f["jit_blocked_by_rundown"] == lw["jit_blocked_by_rundown"], f
+print("lock waits: %d acquisitions, %d waited" % (acq, waited))
+PY
+grep -qE "^  lock waits:  [0-9]+ lock acquisitions, [0-9]+ waited .*; lost 0$" "$WORK/rec.out" ||
+  fail "the summary's lock waits line: $(cat "$WORK/rec.out")"
+pass "record --lockwait --perf -- java Hot:
+$(sed 's/^/    /' "$WORK/rec.out")"
+
+# --- report, against the trace read by babeltrace2 --------------------------------------
+"$JITPROV" report "$WORK/rec" --json >"$WORK/report.json" 2>"$WORK/report.err" ||
+  fail "report --json: $(cat "$WORK/report.err")"
+"$JITPROV" report "$WORK/rec" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "report: $(cat "$WORK/report.err")"
+$PY - "$WORK/rec" "$WORK/report.json" "$WORK/report.txt" <<'PY' || fail "the report is not the trace's: $(cat "$WORK/report.txt")"
+import collections, json, sys
+from bt2read import events
+d, rj, rt = sys.argv[1:4]
+r = json.load(open(rj))
+text = open(rt).read()
+lost = []
+bodies = collections.defaultdict(dict)   # vpid -> version_id -> (method_id, module_id, tier, size)
+paths = collections.defaultdict(dict)    # vpid -> module_id -> path
+triggers = collections.defaultdict(list)
+for name, f in events(d + "/trace", ("jitprov_",), lost=lost):
+    if name in ("jitprov_runtime:method_load", "jitprov_rundown:method"):
+        bodies[f["vpid"]].setdefault(f["version_id"], (f["method_id"], f["module_id"], f["tier"], f["code_size"]))
+    elif name in ("jitprov_runtime:module_load", "jitprov_rundown:module"):
+        paths[f["vpid"]].setdefault(f["module_id"], f["path"])
+    elif name == "jitprov_rundown:rundown_begin":
+        triggers[f["vpid"]].append(f["trigger"])
+assert r["events_lost"] == 0 and lost == [] and r["verify_exit"] == 0, (r["events_lost"], lost, r["verify_exit"])
+procs = {p["vpid"]: p for p in r["processes"]}
+assert set(procs) == set(bodies) and len(procs) == 1, (sorted(procs), sorted(bodies))
+for vpid, vs in bodies.items():
+    c = procs[vpid]["code"]
+    tiers = collections.defaultdict(lambda: [0, 0])
+    mods = collections.defaultdict(lambda: [0, 0])
+    per_method = collections.Counter()
+    largest = collections.defaultdict(int)
+    for mid, mod, tier, size in vs.values():
+        tiers[tier][0] += 1; tiers[tier][1] += size
+        mods[paths[vpid].get(mod, "")][0] += 1; mods[paths[vpid].get(mod, "")][1] += size
+        per_method[mid] += 1
+        largest[mid] = max(largest[mid], size)
+    assert c["bodies"] == len(vs) and c["bytes"] == sum(v[3] for v in vs.values()), (c["bodies"], c["bytes"])
+    assert c["methods"] == len(per_method), (c["methods"], len(per_method))
+    assert {t: [x["bodies"], x["bytes"]] for t, x in c["by_tier"].items()} == dict(tiers), (c["by_tier"], dict(tiers))
+    assert {m["path"]: [m["bodies"], m["bytes"]] for m in c["modules"]} == dict(mods), (c["modules"], dict(mods))
+    assert c["most_bodies"][0]["bodies"] == max(per_method.values()), (c["most_bodies"][0], max(per_method.values()))
+    assert c["largest"][0]["largest_bytes"] == max(largest.values()), (c["largest"][0], max(largest.values()))
+    assert [x["trigger"] for x in procs[vpid]["rundowns"]] == triggers[vpid], (procs[vpid]["rundowns"], triggers[vpid])
+    # The text says the same.
+    assert "process %d: %d code bodies" % (vpid, len(vs)) in text, text
+    assert "%3d bodies (" % max(per_method.values()) in text, text
+s = json.load(open(d + "/summary.json"))
+assert r["lock_waits"] == s["lock_waits"] and r["perf"] == s["perf"], (r["lock_waits"], r["perf"])
+assert "lock waits (jitprov-lockwait): %d lock acquisitions" % s["lock_waits"]["acquisitions"] in text, text
+assert "  %6.2f %% %7d  Hot::work" % (s["perf"]["hottest"][0]["percent"], s["perf"]["hottest"][0]["samples"]) in text, text
+print("report: %d bodies, %d methods, most bodies %d, largest %d bytes, as the trace shows" % (
+    len(vs), len(per_method), max(per_method.values()), max(largest.values())))
+PY
+pass "jitprov report DIR, checked against babeltrace2's reading:
+$(sed 's/^/    /' "$WORK/report.txt" | head -40)"
+
+# --- record -p PID on a running JVM -------------------------------------------------------
+java -cp "$WORK/hot" Hot "$WORK/hot/running" >"$WORK/jvm.out" 2>&1 &
+JP=$!
+track_pid "$JP"
+for _ in $(seq 300); do [ -s "$WORK/hot/running" ] && break; kill -0 "$JP" 2>/dev/null || break; sleep 0.1; done
+[ -s "$WORK/hot/running" ] || fail "the JVM did not start: $(cat "$WORK/jvm.out")"
+"$JITPROV" record -p "$JP" -d 2 -o "$WORK/pid" >"$WORK/pid.out" 2>"$WORK/pid.err"
+rc=$?
+[ $rc -eq 0 ] || fail "record -p $JP: exit $rc: $(cat "$WORK/pid.out" "$WORK/pid.err")"
+kill -0 "$JP" || fail "the JVM died during record -p"
+$PY - "$WORK/pid" "$JP" <<'PY' || fail "record -p: $(cat "$WORK/pid.out")"
+import json, sys
+from bt2read import events
+d, jp = sys.argv[1], int(sys.argv[2])
+s = json.load(open(d + "/summary.json"))
+assert s["pid"] == jp and s["attach"].startswith("attached: HotSpot 17"), (s["pid"], s["attach"])
+assert s["verify_exit"] == 0 and s["events_lost"] == 0, (s["verify_exit"], s["events_lost"])
+(p,) = s["processes"]
+assert p["vpid"] == jp and [r["trigger"] for r in p["rundowns"]][:1] == ["session"], p
+records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
+assert records == sum(r["method_records"] for r in p["rundowns"]) and records > 0, records
+assert p["code_bodies"] >= p["rundowns"][0]["method_records"], p
+PY
+grep -q "^  exit:        0 (recorded for 2.00 s" "$WORK/pid.out" || fail "record -p: $(cat "$WORK/pid.out")"
+pass "record -p $JP -d 2 on a running JVM: verified, the JVM still runs:
+$(sed 's/^/    /' "$WORK/pid.out")"
+
+# A JVM that cannot see our lttng-sessiond (its own mount namespace, an empty
+# /var/run/lttng, as in a container): attached, but nothing recorded: 119, said.
+unshare -m --propagation private sh -c 'mount -t tmpfs none /var/run/lttng && exec "$@"' sh \
+  java -cp "$WORK/hot" Hot "$WORK/hot/running2" >"$WORK/jvm2.out" 2>&1 &
+JP2=$!
+track_pid "$JP2"
+for _ in $(seq 300); do [ -s "$WORK/hot/running2" ] && break; kill -0 "$JP2" 2>/dev/null || break; sleep 0.1; done
+[ -s "$WORK/hot/running2" ] || fail "the JVM in its own namespace did not start: $(cat "$WORK/jvm2.out")"
+"$JITPROV" record -p "$(cat "$WORK/hot/running2")" -d 1 -o "$WORK/pid2" >"$WORK/pid2.out" 2>"$WORK/pid2.err"
+rc=$?
+[ $rc -eq 119 ] && grep -q "^  verdict:     nothing recorded: the agent in PID .* did not register with the lttng-sessiond" \
+  "$WORK/pid2.out" || fail "record -p of a JVM that cannot see the daemon: exit $rc: $(cat "$WORK/pid2.out" "$WORK/pid2.err")"
+pass "record -p of a JVM in another mount namespace: exit 119, \"$(grep verdict: "$WORK/pid2.out" | sed 's/^ *//')\""
+
+# --- errors ---------------------------------------------------------------------------------
+# expect VERB STATUS LINE_REGEX ARGS...: `jitprov VERB ARGS...` exits STATUS with one line
+# on stderr matching LINE_REGEX and nothing on stdout. RUN_PATH: its PATH.
+expect() {
+  local verb=$1 want=$2 re=$3
+  shift 3
+  PATH=${RUN_PATH:-$PATH} "$JITPROV" "$verb" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"
+  local rc=$?
+  [ $rc -eq "$want" ] || fail "$verb $*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "^jitprov $verb: $re" "$WORK/cmd.err" ||
+    fail "$verb $*: output: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  pass "$verb $*: exit $rc, \"$(cat "$WORK/cmd.err")\""
+}
+expect report 3 "$WORK/none: No such file or directory" "$WORK/none"
+expect report 3 "$WORK/hot/Hot.java: not a directory" "$WORK/hot/Hot.java"
+expect report 4 "no trace in $WORK/hot " "$WORK/hot"
+mkdir -p "$WORK/bad/trace" && head -c 100 "$(find "$WORK/rec/trace" -name metadata | head -1)" >"$WORK/bad/trace/metadata"
+expect report 5 "cannot read the trace $WORK/bad/trace: " "$WORK/bad"
+sleep 100 &
+SL=$!
+track_pid "$SL"
+for _ in $(seq 50); do [ "$(cat /proc/$SL/comm 2>/dev/null)" = sleep ] && break; sleep 0.1; done  # exec'd: not bash yet
+expect record 117 "-p $SL: PID $SL \(sleep\) runs no runtime jitprov knows" -p "$SL" -o "$WORK/e1"
+mkdir -p "$WORK/noperf"
+for c in java lttng lttng-sessiond; do ln -s "$(command -v $c)" "$WORK/noperf/$c"; done
+RUN_PATH=$WORK/noperf expect record 118 "--perf: perf is not installed" --perf -o "$WORK/e2" -- java -version
+[ ! -e "$WORK/e1" ] && [ ! -e "$WORK/e2" ] || fail "an early error created the output directory"
+pass "jitprov report, record -p, --lockwait, --perf: all checks in $(($(date +%s) - T0)) s"

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+// jitprov's agent loaded into a running process, whatever its runtime: the target found
+// and checked (target.h), the agent found, then HotSpot's dynamic attach or CoreCLR's
+// diagnostics IPC. What `jitprov attach PID` and `jitprov record -p PID` both run.
+#pragma once
+
+#include "attach.h"
+#include "target.h"
+
+#include <chrono>
+#include <string>
+
+namespace jitprov::cli {
+
+// Attaches the agent (`agent`: "" for the default one) with `options` to `pid`; *t: the
+// target as read, *r: the request made (its agent's absolute path). kAttached, or the
+// status and line of the step that failed.
+AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::string& options,
+                            std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r);
+
+}  // namespace jitprov::cli

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+// `jitprov report DIR [--json] [--top N]` (report.h; docs/spec.md, "jitprov report"):
+//  1. DIR checked (a directory; a trace in DIR/trace, or DIR itself a trace);
+//  2. `jitprov-verify --json --top N TRACE`: its verdict, and per process the code the
+//     trace shows (inventory.h: bodies and bytes by module and tier, by namespace, the
+//     largest methods and the most recompiled) and the rundowns;
+//  3. beside the trace, what `jitprov record` left: summary.json (the command, its
+//     runtime and status), lockwait.json (--lockwait: lock waits with their blame),
+//     perf.json (--perf: the hottest JIT methods perf named);
+//  4. one JSON document (--json) or the text.
+#include "report.h"
+
+#include "run.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace jitprov::cli {
+namespace {
+
+int fail(int status, const std::string& line) {
+  std::fprintf(stderr, "jitprov report: %s\n", line.c_str());
+  return status;
+}
+
+// A JSON file record wrote: the object, null when there is none, or *bad says why not.
+nlohmann::json readJson(const std::string& path, std::string* bad, bool last_line = false) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno != ENOENT) *bad = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  try {
+    if (!last_line) return nlohmann::json::parse(in);
+    // jitprov-lockwait --json: one object per line, the final report last.
+    std::string line, last;
+    while (std::getline(in, line))
+      if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    return nlohmann::json::parse(last);
+  } catch (const std::exception& e) {
+    *bad = path + ": not JSON (" + e.what() + ")";
+    return nullptr;
+  }
+}
+
+uint64_t num(const nlohmann::json& j, const char* k) {
+  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<uint64_t>() : 0;
+}
+
+std::string bytes(uint64_t b) {
+  char s[64];
+  if (b >= 10 * 1024 * 1024)
+    std::snprintf(s, sizeof s, "%.0f MiB", double(b) / (1024 * 1024));
+  else if (b >= 1024 * 1024)
+    std::snprintf(s, sizeof s, "%.1f MiB", double(b) / (1024 * 1024));
+  else if (b >= 10 * 1024)
+    std::snprintf(s, sizeof s, "%.0f KiB", double(b) / 1024);
+  else if (b >= 1024)
+    std::snprintf(s, sizeof s, "%.1f KiB", double(b) / 1024);
+  else
+    std::snprintf(s, sizeof s, "%llu B", (unsigned long long)b);
+  return s;
+}
+
+std::string us(uint64_t ns) {
+  char s[64];
+  std::snprintf(s, sizeof s, "%.1f us", double(ns) / 1e3);
+  return s;
+}
+
+// A method as one line's tail: Namespace.name(signature), cut to a terminal's width.
+std::string methodName(const nlohmann::json& m) {
+  std::string ns = m.value("namespace", std::string()), name = m.value("name", std::string());
+  std::string s = ns.empty() ? name : ns + "." + name;
+  const std::string sig = m.value("signature", std::string());
+  if (!sig.empty()) s += " " + sig;
+  if (s.size() > 100) s = s.substr(0, 97) + "...";
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  return s;
+}
+
+std::string tierList(const nlohmann::json& tiers, bool with_bytes) {
+  std::string s;
+  for (const auto& [t, v] : tiers.items()) {
+    s += (s.empty() ? "" : ", ") + t + " ";
+    if (v.is_object()) {
+      s += std::to_string(num(v, "bodies"));
+      if (with_bytes) s += " (" + bytes(num(v, "bytes")) + ")";
+    } else {
+      s += std::to_string(v.get<uint64_t>());
+    }
+  }
+  return s;
+}
+
+// The report's document, from the verifier's and record's files.
+nlohmann::json build(const std::string& dir, const std::string& trace, const nlohmann::json& v,
+                     const nlohmann::json& summary, const nlohmann::json& lockwait, const nlohmann::json& perf) {
+  nlohmann::json r = {{"dir", dir}, {"trace", trace}};
+  if (summary.is_object()) {
+    r["record"] = {{"command_line", summary.value("command_line", std::string())},
+                   {"runtime", summary.value("runtime", std::string())},
+                   {"seconds", summary.value("seconds", 0.0)},
+                   {"exit_status", summary.value("exit_status", -1)},
+                   {"exit_reason", summary.value("exit_reason", std::string())}};
+    if (summary.contains("pid")) r["record"]["pid"] = summary["pid"];
+  } else {
+    r["record"] = nullptr;
+  }
+  uint64_t lost_events = 0, lost_packets = 0;
+  nlohmann::json procs = nlohmann::json::array();
+  for (const auto& s : v.value("sessions", nlohmann::json::array())) {
+    lost_events += num(s, "discarded_events");
+    lost_packets += num(s, "discarded_packets");
+    for (const auto& p : s.value("processes", nlohmann::json::array())) {
+      nlohmann::json rs = nlohmann::json::array();
+      for (const auto& d : p.value("rundowns", nlohmann::json::array())) {
+        const int64_t dur = d.contains("rundown_end") ? d["rundown_end"].value("duration_ns", int64_t{0})
+                                                      : d.value("end_ns", int64_t{0}) - d.value("begin_ns", int64_t{0});
+        rs.push_back({{"rundown_id", num(d, "rundown_id")},
+                      {"mode", d.value("mode", std::string())},
+                      {"trigger", d.value("trigger", std::string())},
+                      {"duration_ns", dur},
+                      {"method_records", num(d, "method_records")},
+                      {"module_records", num(d, "module_records")},
+                      {"cut_short", d.value("cut_short", false)}});
+      }
+      procs.push_back({{"vpid", p.value("vpid", int64_t{0})},
+                       {"runtime_instance", p.value("runtime_instance", 0)},
+                       {"code", p.value("code", nlohmann::json::object())},
+                       {"rundowns", rs}});
+    }
+  }
+  r["processes"] = procs;
+  r["events_lost"] = lost_events;
+  r["packets_lost"] = lost_packets;
+  r["verdict"] = v.value("verdict", std::string());
+  r["verify_exit"] = v.value("exit", -1);
+  r["not_checked"] = v.value("not_checked", nlohmann::json::array());
+  r["lock_waits"] = lockwait.is_object() ? lockwaitFigures(lockwait) : nlohmann::json();
+  r["perf"] = perf;
+  return r;
+}
+
+void printText(const nlohmann::json& r, size_t top) {
+  std::printf("jitprov report: %s\n", r["dir"].get<std::string>().c_str());
+  if (r["record"].is_object()) {
+    const auto& c = r["record"];
+    std::printf("  recorded:    %s (%s, %s s, exit %d)\n", c["command_line"].get<std::string>().c_str(),
+                c["runtime"].get<std::string>().c_str(), fmtSeconds(c["seconds"].get<double>()).c_str(),
+                c["exit_status"].get<int>());
+  }
+  std::printf("  trace:       %s\n", r["trace"].get<std::string>().c_str());
+  std::printf("  verdict:     %s (jitprov-verify exit %d)\n", r["verdict"].get<std::string>().c_str(),
+              r["verify_exit"].get<int>());
+  std::printf("  events lost: %llu%s\n", (unsigned long long)r["events_lost"].get<uint64_t>(),
+              r["packets_lost"].get<uint64_t>() != 0
+                  ? (", packets lost: " + std::to_string(r["packets_lost"].get<uint64_t>())).c_str()
+                  : "");
+  for (const auto& p : r["processes"]) {
+    const auto& c = p["code"];
+    const uint32_t inst = p["runtime_instance"].get<uint32_t>();
+    std::printf("\nprocess %lld%s: %llu code bodies, %s of code, %llu methods\n", (long long)p["vpid"].get<int64_t>(),
+                inst > 1 ? (" runtime " + std::to_string(inst)).c_str() : "", (unsigned long long)num(c, "bodies"),
+                bytes(num(c, "bytes")).c_str(), (unsigned long long)num(c, "methods"));
+    if (c.contains("by_tier")) std::printf("  by tier:     %s\n", tierList(c["by_tier"], true).c_str());
+    if (c.contains("modules")) {
+      std::printf("  by module:\n");
+      size_t n = 0;
+      for (const auto& m : c["modules"]) {
+        if (n++ == top) {
+          std::printf("    ... %zu modules in all (--json lists them)\n", c["modules"].size());
+          break;
+        }
+        std::string path = m["path"].get<std::string>();
+        if (path.empty()) path = "module " + std::to_string(num(m, "module_id"));
+        std::printf("    %9s %7llu bodies  %s (%s)\n", bytes(num(m, "bytes")).c_str(),
+                    (unsigned long long)num(m, "bodies"), path.c_str(), tierList(m["by_tier"], false).c_str());
+      }
+    }
+    if (c.contains("namespaces") && !c["namespaces"].empty()) {
+      std::printf("  namespaces with the most code:\n");
+      for (const auto& n : c["namespaces"])
+        std::printf("    %9s %7llu bodies  %s\n", bytes(num(n, "bytes")).c_str(), (unsigned long long)num(n, "bodies"),
+                    n["namespace"].get<std::string>().empty() ? "(none)" : n["namespace"].get<std::string>().c_str());
+    }
+    if (c.contains("largest") && !c["largest"].empty()) {
+      std::printf("  largest methods (their largest body):\n");
+      for (const auto& m : c["largest"])
+        std::printf("    %9s  %s\n", bytes(num(m, "largest_bytes")).c_str(), methodName(m).c_str());
+    }
+    if (c.contains("most_bodies") && !c["most_bodies"].empty()) {
+      std::printf("  most recompiled (bodies per method):\n");
+      for (const auto& m : c["most_bodies"])
+        std::printf("    %3llu bodies (%s)  %s\n", (unsigned long long)num(m, "bodies"),
+                    tierList(m["tiers"], false).c_str(), methodName(m).c_str());
+    }
+    std::printf("  rundowns:    %zu\n", p["rundowns"].size());
+    for (const auto& d : p["rundowns"])
+      std::printf("    %-8s %-9s %10s  %llu method records, %llu modules%s\n", d["trigger"].get<std::string>().c_str(),
+                  d["mode"].get<std::string>().c_str(), fmtMs(double(d["duration_ns"].get<int64_t>())).c_str(),
+                  (unsigned long long)num(d, "method_records"), (unsigned long long)num(d, "module_records"),
+                  d["cut_short"].get<bool>() ? " (cut short)" : "");
+  }
+  if (r["lock_waits"].is_object()) {
+    const auto& l = r["lock_waits"];
+    std::printf("\nlock waits (jitprov-lockwait): %s\n", lockwaitLine(l).c_str());
+    for (const auto& s : l["sites"]) {
+      std::string by;
+      for (const auto& [holder, b] : s["blocked_by"].items())
+        by += (by.empty() ? "" : ", ") + holder + " " + std::to_string(num(b, "count")) + " (" +
+              fmtMs(double(num(b, "total_ns"))) + ", max " + us(num(b, "max_ns")) + ")";
+      std::printf("  %-16s %8llu acquisitions, %6llu waited, %s in all, max %s%s%s\n",
+                  s["site"].get<std::string>().c_str(), (unsigned long long)num(s, "acquisitions"),
+                  (unsigned long long)num(s, "contended"), fmtMs(double(num(s, "wait_total_ns"))).c_str(),
+                  us(num(s, "max_wait_ns")).c_str(), by.empty() ? "" : "; behind: ", by.c_str());
+    }
+  }
+  if (r["perf"].is_object()) {
+    const auto& f = r["perf"];
+    std::printf("\nhottest JIT methods (perf, %llu samples, %llu in JIT code; perf report -i %s):\n",
+                (unsigned long long)num(f, "samples"), (unsigned long long)num(f, "jit_samples"),
+                f.value("perf_data", std::string()).c_str());
+    for (const auto& m : f.value("hottest", nlohmann::json::array()))
+      std::printf("  %6.2f %% %7llu  %s\n", m.value("percent", 0.0), (unsigned long long)num(m, "samples"),
+                  m.value("name", std::string()).c_str());
+  }
+  if (!r["not_checked"].empty()) std::printf("\nnot checked: %s\n", r["not_checked"][0].get<std::string>().c_str());
+}
+
+}  // namespace
+
+nlohmann::json lockwaitFigures(const nlohmann::json& lw) {
+  nlohmann::json sites = nlohmann::json::array();
+  uint64_t acquisitions = 0, contended = 0, total = 0, max = 0;
+  // (.items() of a temporary would dangle)
+  const nlohmann::json all = lw.value("sites", nlohmann::json::object());
+  for (const auto& [name, s] : all.items()) {
+    uint64_t a = 0, t = 0, m = 0, c = 0;
+    for (const char* part : {"outside", "rundown"}) {
+      if (!s.contains(part)) continue;
+      const auto& w = s[part]["wait"];
+      a += num(w, "count"), t += num(w, "total_ns"), m = std::max(m, num(w, "max_ns"));
+    }
+    nlohmann::json by = s.value("blocked_by", nlohmann::json::object());
+    for (const auto& [holder, b] : by.items()) c += num(b, "count");
+    if (a == 0) continue;
+    sites.push_back({{"site", name},
+                     {"acquisitions", a},
+                     {"contended", c},
+                     {"wait_total_ns", t},
+                     {"max_wait_ns", m},
+                     {"blocked_by", by}});
+    acquisitions += a, contended += c, total += t, max = std::max(max, m);
+  }
+  uint64_t lost = 0;
+  const nlohmann::json drops = lw.value("drops", nlohmann::json::object());
+  for (const auto& [k, n] : drops.items()) lost += n.get<uint64_t>();
+  return {{"acquisitions", acquisitions},
+          {"contended", contended},
+          {"wait_total_ns", total},
+          {"max_wait_ns", max},
+          {"jit_blocked_by_rundown", lw.value("jit_blocked_by_rundown", nlohmann::json::object())},
+          {"lost", lost},
+          {"seconds", lw.value("seconds", 0.0)},
+          {"sites", sites}};
+}
+
+std::string lockwaitLine(const nlohmann::json& f) {
+  const auto& b = f["jit_blocked_by_rundown"];
+  return std::to_string(num(f, "acquisitions")) + " lock acquisitions, " + std::to_string(num(f, "contended")) +
+         " waited (" + fmtMs(double(num(f, "wait_total_ns"))) + " in all, max " + us(num(f, "max_wait_ns")) +
+         "); JIT blocked by rundowns: " + std::to_string(num(b, "count")) + " waits, " +
+         fmtMs(double(num(b, "total_ns"))) + "; lost " + std::to_string(num(f, "lost"));
+}
+
+int report(const ReportArgs& a) {
+  struct stat st {};
+  if (stat(a.dir.c_str(), &st) != 0) return fail(kReportNotDir, a.dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return fail(kReportNotDir, a.dir + ": not a directory");
+  std::string trace = a.dir + "/trace";
+  if (!hasTrace(trace)) {
+    if (!hasTrace(a.dir))
+      return fail(kReportNoTrace, "no trace in " + a.dir +
+                                      " (no CTF metadata file in it or in its trace/: record one with `jitprov "
+                                      "record -o DIR -- CMD`)");
+    trace = a.dir;
+  }
+  const std::string verifier = verifierPath();
+  int err = 0;
+  if (findCommand(verifier, &err).empty())
+    return fail(kReportNoVerifier,
+                verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
+  // The verifier's JSON into a file of our own (its stderr apart): DIR may be read-only.
+  char tmp[] = "/tmp/jitprov-report.XXXXXX";
+  const int fd = mkstemp(tmp);
+  if (fd < 0) return fail(kReportError, std::string("a temporary file in /tmp: ") + std::strerror(errno));
+  close(fd);
+  Progress progress("jitprov report: reading " + trace);
+  const Ran ran = run({verifier, "--json", "--top", std::to_string(a.top), trace}, tmp);
+  progress.stop();
+  std::string bad;
+  const nlohmann::json v = readJson(tmp, &bad);
+  unlink(tmp);
+  if (ran.status == 2)  // jitprov-verify: usage or unreadable input
+    return fail(kReportUnreadable, "cannot read the trace " + trace + ": " + firstLine(ran.output));
+  if (ran.status < 0 || !v.is_object())
+    return fail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) +
+                                       "): " + firstLine(bad.empty() ? ran.output : bad));
+  // What record left beside the trace, when it did.
+  const bool beside = trace != a.dir;
+  const nlohmann::json summary = beside ? readJson(a.dir + "/summary.json", &bad) : nlohmann::json();
+  const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad, true) : nlohmann::json();
+  const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad) : nlohmann::json();
+  if (!bad.empty()) return fail(kReportError, bad);
+  const nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
+  if (a.json)
+    std::printf("%s\n", r.dump(1).c_str());
+  else
+    printText(r, size_t(a.top));
+  return kReportOk;
+}
+
+}  // namespace jitprov::cli

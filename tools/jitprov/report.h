@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+// `jitprov report DIR [--json] [--top N]` (report.cc; docs/spec.md, "jitprov report"):
+// what a trace recorded by `jitprov record` shows, from the verifier (`jitprov-verify
+// --json --top N`, no second trace parser) and the files record leaves beside the trace:
+// its summary.json, lockwait.json (--lockwait) and perf.json (--perf).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace jitprov::cli {
+
+// The exit statuses of `jitprov report`.
+enum ReportStatus : int {
+  kReportOk = 0,          // the report printed (whatever the trace's verdict: it says it)
+  kReportError = 1,       // another error (a file record wrote that cannot be read)
+  kReportUsage = 2,       // bad options
+  kReportNotDir = 3,      // DIR does not exist or is not a directory
+  kReportNoTrace = 4,     // no CTF trace in DIR (neither DIR/trace nor DIR itself)
+  kReportUnreadable = 5,  // the trace cannot be read (jitprov-verify exit 2)
+  kReportNoVerifier = 6,  // jitprov-verify not found, or it gave no report
+};
+
+struct ReportArgs {
+  std::string dir;
+  bool json = false;
+  int top = 10;  // --top N: the length of each list
+};
+
+int report(const ReportArgs& a);
+
+// jitprov-lockwait's final --json report (lockwait.json) in a few figures, for record's
+// summary and the report: acquisitions, contended waits, their total and maximum, the
+// JIT paths' waits blamed on a rundown, losses, and the sites with contended waits with
+// whom they waited behind.
+nlohmann::json lockwaitFigures(const nlohmann::json& lw);
+// The lines the summary and the report print for them.
+std::string lockwaitLine(const nlohmann::json& figures);
+
+}  // namespace jitprov::cli

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// What the verbs that run other programs share (run.h).
+#include "run.h"
+
+#include "target.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jitprov::cli {
+
+// CMD as execvp would find it: the path, or "" with *err (ENOENT, EACCES).
+std::string findCommand(const std::string& cmd, int* err) {
+  auto usable = [err](const std::string& p) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) {
+      *err = errno;
+      return false;
+    }
+    if (S_ISDIR(st.st_mode) || access(p.c_str(), X_OK) != 0) {
+      *err = EACCES;
+      return false;
+    }
+    return true;
+  };
+  *err = ENOENT;
+  if (cmd.empty()) return {};
+  if (cmd.find('/') != std::string::npos) return usable(cmd) ? cmd : std::string();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  int found_err = ENOENT;
+  size_t pos = 0;
+  while (pos <= dirs.size()) {
+    const size_t colon = std::min(dirs.find(':', pos), dirs.size());
+    std::string d = dirs.substr(pos, colon - pos);
+    pos = colon + 1;
+    if (d.empty()) d = ".";
+    const std::string p = d + "/" + cmd;
+    if (usable(p)) return p;
+    if (*err == EACCES) found_err = EACCES;  // there, but not executable: said if nothing else is
+  }
+  *err = found_err;
+  return {};
+}
+
+// Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
+// its stdout and stderr captured (or into `out_path` when given, stderr captured).
+Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
+  Ran r;
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return r;
+  int out_fd = -1;
+  if (!out_path.empty()) {
+    out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+      close(pipefd[0]);
+      close(pipefd[1]);
+      r.output = out_path + ": " + std::strerror(errno);
+      return r;
+    }
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out_fd >= 0 ? out_fd : pipefd[1], 1);
+    dup2(pipefd[1], 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    dprintf(2, "%s: %s\n", argv[0].c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  close(pipefd[1]);
+  if (out_fd >= 0) close(out_fd);
+  if (pid < 0) {
+    close(pipefd[0]);
+    return r;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(pipefd[0], buf, sizeof buf);
+    if (n > 0) {
+      if (r.output.size() < (1 << 20)) r.output.append(buf, size_t(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(pipefd[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+// The first line of a helper's output that says something (for a one-line error).
+std::string firstLine(const std::string& s) {
+  std::istringstream in(s);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t") != std::string::npos) return line;
+  return "no output";
+}
+
+std::string fmtSeconds(double s) {
+  char b[64];
+  std::snprintf(b, sizeof b, s < 10 ? "%.2f" : "%.1f", s);
+  return b;
+}
+
+std::string fmtMs(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof b, ns < 10e6 ? "%.1f ms" : "%.0f ms", ns / 1e6);
+  return b;
+}
+
+// Whether the directory holds a CTF trace (a `metadata` file at any depth).
+bool hasTrace(const std::string& dir, int depth) {
+  if (depth > 8) return false;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    const std::string p = dir + "/" + n;
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0) continue;
+    if (S_ISREG(st.st_mode) && n == "metadata") found = true;
+    if (S_ISDIR(st.st_mode)) found = hasTrace(p, depth + 1);
+    if (found) break;
+  }
+  closedir(d);
+  return found;
+}
+
+// JITPROV_VERIFY when set, else beside this binary in a build tree, else installed,
+// else from PATH.
+std::string verifierPath() {
+  if (const char* e = std::getenv("JITPROV_VERIFY"); e != nullptr && *e != '\0') return e;
+  std::string p = besideInBuildTree("verify", "jitprov-verify");
+  if (!p.empty()) return p;
+  p = std::string(JITPROV_BIN_DIR) + "/jitprov-verify";
+  if (access(p.c_str(), X_OK) == 0) return p;
+  return "jitprov-verify";  // from PATH
+}
+
+Progress::Progress(std::string what, std::chrono::milliseconds after)
+    : what_(std::move(what)), t0_(std::chrono::steady_clock::now()), after_(after) {
+  if (isatty(2)) thread_ = std::thread([this] { loop(); });
+}
+
+void Progress::set(std::string what) {
+  std::lock_guard<std::mutex> l(mu_);
+  what_ = std::move(what);
+}
+
+void Progress::stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Progress::loop() {
+  std::unique_lock<std::mutex> l(mu_);
+  if (cv_.wait_for(l, after_, [this] { return stop_; })) return;
+  while (!stop_) {
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0_).count();
+    std::string line = what_ + "... " + std::to_string(s) + " s";
+    if (line.size() > 79) line = line.substr(0, 76) + "...";
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+    cv_.wait_for(l, std::chrono::milliseconds(500), [this] { return stop_; });
+  }
+  if (shown_) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+}
+
+}  // namespace jitprov::cli
