@@ -24,10 +24,11 @@ lib=$(find "$STAGE" -name libjitprov.so.1 -printf '%h\n' | head -1)
 prefix=$(cd "$lib/../.." && pwd)  # <stage>/usr/local from <stage>/usr/local/lib/<arch>
 for f in "$lib/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include/jitprov/jitprov.h" \
          "$prefix/bin/jitprov-sim" "$prefix/bin/jitprov-verify" \
-         "$prefix/share/jitprov/lockwait.bt" "$prefix/share/jitprov/rundown.bt" "$prefix/share/jitprov/jitpath.bt"; do
+         "$prefix/share/jitprov/lockwait.bt" "$prefix/share/jitprov/rundown.bt" "$prefix/share/jitprov/jitpath.bt" \
+         "$prefix/share/man/man1/jitprov.1" "$prefix/share/man/man1/jitprov-verify.1" "$prefix/share/doc/jitprov/spec.md"; do
   [ -e "$f" ] || fail "not installed: ${f#"$STAGE"}"
 done
-pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts"
+pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts, man pages, documentation"
 # The command; its default agent is the library directory's (JITPROV_AGENT_DIR).
 "$prefix/bin/jitprov" attach --help >/dev/null || fail "jitprov attach --help"
 "$prefix/bin/jitprov" attach $$ 2>/dev/null; rc=$?

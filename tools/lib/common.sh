@@ -26,6 +26,7 @@ JITPROV_PACKAGES=(
   util-linux procps                                # unshare, setarch; pgrep, ps
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
   spin                                             # the model checker of the model suite (tests/model)
+  scdoc man-db                                     # the man pages (docs/man) and their test (man --warnings, lexgrog)
 )
 
 log() { printf '%s\n' "$*" >&2; }
