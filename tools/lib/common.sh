@@ -27,6 +27,7 @@ JITPROV_PACKAGES=(
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
   spin                                             # the model checker of the model suite (tests/model)
   scdoc man-db                                     # the man pages (docs/man) and their test (man --warnings, lexgrog)
+  dpkg-dev debhelper lintian                       # tools/package: the Debian packages (debian/), and the package test
 )
 
 log() { printf '%s\n' "$*" >&2; }
