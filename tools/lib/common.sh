@@ -30,6 +30,12 @@ JITPROV_PACKAGES=(
   dpkg-dev debhelper lintian                       # tools/package: the Debian packages (debian/), and the package test
 )
 
+# The main build directory (build) is configured for /usr, the packages' prefix, so that
+# tools/check's package test packages it as built (tools/package --build-dir build)
+# instead of compiling everything again; nothing else depends on its prefix (`meson
+# install` of it would write into /usr: the install test uses --destdir).
+MAIN_BUILD_OPTIONS="-Dprefix=/usr"
+
 log() { printf '%s\n' "$*" >&2; }
 die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 
