@@ -62,8 +62,8 @@ struct Record {
 }  // namespace
 
 // The directory of the object this code is linked into: libjitprov.so.1 for hosts
-// (installed or in the build tree, the provider sits beside it), or the executable
-// for programs linked with the static core.
+// (installed, the provider is in its jitprov/ subdirectory; in the build tree, beside
+// it), or the executable for programs linked with the static core.
 std::string ownDirectory() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&ownDirectory), &info) == 0 || info.dli_fname == nullptr) return {};
@@ -112,10 +112,13 @@ bool loadProvider() {
         tried = "$JITPROV_PROVIDER: " + tried;
       }
     } else {
-      // Beside the library, then the library search path.
+      // Installed, in the library's private directory (LIBDIR/jitprov, with the agents:
+      // a plugin without a SONAME stays out of the linker's path); in a build tree,
+      // beside the library; then the library search path.
       const std::string dir = ownDirectory();
+      const std::string installed = dir.empty() ? std::string() : dir + "/jitprov/libjitprov-lttng.so";
       const std::string beside = dir.empty() ? std::string() : dir + "/libjitprov-lttng.so";
-      for (const char* path : {beside.c_str(), "libjitprov-lttng.so"}) {
+      for (const char* path : {installed.c_str(), beside.c_str(), "libjitprov-lttng.so"}) {
         if (*path == '\0') continue;
         if (openProvider(path, &tried)) {
           g_status = std::string("loaded ") + path;

@@ -22,18 +22,19 @@ meson install -C "$BUILD" --destdir "$STAGE" --no-rebuild >"$WORK/install.log" 2
 lib=$(find "$STAGE" -name libjitprov.so.1 -printf '%h\n' | head -1)
 [ -n "$lib" ] || fail "no libjitprov.so.1 in the stage"
 prefix=$(cd "$lib/../.." && pwd)  # <stage>/usr/local from <stage>/usr/local/lib/<arch>
-for f in "$lib/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include/jitprov/jitprov.h" \
+for f in "$lib/jitprov/libjitprov-lttng.so" "$lib/pkgconfig/jitprov.pc" "$prefix/include/jitprov/jitprov.h" \
          "$prefix/bin/jitprov-sim" "$prefix/bin/jitprov-verify" \
-         "$prefix/share/jitprov/lockwait.bt" "$prefix/share/jitprov/rundown.bt" "$prefix/share/jitprov/jitpath.bt"; do
+         "$prefix/share/jitprov/lockwait.bt" "$prefix/share/jitprov/rundown.bt" "$prefix/share/jitprov/jitpath.bt" \
+         "$prefix/share/man/man1/jitprov.1" "$prefix/share/man/man1/jitprov-verify.1" "$prefix/share/doc/jitprov/spec.md"; do
   [ -e "$f" ] || fail "not installed: ${f#"$STAGE"}"
 done
-pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts"
-# The command; its default agent is the library directory's (JITPROV_AGENT_DIR).
+pass "installed: library, provider, header, jitprov.pc, tools, bpftrace scripts, man pages, documentation"
+# The command; its default agents are in the library's jitprov/ directory (JITPROV_AGENT_DIR).
 "$prefix/bin/jitprov" attach --help >/dev/null || fail "jitprov attach --help"
 "$prefix/bin/jitprov" attach $$ 2>/dev/null; rc=$?
 [ $rc -eq 4 ] || fail "installed jitprov attach to a shell: exit $rc, not 4 (not a runtime)"
-if [ -e "$lib/libjitprov-jvmti.so" ]; then
-  grep -qaF "${lib#"$STAGE"}" "$prefix/bin/jitprov" || fail "jitprov does not look for its agent in ${lib#"$STAGE"}"
+if [ -e "$lib/jitprov/libjitprov-jvmti.so" ]; then
+  grep -qaF "${lib#"$STAGE"}/jitprov" "$prefix/bin/jitprov" || fail "jitprov does not look for its agent in ${lib#"$STAGE"}/jitprov"
 fi
 pass "installed jitprov: attach --help, exit 4 for a shell, the agent's directory built in"
 
@@ -71,8 +72,8 @@ LD_LIBRARY_PATH=$lib LTTNG_UST_ALLOW_BLOCKING=1 "$WORK/embed" >"$WORK/embed.out"
   { cat "$WORK/embed.out" "$WORK/embed.err" >&2; fail "embed exit status"; }
 lttng stop embed >/dev/null && lttng destroy embed >/dev/null || fail "lttng stop/destroy"
 cat "$WORK/embed.out"
-grep -qx "provider: loaded $lib/libjitprov-lttng.so" "$WORK/embed.out" ||
-  fail "the provider was not loaded from beside the installed library"
+grep -qx "provider: loaded $lib/jitprov/libjitprov-lttng.so" "$WORK/embed.out" ||
+  fail "the provider was not loaded from the installed library's jitprov/ directory"
 
 LD_LIBRARY_PATH=$lib "$prefix/bin/jitprov-verify" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
 [ $rc -eq 0 ] || { cat "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }

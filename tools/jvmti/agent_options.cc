@@ -20,7 +20,7 @@ bool parseOptions(const char* text, hostagent::Options* o) {
         stdout);
     std::fputs(hostagent::kCommonHelp, stdout);
     std::fputs(
-        "example: -agentpath:/usr/local/lib/x86_64-linux-gnu/libjitprov-jvmti.so=trigger=session,every:30,"
+        "example: -agentpath:/usr/lib/x86_64-linux-gnu/jitprov/libjitprov-jvmti.so=trigger=session,every:30,"
         "perfmap=/tmp\n",
         stdout);
     return false;

@@ -26,7 +26,15 @@ JITPROV_PACKAGES=(
   util-linux procps                                # unshare, setarch; pgrep, ps
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
   spin                                             # the model checker of the model suite (tests/model)
+  scdoc man-db                                     # the man pages (docs/man) and their test (man --warnings, lexgrog)
+  dpkg-dev debhelper lintian                       # tools/package: the Debian packages (debian/), and the package test
 )
+
+# The main build directory (build) is configured for /usr, the packages' prefix, so that
+# tools/check's package test packages it as built (tools/package --build-dir build)
+# instead of compiling everything again; nothing else depends on its prefix (`meson
+# install` of it would write into /usr: the install test uses --destdir).
+MAIN_BUILD_OPTIONS="-Dprefix=/usr"
 
 log() { printf '%s\n' "$*" >&2; }
 die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 1; }

@@ -37,8 +37,9 @@
  *
  * Tracing
  *  - jitprov_runtime_create() loads the LTTng-UST provider (libjitprov-lttng.so, found
- *    next to libjitprov.so.1, or at $JITPROV_PROVIDER); without it the runtime runs
- *    untraced (jitprov_trace_provider_status() says why).
+ *    in the jitprov/ directory beside libjitprov.so.1 where it is installed, next to it
+ *    in a build tree, or at $JITPROV_PROVIDER); without it the runtime runs untraced
+ *    (jitprov_trace_provider_status() says why).
  *  - For lossless rundowns into a channel with --blocking-timeout (docs/tracing.md), set
  *    LTTNG_UST_ALLOW_BLOCKING=1 in the environment before the first runtime is created.
  */

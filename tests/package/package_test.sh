@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Debian packages as a user gets them: built by tools/package (debhelper + meson,
+# lintian clean: tools/package fails otherwise; from BUILD_DIR as it is built, when it is
+# configured for /usr as tools/check's main build is, else compiled again in a copy of
+# the tree, a few minutes more), checked (five packages at meson's
+# version, SONAME, symbols, dependencies), installed on this machine with
+# `apt-get install ./*.deb`, used from the installed files only (PATH without the source
+# or build tree, run from elsewhere): `jitprov record -- java` on a small program
+# compiled here and `jitprov record -- dotnet` on the generated .NET workload, each trace
+# verified (the installed agents, provider and jitprov-verify), the man pages and
+# pkg-config; then purged, and every file `dpkg -L` listed checked gone. Whatever
+# happens, the EXIT trap purges what the test installed (the five packages and anything
+# apt brought in for them), so that a failure never leaves them behind; the test refuses
+# to start when any of them is installed already (it would remove them).
+#   package_test.sh SOURCE_DIR [BUILD_DIR]
+. "$(dirname "$0")/../integration/lib.sh"
+SRC=$(realpath "${1:?usage: package_test.sh SOURCE_DIR [BUILD_DIR]}")
+BUILD=${2:+$(realpath "$2")}
+PACKAGES=(libjitprov1 libjitprov-dev jitprov jitprov-jvm jitprov-dotnet)
+require_lttng
+require_cmd apt-get dpkg dpkg-deb java javac dotnet cc pkg-config man
+installed_ours() {
+  local p
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]' && echo "$p"
+  done
+}
+already=$(installed_ours | tr '\n' ' ')
+[ -z "$already" ] || skip "jitprov's packages are installed on this machine ($already): this test installs and purges them; apt-get purge them first"
+enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
+T0=$(date +%s)
+WORK=$(mktemp -d /tmp/jitprov-package.XXXXXX)
+export DEBIAN_FRONTEND=noninteractive
+dpkg-query -W -f='${Package}:${Architecture}\n' | sort >"$WORK/before"
+
+# Purges ours, then whatever else apt installed since the test began (their
+# dependencies, marked automatic), by name: nothing the machine had before.
+purge_installed() {
+  local ours extra
+  ours=$(installed_ours)
+  if [ -n "$ours" ]; then
+    # shellcheck disable=SC2086
+    apt-get purge -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
+  fi
+  extra=$(dpkg-query -W -f='${Package}:${Architecture}\n' | sort | comm -13 "$WORK/before" -)
+  if [ -n "$extra" ]; then
+    # shellcheck disable=SC2086
+    apt-get purge -y -qq $extra >>"$WORK/purge.log" 2>&1
+  fi
+}
+on_exit() {
+  local rc=$?
+  cleanup_pids
+  if [ -n "$(installed_ours)" ]; then
+    echo "package test: purging what it installed" >&2
+    purge_installed
+    [ -z "$(installed_ours)" ] || echo "package test: COULD NOT PURGE $(installed_ours | tr '\n' ' '): $(tail -5 "$WORK/purge.log")" >&2
+  fi
+  rm -rf "$WORK"
+  exit $rc
+}
+trap on_exit EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# --- built by tools/package ----------------------------------------------------------------
+# The tree as it was: tools/package builds in a copy.
+tree_state() { git -C "$SRC" status --porcelain --untracked-files=all 2>/dev/null; }
+tree_state >"$WORK/tree-before"
+from=()
+if [ -n "$BUILD" ] && [ "$(meson introspect "$BUILD" --buildoptions | $PY -c 'import json, sys
+print({o["name"]: o["value"] for o in json.load(sys.stdin)}["prefix"])')" = /usr ]; then
+  from=(--build-dir "$BUILD")
+fi
+t=$(date +%s)
+"$SRC/tools/package" "${from[@]}" "$WORK/debs" >"$WORK/package.out" 2>&1 ||
+  fail "tools/package ${from[*]}: $(tail -30 "$WORK/package.out")"
+build_s=$(($(date +%s) - t))
+tree_state | diff "$WORK/tree-before" - >"$WORK/tree.diff" || fail "tools/package changed the source tree: $(cat "$WORK/tree.diff")"
+version=$(meson introspect --projectinfo "$SRC/meson.build" | $PY -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+for p in "${PACKAGES[@]}"; do
+  [ -f "$WORK/debs/${p}_${version}_$arch.deb" ] || fail "no ${p}_${version}_$arch.deb: $(ls "$WORK/debs")"
+done
+[ "$(ls "$WORK/debs"/*.deb | wc -l)" -eq 5 ] || fail "not five packages: $(ls "$WORK/debs")"
+# tools/package fails on an error or a warning; the information tags are shown (from a
+# build directory, hardening-no-bindnow and -fortify-functions: meson's flags, not
+# dpkg-buildflags').
+! grep -E '^[EW]: ' "$WORK/debs/lintian.log" || fail "lintian: errors or warnings above"
+infos=$(grep -c '^I: ' "$WORK/debs/lintian.log")
+infos_kind=$(sed -n 's/^I: [^ ]* \([^ ]*\) .*/\1/p' "$WORK/debs/lintian.log" | sort -u | paste -sd' ')
+field() { dpkg-deb -f "$WORK/debs/${1}_${version}_$arch.deb" "$2"; }
+deb_files() { dpkg-deb -c "$WORK/debs/${1}_${version}_$arch.deb" | awk '{print $6}'; }
+deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/libjitprov.so.1" &&
+  deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/jitprov/libjitprov-lttng.so" ||
+  fail "libjitprov1 files: $(deb_files libjitprov1)"
+dpkg-deb --ctrl-tarfile "$WORK/debs/libjitprov1_${version}_$arch.deb" | tar -xOf - ./symbols >"$WORK/symbols" ||
+  fail "libjitprov1 has no symbols file"
+grep -q "^libjitprov.so.1 libjitprov1 " "$WORK/symbols" && grep -q "^ jitprov_runtime_create@JITPROV_0 " "$WORK/symbols" ||
+  fail "libjitprov1's symbols: $(head -3 "$WORK/symbols")"
+[[ "$(field libjitprov-dev Depends)" == *"libjitprov1 (= $version)"* ]] || fail "libjitprov-dev Depends: $(field libjitprov-dev Depends)"
+[[ "$(field jitprov Depends)" == *"lttng-tools"* && "$(field jitprov Depends)" == *"libjitprov1 (>= "* ]] ||
+  fail "jitprov Depends: $(field jitprov Depends)"
+for p in jitprov-jvm jitprov-dotnet; do
+  [[ "$(field $p Depends)" == *"libjitprov1 (>= "* ]] || fail "$p Depends: $(field $p Depends)"
+done
+pass "tools/package ${from[*]:-(compiled in a copy of the tree)} in $build_s s, the source tree untouched: five packages at version $version, lintian without an error or a warning ($infos information tags${infos_kind:+: $infos_kind}), SONAME libjitprov.so.1 with its symbols file, dependencies:
+$(for p in "${PACKAGES[@]}"; do printf '    %-15s %s\n' "$p" "$(field "$p" Depends)"; done)"
+
+# --- installed ---------------------------------------------------------------------------------
+t=$(date +%s)
+apt-get install -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -qx "ii  $version" || fail "$p is not installed: $(dpkg -l "$p")"
+  dpkg -L "$p" >"$WORK/files-$p" || fail "dpkg -L $p"
+done
+pass "apt-get install ./*.deb in $(($(date +%s) - t)) s: $(sed -n 's/^\([0-9]* upgraded, [0-9]* newly installed\).*/\1/p' "$WORK/install.log")"
+
+# From here on, only what the packages installed: a PATH without the source or build
+# tree, the current directory elsewhere, none of jitprov's variables.
+cd "$WORK" || fail "cd $WORK"
+unset JITPROV_VERIFY JITPROV_PROVIDER LD_LIBRARY_PATH JAVA_TOOL_OPTIONS
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+[ "$(command -v jitprov)" = /usr/bin/jitprov ] && [ "$(command -v jitprov-verify)" = /usr/bin/jitprov-verify ] ||
+  fail "jitprov from $(command -v jitprov), jitprov-verify from $(command -v jitprov-verify)"
+AGENT_DIR=/usr/lib/$multiarch/jitprov
+for page in jitprov jitprov-verify jitprov-lockwait jitprov-sim; do
+  [ "$(man -w "$page")" = "/usr/share/man/man1/$page.1.gz" ] || fail "man -w $page: $(man -w "$page" 2>&1)"
+done
+MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep -q "$AGENT_DIR/libjitprov-jvmti.so" || fail "man jitprov does not name $AGENT_DIR/libjitprov-jvmti.so"
+printf '#include <jitprov/jitprov.h>\n#include <stdio.h>\nint main(void) { puts(jitprov_strerror(0)); return 0; }\n' >"$WORK/capi.c"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror "$WORK/capi.c" $(pkg-config --cflags --libs jitprov) -o "$WORK/capi" 2>"$WORK/cc.err" &&
+  "$WORK/capi" >/dev/null || fail "a program built with pkg-config jitprov: $(cat "$WORK/cc.err")"
+jitprov ps >"$WORK/ps.out" 2>&1 || fail "jitprov ps: $(cat "$WORK/ps.out")"
+pass "installed: jitprov and jitprov-verify in /usr/bin, the four man pages (man jitprov names $AGENT_DIR), a C program built with pkg-config jitprov, jitprov ps"
+
+# check_record DIR RUNTIME AGENT: the summary says verified, nothing lost, the installed
+# agent, code bodies; the installed jitprov-verify agrees on the trace.
+check_record() {
+  $PY - "$1/summary.json" "$2" "$3" <<'PY' || fail "$1: $(cat "$1/stdout")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["exit_status"] == 0 and s["command_status"] == 0, (s["exit_status"], s["command_status"])
+assert s["verdict"].startswith("verified") and s["verify_exit"] in (0, 4), (s["verdict"], s["verify_exit"])
+assert s["events_lost"] == 0 and s["packets_lost"] == 0, s
+assert s["agent"] == sys.argv[3], s["agent"]
+assert s["code_bodies"][sys.argv[2]]["total"] > 0, s["code_bodies"]
+assert s["rundowns"] >= 2, s["rundowns"]
+PY
+  jitprov-verify "$1/trace" >"$WORK/verify.out" 2>&1 || fail "jitprov-verify $1/trace: $(cat "$WORK/verify.out")"
+}
+
+# --- jitprov record -- java -------------------------------------------------------------------
+mkdir -p "$WORK/java"
+cat >"$WORK/java/Hello.java" <<'EOF'
+import java.util.*;
+public class Hello {  // enough calls that HotSpot compiles at every tier
+  static int work(int n) { return Integer.toString(n * 31).hashCode() & 7; }
+  public static void main(String[] args) {
+    Map<Integer, Integer> m = new HashMap<>();
+    long sum = 0;
+    for (int i = 0; i < 3_000_000; i++) { m.merge(work(i), 1, Integer::sum); sum += m.size(); }
+    System.out.println("Hello: " + sum);
+  }
+}
+EOF
+javac -d "$WORK/java" "$WORK/java/Hello.java" || fail "javac Hello.java"
+t=$(date +%s%N)
+JITPROV_TRACE_DEBUG=1 jitprov record -o "$WORK/rec-java" -- java -cp "$WORK/java" Hello >"$WORK/java.out" 2>"$WORK/java.err"
+rc=$?
+ms=$((($(date +%s%N) - t) / 1000000))
+[ $rc -eq 0 ] || fail "jitprov record -- java: exit $rc: $(cat "$WORK/java.out" "$WORK/java.err")"
+cp "$WORK/java.out" "$WORK/rec-java/stdout"
+grep -q "^Picked up JAVA_TOOL_OPTIONS: -agentpath:$AGENT_DIR/libjitprov-jvmti.so=" "$WORK/java.err" ||
+  fail "java's agent: $(head -3 "$WORK/java.err")"
+# (the loader may name the library by /lib, the merged /usr's link: the same file)
+provider=$(sed -n 's/^jitprov: tracing provider loaded //p' "$WORK/java.err" | head -1)
+[ -n "$provider" ] && [ "$(realpath "$provider")" = "$AGENT_DIR/libjitprov-lttng.so" ] ||
+  fail "the provider was not the installed one: $(grep -i provider "$WORK/java.err")"
+check_record "$WORK/rec-java" HotSpot "$AGENT_DIR/libjitprov-jvmti.so"
+pass "jitprov record -- java Hello (installed agent and provider) in $ms ms:
+$(sed -n '/^jitprov record:/,$p' "$WORK/java.out" | sed 's/^/    /')"
+
+# --- jitprov record -- dotnet -------------------------------------------------------------------
+build_dotnet_workload "$SRC" 20 100
+t=$(date +%s%N)
+jitprov record -o "$WORK/rec-dotnet" -- dotnet "$WORK/wl/out/JitWork.dll" --seconds 1 >"$WORK/dotnet.out" 2>"$WORK/dotnet.err"
+rc=$?
+ms=$((($(date +%s%N) - t) / 1000000))
+[ $rc -eq 0 ] || fail "jitprov record -- dotnet: exit $rc: $(cat "$WORK/dotnet.out" "$WORK/dotnet.err")"
+cp "$WORK/dotnet.out" "$WORK/rec-dotnet/stdout"
+check_record "$WORK/rec-dotnet" CoreCLR "$AGENT_DIR/libjitprov-dotnet.so"
+jitted=$(sed -n 's/^JitWork: jitted \([0-9]*\) bodies$/\1/p' "$WORK/dotnet.out")
+[ -n "$jitted" ] && [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["code_bodies"]["CoreCLR"]["total"])' \
+  "$WORK/rec-dotnet/summary.json")" -eq "$jitted" ] || fail "dotnet: the app jitted ${jitted:-?} bodies: $(cat "$WORK/dotnet.out")"
+pass "jitprov record -- dotnet JitWork.dll (installed client) in $ms ms, $jitted bodies as the app counted:
+$(sed -n '/^jitprov record:/,$p' "$WORK/dotnet.out" | sed 's/^/    /')"
+
+# --- purged: nothing left ------------------------------------------------------------------------
+t=$(date +%s)
+purge_installed
+[ -z "$(installed_ours)" ] || fail "still installed after apt-get purge: $(installed_ours) $(tail -5 "$WORK/purge.log")"
+left=()
+for p in "${PACKAGES[@]}"; do
+  while IFS= read -r f; do
+    [ "$f" = /. ] && continue
+    [ -e "$f" ] || [ -L "$f" ] || continue
+    # A directory another package owns stays; anything else is left behind.
+    [ -d "$f" ] && [ ! -L "$f" ] && dpkg -S "$f" >/dev/null 2>&1 && continue
+    left+=("$f")
+  done <"$WORK/files-$p"
+done
+[ ${#left[@]} -eq 0 ] || fail "left behind after the purge: ${left[*]}"
+nfiles=$(cat "$WORK"/files-* | sort -u | wc -l)
+now=$(dpkg-query -W -f='${Package}:${Architecture}\n' | sort)
+[ "$now" = "$(cat "$WORK/before")" ] || fail "the installed packages differ from before: $(diff <(echo "$now") "$WORK/before")"
+pass "apt-get purge in $(($(date +%s) - t)) s: the $nfiles paths dpkg -L listed gone (shared directories aside), the machine's packages as before"
+pass "packages: all checks in $(($(date +%s) - T0)) s"
