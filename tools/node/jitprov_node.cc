@@ -6,7 +6,7 @@
 // A native addon (context-aware: loaded again by every worker thread's isolate, each
 // getting its own handler) that installs v8::Isolate::SetJitCodeEventHandler with
 // kJitCodeEventEnumExisting and maps V8 onto jitprov's model (docs/node.md):
-//   - module: a script of an isolate (its URL as V8 names it; the script id in the
+//   - module: a script URL of an isolate (as V8 names it; the script id in the
 //     methods' token); V8's builtins and bytecode handlers (code embedded in the node
 //     binary, shared by every isolate) in the module "v8-builtins", regexp code in
 //     "v8-regexp", anything else in "v8-other";
@@ -48,6 +48,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <utility>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -81,7 +82,7 @@ struct Isolate {
   v8::Isolate* v8 = nullptr;
   uint32_t index = 0;
   bool gone = false;
-  std::unordered_map<int, uint64_t> scripts;  // script id -> module
+  std::unordered_map<std::string, uint64_t> modules;  // script URL -> module
 };
 
 struct Counters {
@@ -220,22 +221,25 @@ Isolate* isolateOf(Client& c, v8::Isolate* v8iso) {
   return iso;
 }
 
-// The module of a script of an isolate. Client::mu held.
-bool moduleOf(Client& c, Isolate& iso, int script_id, std::string_view url, uint64_t* out) {
-  auto it = iso.scripts.find(script_id);
-  if (it != iso.scripts.end()) {
+// The module of a script URL of an isolate: scripts of one URL share it (every `new
+// Function` and eval is a script of its own, with no URL: one module "<anonymous>"
+// per isolate, not one per function); the script id is each method's token.
+// Client::mu held.
+bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
+  std::string path(url.empty() ? "<anonymous>" : url);
+  if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
+  auto it = iso.modules.find(path);
+  if (it != iso.modules.end()) {
     *out = it->second;
     return true;
   }
-  std::string path(url.empty() ? "<anonymous>" : url);
-  if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
   const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
   if (e != JITPROV_OK) {
     noteError(c, "register module " + path + ": " + jitprov_strerror(e));
     return false;
   }
   ++c.n.modules;
-  iso.scripts.emplace(script_id, *out);
+  iso.modules.emplace(std::move(path), *out);
   return true;
 }
 
@@ -331,7 +335,7 @@ void onAdded(Client& c, const v8::JitCodeEvent* ev) {
   const char* ns = "";
   switch (p.kind) {
     case Kind::kJs:
-      if (!moduleOf(c, *iso, script_id, scriptUrl(p.rest), &module)) return;
+      if (!moduleOf(c, *iso, scriptUrl(p.rest), &module)) return;
       key = hashKey(iso, script_id, p.rest, 0x4a53);
       break;
     case Kind::kBuiltin:  // embedded in the node binary: one copy for every isolate
@@ -481,8 +485,8 @@ void onIsolateCleanup(void* arg) {
     ++c.n.retired_isolate;
     l = c.live.erase(l);
   }
-  for (const auto& [script, module] : iso->scripts) (void)jitprov_module_unload(c.rt, module);
-  iso->scripts.clear();
+  for (const auto& [url, module] : iso->modules) (void)jitprov_module_unload(c.rt, module);
+  iso->modules.clear();
   iso->gone = true;
   ++c.n.isolates_gone;
   c.isolates.erase(it);  // the Isolate record stays (Live entries of no one point to it)
