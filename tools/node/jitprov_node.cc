@@ -34,11 +34,13 @@
 #include "atomic_file.h"
 
 #include <node.h>
+#include <uv.h>
 #include <v8.h>
 
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cinttypes>
@@ -75,13 +77,18 @@ struct Live {
   uint32_t serial;  // host_version: the code object, through moves
   uint16_t host_tier;
   uint8_t tier;
-  Isolate* iso;  // nullptr: shared code (the embedded builtins)
+  Isolate* iso;       // nullptr: shared code (the embedded builtins)
+  uint32_t seen = 0;  // the census (Isolate::epoch) that last saw it
 };
 
 struct Isolate {
   v8::Isolate* v8 = nullptr;
   uint32_t index = 0;
   bool gone = false;
+  uint32_t epoch = 0;                                 // censuses taken
+  std::atomic<uint64_t> full_gcs{0};                  // mark-compacts (the GC epilogue); relaxed: a count
+  uint64_t full_gcs_at_census = 0;                    // isolate's thread only
+  uv_timer_t* timer = nullptr;                        // the census timer, on the isolate's event loop
   std::unordered_map<std::string, uint64_t> modules;  // script URL -> module
 };
 
@@ -91,6 +98,10 @@ struct Counters {
   uint64_t by_kind[4] = {};
   uint64_t by_marker[5] = {};  // ~ ^ + * none
   uint64_t methods = 0, modules = 0, isolates = 0, isolates_gone = 0;
+  // The census (census=SEC): V8's code enumerated again after a full GC; versions the
+  // client holds that it no longer lists are counted (never retired: docs/node.md).
+  uint64_t censuses = 0, census_versions = 0, census_absent = 0, census_absent_max = 0, census_absent_last = 0;
+  uint64_t census_absent_baseline = 0;  // of census_absent: Sparkplug code (never OSR code)
 };
 
 struct Client {
@@ -106,7 +117,8 @@ struct Client {
   uint32_t next_serial = 1;
   Counters n;
   std::string first_error;
-  hostagent::Hist add_ns, move_ns;
+  hostagent::Hist add_ns, move_ns, census_ns;
+  uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
 };
 
@@ -309,8 +321,10 @@ void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32
   auto [it, inserted] = c.live.emplace(start, Live{vid, method_id, size, serial, host_tier, uint8_t(tier), iso});
   if (!inserted) {
     ++c.n.replays;  // jitprov returned the version it has (the same code enumerated again)
+    if (iso != nullptr) it->second.seen = iso->epoch;
     return;
   }
+  if (iso != nullptr) it->second.seen = iso->epoch;
 }
 
 void onAdded(Client& c, const v8::JitCodeEvent* ev) {
@@ -438,6 +452,13 @@ void writeStats(Client& c) {
                "  \"methods\": %" PRIu64 ", \"modules\": %" PRIu64 ", \"isolates\": %" PRIu64
                ", \"isolates_gone\": %" PRIu64 ", \"infer\": %s,\n",
                n.methods, n.modules, n.isolates, n.isolates_gone, c.overlap_retire ? "true" : "false");
+  std::fprintf(f,
+               "  \"census\": {\"every_ms\": %" PRIu64 ", \"count\": %" PRIu64 ", \"versions\": %" PRIu64
+               ", \"absent\": %" PRIu64 ", \"absent_baseline\": %" PRIu64 ", \"absent_max\": %" PRIu64
+               ", \"absent_last\": %" PRIu64 "},\n",
+               c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
+               n.census_absent_max, n.census_absent_last);
+  hostagent::histJson(f, "census_time", c.census_ns);
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   std::fprintf(f,
@@ -465,16 +486,79 @@ void finish() {
        c->rd != nullptr ? jitprov_rundown_completed(c->rd) : 0);
 }
 
+// The GC epilogue: counts the isolate's mark-compacts (any thread; a relaxed count).
+void onGcEpilogue(v8::Isolate*, v8::GCType type, v8::GCCallbackFlags, void* data) {
+  if (type & v8::kGCTypeMarkSweepCompact) static_cast<Isolate*>(data)->full_gcs.fetch_add(1, std::memory_order_relaxed);
+}
+
+// census=SEC: on the isolate's event loop (between JS tasks), after a full GC, V8's
+// code is enumerated again (kJitCodeEventEnumExisting: every live code object is
+// reported once more, a replay here); versions of this isolate not reported are counted.
+// Not retired: V8's enumeration leaves out OSR code and code only a stack still runs.
+void onCensusTimer(uv_timer_t* t) {
+  auto* iso = static_cast<Isolate*>(t->data);
+  Client& c = *g_client;
+  const uint64_t gcs = iso->full_gcs.load(std::memory_order_relaxed);
+  if (gcs == iso->full_gcs_at_census || c.finished.load(std::memory_order_relaxed)) return;
+  iso->full_gcs_at_census = gcs;
+  const uint64_t t0 = nowNs();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    ++iso->epoch;
+  }
+  v8::HandleScope scope(iso->v8);
+  iso->v8->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
+  std::lock_guard<std::mutex> g(c.mu);
+  uint64_t absent = 0, versions = 0;
+  for (const auto& [start, l] : c.live) {
+    if (l.iso != iso) continue;
+    ++versions;
+    if (l.seen != iso->epoch) {
+      ++absent;
+      if (l.host_tier == 11) ++c.n.census_absent_baseline;
+    }
+  }
+  ++c.n.censuses;
+  c.n.census_versions += versions;
+  c.n.census_absent += absent;
+  c.n.census_absent_last = absent;
+  c.n.census_absent_max = std::max(c.n.census_absent_max, absent);
+  c.census_ns.add(nowNs() - t0);
+  logf("census of isolate %u: %" PRIu64 " of %" PRIu64 " versions not listed by V8 (%.1f ms)", iso->index, absent,
+       versions, double(nowNs() - t0) / 1e6);
+}
+
+void startCensus(Client& c, Isolate* iso) {
+  iso->v8->AddGCEpilogueCallback(&onGcEpilogue, iso, v8::kGCTypeMarkSweepCompact);
+  if (c.census_ms == 0) return;
+  uv_loop_t* loop = node::GetCurrentEventLoop(iso->v8);
+  if (loop == nullptr) return;
+  iso->timer = new uv_timer_t;
+  uv_timer_init(loop, iso->timer);
+  iso->timer->data = iso;
+  uv_timer_start(iso->timer, &onCensusTimer, c.census_ms, c.census_ms);
+  uv_unref(reinterpret_cast<uv_handle_t*>(iso->timer));  // never keeps the program alive
+}
+
+void stopCensus(Isolate* iso) {
+  iso->v8->RemoveGCEpilogueCallback(&onGcEpilogue, iso);
+  if (iso->timer == nullptr) return;
+  uv_timer_stop(iso->timer);
+  uv_close(reinterpret_cast<uv_handle_t*>(iso->timer), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+  iso->timer = nullptr;
+}
+
 // A worker's environment is torn down (on its thread, before its isolate is disposed):
 // its handler is removed and all of its code retired (its heap goes with it).
 void onIsolateCleanup(void* arg) {
-  auto* v8iso = static_cast<v8::Isolate*>(arg);
+  auto* iso = static_cast<Isolate*>(arg);
+  v8::Isolate* v8iso = iso->v8;
   v8iso->SetJitCodeEventHandler(v8::kJitCodeEventDefault, nullptr);
+  stopCensus(iso);
   Client& c = *g_client;
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.isolates.find(v8iso);
-  if (it == c.isolates.end()) return;
-  Isolate* iso = it->second;
+  if (it == c.isolates.end() || it->second != iso) return;
   for (auto l = c.live.begin(); l != c.live.end();) {
     if (l->second.iso != iso) {
       ++l;
@@ -492,7 +576,10 @@ void onIsolateCleanup(void* arg) {
   c.isolates.erase(it);  // the Isolate record stays (Live entries of no one point to it)
 }
 
-void onMainCleanup(void*) { finish(); }
+void onMainCleanup(void* arg) {
+  stopCensus(static_cast<Isolate*>(arg));
+  finish();
+}
 
 // The perf map, named as V8's own perf map names code: "*f /app/x.js:3:22", "Builtin:X".
 void perfMapSink(void* ctx, const jitprov_sink_record* r) {
@@ -517,6 +604,9 @@ const char kHelp[] =
     "usage: NODE_OPTIONS=--require=LIBDIR/jitprov/node/preload.js JITPROV_NODE=OPTIONS node app.js\n"
     "OPTIONS, comma-separated:\n";
 const char kExtraHelp[] =
+    "  census=SEC         every SEC s after a full GC, between JS tasks, enumerate V8's\n"
+    "                     code again and count the versions it no longer lists (stats;\n"
+    "                     a measurement: nothing is retired for it; default 0: off)\n"
     "  infer=off          for tests only: no death inference (code overlapped by newer\n"
     "                     code stays in the registry, the newer code is refused)\n";
 
@@ -527,6 +617,15 @@ bool startClient() {
   const std::string why = hostagent::parseOptions(
       env != nullptr ? env : "", &c->opt,
       [c](const std::string& k, const std::string& v, std::string* w) {
+        if (k == "census") {
+          uint64_t sec = 0;
+          if (!hostagent::parseCount(v, &sec) || sec > 86400) {
+            *w = "not a number of seconds (0 to 86400)";
+            return -1;
+          }
+          c->census_ms = sec * 1000;
+          return 1;
+        }
         if (k != "infer") return 0;
         if (v != "on" && v != "off") {
           *w = "not on or off";
@@ -595,13 +694,15 @@ void install(v8::Local<v8::Context> context) {
   if (g_disabled) return;
   Client& c = *g_client;
   v8::Isolate* v8iso = context->GetIsolate();
-  bool main = false;
+  Isolate* iso = nullptr;
   {
     std::lock_guard<std::mutex> g(c.mu);
     if (auto it = c.isolates.find(v8iso); it != c.isolates.end()) return;  // another context of it
-    main = isolateOf(c, v8iso)->index == 1;                                // the main thread's loads the addon first
+    iso = isolateOf(c, v8iso);
   }
-  node::AddEnvironmentCleanupHook(v8iso, main ? &onMainCleanup : &onIsolateCleanup, v8iso);
+  // The main thread's isolate loads the addon first.
+  node::AddEnvironmentCleanupHook(v8iso, iso->index == 1 ? &onMainCleanup : &onIsolateCleanup, iso);
+  startCensus(c, iso);
   const uint64_t t0 = nowNs();
   // Every code object alive now is enumerated (on this thread) before this returns.
   v8iso->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
