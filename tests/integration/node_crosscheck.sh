@@ -11,14 +11,18 @@
 #    once a later one or a move target overlaps it) is in the last rundown of that
 #    moment: every Sparkplug/TurboFan object with the same address, size, name and
 #    kind, and no stale record (v8log_check.py).
-#   node_crosscheck.sh ADDON_DIR VERIFY_BINARY SOURCE_DIR [JITPROV_NODE extra options]
+#  - `jitprov record -- node app.js` records a program with a worker thread: exit 0, a
+#    verified trace, V8's code in its summary.
+#   node_crosscheck.sh ADDON_DIR VERIFY_BINARY SOURCE_DIR JITPROV [JITPROV_NODE extra options]
 # ADDON_DIR holds jitprov_node.node and preload.js. The extra options are for showing
 # the check fails (infer=off: no death inference).
 . "$(dirname "$0")/lib.sh"
-ADDON=${1:?usage: node_crosscheck.sh ADDON_DIR VERIFY SOURCE_DIR [OPTIONS]}
-VERIFY=${2:?usage: node_crosscheck.sh ADDON_DIR VERIFY SOURCE_DIR [OPTIONS]}
-SRC=${3:?usage: node_crosscheck.sh ADDON_DIR VERIFY SOURCE_DIR [OPTIONS]}
-EXTRA=${4:-}
+USAGE="usage: node_crosscheck.sh ADDON_DIR VERIFY SOURCE_DIR JITPROV [OPTIONS]"
+ADDON=${1:?$USAGE}
+VERIFY=${2:?$USAGE}
+SRC=${3:?$USAGE}
+JITPROV=${4:?$USAGE}
+EXTRA=${5:-}
 require_lttng
 require_cmd node
 enter_private_namespace "$@"
@@ -35,6 +39,26 @@ printf '%s\n' "$out" | grep -q "node owns SIGUSR1" && printf '%s\n' "$out" | gre
 out=$(JITPROV_NODE=help NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
 printf '%s\n' "$out" | grep -q "perfmap=DIR|off" && printf '%s\n' "$out" | grep -qx ran || fail "help: $out"
 pass "bad options cost one line and the program runs untraced; help lists the options"
+
+# --- jitprov record -- node (its own private lttng-sessiond: none runs yet) -----------
+cat >"$WORK/app.js" <<'JS'
+const { Worker, isMainThread } = require('worker_threads');
+function hot(a) { let s = 0; for (let i = 0; i < a; i++) s += i * a; return s; }
+let r = 0; for (let i = 0; i < 300000; i++) r += hot(i % 100);
+if (isMainThread) new Worker(__filename).on('exit', () => console.log('done', r));
+JS
+"$JITPROV" record -o "$WORK/rec" -- node "$WORK/app.js" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: exit $?"; }
+$PY - "$WORK/rec/summary.json" <<'PYCHECK' || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: its summary"; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+v8 = s.get("code_bodies", {}).get("V8", {})
+ok = (s["runtime"] == "node" and s["verdict"].startswith("verified: ") and s["exit_status"] == 0
+      and v8.get("by_tier", {}).get("tier0", 0) > 0 and v8.get("by_tier", {}).get("tier1", 0) > 0)
+print("record summary:", s["verdict"], json.dumps(v8))
+sys.exit(0 if ok else 1)
+PYCHECK
+grep -q '^done [0-9]' "$WORK/rec.out" || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: the program's output"; }
+pass "jitprov record -- node: verified, V8's code in the summary"
 
 # --- the workload under the client, with V8's own log --------------------------------
 start_sessiond

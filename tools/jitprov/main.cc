@@ -7,7 +7,7 @@
 // exit status says why (attach.h).
 //   jitprov ps [--json]
 // lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
-//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] -- CMD ARGS...
+//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet|node] -- CMD ARGS...
 // runs CMD under jitprov's agent into a lossless lttng session, then verifies and
 // summarizes the trace (record.cc).
 #include "attach.h"
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
       "trace (jitprov-verify) and print a summary, also in DIR/summary.json. Exit: CMD's status when the trace "
       "verified (128+N: killed by signal N); jitprov's own: 117 -p not yet supported, 118 --perf/--lockwait not yet "
       "supported, 119 the trace did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, "
-      "123 DIR not new/empty or not writable, 124 CMD neither java nor dotnet (--runtime), 125 usage (no CMD), "
+      "123 DIR not new/empty or not writable, 124 CMD neither java, dotnet nor node (--runtime), 125 usage (no CMD), "
       "126 CMD cannot be run, 127 CMD not found");
   record->add_option("-o,--output", ra.out,
                      "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
@@ -132,8 +132,9 @@ int main(int argc, char** argv) {
           "SECS"));
   record
       ->add_option("--runtime", ra.runtime,
-                   "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet)")
-      ->check(CLI::IsMember({"java", "dotnet"}));
+                   "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet; "
+                   "node: node)")
+      ->check(CLI::IsMember({"java", "dotnet", "node"}));
   record->add_flag("--perf", ra.perf, "perf samples with JIT names (not yet supported: exit 118)");
   record->add_flag("--lockwait", ra.lockwait, "the eBPF lock-wait tool beside it (not yet supported: exit 118)");
   record->add_option("-p,--pid", ra.pid, "a running process (not yet supported: exit 117; use jitprov attach PID)")
