@@ -117,6 +117,7 @@ struct Client {
   uint32_t next_serial = 1;
   Counters n;
   std::string first_error;
+  std::string provider;  // jitprov_trace_provider_status() at the start, for the stats
   hostagent::Hist add_ns, move_ns, census_ns;
   uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
@@ -419,6 +420,24 @@ void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   }
 }
 
+// A string inside JSON quotes: '"', '\\' and control characters escaped.
+std::string jsonSafe(const std::string& v) {
+  std::string out;
+  for (const char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", unsigned(static_cast<unsigned char>(ch)));
+      out += b;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 void writeStats(Client& c) {
   if (c.opt.stats.empty()) return;
   std::lock_guard<std::mutex> g(c.mu);
@@ -465,7 +484,7 @@ void writeStats(Client& c) {
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
                ", \"provider\": \"%s\"\n}\n",
                c.rd != nullptr ? jitprov_rundown_completed(c.rd) : 0, c.perfmap.written, c.perfmap.errors,
-               jitprov_trace_provider_status());
+               jsonSafe(c.provider).c_str());
   if (!file.commit())
     std::fprintf(stderr, "jitprov-node: write stats %s: %s\n", c.opt.stats.c_str(), file.error().c_str());
 }
@@ -660,6 +679,7 @@ bool startClient() {
     return false;
   }
   g_client = c;
+  c->provider = jitprov_trace_provider_status();
   c->perfmap.bare_module = c->builtin_module;  // perfMapSink above names every record itself
   if (const std::string jd = hostagent::openJitdump(c->rt, c->opt); !jd.empty())
     std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
@@ -681,15 +701,23 @@ bool startClient() {
   if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
   if (renamed) (void)pthread_setname_np(pthread_self(), tname);
   if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
-  std::atexit(finish);  // process.exit() ends without the main environment's cleanup
+  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
   logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
        c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(), jitprov_rundown_mode_name(c->opt.mode),
        c->overlap_retire ? "on" : "off", jitprov_trace_provider_status());
   return true;
 }
 
+// exports.finish(): preload.js calls it from the main thread's process 'exit' event,
+// while node still runs (process.exit() included): the exit rundown and the stats.
+void finishFromJs(const v8::FunctionCallbackInfo<v8::Value>&) { finish(); }
+
 // The addon's init in one context of one isolate (the main thread's, a worker's).
-void install(v8::Local<v8::Context> context) {
+void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
+  v8::Isolate* js = context->GetIsolate();
+  v8::Local<v8::Function> fn;
+  if (v8::Function::New(context, &finishFromJs).ToLocal(&fn))
+    (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "finish"), fn).FromMaybe(false);
   std::call_once(g_once, [] { g_disabled = !startClient(); });
   if (g_disabled) return;
   Client& c = *g_client;
@@ -714,7 +742,6 @@ void install(v8::Local<v8::Context> context) {
 }  // namespace jitprov::node_client
 
 NODE_MODULE_INIT(/* exports, module, context */) {
-  (void)exports;
   (void)module;
-  jitprov::node_client::install(context);
+  jitprov::node_client::install(exports, context);
 }

@@ -6,7 +6,9 @@
 // it costs one line and the program runs on untraced.
 'use strict';
 try {
-  require(require('path').join(__dirname, 'jitprov_node.node'));
+  const client = require(require('path').join(__dirname, 'jitprov_node.node'));
+  // The exit rundown and the stats while node still runs (process.exit() included).
+  if (require('worker_threads').isMainThread) process.on('exit', () => client.finish());
 } catch (e) {
   process.stderr.write(`jitprov-node: load ${__dirname}/jitprov_node.node: ${e.message}; ` +
                        `pid ${process.pid} runs untraced\n`);
