@@ -11,8 +11,8 @@
 #  - CMD's status kept: `--runtime java -- false` exits 1, `sh -c 'exit 3'` 3, a command
 #    killed by SIGTERM 143;
 #  - jitprov's own errors, each one line on stderr, nothing on stdout, its own status:
-#    no CMD (125), CMD not found (127), not executable (126), neither java nor dotnet
-#    (124), DIR not empty or read-only (123), no lttng in PATH (122), -p with CMD or -d
+#    no CMD (125), CMD not found (127), not executable (126), neither java, dotnet nor
+#    node (124), DIR not empty or read-only (123), no lttng in PATH (122), -p with CMD or -d
 #    without -p (125; -p, --perf and --lockwait: jitprov_report.sh);
 #  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
 #  - with the .NET client built: the generated C# workload under `jitprov record --
@@ -104,11 +104,11 @@ expect() {
 expect 125 "no command" -o "$WORK/e1"
 expect 125 ".*--bogus" --bogus -- java -version
 expect 125 ".*SECS must be > 0" --rundown-every 0 -- java -version
-expect 125 ".*--runtime.*node" --runtime node -- node x.js
+expect 125 ".*--runtime.*ruby" --runtime ruby -- ruby x.rb
 expect 127 "no-such-command-here: command not found" -o "$WORK/e1" -- no-such-command-here
 printf 'x\n' >"$WORK/noexec" && chmod 644 "$WORK/noexec"
 expect 126 "$WORK/noexec: Permission denied" --runtime java -o "$WORK/e1" -- "$WORK/noexec"
-expect 124 "'sh' is neither java .* nor dotnet" -o "$WORK/e1" -- sh -c 'exit 3'
+expect 124 "'sh' is neither java .*, dotnet nor node" -o "$WORK/e1" -- sh -c 'exit 3'
 [ ! -e "$WORK/e1" ] || fail "an early error created the output directory"
 mkdir -p "$WORK/full" && touch "$WORK/full/x"
 expect 123 "$WORK/full exists and is not empty" -o "$WORK/full" -- java -version

@@ -7,7 +7,7 @@
 // exit status says why (attach.h).
 //   jitprov ps [--json]
 // lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
-//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet] [--perf]
+//   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet|node] [--perf]
 //                  [--lockwait] -- CMD ARGS...   (or -p PID [-d SECS] instead of CMD)
 // runs CMD under jitprov's agent (or attaches it to PID) into a lossless lttng session,
 // then verifies and summarizes the trace (record.cc).
@@ -107,14 +107,15 @@ int main(int argc, char** argv) {
   cli::RecordArgs ra;
   CLI::App* record = cli.add_subcommand(
       "record",
-      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*), or attach it to the running "
+      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*; node: NODE_OPTIONS), or attach it to "
+      "the running "
       "process PID (-p), its rundowns (at start, every SECS, at CMD's exit) into a lossless lttng session (a private "
       "lttng-sessiond when none answers), with jitprov-lockwait (--lockwait) and perf record (--perf) beside it, then "
       "verify the trace (jitprov-verify) and print a summary, also in DIR/summary.json (jitprov report DIR says "
       "more). Exit: CMD's status when the trace verified (128+N: killed by signal N; -p: 0); jitprov's own: 117 -p "
       "PID cannot be attached, 118 --perf/--lockwait: perf not installed, or a tool could not start, 119 the trace "
       "did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, 123 DIR not new/empty or "
-      "not writable, 124 CMD neither java nor dotnet (--runtime), 125 usage (no CMD), 126 CMD cannot be run, 127 "
+      "not writable, 124 CMD neither java, dotnet nor node (--runtime), 125 usage (no CMD), 126 CMD cannot be run, 127 "
       "CMD not found");
   record->add_option("-o,--output", ra.out,
                      "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
@@ -126,8 +127,9 @@ int main(int argc, char** argv) {
           "SECS"));
   record
       ->add_option("--runtime", ra.runtime,
-                   "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet)")
-      ->check(CLI::IsMember({"java", "dotnet"}));
+                   "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet; "
+                   "node: node)")
+      ->check(CLI::IsMember({"java", "dotnet", "node"}));
   record->add_flag("--perf", ra.perf,
                    "perf record -k 1 beside CMD with the agent's jitdump, then perf inject --jit: DIR/perf.jit.data, "
                    "whose JIT frames perf report names; the hottest JIT methods in the summary (perf must be "

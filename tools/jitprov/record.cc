@@ -9,7 +9,8 @@
 //     arrays, no shell): rundown events in a channel that blocks rather than discards,
 //     runtime events in one that never blocks, the vpid context; started before CMD;
 //  3. CMD, with the agent in its environment (JAVA_TOOL_OPTIONS=... -agentpath:, or the
-//     CORECLR_* variables and JITPROV_DOTNET), its rundowns triggered by the agent itself:
+//     CORECLR_* variables and JITPROV_DOTNET, or NODE_OPTIONS=... --require=preload.js and
+//     JITPROV_NODE), its rundowns triggered by the agent itself:
 //     trigger=session (at start), every:SECS, exit (as the runtime shuts down).
 //     SIGINT and SIGTERM sent to jitprov are passed on to CMD (a terminal's Ctrl-C reaches
 //     CMD itself: it is in our process group); the helpers run in process groups of their
@@ -240,12 +241,19 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
 }
 
 // The environment CMD gets: ours, with the agent's variables set.
-std::vector<std::string> agentEnvironment(bool java, const std::string& agent, const std::string& options) {
+std::vector<std::string> agentEnvironment(const std::string& runtime, const std::string& agent,
+                                          const std::string& options) {
   std::map<std::string, std::string> set;
-  if (java) {
+  if (runtime == "java") {
     const char* had = std::getenv("JAVA_TOOL_OPTIONS");
     const std::string mine = "-agentpath:" + agent + "=" + options;
     set["JAVA_TOOL_OPTIONS"] = had != nullptr && *had != '\0' ? std::string(had) + " " + mine : mine;
+  } else if (runtime == "node") {
+    // node splits NODE_OPTIONS at spaces, and takes a double-quoted word whole.
+    const char* had = std::getenv("NODE_OPTIONS");
+    const std::string mine = "\"--require=" + agent + "\"";
+    set["NODE_OPTIONS"] = had != nullptr && *had != '\0' ? std::string(had) + " " + mine : mine;
+    set["JITPROV_NODE"] = options;
   } else {
     set["CORECLR_ENABLE_PROFILING"] = "1";
     set["CORECLR_PROFILER"] = kClrProfilerGuid;
@@ -422,11 +430,14 @@ std::string toolPath(const char* env, const std::string& subdir, const std::stri
   return name;
 }
 
-// The libjitprov the agent loads: its RUNPATH's in a build tree, else the one beside it.
+// The libjitprov the agent loads (its RUNPATH).
 std::string libjitprovOf(const std::string& agent) {
   const std::string dir = agent.substr(0, agent.rfind('/'));
   char real[4096];
-  for (const std::string& p : {dir + "/../../runtime/libjitprov.so.1", dir + "/libjitprov.so.1"})
+  // A build tree (tools/X/agent, runtime/libjitprov.so.1), or installed: LIBDIR/jitprov/agent
+  // or LIBDIR/jitprov/node/preload.js beside LIBDIR/libjitprov.so.1.
+  for (const std::string& p : {dir + "/../../runtime/libjitprov.so.1", dir + "/libjitprov.so.1",
+                               dir + "/../libjitprov.so.1", dir + "/../../libjitprov.so.1"})
     if (realpath(p.c_str(), real) != nullptr) return real;
   return {};
 }
@@ -902,14 +913,19 @@ int record(const RecordArgs& a) {
   if (runtime.empty()) {
     if (name == "java" || name == "javac" || name == "jshell") runtime = "java";
     if (name == "dotnet") runtime = "dotnet";
+    if (name == "node" || name == "nodejs") runtime = "node";
   }
-  if (runtime != "java" && runtime != "dotnet")
+  if (runtime != "java" && runtime != "dotnet" && runtime != "node")
     return fail(kRecordUnknownRuntime, "'" + name +
-                                           "' is neither java (java, javac, jshell) nor dotnet: --runtime java|dotnet "
-                                           "says which runtime it starts");
+                                           "' is neither java (java, javac, jshell), dotnet nor node: --runtime "
+                                           "java|dotnet|node says which runtime it starts");
   const bool java = runtime == "java";
-  const std::string runtime_name = java ? "HotSpot" : "CoreCLR";
-  const std::string agent_wanted = defaultAgentPath(java ? Runtime::kHotSpot : Runtime::kCoreClr);
+  const std::string runtime_name = java ? "HotSpot" : runtime == "node" ? "V8" : "CoreCLR";
+  // The Node.js client: the preload.js beside its addon (in the build tree, or installed).
+  const std::string node_preload = besideInBuildTree("node", "preload.js");
+  const std::string agent_wanted =
+      runtime == "node" ? (node_preload.empty() ? std::string(JITPROV_AGENT_DIR) + "/node/preload.js" : node_preload)
+                        : defaultAgentPath(java ? Runtime::kHotSpot : Runtime::kCoreClr);
   char real[4096];
   if (realpath(agent_wanted.c_str(), real) == nullptr)
     return fail(kRecordNoAgent, "the agent " + agent_wanted + ": " + std::strerror(errno) + " (not installed?)");
@@ -970,7 +986,7 @@ int record(const RecordArgs& a) {
     status = 128 + g_signal;
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
-    const pid_t pid = startCommand(exe, argv, agentEnvironment(java, agent, options));
+    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options));
     if (pid < 0) {
       exec_error = int(-pid);
     } else {

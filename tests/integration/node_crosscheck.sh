@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Node.js client on a real node (V8 11.3), checked against V8's own code log:
+#  - bad JITPROV_NODE options cost one line and the program runs on, untraced;
+#  - the generated workload (tools/node/workload: thousands of functions tiered up,
+#    `new Function`, `vm.Script`, deoptimizations, two worker threads, one ending early,
+#    allocation with code space compaction on every full GC so that the GC moves code)
+#    runs under the client, whose rundowns (session, every:1) go into a real lttng
+#    session (private lttng-sessiond) and pass jitprov-verify;
+#  - with --log-code, V8's own account replayed to the quiet moment (an object dead
+#    once a later one or a move target overlaps it) is in the last rundown of that
+#    moment: every Sparkplug/TurboFan object with the same address, size, name and
+#    kind, and no stale record (v8log_check.py).
+#  - `jitprov record -- node app.js` records a program with a worker thread: exit 0, a
+#    verified trace, V8's code in its summary.
+#   node_crosscheck.sh ADDON_DIR VERIFY_BINARY SOURCE_DIR JITPROV [JITPROV_NODE extra options]
+# ADDON_DIR holds jitprov_node.node and preload.js. The extra options are for showing
+# the check fails (infer=off: no death inference).
+. "$(dirname "$0")/lib.sh"
+USAGE="usage: node_crosscheck.sh ADDON_DIR VERIFY SOURCE_DIR JITPROV [OPTIONS]"
+ADDON=${1:?$USAGE}
+VERIFY=${2:?$USAGE}
+SRC=${3:?$USAGE}
+JITPROV=${4:?$USAGE}
+EXTRA=${5:-}
+require_lttng
+require_cmd node
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-node.XXXXXX)
+PRELOAD="--require=$ADDON/preload.js"
+
+# --- options -------------------------------------------------------------------------
+out=$(JITPROV_NODE=bogus NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
+[ "$(printf '%s\n' "$out" | grep -c '^jitprov-node:')" -eq 1 ] &&
+  printf '%s\n' "$out" | grep -qx "jitprov-node: unknown option 'bogus' (JITPROV_NODE=help lists the options); pid [0-9]* runs untraced" &&
+  printf '%s\n' "$out" | grep -qx ran || fail "a bad option: $out"
+out=$(JITPROV_NODE=trigger=session,signal NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
+printf '%s\n' "$out" | grep -q "node owns SIGUSR1" && printf '%s\n' "$out" | grep -qx ran || fail "trigger=signal: $out"
+out=$(JITPROV_NODE=help NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
+printf '%s\n' "$out" | grep -q "perfmap=DIR|off" && printf '%s\n' "$out" | grep -qx ran || fail "help: $out"
+pass "bad options cost one line and the program runs untraced; help lists the options"
+
+# --- jitprov record -- node (its own private lttng-sessiond: none runs yet) -----------
+cat >"$WORK/app.js" <<'JS'
+const { Worker, isMainThread } = require('worker_threads');
+function hot(a) { let s = 0; for (let i = 0; i < a; i++) s += i * a; return s; }
+let r = 0; for (let i = 0; i < 300000; i++) r += hot(i % 100);
+if (isMainThread) new Worker(__filename).on('exit', () => console.log('done', r));
+JS
+"$JITPROV" record -o "$WORK/rec" -- node "$WORK/app.js" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: exit $?"; }
+$PY - "$WORK/rec/summary.json" <<'PYCHECK' || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: its summary"; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+v8 = s.get("code_bodies", {}).get("V8", {})
+ok = (s["runtime"] == "node" and s["verdict"].startswith("verified: ") and s["exit_status"] == 0
+      and v8.get("by_tier", {}).get("tier0", 0) > 0 and v8.get("by_tier", {}).get("tier1", 0) > 0)
+print("record summary:", s["verdict"], json.dumps(v8))
+sys.exit(0 if ok else 1)
+PYCHECK
+grep -q '^done [0-9]' "$WORK/rec.out" || { cat "$WORK/rec.out" >&2; fail "jitprov record -- node: the program's output"; }
+pass "jitprov record -- node: verified, V8's code in the summary"
+
+# --- the workload under the client, with V8's own log --------------------------------
+start_sessiond
+RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session node "$WORK/trace"
+lttng start node >/dev/null || fail "lttng start"
+mkdir -p "$WORK/d"
+(
+  cd "$WORK" || exit 1
+  exec env JITPROV_NODE="trigger=session,every:1,perfmap=off,stats=$WORK/client.json${EXTRA:+,$EXTRA}" \
+    NODE_OPTIONS="$PRELOAD" node --compact-on-every-full-gc --log-code --logfile="$WORK/v8.log" \
+    "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12
+) >"$WORK/node.out" 2>&1 &
+NODE_PID=$!
+track_pid "$NODE_PID"
+for _ in $(seq 1200); do [ -f "$WORK/d/quiet" ] && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
+[ -f "$WORK/d/quiet" ] || { cat "$WORK/node.out" >&2; fail "the workload did not reach its quiet moment"; }
+date -r "$WORK/d/quiet" +%s%N >"$WORK/window"
+sleep 2.5  # at least two every:1 rundowns
+date +%s%N >>"$WORK/window"
+# The session ends before the program does (a rundown cut short by its exit is not
+# complete: jitprov-verify would say so).
+lttng stop node >/dev/null && lttng destroy node >/dev/null || fail "lttng stop/destroy"
+touch "$WORK/d/stop"
+wait "$NODE_PID"; rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/node.out" >&2; fail "node exit status $rc"; }
+echo "$NODE_PID" >"$WORK/pid"
+[ -f "$WORK/client.json" ] || { cat "$WORK/node.out" >&2; fail "no stats file"; }
+
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+"$VERIFY" "$WORK/trace" | head -1
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-crosscheck "$WORK" 1000 \
+  --min-moves 1000 --min-reused 100 || fail "V8 code log cross-check"
+pass "node rundowns verified and identical to V8's own account of live code"
+rm -rf "$WORK"

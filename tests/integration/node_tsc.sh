@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A real program from the npm registry under the Node.js client: tsc of TypeScript 5.6.3
+# (JavaScript; TypeScript 7 is native code), installed once per build tree with npm into
+# JITPROV_TEST_CACHE, type-checking a real project: TypeScript's own API declarations
+# (typescript.d.ts, 11 k lines) against the es2020 and DOM libraries (--noEmit; tsc
+# emits nothing for declaration files).
+# Its rundowns (session, every:1, exit) go into a private lttng-sessiond and pass
+# jitprov-verify; V8's own log (--log-code, --compact-on-every-full-gc so that the GC
+# moves code), replayed to the end, is in the exit rundown: every Sparkplug/TurboFan
+# object with the same address, size, name and kind, no stale record (v8log_check.py).
+#   node_tsc.sh ADDON_DIR VERIFY_BINARY SOURCE_DIR [JITPROV_NODE extra options]
+. "$(dirname "$0")/lib.sh"
+USAGE="usage: node_tsc.sh ADDON_DIR VERIFY SOURCE_DIR [OPTIONS]"
+ADDON=${1:?$USAGE}
+VERIFY=${2:?$USAGE}
+SRC=${3:?$USAGE}
+EXTRA=${4:-}
+TS_VERSION=5.6.3
+require_lttng
+require_cmd node npm
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-tsc.XXXXXX)
+
+# TypeScript, pinned, from the npm registry: once per build tree (one installer at a time).
+cache=${JITPROV_TEST_CACHE:-$WORK/cache}
+TS=$cache/typescript-$TS_VERSION
+mkdir -p "$cache" || fail "mkdir $cache"
+(
+  flock 9
+  [ -f "$TS/done" ] && exit 0
+  rm -rf "$TS" "$TS.tmp"
+  npm install --no-audit --no-fund --prefix "$TS.tmp" "typescript@$TS_VERSION" >"$WORK/npm.log" 2>&1 &&
+    touch "$TS.tmp/done" && mv "$TS.tmp" "$TS"
+) 9>"$cache/typescript.lock" || { cat "$WORK/npm.log" >&2; fail "npm install typescript@$TS_VERSION"; }
+TSC=$TS/node_modules/typescript/bin/tsc
+[ -f "$TSC" ] || fail "no tsc in $TS"
+
+start_sessiond
+RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session tsc "$WORK/trace"
+lttng start tsc >/dev/null || fail "lttng start"
+start=$(date +%s%N)
+(
+  cd "$WORK" || exit 1
+  exec env JITPROV_NODE="trigger=session,every:1,exit,perfmap=off,stats=$WORK/client.json${EXTRA:+,$EXTRA}" \
+    NODE_OPTIONS="--require=$ADDON/preload.js" node --compact-on-every-full-gc --log-code --logfile="$WORK/v8.log" \
+    "$TSC" --noEmit --target es2020 --lib es2020,dom \
+    "$TS/node_modules/typescript/lib/typescript.d.ts"
+) >"$WORK/tsc.out" 2>&1 &
+NODE_PID=$!
+track_pid "$NODE_PID"
+wait "$NODE_PID"; rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/tsc.out" >&2; fail "tsc exit status $rc"; }
+echo "tsc $TS_VERSION: $(( ($(date +%s%N) - start) / 1000000 )) ms under the client, with --log-code"
+lttng stop tsc >/dev/null && lttng destroy tsc >/dev/null || fail "lttng stop/destroy"
+echo "$NODE_PID" >"$WORK/pid"
+[ -f "$WORK/client.json" ] || { cat "$WORK/tsc.out" >&2; fail "no stats file"; }
+
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+"$VERIFY" "$WORK/trace" | head -1
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-tsc "$WORK" 500 \
+  --program --min-moves 100 || fail "V8 code log cross-check"
+pass "tsc's rundowns verified and identical to V8's own account of live code"
+rm -rf "$WORK"

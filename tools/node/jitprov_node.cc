@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: MIT
+// jitprov_node.node: V8's machine code mirrored into jitprov, from inside Node.js.
+//
+//   NODE_OPTIONS=--require=/path/jitprov/node/preload.js [JITPROV_NODE=OPTIONS] node app.js
+//
+// A native addon (context-aware: loaded again by every worker thread's isolate, each
+// getting its own handler) that installs v8::Isolate::SetJitCodeEventHandler with
+// kJitCodeEventEnumExisting and maps V8 onto jitprov's model (docs/node.md):
+//   - module: a script URL of an isolate (as V8 names it; the script id in the
+//     methods' token); V8's builtins and bytecode handlers (code embedded in the node
+//     binary, shared by every isolate) in the module "v8-builtins", regexp code in
+//     "v8-regexp", anything else in "v8-other";
+//   - method: a function, named as V8 names it ("f /app/x.js:3:22", V8's own log's
+//     name); keyed by isolate, script and that name;
+//   - native version: one code object, its tier from V8's marker in the event's name
+//     ('^' Sparkplug, '+' Maglev, '*' TurboFan: host_tier 11, 12, 13, V8's CodeKind,
+//     as its own log prints it); CODE_MOVED retires the version at the old address and
+//     publishes the same code object at the new one (host_version: the client's serial
+//     of the code object, kept through moves).
+// V8 never says when code dies ("removal events are not currently issued"). Death is
+// inferred: V8 places a new code object (or a moved one) only in memory that no live
+// object holds, so every version whose range the new range overlaps is retired; an
+// isolate's teardown (a worker's exit) retires all of its code. Bytecode (BYTE_CODE
+// events point at bytecode, not at machine code), and JS functions whose code is a
+// builtin (no tier marker) are counted, not mirrored.
+//
+// Threads: the handler runs on the isolate's thread, and CODE_MOVED also on V8's GC
+// threads (parallel evacuation), concurrently; every isolate of the process calls the
+// same handler. One mutex serialises the client's map (address -> version); jitprov's
+// registry is safe from any thread. Rundowns run on jitprov's engine thread, lock-free.
+#include <jitprov/jitprov.h>
+
+#include "host_agent.h"
+#include "atomic_file.h"
+
+#include <node.h>
+#include <uv.h>
+#include <v8.h>
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <utility>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace jitprov::node_client {
+namespace {
+
+using hostagent::nowNs;
+
+constexpr uint16_t kUnknownKind = 65535;
+
+// What a CODE_ADDED's name says the code is (its tag before ':').
+enum class Kind { kJs, kBuiltin, kRegExp, kOther };
+
+struct Isolate;
+
+// One live code object in the registry.
+struct Live {
+  uint64_t version_id;
+  uint64_t method_id;
+  uint32_t size;
+  uint32_t serial;  // host_version: the code object, through moves
+  uint16_t host_tier;
+  uint8_t tier;
+  Isolate* iso;       // nullptr: shared code (the embedded builtins)
+  uint32_t seen = 0;  // the census (Isolate::epoch) that last saw it
+};
+
+struct Isolate {
+  v8::Isolate* v8 = nullptr;
+  uint32_t index = 0;
+  bool gone = false;
+  uint32_t epoch = 0;                                 // censuses taken
+  std::atomic<uint64_t> full_gcs{0};                  // mark-compacts (the GC epilogue); relaxed: a count
+  uint64_t full_gcs_at_census = 0;                    // isolate's thread only
+  uv_timer_t* timer = nullptr;                        // the census timer, on the isolate's event loop
+  std::unordered_map<std::string, uint64_t> modules;  // script URL -> module
+};
+
+struct Counters {
+  uint64_t events = 0, added = 0, bytecode = 0, wasm = 0, shared_js = 0, moves = 0, moves_unknown = 0;
+  uint64_t replays = 0, retired_overlap = 0, retired_isolate = 0, refused = 0, errors = 0;
+  uint64_t by_kind[4] = {};
+  uint64_t by_marker[5] = {};  // ~ ^ + * none
+  uint64_t methods = 0, modules = 0, isolates = 0, isolates_gone = 0;
+  // The census (census=SEC): V8's code enumerated again after a full GC; versions the
+  // client holds that it no longer lists are counted (never retired: docs/node.md).
+  uint64_t censuses = 0, census_versions = 0, census_absent = 0, census_absent_max = 0, census_absent_last = 0;
+  uint64_t census_absent_baseline = 0;  // of census_absent: Sparkplug code (never OSR code)
+};
+
+struct Client {
+  hostagent::Options opt;
+  jitprov_runtime* rt = nullptr;
+  jitprov_rundown* rd = nullptr;
+  hostagent::PerfMap perfmap;
+  uint64_t builtin_module = 0, regexp_module = 0, other_module = 0;
+  bool overlap_retire = true;  // death inference; off only for the tests' mutant (infer=off)
+  std::mutex mu;               // guards everything below
+  std::map<uint64_t, Live> live;
+  std::unordered_map<v8::Isolate*, Isolate*> isolates;
+  uint32_t next_serial = 1;
+  Counters n;
+  std::string first_error;
+  std::string provider;  // jitprov_trace_provider_status() at the start, for the stats
+  hostagent::Hist add_ns, move_ns, census_ns;
+  uint64_t census_ms = 0;  // census=SEC in ms; 0: off
+  std::atomic<bool> finished{false};
+};
+
+Client* g_client = nullptr;
+std::once_flag g_once;
+bool g_disabled = false;  // bad options or a failed start: the process runs untraced
+
+void logf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void logf(const char* fmt, ...) {
+  if (g_client == nullptr || !g_client->opt.verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "jitprov-node: ");
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+// Client::mu held.
+void noteError(Client& c, const std::string& what) {
+  ++c.n.errors;
+  if (c.first_error.empty()) {
+    c.first_error = what;
+    std::fprintf(stderr, "jitprov-node: %s (further errors are counted in the stats)\n", what.c_str());
+  }
+}
+
+uint64_t hashKey(const void* iso, int script, std::string_view name, uint64_t salt) {
+  uint64_t h = std::hash<std::string_view>{}(name);
+  h ^= (reinterpret_cast<uintptr_t>(iso) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+  h ^= (uint64_t(uint32_t(script)) * 0xff51afd7ed558ccdull) ^ salt;
+  return h == 0 ? 1 : h;
+}
+
+// A CODE_ADDED name, "TAG:REST": for JS, REST is MARKER + "fn url:line:col".
+struct Parsed {
+  Kind kind = Kind::kOther;
+  std::string_view tag, rest;
+  char marker = 0;  // JS only: '~', '^', '+', '*', or 0 (a builtin's code: no tier)
+};
+
+Parsed parse(std::string_view name) {
+  Parsed p;
+  const size_t colon = name.find(':');
+  if (colon == std::string_view::npos) {
+    p.rest = name;
+    return p;
+  }
+  p.tag = name.substr(0, colon);
+  p.rest = name.substr(colon + 1);
+  if (p.tag == "JS" || p.tag == "Eval" || p.tag == "Function" || p.tag == "LazyCompile" || p.tag == "Script") {
+    p.kind = Kind::kJs;
+    if (!p.rest.empty() && std::strchr("~^+*", p.rest.front()) != nullptr) {
+      p.marker = p.rest.front();
+      p.rest.remove_prefix(1);
+    }
+  } else if (p.tag == "Builtin" || p.tag == "BytecodeHandler") {
+    p.kind = Kind::kBuiltin;
+  } else if (p.tag == "RegExp") {
+    p.kind = Kind::kRegExp;
+  }
+  return p;
+}
+
+// V8's CodeKind, as its own log prints it (code-creation's third field).
+uint16_t hostTier(const Parsed& p) {
+  switch (p.kind) {
+    case Kind::kJs:
+      return p.marker == '~' ? 10 : p.marker == '^' ? 11 : p.marker == '+' ? 12 : p.marker == '*' ? 13 : kUnknownKind;
+    case Kind::kBuiltin:
+      return p.tag == "BytecodeHandler" ? 0 : 2;
+    case Kind::kRegExp:
+      return 3;
+    default:
+      return kUnknownKind;
+  }
+}
+
+// jitprov's tier: baseline code (Sparkplug, and interpreter entry copies) is tier0, the
+// optimizing compilers' (Maglev, TurboFan) tier1; V8's own kind is in host_tier.
+// Builtins, bytecode handlers, regexp code: tier1 (compiled ahead or optimized once).
+int tierOf(const Parsed& p) {
+  if (p.kind == Kind::kJs) return (p.marker == '~' || p.marker == '^') ? JITPROV_TIER0 : JITPROV_TIER1;
+  return JITPROV_TIER1;
+}
+
+// The script's URL in "fn url:line:col": the text after the last space, without
+// ":line:col" (V8 gives no other name without allocating; a URL with a space in it is
+// cut there: docs/node.md). "" for code with no script name (new Function, eval).
+std::string_view scriptUrl(std::string_view rest) {
+  size_t end = rest.size();
+  for (int i = 0; i < 2; ++i) {
+    const size_t c = rest.rfind(':', end == 0 ? 0 : end - 1);
+    if (c == std::string_view::npos) return {};
+    end = c;
+  }
+  const size_t sp = rest.rfind(' ', end == 0 ? 0 : end - 1);
+  const size_t begin = sp == std::string_view::npos ? 0 : sp + 1;
+  return begin <= end ? rest.substr(begin, end - begin) : std::string_view{};
+}
+
+// Client::mu held.
+Isolate* isolateOf(Client& c, v8::Isolate* v8iso) {
+  auto it = c.isolates.find(v8iso);
+  if (it != c.isolates.end() && !it->second->gone) return it->second;
+  // An isolate the client was not installed into (it cannot be: events come only from
+  // isolates with the handler), or one whose address a new isolate took: a new one.
+  auto* iso = new Isolate();
+  iso->v8 = v8iso;
+  iso->index = uint32_t(++c.n.isolates);
+  c.isolates[v8iso] = iso;
+  return iso;
+}
+
+// The module of a script URL of an isolate: scripts of one URL share it (every `new
+// Function` and eval is a script of its own, with no URL: one module "<anonymous>"
+// per isolate, not one per function); the script id is each method's token.
+// Client::mu held.
+bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
+  std::string path(url.empty() ? "<anonymous>" : url);
+  if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
+  auto it = iso.modules.find(path);
+  if (it != iso.modules.end()) {
+    *out = it->second;
+    return true;
+  }
+  const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
+  if (e != JITPROV_OK) {
+    noteError(c, "register module " + path + ": " + jitprov_strerror(e));
+    return false;
+  }
+  ++c.n.modules;
+  iso.modules.emplace(std::move(path), *out);
+  return true;
+}
+
+// Client::mu held.
+bool methodOf(Client& c, uint64_t module, uint64_t key, const char* ns, std::string_view name, uint32_t token,
+              uint64_t* id) {
+  if (jitprov_method_find(c.rt, key, id) == JITPROV_OK) return true;
+  std::string n(name);
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.host_key = key;
+  d.token = token;
+  d.name_space = ns;
+  d.name = n.c_str();
+  d.signature = "";
+  d.options = JITPROV_METHOD_SANITIZE_NAMES;
+  const int e = jitprov_method_register(c.rt, module, &d, id);
+  if (e == JITPROV_OK) ++c.n.methods;
+  if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
+    noteError(c, "register method " + n + ": " + jitprov_strerror(e));
+    return false;
+  }
+  return true;
+}
+
+// V8 places code only where no live object is: every version that [start, start+size)
+// overlaps is dead, unless it is `keep` (the same method at the same range: a replay).
+// Client::mu held.
+void retireOverlapped(Client& c, uint64_t start, uint32_t size, uint64_t keep_method) {
+  const uint64_t end = start + size;
+  auto it = c.live.lower_bound(start);
+  if (it != c.live.begin() && std::prev(it)->first + std::prev(it)->second.size > start) --it;
+  while (it != c.live.end() && it->first < end) {
+    if (it->first == start && it->second.size == size && it->second.method_id == keep_method) {
+      ++it;
+      continue;
+    }
+    if (!c.overlap_retire) return;  // the mutant: the stale version stays (publication refused)
+    const int e = jitprov_code_retire(c.rt, it->second.version_id);
+    if (e != JITPROV_OK) noteError(c, std::string("retire overlapped code: ") + jitprov_strerror(e));
+    ++c.n.retired_overlap;
+    it = c.live.erase(it);
+  }
+}
+
+// Client::mu held.
+void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32_t size, int tier, uint16_t host_tier,
+             uint32_t serial) {
+  retireOverlapped(c, start, size, method_id);
+  jitprov_code_desc d = JITPROV_CODE_DESC_INIT;
+  d.code_start = start;
+  d.code_size = size;
+  d.tier = uint32_t(tier);
+  d.host_tier = host_tier;
+  d.host_version = serial;
+  d.flags = JITPROV_CODE_ACTIVATE;
+  uint64_t vid = 0;
+  int e = jitprov_code_publish(c.rt, method_id, &d, &vid);
+  if (e == JITPROV_E_RANGE_OVERLAP) {
+    ++c.n.refused;
+    if (c.overlap_retire) noteError(c, "code at " + std::to_string(start) + " overlaps live code: refused");
+    return;
+  }
+  if (e != JITPROV_OK) {
+    noteError(c, std::string("publish code: ") + jitprov_strerror(e));
+    return;
+  }
+  auto [it, inserted] = c.live.emplace(start, Live{vid, method_id, size, serial, host_tier, uint8_t(tier), iso});
+  if (!inserted) {
+    ++c.n.replays;  // jitprov returned the version it has (the same code enumerated again)
+    if (iso != nullptr) it->second.seen = iso->epoch;
+    return;
+  }
+  if (iso != nullptr) it->second.seen = iso->epoch;
+}
+
+void onAdded(Client& c, const v8::JitCodeEvent* ev) {
+  const std::string_view name(ev->name.str != nullptr ? ev->name.str : "", ev->name.len);
+  const Parsed p = parse(name);
+  if (p.kind == Kind::kJs && p.marker == 0) {
+    std::lock_guard<std::mutex> g(c.mu);
+    ++c.n.shared_js;  // a function whose code is a builtin's (e.g. CompileLazy): no code of its own
+    return;
+  }
+  // The script id: a field read (no allocation), on the isolate's thread.
+  const int script_id = (p.kind == Kind::kJs && !ev->script.IsEmpty()) ? ev->script->GetId() : -1;
+  const uint64_t start = reinterpret_cast<uintptr_t>(ev->code_start);
+  const uint32_t size = uint32_t(ev->code_len);
+  std::lock_guard<std::mutex> g(c.mu);
+  ++c.n.added;
+  ++c.n.by_kind[int(p.kind)];
+  if (p.kind == Kind::kJs) ++c.n.by_marker[std::string_view("~^+*").find(p.marker)];
+  if (size == 0) return;
+  Isolate* iso = isolateOf(c, ev->isolate);
+  uint64_t module = 0, key = 0, method = 0;
+  const char* ns = "";
+  switch (p.kind) {
+    case Kind::kJs:
+      if (!moduleOf(c, *iso, scriptUrl(p.rest), &module)) return;
+      key = hashKey(iso, script_id, p.rest, 0x4a53);
+      break;
+    case Kind::kBuiltin:  // embedded in the node binary: one copy for every isolate
+      module = c.builtin_module;
+      key = hashKey(nullptr, 0, name, 0x4255);
+      ns = p.tag == "BytecodeHandler" ? "BytecodeHandler" : "Builtin";
+      iso = nullptr;
+      break;
+    case Kind::kRegExp:
+      module = c.regexp_module;
+      key = hashKey(iso, 0, name, 0x5245);
+      ns = "RegExp";
+      break;
+    default:
+      module = c.other_module;
+      key = hashKey(iso, 0, name, 0x4f54);
+      break;
+  }
+  if (!methodOf(c, module, key, ns, p.kind == Kind::kOther ? name : p.rest, uint32_t(script_id), &method)) return;
+  publish(c, iso, method, start, size, tierOf(p), hostTier(p), c.next_serial++);
+}
+
+void onMoved(Client& c, const v8::JitCodeEvent* ev) {
+  const uint64_t from = reinterpret_cast<uintptr_t>(ev->code_start);
+  const uint64_t to = reinterpret_cast<uintptr_t>(ev->new_code_start);
+  std::lock_guard<std::mutex> g(c.mu);
+  ++c.n.moves;
+  auto it = c.live.find(from);
+  if (it == c.live.end()) {
+    // Bytecode (not mirrored), or code the client never saw: nothing to republish, but
+    // whatever the client has where the object now lives is dead.
+    ++c.n.moves_unknown;
+    if (ev->code_len > 0) retireOverlapped(c, to, uint32_t(ev->code_len), 0);
+    return;
+  }
+  const Live l = it->second;
+  c.live.erase(it);
+  const int e = jitprov_code_retire(c.rt, l.version_id);
+  if (e != JITPROV_OK) noteError(c, std::string("retire moved code: ") + jitprov_strerror(e));
+  publish(c, l.iso, l.method_id, to, l.size, l.tier, l.host_tier, l.serial);
+}
+
+void onJitCodeEvent(const v8::JitCodeEvent* ev) {
+  Client* c = g_client;
+  if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
+  const uint64_t t0 = nowNs();
+  switch (ev->type) {
+    case v8::JitCodeEvent::CODE_ADDED:
+      if (ev->code_type == v8::JitCodeEvent::JIT_CODE) {
+        onAdded(*c, ev);
+        std::lock_guard<std::mutex> g(c->mu);
+        c->add_ns.add(nowNs() - t0);
+      } else {
+        std::lock_guard<std::mutex> g(c->mu);
+        ++(ev->code_type == v8::JitCodeEvent::BYTE_CODE ? c->n.bytecode : c->n.wasm);
+      }
+      break;
+    case v8::JitCodeEvent::CODE_MOVED:
+      onMoved(*c, ev);
+      {
+        std::lock_guard<std::mutex> g(c->mu);
+        c->move_ns.add(nowNs() - t0);
+      }
+      break;
+    default:
+      break;  // line info (left out: no user_data, V8 records nothing for us), future events
+  }
+}
+
+// A string inside JSON quotes: '"', '\\' and control characters escaped.
+std::string jsonSafe(const std::string& v) {
+  std::string out;
+  for (const char ch : v) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", unsigned(static_cast<unsigned char>(ch)));
+      out += b;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+void writeStats(Client& c) {
+  if (c.opt.stats.empty()) return;
+  std::lock_guard<std::mutex> g(c.mu);
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(c.rt, &ms);
+  tools::AtomicFile file;
+  if (!file.open(c.opt.stats)) {
+    std::fprintf(stderr, "jitprov-node: write stats %s: %s\n", c.opt.stats.c_str(), file.error().c_str());
+    return;
+  }
+  FILE* f = file.file();
+  const Counters& n = c.n;
+  std::fprintf(f, "{\n  \"pid\": %d,\n", int(getpid()));
+  std::fprintf(f,
+               "  \"added\": %" PRIu64 ", \"bytecode\": %" PRIu64 ", \"wasm\": %" PRIu64 ", \"shared_js\": %" PRIu64
+               ", \"moves\": %" PRIu64 ", \"moves_unknown\": %" PRIu64 ", \"replays\": %" PRIu64 ",\n",
+               n.added, n.bytecode, n.wasm, n.shared_js, n.moves, n.moves_unknown, n.replays);
+  std::fprintf(f,
+               "  \"retired_overlap\": %" PRIu64 ", \"retired_isolate\": %" PRIu64 ", \"refused\": %" PRIu64
+               ", \"errors\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n",
+               n.retired_overlap, n.retired_isolate, n.refused, n.errors, c.live.size(), ms.retired);
+  std::fprintf(f,
+               "  \"by_kind\": {\"js\": %" PRIu64 ", \"builtin\": %" PRIu64 ", \"regexp\": %" PRIu64
+               ", \"other\": %" PRIu64 "},\n",
+               n.by_kind[0], n.by_kind[1], n.by_kind[2], n.by_kind[3]);
+  std::fprintf(f,
+               "  \"by_marker\": {\"~\": %" PRIu64 ", \"^\": %" PRIu64 ", \"+\": %" PRIu64 ", \"*\": %" PRIu64 "},\n",
+               n.by_marker[0], n.by_marker[1], n.by_marker[2], n.by_marker[3]);
+  std::fprintf(f,
+               "  \"methods\": %" PRIu64 ", \"modules\": %" PRIu64 ", \"isolates\": %" PRIu64
+               ", \"isolates_gone\": %" PRIu64 ", \"infer\": %s,\n",
+               n.methods, n.modules, n.isolates, n.isolates_gone, c.overlap_retire ? "true" : "false");
+  std::fprintf(f,
+               "  \"census\": {\"every_ms\": %" PRIu64 ", \"count\": %" PRIu64 ", \"versions\": %" PRIu64
+               ", \"absent\": %" PRIu64 ", \"absent_baseline\": %" PRIu64 ", \"absent_max\": %" PRIu64
+               ", \"absent_last\": %" PRIu64 "},\n",
+               c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
+               n.census_absent_max, n.census_absent_last);
+  hostagent::histJson(f, "census_time", c.census_ns);
+  hostagent::histJson(f, "add_callback", c.add_ns);
+  hostagent::histJson(f, "move_callback", c.move_ns);
+  std::fprintf(f,
+               "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
+               ", \"provider\": \"%s\"\n}\n",
+               c.rd != nullptr ? jitprov_rundown_completed(c.rd) : 0, c.perfmap.written, c.perfmap.errors,
+               jsonSafe(c.provider).c_str());
+  if (!file.commit())
+    std::fprintf(stderr, "jitprov-node: write stats %s: %s\n", c.opt.stats.c_str(), file.error().c_str());
+}
+
+// The process ends (the main environment's cleanup, or exit()): the exit rundown when
+// asked for, the stats. Once.
+void finish() {
+  Client* c = g_client;
+  if (c == nullptr || c->finished.exchange(true)) return;
+  if (c->rd != nullptr) jitprov_rundown_stop(c->rd);
+  writeStats(*c);
+  if (c->perfmap.errors != 0)
+    std::fprintf(stderr, "jitprov-node: perf map: %" PRIu64 " errors, last: %s\n", c->perfmap.errors,
+                 c->perfmap.last_error.c_str());
+  logf("exit: %" PRIu64 " code objects added, %" PRIu64 " moves, %" PRIu64 " retired by overlap, %" PRIu64
+       " with their isolate, %" PRIu64 " rundowns",
+       c->n.added, c->n.moves, c->n.retired_overlap, c->n.retired_isolate,
+       c->rd != nullptr ? jitprov_rundown_completed(c->rd) : 0);
+}
+
+// The GC epilogue: counts the isolate's mark-compacts (any thread; a relaxed count).
+void onGcEpilogue(v8::Isolate*, v8::GCType type, v8::GCCallbackFlags, void* data) {
+  if (type & v8::kGCTypeMarkSweepCompact) static_cast<Isolate*>(data)->full_gcs.fetch_add(1, std::memory_order_relaxed);
+}
+
+// census=SEC: on the isolate's event loop (between JS tasks), after a full GC, V8's
+// code is enumerated again (kJitCodeEventEnumExisting: every live code object is
+// reported once more, a replay here); versions of this isolate not reported are counted.
+// Not retired: V8's enumeration leaves out OSR code and code only a stack still runs.
+void onCensusTimer(uv_timer_t* t) {
+  auto* iso = static_cast<Isolate*>(t->data);
+  Client& c = *g_client;
+  const uint64_t gcs = iso->full_gcs.load(std::memory_order_relaxed);
+  if (gcs == iso->full_gcs_at_census || c.finished.load(std::memory_order_relaxed)) return;
+  iso->full_gcs_at_census = gcs;
+  const uint64_t t0 = nowNs();
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    ++iso->epoch;
+  }
+  v8::HandleScope scope(iso->v8);
+  iso->v8->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
+  std::lock_guard<std::mutex> g(c.mu);
+  uint64_t absent = 0, versions = 0;
+  for (const auto& [start, l] : c.live) {
+    if (l.iso != iso) continue;
+    ++versions;
+    if (l.seen != iso->epoch) {
+      ++absent;
+      if (l.host_tier == 11) ++c.n.census_absent_baseline;
+    }
+  }
+  ++c.n.censuses;
+  c.n.census_versions += versions;
+  c.n.census_absent += absent;
+  c.n.census_absent_last = absent;
+  c.n.census_absent_max = std::max(c.n.census_absent_max, absent);
+  c.census_ns.add(nowNs() - t0);
+  logf("census of isolate %u: %" PRIu64 " of %" PRIu64 " versions not listed by V8 (%.1f ms)", iso->index, absent,
+       versions, double(nowNs() - t0) / 1e6);
+}
+
+void startCensus(Client& c, Isolate* iso) {
+  iso->v8->AddGCEpilogueCallback(&onGcEpilogue, iso, v8::kGCTypeMarkSweepCompact);
+  if (c.census_ms == 0) return;
+  uv_loop_t* loop = node::GetCurrentEventLoop(iso->v8);
+  if (loop == nullptr) return;
+  iso->timer = new uv_timer_t;
+  uv_timer_init(loop, iso->timer);
+  iso->timer->data = iso;
+  uv_timer_start(iso->timer, &onCensusTimer, c.census_ms, c.census_ms);
+  uv_unref(reinterpret_cast<uv_handle_t*>(iso->timer));  // never keeps the program alive
+}
+
+void stopCensus(Isolate* iso) {
+  iso->v8->RemoveGCEpilogueCallback(&onGcEpilogue, iso);
+  if (iso->timer == nullptr) return;
+  uv_timer_stop(iso->timer);
+  uv_close(reinterpret_cast<uv_handle_t*>(iso->timer), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+  iso->timer = nullptr;
+}
+
+// A worker's environment is torn down (on its thread, before its isolate is disposed):
+// its handler is removed and all of its code retired (its heap goes with it).
+void onIsolateCleanup(void* arg) {
+  auto* iso = static_cast<Isolate*>(arg);
+  v8::Isolate* v8iso = iso->v8;
+  v8iso->SetJitCodeEventHandler(v8::kJitCodeEventDefault, nullptr);
+  stopCensus(iso);
+  Client& c = *g_client;
+  std::lock_guard<std::mutex> g(c.mu);
+  auto it = c.isolates.find(v8iso);
+  if (it == c.isolates.end() || it->second != iso) return;
+  for (auto l = c.live.begin(); l != c.live.end();) {
+    if (l->second.iso != iso) {
+      ++l;
+      continue;
+    }
+    const int e = jitprov_code_retire(c.rt, l->second.version_id);
+    if (e != JITPROV_OK) noteError(c, std::string("retire an ended isolate's code: ") + jitprov_strerror(e));
+    ++c.n.retired_isolate;
+    l = c.live.erase(l);
+  }
+  for (const auto& [url, module] : iso->modules) (void)jitprov_module_unload(c.rt, module);
+  iso->modules.clear();
+  iso->gone = true;
+  ++c.n.isolates_gone;
+  c.isolates.erase(it);  // the Isolate record stays (Live entries of no one point to it)
+}
+
+void onMainCleanup(void* arg) {
+  stopCensus(static_cast<Isolate*>(arg));
+  finish();
+}
+
+// The perf map, named as V8's own perf map names code: "*f /app/x.js:3:22", "Builtin:X".
+void perfMapSink(void* ctx, const jitprov_sink_record* r) {
+  auto* c = static_cast<Client*>(ctx);
+  if (r->kind != JITPROV_SINK_VERSION) return hostagent::perfMapSink(&c->perfmap, r);
+  std::string name;
+  if (r->name_space[0] == '\0') {
+    const uint32_t t = r->host_tier;
+    name.push_back(t == 10 ? '~' : t == 11 ? '^' : t == 12 ? '+' : t == 13 ? '*' : '?');
+    name += r->name;
+  } else {
+    name = std::string(r->name_space) + ":" + r->name;
+  }
+  jitprov_sink_record copy = *r;
+  copy.module_id = c->perfmap.bare_module;
+  copy.name = name.c_str();
+  hostagent::perfMapSink(&c->perfmap, &copy);
+}
+
+const char kHelp[] =
+    "jitprov-node: V8's JIT code mirrored into jitprov (docs/node.md)\n"
+    "usage: NODE_OPTIONS=--require=LIBDIR/jitprov/node/preload.js JITPROV_NODE=OPTIONS node app.js\n"
+    "OPTIONS, comma-separated:\n";
+const char kExtraHelp[] =
+    "  census=SEC         every SEC s after a full GC, between JS tasks, enumerate V8's\n"
+    "                     code again and count the versions it no longer lists (stats;\n"
+    "                     a measurement: nothing is retired for it; default 0: off)\n"
+    "  infer=off          for tests only: no death inference (code overlapped by newer\n"
+    "                     code stays in the registry, the newer code is refused)\n";
+
+// Parses JITPROV_NODE, creates the runtime and the rundown engine. False: untraced (said).
+bool startClient() {
+  auto* c = new Client();
+  const char* env = std::getenv("JITPROV_NODE");
+  const std::string why = hostagent::parseOptions(
+      env != nullptr ? env : "", &c->opt,
+      [c](const std::string& k, const std::string& v, std::string* w) {
+        if (k == "census") {
+          uint64_t sec = 0;
+          if (!hostagent::parseCount(v, &sec) || sec > 86400) {
+            *w = "not a number of seconds (0 to 86400)";
+            return -1;
+          }
+          c->census_ms = sec * 1000;
+          return 1;
+        }
+        if (k != "infer") return 0;
+        if (v != "on" && v != "off") {
+          *w = "not on or off";
+          return -1;
+        }
+        c->overlap_retire = v == "on";
+        return 1;
+      },
+      "signal", "node owns SIGUSR1 (its inspector): use session, every:SEC, at:SEC or exit");
+  if (why == "help") {
+    std::fprintf(stderr, "%s%s%s", kHelp, hostagent::kCommonHelp, kExtraHelp);
+    delete c;
+    return false;
+  }
+  if (!why.empty()) {
+    std::fprintf(stderr, "jitprov-node: %s (JITPROV_NODE=help lists the options); pid %d runs untraced\n", why.c_str(),
+                 int(getpid()));
+    delete c;
+    return false;
+  }
+  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);  // before the runtime loads lttng-ust (docs/tracing.md)
+  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+  cfg.code_mode = JITPROV_CODE_HOST;
+  cfg.lock_stats = 0;
+  int e = jitprov_runtime_create(&cfg, &c->rt);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-builtins", 0, &c->builtin_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-regexp", 0, &c->regexp_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-other", 0, &c->other_module);
+  if (e != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
+                 int(getpid()));
+    return false;
+  }
+  g_client = c;
+  c->provider = jitprov_trace_provider_status();
+  c->perfmap.bare_module = c->builtin_module;  // perfMapSink above names every record itself
+  if (const std::string jd = hostagent::openJitdump(c->rt, c->opt); !jd.empty())
+    std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
+  // The engine's thread takes this thread's name when created: its own in `top -H`.
+  char tname[16] = {};
+  const bool renamed = pthread_getname_np(pthread_self(), tname, sizeof tname) == 0 &&
+                       pthread_setname_np(pthread_self(), "jitprov-rundown") == 0;
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = &c->opt.mode;
+  rc.n_modes = 1;
+  rc.triggers = c->opt.trigger.c_str();
+  rc.max_rate = c->opt.rate;
+  if (!c->opt.perfmap.empty()) {
+    c->perfmap.final_path = c->opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
+    rc.sink = &perfMapSink;
+    rc.sink_ctx = c;
+  }
+  e = jitprov_rundown_create(c->rt, &rc, &c->rd);
+  if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
+  if (renamed) (void)pthread_setname_np(pthread_self(), tname);
+  if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
+  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
+  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
+       c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(), jitprov_rundown_mode_name(c->opt.mode),
+       c->overlap_retire ? "on" : "off", jitprov_trace_provider_status());
+  return true;
+}
+
+// exports.finish(): preload.js calls it from the main thread's process 'exit' event,
+// while node still runs (process.exit() included): the exit rundown and the stats.
+void finishFromJs(const v8::FunctionCallbackInfo<v8::Value>&) { finish(); }
+
+// The addon's init in one context of one isolate (the main thread's, a worker's).
+void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
+  v8::Isolate* js = context->GetIsolate();
+  v8::Local<v8::Function> fn;
+  if (v8::Function::New(context, &finishFromJs).ToLocal(&fn))
+    (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "finish"), fn).FromMaybe(false);
+  std::call_once(g_once, [] { g_disabled = !startClient(); });
+  if (g_disabled) return;
+  Client& c = *g_client;
+  v8::Isolate* v8iso = context->GetIsolate();
+  Isolate* iso = nullptr;
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    if (auto it = c.isolates.find(v8iso); it != c.isolates.end()) return;  // another context of it
+    iso = isolateOf(c, v8iso);
+  }
+  // The main thread's isolate loads the addon first.
+  node::AddEnvironmentCleanupHook(v8iso, iso->index == 1 ? &onMainCleanup : &onIsolateCleanup, iso);
+  startCensus(c, iso);
+  const uint64_t t0 = nowNs();
+  // Every code object alive now is enumerated (on this thread) before this returns.
+  v8iso->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
+  logf("isolate %p: handler installed, existing code enumerated in %.1f ms", static_cast<void*>(v8iso),
+       double(nowNs() - t0) / 1e6);
+}
+
+}  // namespace
+}  // namespace jitprov::node_client
+
+NODE_MODULE_INIT(/* exports, module, context */) {
+  (void)module;
+  jitprov::node_client::install(exports, context);
+}
