@@ -3,11 +3,12 @@
 # The Debian packages as a user gets them: built by tools/package (debhelper + meson,
 # lintian clean: tools/package fails otherwise; from BUILD_DIR as it is built, when it is
 # configured for /usr as tools/check's main build is, else compiled again in a copy of
-# the tree, a few minutes more), checked (five packages at meson's
-# version, SONAME, symbols, dependencies), installed on this machine with
+# the tree, a few minutes more), checked (five packages at meson's version, six with
+# jitprov-node when node's headers are here, as on tools/check's machines; SONAME, symbols, dependencies), installed on this machine with
 # `apt-get install ./*.deb`, used from the installed files only (PATH without the source
 # or build tree, run from elsewhere): `jitprov record -- java` on a small program
-# compiled here and `jitprov record -- dotnet` on the generated .NET workload, each trace
+# compiled here, `jitprov record -- dotnet` on the generated .NET workload and
+# `jitprov record -- node` on a script with a worker thread, each trace
 # verified (the installed agents, provider and jitprov-verify), the man pages and
 # pkg-config; then purged, and every file `dpkg -L` listed checked gone. Whatever
 # happens, the EXIT trap purges what the test installed (the five packages and anything
@@ -18,6 +19,9 @@
 SRC=$(realpath "${1:?usage: package_test.sh SOURCE_DIR [BUILD_DIR]}")
 BUILD=${2:+$(realpath "$2")}
 PACKAGES=(libjitprov1 libjitprov-dev jitprov jitprov-jvm jitprov-dotnet)
+# jitprov-node as tools/package decides: built when node's headers are there.
+NODE=0
+[ -f /usr/include/node/node_version.h ] && NODE=1 && PACKAGES+=(jitprov-node)
 require_lttng
 require_cmd apt-get dpkg dpkg-deb java javac dotnet cc pkg-config man
 installed_ours() {
@@ -84,7 +88,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for p in "${PACKAGES[@]}"; do
   [ -f "$WORK/debs/${p}_${version}_$arch.deb" ] || fail "no ${p}_${version}_$arch.deb: $(ls "$WORK/debs")"
 done
-[ "$(ls "$WORK/debs"/*.deb | wc -l)" -eq 5 ] || fail "not five packages: $(ls "$WORK/debs")"
+[ "$(ls "$WORK/debs"/*.deb | wc -l)" -eq ${#PACKAGES[@]} ] || fail "not ${#PACKAGES[@]} packages: $(ls "$WORK/debs")"
 # tools/package fails on an error or a warning; the information tags are shown (from a
 # build directory, hardening-no-bindnow and -fortify-functions: meson's flags, not
 # dpkg-buildflags').
@@ -103,10 +107,15 @@ grep -q "^libjitprov.so.1 libjitprov1 " "$WORK/symbols" && grep -q "^ jitprov_ru
 [[ "$(field libjitprov-dev Depends)" == *"libjitprov1 (= $version)"* ]] || fail "libjitprov-dev Depends: $(field libjitprov-dev Depends)"
 [[ "$(field jitprov Depends)" == *"lttng-tools"* && "$(field jitprov Depends)" == *"libjitprov1 (>= "* ]] ||
   fail "jitprov Depends: $(field jitprov Depends)"
-for p in jitprov-jvm jitprov-dotnet; do
+for p in "${PACKAGES[@]:3}"; do  # the agents
   [[ "$(field $p Depends)" == *"libjitprov1 (>= "* ]] || fail "$p Depends: $(field $p Depends)"
 done
-pass "tools/package ${from[*]:-(compiled in a copy of the tree)} in $build_s s, the source tree untouched: five packages at version $version, lintian without an error or a warning ($infos information tags${infos_kind:+: $infos_kind}), SONAME libjitprov.so.1 with its symbols file, dependencies:
+if [ $NODE -eq 1 ]; then
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  [[ "$(field jitprov-node Depends)" == *"nodejs (>= $major), nodejs (<< $((major + 1)))"* ]] ||
+    fail "jitprov-node Depends (node $major here): $(field jitprov-node Depends)"
+fi
+pass "tools/package ${from[*]:-(compiled in a copy of the tree)} in $build_s s, the source tree untouched: ${#PACKAGES[@]} packages at version $version, lintian without an error or a warning ($infos information tags${infos_kind:+: $infos_kind}), SONAME libjitprov.so.1 with its symbols file, dependencies:
 $(for p in "${PACKAGES[@]}"; do printf '    %-15s %s\n' "$p" "$(field "$p" Depends)"; done)"
 
 # --- installed ---------------------------------------------------------------------------------
@@ -198,6 +207,26 @@ jitted=$(sed -n 's/^JitWork: jitted \([0-9]*\) bodies$/\1/p' "$WORK/dotnet.out")
   "$WORK/rec-dotnet/summary.json")" -eq "$jitted" ] || fail "dotnet: the app jitted ${jitted:-?} bodies: $(cat "$WORK/dotnet.out")"
 pass "jitprov record -- dotnet JitWork.dll (installed client) in $ms ms, $jitted bodies as the app counted:
 $(sed -n '/^jitprov record:/,$p' "$WORK/dotnet.out" | sed 's/^/    /')"
+
+# --- jitprov record -- node ------------------------------------------------------------------------
+if [ $NODE -eq 1 ]; then
+  cat >"$WORK/app.js" <<'JS'
+const { Worker, isMainThread } = require('worker_threads');
+function hot(a) { let s = 0; for (let i = 0; i < a; i++) s += i * a; return s; }
+let r = 0; for (let i = 0; i < 300000; i++) r += hot(i % 100);
+if (isMainThread) new Worker(__filename).on('exit', () => console.log('done', r));
+JS
+  t=$(date +%s%N)
+  jitprov record -o "$WORK/rec-node" -- node "$WORK/app.js" >"$WORK/node.out" 2>"$WORK/node.err"
+  rc=$?
+  ms=$((($(date +%s%N) - t) / 1000000))
+  [ $rc -eq 0 ] || fail "jitprov record -- node: exit $rc: $(cat "$WORK/node.out" "$WORK/node.err")"
+  cp "$WORK/node.out" "$WORK/rec-node/stdout"
+  check_record "$WORK/rec-node" V8 "$AGENT_DIR/node/preload.js"
+  grep -q '^done [0-9]' "$WORK/node.out" || fail "node app.js: $(cat "$WORK/node.out")"
+  pass "jitprov record -- node app.js (installed client) in $ms ms:
+$(sed -n '/^jitprov record:/,$p' "$WORK/node.out" | sed 's/^/    /')"
+fi
 
 # --- purged: nothing left ------------------------------------------------------------------------
 t=$(date +%s)
