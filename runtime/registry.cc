@@ -83,6 +83,7 @@ constexpr uint64_t kWalkBatch = 1024;
 constexpr uint64_t kPrefetchMethod = 16;
 constexpr uint64_t kPrefetchIl = 8;
 constexpr uint64_t kPrefetchVersion = 4;
+constexpr uint64_t kMethodSlot = Runtime::State::MethodTable::slotBytes();
 
 }  // namespace
 
@@ -328,7 +329,7 @@ Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noex
   rcu::ReadSection rs;
   const NativeVersion* v = versions.load(version);
   if (v == nullptr) return {LockSite::kTier1Publish, 0};
-  return {publishSite(v->tier), v->method->id};
+  return {publishSite(v->tier), v->method()->id};
 }
 
 void Runtime::State::freeMethod(Method* m, bool give_back_code) {
@@ -437,7 +438,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   // relaxed load of the head: we hold the CVM lock, its only writer.
   NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
   auto* v = new (slot.storage)
-      NativeVersion(slot.id, tier, static_cast<uint16_t>(tier), 0, tier == Tier::kTier1Osr ? osr_il_offset : 0, m, il,
+      NativeVersion(slot.id, tier, static_cast<uint16_t>(tier), 0, tier == Tier::kTier1Osr ? osr_il_offset : 0, il,
                     fault::initialNext(old_head));         // P1: next = old head
   s_->versions.commit(slot);                               // P9: lookups by id (publishCode) find it
   fault::linkNativeVersion(il->native_head, v, old_head);  // P1: the node is complete
@@ -472,8 +473,8 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
     if (start == 0) return Errc::kCodeHeapExhausted;
     const uint64_t seq = s.takePublicationSeq(v);  // P8: before code_start's release
     fault::publishCode(v, start, code_size);       // P2: code_start last, with release
-    s.completePublication(v->method, seq);         // P8
-    method_id = v->method->id;
+    s.completePublication(v->method(), seq);       // P8
+    method_id = v->method()->id;
     tier = v->tier;
     range = {start, code_size, seq};
     published = v;
@@ -484,7 +485,7 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
                           path != nullptr ? monotonicNs() - path->start_ns : JITPROV_USDT_UNMEASURED,
                           path != nullptr && CvmLock::rundownBetween(path->mark, s.lock.rundownMark()) ? 1 : 0);
   }
-  const VersionView view = viewOf(*published->method, *published, range.start);
+  const VersionView view = viewOf(*published->method(), *published, range.start);
   trace::methodLoad(s.instance, view);
   if (jd != nullptr) s.jitdumpWrite(jd, view, jd_ns);
   return range;
@@ -537,7 +538,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     State::RangeMap::iterator after;  // the first range past code_start: the insertion's hint
     if (NativeVersion* other = s_->overlapping(code.code_start, code.code_size, &after)) {
       // relaxed: lock held, the only writer of code_start.
-      if (other->method == m && other->code_start.load(std::memory_order_relaxed) == code.code_start &&
+      if (other->method() == m && other->code_start.load(std::memory_order_relaxed) == code.code_start &&
           other->code_size == code.code_size) {
         s_->replayed.fetch_add(1, std::memory_order_relaxed);
         return other->version_id;  // a replay (P7): nothing new, no second event
@@ -551,7 +552,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
     auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier, code.host_version,
-                                               code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, m, il, old_head);
+                                               code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, il, old_head);
     v->code_size = code.code_size;
     const uint64_t seq = s_->takePublicationSeq(v);  // P8: before the node is linked
     // relaxed: the node is not reachable yet; publish() of the head below releases it (P1).
@@ -605,7 +606,7 @@ Result<VersionId> Runtime::retireHostCode(uint64_t code_start) {
   return s_->retire(0, [&](MethodId* method) -> Result<NativeVersion*> {
     auto it = s_->live_ranges.find(code_start);
     if (it == s_->live_ranges.end()) return Errc::kUnknownVersion;
-    *method = it->second->method->id;
+    *method = it->second->method()->id;
     return it->second;
   });
 }
@@ -653,11 +654,11 @@ Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<Nati
     if (code_mode == CodeMode::kHost) eraseHostRange(start);
     if (il->active_native == v) {
       il->active_native = nullptr;
-      if (v->method->activeIl() == il) publish(v->method->entry_point, uint64_t{0});  // nothing to run
+      if (v->method()->activeIl() == il) publish(v->method()->entry_point, uint64_t{0});  // nothing to run
     }
     retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
-    trace::codeUnload(instance, v->method->id, v->version_id, start, v->code_size, retire_seq);
+    trace::codeUnload(instance, v->method()->id, v->version_id, start, v->code_size, retire_seq);
     id = v->version_id;
     if (!fault::reclaimRetiredAtOnce(this, v)) {  // P4, P6: after a grace period
       RetireBatch* b = retire_batch;
@@ -683,7 +684,7 @@ uint64_t Runtime::State::takeRemovalSeq() noexcept {
 
 IlVersion* Runtime::State::activeIlOrCreate(Method* m) noexcept {
   if (IlVersion* il = m->activeIl()) return il;
-  auto* il = new (std::nothrow) IlVersion(0, nullptr);
+  auto* il = new (std::nothrow) IlVersion(0, nullptr, m);
   if (il == nullptr) return nullptr;
   fault::linkIlVersion(m->il_head, il);  // P1: the node is complete
   version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
@@ -712,7 +713,7 @@ Result<void> Runtime::activate(VersionId version) {
   const uint64_t start = v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held
   if (start == 0) return Errc::kNotPublished;
   v->il->active_native = v;
-  if (v->method->activeIl() == v->il) publish(v->method->entry_point, start);  // backpatch
+  if (v->method()->activeIl() == v->il) publish(v->method()->entry_point, start);  // backpatch
   return {};
 }
 
@@ -723,7 +724,7 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   JITPROV_ASSERT_HELD(s_->lock);
   IlVersion* const newest = s_->activeIlOrCreate(m);
   if (newest == nullptr) return Errc::kOutOfMemory;
-  auto* il = new (std::nothrow) IlVersion(newest->rejit_id + 1, newest);
+  auto* il = new (std::nothrow) IlVersion(newest->rejit_id + 1, newest, m);
   if (il == nullptr) return Errc::kOutOfMemory;
   publish(m->il_head, il);               // P1; and the new IL version is the active one (P3)
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
@@ -892,26 +893,51 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
     if (batch != 1) between_batches();  // outside any read section (and, kWholeWalk aside, the lock)
     const uint64_t end = std::min(hw + 1, batch + kWalkBatch);
     rcu::ReadSection rs;  // P4, bounded to one batch
+    // The slot of `index`, stepped through its chunk (contiguous slots: no table lookup
+    // per slot), and the first index past that chunk.
+    const char* slot = nullptr;
+    uint64_t chunk_end = 0;
     for (uint64_t index = batch; index < end; ++index) {
-      // Software pipeline: the method record kPrefetchMethod ids ahead, its newest IL
-      // version kPrefetchIl ahead (the record should be in cache by then) and that IL
-      // version's newest native version kPrefetchVersion ahead, so that the cold walk
-      // does not stall on each pointer (loads with acquire, as the walk's own: P1). It pays
-      // once tier-ups have scattered the newest versions in memory, and costs a little on
-      // a registry still in allocation order, which the hardware prefetcher follows
-      // (docs/measurements.md, "The walk's prefetch").
-      if (index + kPrefetchMethod < end) __builtin_prefetch(s_->methods.slotAddress(index + kPrefetchMethod));
-      if (index + kPrefetchIl < end) {
-        if (const Method* ahead = s_->methods.at(index + kPrefetchIl))
-          __builtin_prefetch(readPublished(ahead->il_head));
+      if (slot != nullptr && index < chunk_end) {
+        slot += kMethodSlot;
+      } else {
+        slot = static_cast<const char*>(s_->methods.slotAddress(index));
+        chunk_end = (index | (State::MethodTable::kChunkSize - 1)) + 1;
       }
-      if (index + kPrefetchVersion < end) {
-        if (const Method* ahead = s_->methods.at(index + kPrefetchVersion)) {
+      // The slot of index + k.
+      const auto slotOf = [&](uint64_t k) -> const char* {
+        if (slot != nullptr && index + k < chunk_end) return slot + k * kMethodSlot;
+        return static_cast<const char*>(s_->methods.slotAddress(index + k));
+      };
+      // Software pipeline: the method record kPrefetchMethod ids ahead (both lines its
+      // 96-byte slot spans: il_head is on the second), its newest IL version and its
+      // name kPrefetchIl ahead (the record should be in cache by then), and that IL
+      // version's newest native version kPrefetchVersion ahead, so that the cold walk
+      // does not stall on each pointer (loads with acquire, as the walk's own: P1). Ahead
+      // across the batch's end too (up to hw: a record is live in any read section that
+      // found it so, and one found here is only prefetched from, never visited), so that
+      // each batch does not start cold (docs/measurements.md, "The walk's prefetch").
+      if (index + kPrefetchMethod <= hw) {
+        if (const char* p = slotOf(kPrefetchMethod)) {
+          __builtin_prefetch(p);
+          __builtin_prefetch(p + 64);  // inside the slot (96 bytes)
+        }
+      }
+      if (index + kPrefetchIl <= hw) {
+        const char* p = slotOf(kPrefetchIl);
+        if (const Method* ahead = p != nullptr ? State::MethodTable::liveAt(p) : nullptr) {
+          __builtin_prefetch(readPublished(ahead->il_head));
+          __builtin_prefetch(ahead->name());
+        }
+      }
+      if (index + kPrefetchVersion <= hw) {
+        const char* p = slotOf(kPrefetchVersion);
+        if (const Method* ahead = p != nullptr ? State::MethodTable::liveAt(p) : nullptr) {
           if (const IlVersion* il = readPublished(ahead->il_head)) __builtin_prefetch(readPublished(il->native_head));
         }
       }
-      const Method* m = s_->methods.at(index);  // P9
-      if (m == nullptr) continue;               // free, or unloaded
+      const Method* m = slot != nullptr ? State::MethodTable::liveAt(slot) : nullptr;  // P9
+      if (m == nullptr) continue;                                                      // free, or unloaded
       // The catch-up pass: nothing of this method was published after `after` (P8).
       if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
       uint64_t kept = 0;

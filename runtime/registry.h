@@ -138,9 +138,8 @@ struct IlVersion;
 struct Module;
 
 struct NativeVersion {
-  NativeVersion(VersionId vid, Tier t, uint16_t ht, uint32_t hv, uint32_t osr, Method* m, IlVersion* i,
-                NativeVersion* n)
-      : version_id(vid), method(m), il(i), next(n), osr_il_offset(osr), tier(t), host_tier(ht), host_version(hv) {}
+  NativeVersion(VersionId vid, Tier t, uint16_t ht, uint32_t hv, uint32_t osr, IlVersion* i, NativeVersion* n)
+      : version_id(vid), il(i), next(n), osr_il_offset(osr), tier(t), host_tier(ht), host_version(hv) {}
 
   // Published state. Writer: publishCode under the CVM lock. Readers: lock-free.
   // code_start: publish() after code_size (P2); readPublished() by readers. 0 = not yet.
@@ -148,7 +147,8 @@ struct NativeVersion {
 
   // Immutable: written by the constructor, before the node is linked (P1).
   const VersionId version_id;
-  Method* const method;
+  // Its IL version, and through it its method (il->method: the walk never reads it, so
+  // it is kept there and the node is 56 bytes, its slot one cache line).
   IlVersion* const il;
   // The older version of the same IL version. Set before the node is linked (P1);
   // afterwards written only by retireVersion() under the CVM lock, to unlink this
@@ -164,14 +164,22 @@ struct NativeVersion {
   // Plain: written once under the lock before the version's code is published (P8, like
   // code_size); read by walkers after code_start's acquire.
   uint64_t publish_seq = 0;
+
+  Method* method() const noexcept;  // il->method
 };
-static_assert(sizeof(NativeVersion) <= 64, "a native version fits one cache line (10 M methods: docs/measurements.md)");
+// With its slot's id word, a version is one 64-byte line: the slots of the version table
+// are 64 bytes, in chunks mapped at 2 MB boundaries (slot_table.h), so a walk reads one
+// line per version (docs/measurements.md, "The walk at the emission floor").
+static_assert(sizeof(NativeVersion) <= 56, "a native version's slot is one cache line (docs/measurements.md)");
 
 struct IlVersion {
-  IlVersion(RejitId r, IlVersion* n) : rejit_id(r), next(n) {}
+  IlVersion(RejitId r, IlVersion* n, Method* m) : rejit_id(r), next(n), method(m) {}
 
   const RejitId rejit_id;
   IlVersion* const next;  // older IL version; immutable (P1)
+  // Its method; immutable (P1). Here rather than in each native version: 40 bytes, the
+  // same malloc chunk (48 bytes) as the 32 before.
+  Method* const method;
   // Head of this IL version's native versions, newest first. Writer: beginJit under the
   // CVM lock, publish() after the node is initialised (P1). Readers: readPublished().
   std::atomic<NativeVersion*> native_head{nullptr};
@@ -247,6 +255,8 @@ struct Method {
 };
 
 static_assert(sizeof(Method) <= 88, "a method record stays 88 bytes (bytes per method: docs/measurements.md)");
+
+inline Method* NativeVersion::method() const noexcept { return il->method; }
 
 struct Module {
   Module(ModuleId i, bool c, Runtime::State* o) : id(i), collectible(c), owner(o) {}

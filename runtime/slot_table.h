@@ -181,6 +181,15 @@ class SlotTable {
     return chunk == nullptr ? nullptr : &chunk[index & (kChunkSize - 1)];
   }
 
+  // Lock-free reader stepping through the slots in order (a walk): the live record in
+  // the slot at `slot` (a slotAddress(), or that plus a multiple of slotBytes() that
+  // stays in its chunk: a chunk's kChunkSize slots are contiguous), or nullptr: as at().
+  static T* liveAt(const void* slot) noexcept {
+    const Slot& s = *static_cast<const Slot*>(slot);
+    const uint64_t id = readPublished(s.id);
+    return id == 0 || (id & kFree) != 0 ? nullptr : reinterpret_cast<T*>(const_cast<unsigned char*>(s.storage));
+  }
+
   // The highest slot index ever committed: a walk visits 1..highWater(). Slots are
   // claimed lowest index first, so it stays near the most records ever live at once.
   uint64_t highWater() const noexcept { return readPublished(hw_); }

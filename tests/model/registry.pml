@@ -67,7 +67,7 @@ byte m_occ[NM + 1];     /* ghost: bumped when a record is constructed or destroy
 /* The version table (SlotTable<NativeVersion>). */
 byte v_idw[NV + 1];
 byte v_vid[NV + 1];     /* NativeVersion::version_id (immutable) */
-byte v_meth[NV + 1];    /* NativeVersion::method: a method slot (immutable) */
+byte v_meth[NV + 1];    /* NativeVersion::method(), il->method: a method slot (immutable) */
 byte v_next[NV + 1];    /* NativeVersion::next: a version slot, 0 = null */
 byte v_start[NV + 1];   /* NativeVersion::code_start: a code range, 0 = not published */
 byte v_size[NV + 1];    /* NativeVersion::code_size */
