@@ -12,6 +12,11 @@
 #    the largest method's largest body, the most bodies of one method, the rundowns by
 #    trigger, events lost; its text says the same figures; the lock waits and perf
 #    figures are record's;
+#  - its plots (gnuplot): tiers, rundowns, lockwaits, hottest, each a PNG of 1000x600
+#    (its signature and IHDR read) beside a CSV that holds the report's figures (the
+#    verifier's bodies and bytes by tier, every rundown, every JIT-path wait of
+#    jitprov-lockwait --waits and as many per site as its report's, perf's hottest);
+#    without gnuplot in PATH one line, exit 0, nothing written; --no-plots, --plots DIR2;
 #  - `jitprov record -p PID -d 2` on a running JVM started without jitprov: the agent
 #    attached, a verified trace with the session rundown, the JVM still running after;
 #    one in a mount namespace of its own (an empty /var/run/lttng, as a container's):
@@ -148,6 +153,114 @@ print("report: %d bodies, %d methods, most bodies %d, largest %d bytes, as the t
 PY
 pass "jitprov report DIR, checked against babeltrace2's reading:
 $(sed 's/^/    /' "$WORK/report.txt" | head -40)"
+
+# --- the plots: valid PNGs of the size set, each CSV the report's figures -----------------
+$PY - "$WORK/rec" "$WORK/report.json" "$WORK/report.txt" <<'PY' || fail "the plots: $(sed -n '/^plots/,$p' "$WORK/report.txt")"
+import collections, csv, json, struct, sys
+d, rj, rt = sys.argv[1:4]
+r = json.load(open(rj))
+text = open(rt).read()
+pl = r["plots"]
+assert pl["dir"] == d + "/report" and "none" not in pl and "failed" not in pl, pl
+files = {f["plot"]: f for f in pl["files"]}
+# record --lockwait --perf: every plot has its data.
+assert sorted(files) == ["hottest", "lockwaits", "rundowns", "tiers"], sorted(files)
+rows = {}
+for name, f in files.items():
+    assert f["png"] == "%s/report/%s.png" % (d, name) and f["csv"] == "%s/report/%s.csv" % (d, name), f
+    png = open(f["png"], "rb").read()
+    # The signature, then the IHDR chunk first: its length 13, width and height.
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR", (name, png[:16])
+    length, w, h = struct.unpack(">I4xII", png[8:24])
+    assert (length, w, h) == (13, 1000, 600), (name, length, w, h)
+    assert png[-8:-4] == b"IEND" and len(png) > 5000, (name, len(png))
+    assert "  %-14s %s" % (name + ".png", f["what"]) in text, (name, text)
+    rows[name] = list(csv.DictReader(open(f["csv"])))
+    assert rows[name] or name == "lockwaits", name  # a timeline of no wait is drawn too
+(p,) = r["processes"]
+# tiers: the verifier's bodies and bytes by tier, as the report's JSON has them.
+tiers = {x["tier"]: [int(x["bodies"]), int(x["bytes"])] for x in rows["tiers"]}
+assert tiers == {t: [v["bodies"], v["bytes"]] for t, v in p["code"]["by_tier"].items()}, (tiers, p["code"]["by_tier"])
+assert sum(b for b, _ in tiers.values()) == p["code"]["bodies"], (tiers, p["code"]["bodies"])
+assert all(int(x["vpid"]) == p["vpid"] for x in rows["tiers"]), rows["tiers"]
+# rundowns: each one of the report's, its time, duration and records.
+rd = [(int(x["rundown_id"]), x["trigger"], int(x["begin_ns"]), round(float(x["duration_ms"]) * 1e6),
+       int(x["method_records"])) for x in rows["rundowns"]]
+want = sorted((x["rundown_id"], x["trigger"], x["begin_ns"], x["duration_ns"], x["method_records"])
+              for x in p["rundowns"])
+assert sorted(rd) == want and len(rd) >= 2, (rd, want)
+for x in rows["rundowns"]:
+    assert abs(float(x["end_s"]) - float(x["begin_s"]) - float(x["duration_ms"]) / 1e3) < 1e-5, x
+# lockwaits: every JIT-path wait of jitprov-lockwait --waits, as many per site as the
+# report's contended waits (lockwait.json's blocked_by), on the rundowns' timeline.
+JIT = {"tier0_publish", "tier1_publish", "osr_publish", "rejit", "activate", "unload"}
+raw = [w for w in csv.DictReader(open(d + "/lockwait-waits.csv")) if w["site"] in JIT]
+assert len(rows["lockwaits"]) == len(raw), (len(rows["lockwaits"]), len(raw))
+per_site = collections.Counter(x["site"] for x in rows["lockwaits"])
+want = {s["site"]: s["contended"] for s in r["lock_waits"]["sites"] if s["site"] in JIT and s["contended"]}
+assert dict(per_site) == want, (dict(per_site), want)
+for x, w in zip(rows["lockwaits"], raw):
+    assert abs(float(x["wait_us"]) * 1e3 - int(w["wait_ns"])) <= 1 and x["blocked_by"] == w["blocked_by"], (x, w)
+# One origin for both: the first rundown or wait is at 0, all of them at or after it.
+times = [float(x["begin_s"]) for x in rows["rundowns"]] + [float(x["t_s"]) for x in rows["lockwaits"]]
+assert min(times) == 0.0, min(times)
+# The same clock: waits minus rundowns' begin_s = CLOCK_MONOTONIC differences.
+if rows["lockwaits"]:
+    w0 = min(rows["lockwaits"], key=lambda x: float(x["t_s"]))
+    raw0 = min(int(w["begin_ns"]) for w in raw)
+    for x, w in zip(rows["lockwaits"], raw):
+        assert abs((float(x["t_s"]) - float(w0["t_s"])) * 1e9 - (int(w["begin_ns"]) - raw0)) < 2e3, (x, w)
+# hottest: perf.json's hottest, in its order.
+hot = [(x["name"], int(x["samples"])) for x in rows["hottest"]]
+assert hot == [(m["name"], m["samples"]) for m in r["perf"]["hottest"]] and hot[0][0] == "Hot::work", hot
+print("plots: %s; %d tiers, %d rundowns, %d JIT-path waits, %d hottest" % (
+    ", ".join(sorted(files)), len(tiers), len(rd), len(rows["lockwaits"]), len(hot)))
+PY
+pass "jitprov report's plots: 1000x600 PNGs, their CSVs the report's figures:
+$(sed -n '/^plots/,$p' "$WORK/report.txt" | sed 's/^/    /')"
+# The timeline against babeltrace2's reading: each rundown's begin_ns is its
+# rundown_begin event's time, and its begin_s less a wait's t_s is the difference of
+# their CLOCK_MONOTONIC times (the event's clock value; the wait's begin_ns): the clock
+# offset that report read from the trace's metadata is babeltrace2's.
+$PY - "$WORK/rec" <<'PY' || fail "the plots' timeline is not the trace's"
+import csv, sys
+from bt2read import events
+d = sys.argv[1]
+begins = [(f["_ns"], f["_mono"]) for n, f in events(d + "/trace", ("jitprov_rundown:rundown_begin",), times=True, mono=True)]
+rd = list(csv.DictReader(open(d + "/report/rundowns.csv")))
+assert sorted(int(x["begin_ns"]) for x in rd) == sorted(ns for ns, _ in begins), (rd, begins)
+mono = dict(begins)
+waits = list(csv.DictReader(open(d + "/report/lockwaits.csv")))
+raw = [w for w in csv.DictReader(open(d + "/lockwait-waits.csv")) if w["site"] in
+       {"tier0_publish", "tier1_publish", "osr_publish", "rejit", "activate", "unload"}]
+worst = 0
+for x in rd:
+    for y, w in list(zip(waits, raw))[:50]:
+        want = (mono[int(x["begin_ns"])] - int(w["begin_ns"])) / 1e9
+        worst = max(worst, abs(float(x["begin_s"]) - float(y["t_s"]) - want))
+assert worst < 2e-6, worst
+print("timeline: %d rundowns at babeltrace2's times, waits within %.1f us of CLOCK_MONOTONIC" % (len(rd), worst * 1e6))
+PY
+# Without gnuplot: one line, the rest of the report as before, exit 0, nothing written.
+mkdir -p "$WORK/nognuplot"
+PATH=$WORK/nognuplot "$JITPROV" report "$WORK/rec" --plots "$WORK/plots2" >"$WORK/nogp.txt" 2>"$WORK/nogp.err"
+rc=$?
+[ $rc -eq 0 ] && [ ! -s "$WORK/nogp.err" ] && [ ! -e "$WORK/plots2" ] ||
+  fail "report without gnuplot: exit $rc, $(cat "$WORK/nogp.err"), plots2 $(ls "$WORK/plots2" 2>&1)"
+[ "$(grep -c '^plots' "$WORK/nogp.txt")" -eq 1 ] &&
+  grep -qx "plots: none written: gnuplot not found in PATH (Debian: apt install gnuplot-nox)" "$WORK/nogp.txt" &&
+  diff <(sed '/^plots/,$d' "$WORK/report.txt") <(sed '/^plots/,$d' "$WORK/nogp.txt") >/dev/null &&
+  [ "$(sed -n '/^plots/,$p' "$WORK/nogp.txt" | wc -l)" -eq 1 ] ||
+  fail "report without gnuplot: $(cat "$WORK/nogp.txt")"
+pass "report without gnuplot in PATH: exit 0, \"$(grep '^plots' "$WORK/nogp.txt")\", the rest unchanged"
+# --no-plots: nothing said, nothing written; --plots DIR2 elsewhere.
+"$JITPROV" report "$WORK/rec" --no-plots --json >"$WORK/noplots.json" || fail "report --no-plots"
+$PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["plots"] is None' "$WORK/noplots.json" ||
+  fail "report --no-plots --json: plots not null"
+"$JITPROV" report "$WORK/rec" --plots "$WORK/plots3" >"$WORK/plots3.txt" || fail "report --plots"
+[ "$(ls "$WORK/plots3" | grep -c '\.png$')" -eq 4 ] && grep -q "^plots .* in $WORK/plots3:" "$WORK/plots3.txt" ||
+  fail "report --plots $WORK/plots3: $(ls "$WORK/plots3") $(cat "$WORK/plots3.txt")"
+pass "report --no-plots: none; --plots DIR2: 4 PNGs there"
 
 # --- record -p PID on a running JVM -------------------------------------------------------
 java -cp "$WORK/hot" Hot "$WORK/hot/running" >"$WORK/jvm.out" 2>&1 &

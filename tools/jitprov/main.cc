@@ -11,10 +11,10 @@
 //                  [--lockwait] -- CMD ARGS...   (or -p PID [-d SECS] instead of CMD)
 // runs CMD under jitprov's agent (or attaches it to PID) into a lossless lttng session,
 // then verifies and summarizes the trace (record.cc).
-//   jitprov report DIR [--json] [--top N]
+//   jitprov report DIR [--json] [--top N] [--plots DIR2 | --no-plots]
 // what a trace recorded by `jitprov record` shows: code by runtime, tier and module, the
 // largest and most recompiled methods, rundowns, losses, lock waits, hot JIT methods
-// (report.cc).
+// (report.cc), and plots of them (plots.cc).
 #include "attach.h"
 #include "attach_process.h"
 #include "cli.h"
@@ -149,11 +149,16 @@ int main(int argc, char** argv) {
       "what a trace recorded by `jitprov record -o DIR` shows (read by jitprov-verify): code bodies and bytes by "
       "runtime, tier and module, the namespaces with the most code, the largest and the most recompiled methods, "
       "the rundowns and their durations, events lost, the verdict; lock waits with their blame (--lockwait) and the "
-      "hottest JIT methods (--perf) when record ran them. Exit: 0 reported, 1 error, 2 usage, 3 DIR not a "
+      "hottest JIT methods (--perf) when record ran them; plots of them (gnuplot, when installed: PNG with "
+      "their CSV data in DIR/report). Exit: 0 reported, 1 error, 2 usage, 3 DIR not a "
       "directory, 4 no trace in DIR, 5 the trace cannot be read, 6 no jitprov-verify");
   rep->add_option("DIR", rpa.dir, "jitprov record's directory (or a trace directory)")->required();
   rep->add_flag("--json", rpa.json, "one JSON document instead of the text");
   rep->add_option("--top", rpa.top, "the length of each list (default 10)")->check(tools::wholeIn(1, 100000));
+  CLI::Option* plots_opt =
+      rep->add_option("--plots", rpa.plots,
+                      "write the plots (PNG, gnuplot) and their CSV data into this directory (default: DIR/report)");
+  rep->add_flag("--no-plots", rpa.no_plots, "write no plots")->excludes(plots_opt);
   // CMD ARGS... are not jitprov's: its options (java -Xmx1g, dotnet --roll-forward) must
   // never be parsed as ours. CLI11 sees the words before them only.
   const int cli_argc = cli::recordSplit(argc, argv, &ra.cmd);

@@ -503,7 +503,8 @@ std::string lastLine(const std::string& s) {
 }
 
 // jitprov-lockwait on the library the agent loads (and on PID with -p), its final report
-// (--json) into DIR/lockwait.json, its log DIR/lockwait.log; waited for until it says it
+// (--json) into DIR/lockwait.json, every wait into DIR/lockwait-waits.csv, its log
+// DIR/lockwait.log; waited for until it says it
 // attached. Its pid, or 0 with *why.
 pid_t startLockwait(const std::string& dir, const std::string& lib, pid_t target, std::string* why) {
   const std::string tool = toolPath("JITPROV_LOCKWAIT", "lockwait", "jitprov-lockwait");
@@ -512,7 +513,8 @@ pid_t startLockwait(const std::string& dir, const std::string& lib, pid_t target
     *why = tool + " not found (JITPROV_LOCKWAIT, beside jitprov in a build tree, installed, or in PATH)";
     return 0;
   }
-  std::vector<std::string> argv = {tool, "--json", "-b", lib};
+  // --waits: every wait, for the timeline `jitprov report` plots (plots.h).
+  std::vector<std::string> argv = {tool, "--json", "--waits", dir + "/lockwait-waits.csv", "-b", lib};
   if (target > 0) argv.insert(argv.end(), {"-p", std::to_string(target)});
   const std::string log = dir + "/lockwait.log";
   const pid_t pid = spawn(argv, dir + "/lockwait.json", log);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `jitprov report DIR [--json] [--top N]` (report.h; docs/spec.md, "jitprov report"):
+// `jitprov report DIR [--json] [--top N] [--plots DIR2 | --no-plots]` (report.h; docs/spec.md, "jitprov report"):
 //  1. DIR checked (a directory; a trace in DIR/trace, or DIR itself a trace);
 //  2. `jitprov-verify --json --top N TRACE`: its verdict, and per process the code the
 //     trace shows (inventory.h: bodies and bytes by module and tier, by namespace, the
@@ -7,9 +7,12 @@
 //  3. beside the trace, what `jitprov record` left: summary.json (the command, its
 //     runtime and status), lockwait.json (--lockwait: lock waits with their blame),
 //     perf.json (--perf: the hottest JIT methods perf named);
-//  4. one JSON document (--json) or the text.
+//  4. the plots (plots.h: gnuplot, each PNG beside its CSV) into --plots or DIR/report,
+//     unless --no-plots; without gnuplot one line says so and the rest is reported;
+//  5. one JSON document (--json) or the text, naming the files written.
 #include "report.h"
 
+#include "plots.h"
 #include "run.h"
 
 #include <sys/stat.h>
@@ -130,6 +133,7 @@ nlohmann::json build(const std::string& dir, const std::string& trace, const nlo
         rs.push_back({{"rundown_id", num(d, "rundown_id")},
                       {"mode", d.value("mode", std::string())},
                       {"trigger", d.value("trigger", std::string())},
+                      {"begin_ns", d.value("begin_ns", int64_t{0})},
                       {"duration_ns", dur},
                       {"method_records", num(d, "method_records")},
                       {"module_records", num(d, "module_records")},
@@ -236,6 +240,22 @@ void printText(const nlohmann::json& r, size_t top) {
                   m.value("name", std::string()).c_str());
   }
   if (!r["not_checked"].empty()) std::printf("\nnot checked: %s\n", r["not_checked"][0].get<std::string>().c_str());
+  const auto& pl = r["plots"];
+  if (pl.is_object() && pl.contains("none")) {
+    std::printf("\nplots: none written: %s\n", pl["none"].get<std::string>().c_str());
+  } else if (pl.is_object()) {
+    std::printf("\nplots (gnuplot; each from the CSV and the .gp script beside it) in %s:\n",
+                pl["dir"].get<std::string>().c_str());
+    for (const auto& f : pl["files"]) {
+      const std::string png = f["png"].get<std::string>();
+      std::printf("  %-14s %s\n", png.substr(png.rfind('/') + 1).c_str(), f["what"].get<std::string>().c_str());
+    }
+    for (const auto& f : pl.value("failed", nlohmann::json::array()))
+      std::printf("  NOT WRITTEN: %s\n", f.get<std::string>().c_str());
+    if (pl.contains("waits_error"))
+      std::printf("  lock waits not plotted: %s\n", pl["waits_error"].get<std::string>().c_str());
+    if (pl.contains("note")) std::printf("  note: %s\n", pl["note"].get<std::string>().c_str());
+  }
 }
 
 }  // namespace
@@ -323,7 +343,20 @@ int report(const ReportArgs& a) {
   const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad, true) : nlohmann::json();
   const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad) : nlohmann::json();
   if (!bad.empty()) return fail(kReportError, bad);
-  const nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
+  nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
+  // The plots (plots.h): into --plots, else DIR/report; none with --no-plots.
+  if (a.no_plots) {
+    r["plots"] = nullptr;
+  } else {
+    PlotInputs in;
+    in.report = &r;
+    in.trace = trace;
+    struct stat ws {};
+    const std::string waits = a.dir + "/lockwait-waits.csv";
+    if (beside && stat(waits.c_str(), &ws) == 0) in.waits_csv = waits;
+    in.out_dir = a.plots.empty() ? a.dir + "/report" : a.plots;
+    r["plots"] = writePlots(in);
+  }
   if (a.json)
     std::printf("%s\n", r.dump(1).c_str());
   else

@@ -25,7 +25,9 @@ enum ReportStatus : int {
 struct ReportArgs {
   std::string dir;
   bool json = false;
-  int top = 10;  // --top N: the length of each list
+  int top = 10;       // --top N: the length of each list
+  std::string plots;  // --plots DIR2: where the plots go (default DIR/report)
+  bool no_plots = false;
 };
 
 int report(const ReportArgs& a);
