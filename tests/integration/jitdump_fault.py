@@ -5,6 +5,8 @@
 # reads the lttng trace, not the dump) fails on a wrong dump:
 #   shift:MS  every JIT_CODE_LOAD stamped MS ms late
 #   swap      the names of successive pairs of loads swapped
+#   nomoves   the loads of a code object already loaded at another address (same name
+#             and size: a move, as the Node.js client writes one) dropped
 #   jitdump_fault.py DUMP FAULT
 import struct, sys
 
@@ -20,8 +22,15 @@ def main():
         off += total
     out, pending = [], None
     changed = 0
+    seen = {}  # (name, size) -> the address of its first load
     for rid, r in recs:
-        if rid == 0 and fault.startswith("shift:"):
+        if rid == 0 and fault == "nomoves":
+            addr, size = struct.unpack_from("<QQ", r, 32)
+            key = (r[56:r.index(b"\0", 56)], size)
+            if seen.setdefault(key, addr) != addr:
+                changed += 1
+                continue
+        elif rid == 0 and fault.startswith("shift:"):
             ts = struct.unpack_from("<Q", r, 8)[0] + int(fault[6:]) * 1000000
             r = r[:8] + struct.pack("<Q", ts) + r[16:]
             changed += 1
@@ -41,10 +50,10 @@ def main():
                 pending = None
                 changed += 2
         out.append(r)
-    if not fault.startswith("shift:") and fault != "swap":
+    if not fault.startswith("shift:") and fault not in ("swap", "nomoves"):
         sys.exit("jitdump_fault.py: unknown fault " + fault)
     open(path, "wb").write(bytes(b[:hsize]) + b"".join(out))
-    print("fault %s: %d load records changed" % (fault, changed))
+    print("fault %s: %d load records %s" % (fault, changed, "dropped" if fault == "nomoves" else "changed"))
 
 
 if __name__ == "__main__":

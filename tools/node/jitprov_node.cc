@@ -480,6 +480,7 @@ void writeStats(Client& c) {
   hostagent::histJson(f, "census_time", c.census_ns);
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
+  hostagent::jitdumpStatsJson(f, c.rt, c.opt);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
                ", \"provider\": \"%s\"\n}\n",
@@ -495,6 +496,9 @@ void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);
+  // The dump is closed before the stats are written, so that they count all of it;
+  // code V8 adds after (node's last moments) is not in it, as a dump has no unloads.
+  hostagent::closeJitdump("jitprov-node", c->rt, c->opt);
   writeStats(*c);
   if (c->perfmap.errors != 0)
     std::fprintf(stderr, "jitprov-node: perf map: %" PRIu64 " errors, last: %s\n", c->perfmap.errors,
