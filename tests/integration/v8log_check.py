@@ -20,6 +20,10 @@ jitprov-marker.js (compiled after the rundown was taken); the worker that ended 
 the quiet moment (its scripts are early*.js) is dead with all its code; the other
 worker, idle until the end, to the end of its log.
 
+--single: one log for the main isolate alone (DIR/v8.log, --no-logfile-per-isolate: the
+node-attach test's workload runs no worker), replayed to the marker, against the last
+rundown in the window.
+
 --program: a program of one isolate that ran to its end (tsc): its one log replayed whole,
 against the last complete rundown of the process (the exit rundown); no window file.
 
@@ -131,9 +135,14 @@ def replay(path, heap, stop_at_marker):
     return False
 
 
-def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False):
+def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False, single=False):
     pid = int(open(d + "/pid").read())
     client = json.load(open(d + "/client.json"))
+    if single:
+        heap = Heap()
+        check(replay(d + "/v8.log", heap, True), "%s: the marker %s is not in %s/v8.log" % (label, MARKER, d))
+        window = tuple(int(x) for x in open(d + "/window"))
+        return compare(trace, label, d, pid, client, [heap], [heap], window, min_live, min_moves, min_reused)
     logs = sorted(glob.glob(d + "/isolate-*-v8.log"))
     if program:
         check(len(logs) == 1, "%s: %d V8 logs, not 1: %s" % (label, len(logs), logs))
@@ -235,9 +244,10 @@ if __name__ == "__main__":
     ap.add_argument("--min-moves", type=int, default=0)
     ap.add_argument("--min-reused", type=int, default=0)
     ap.add_argument("--program", action="store_true")
+    ap.add_argument("--single", action="store_true")
     o = ap.parse_args()
     try:
-        sys.exit(main(o.trace, o.label, o.dir, o.min_live, o.min_moves, o.min_reused, o.program))
+        sys.exit(main(o.trace, o.label, o.dir, o.min_live, o.min_moves, o.min_reused, o.program, o.single))
     except CheckFailed as e:
         print("v8log_check: %s" % e, file=sys.stderr)
         sys.exit(1)

@@ -3,7 +3,8 @@
 // (parseLoadReply), a JVM's hsperfdata file (parsePerfData, on files built here in the
 // layout HotSpot writes), /proc/PID/status (parseProcStatus), CoreCLR's diagnostics IPC
 // replies, HRESULTs and ProcessInfo versions (clr_attach.h), and the .NET client's
-// method signature text (tools/dotnet/clr_names.h) on metadata blobs built here.
+// method signature text (tools/dotnet/clr_names.h) on metadata blobs built here; node's
+// inspector address, /proc/net/tcp listeners and the WebSocket handshake and frames.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "attach_io.h"
 #include "clr_attach.h"
 #include "hotspot_attach.h"
+#include "node_attach.h"
 #include "target.h"
 #include "jvmti/attach_codes.h"
 
@@ -790,3 +792,63 @@ TEST(ClrNames, TruncatedBlobsDoNotParse) {
 
 }  // namespace
 }  // namespace jitprov::dotnet
+
+// --- node (node_attach.h) ------------------------------------------------------------
+
+TEST(NodeAttach, WebSocketAcceptIsTheRfcExample) {
+  EXPECT_EQ(jitprov::cli::webSocketAccept("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+}
+
+TEST(NodeAttach, WebSocketFrameIsMaskedWithItsLength) {
+  const uint8_t mask[4] = {0x37, 0xfa, 0x21, 0x3d};
+  // RFC 6455 5.7: a masked "Hello".
+  EXPECT_EQ(jitprov::cli::webSocketFrame(1, "Hello", mask),
+            std::string("\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58", 11));
+  const std::string big = jitprov::cli::webSocketFrame(1, std::string(300, 'x'), mask);
+  ASSERT_EQ(big.size(), 2u + 2 + 4 + 300);
+  EXPECT_EQ(uint8_t(big[1]), 0x80 | 126);
+  EXPECT_EQ(uint8_t(big[2]) << 8 | uint8_t(big[3]), 300);
+  const std::string huge = jitprov::cli::webSocketFrame(1, std::string(70000, 'x'), mask);
+  EXPECT_EQ(uint8_t(huge[1]), 0x80 | 127);
+  EXPECT_EQ(huge.size(), 2u + 8 + 4 + 70000);
+}
+
+TEST(NodeAttach, InspectorAddressFromItsOptions) {
+  using jitprov::cli::inspectorAddress;
+  auto a = inspectorAddress({"node", "app.js"});
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 9229);
+  EXPECT_FALSE(a.explicit_inspect);
+  a = inspectorAddress({"node", "--inspect-port=127.0.0.2:4000", "app.js"});
+  EXPECT_EQ(a.host, "127.0.0.2");
+  EXPECT_EQ(a.port, 4000);
+  EXPECT_FALSE(a.explicit_inspect);
+  a = inspectorAddress({"node", "--inspect-port", "5000", "app.js"});
+  EXPECT_EQ(a.port, 5000);
+  a = inspectorAddress({"node", "--inspect=0.0.0.0:9230", "app.js"});
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 9230);
+  EXPECT_TRUE(a.explicit_inspect);
+  a = inspectorAddress({"node", "--inspect", "app.js"});
+  EXPECT_TRUE(a.explicit_inspect);
+  EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "--inspect-brk=localhost", "app.js"});
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "--", "--inspect-port=1"});
+  EXPECT_EQ(a.port, 9229);  // the program's arguments
+}
+
+TEST(NodeAttach, TcpListenersOfProcNetTcp) {
+  const std::string text =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 0100007F:240D 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1115899 1 "
+      "000000001c6438cb 100 0 0 10 0\n"
+      "   1: 0100007F:240D 0100007F:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 2222 1 "
+      "000000001c6438cb 100 0 0 10 0\n";
+  const auto l = jitprov::cli::parseTcpListeners(text);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].addr, 0x7F000001u);
+  EXPECT_EQ(l[0].port, 9229);
+  EXPECT_EQ(l[0].inode, 1115899ul);
+}

@@ -28,9 +28,10 @@ enum AttachStatus : int {
   kTimedOut = 10,       // the target did not answer within --timeout
   kAgentFailed = 11,    // the agent was loaded but refused to start (its reason in the line)
   kNoAgent = 12,        // the agent library for this runtime is not installed / not found
+  kInUse = 13,          // node: its inspector is open already (--inspect, a debugger) or its port is taken
 };
 
-enum class Runtime { kNone, kHotSpot, kCoreClr };
+enum class Runtime { kNone, kHotSpot, kCoreClr, kNode };
 
 // A process as /proc shows it, read once by findTarget() (target.h).
 struct Target {
@@ -41,7 +42,7 @@ struct Target {
   std::string root;  // "/proc/PID/root": its view of the file system
   Runtime runtime = Runtime::kNone;
   std::string runtime_lib;      // the mapped libjvm.so / libcoreclr.so, as the target names it
-  bool jitprov_loaded = false;  // libjitprov.so.1 already mapped in it
+  bool jitprov_loaded = false;  // libjitprov.so.1 already mapped in it (node: the client addon)
 };
 
 struct AttachRequest {

@@ -4,6 +4,7 @@
 
 #include "clr_attach.h"
 #include "hotspot_attach.h"
+#include "node_attach.h"
 
 namespace jitprov::cli {
 
@@ -19,6 +20,7 @@ AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::stri
   r->target = t->target;
   r->options = options;
   r->timeout = timeout;
+  if (t->target.runtime == Runtime::kNode) return attachNode(*t, *r);
   return t->target.runtime == Runtime::kHotSpot ? attachHotSpot(*t, *r) : attachCoreClr(*r);
 }
 

@@ -2,11 +2,12 @@
 // jitprov: the command (docs/spec.md, "jitprov"). Its verbs, one CLI11 subcommand each:
 //   jitprov attach PID [--options OPTS] [--agent PATH] [--timeout SECS]
 // loads jitprov's agent into a running JVM (HotSpot's dynamic attach: hotspot_attach.cc)
-// or .NET process (CoreCLR's diagnostics IPC: clr_attach.cc), after the
+// or .NET process (CoreCLR's diagnostics IPC: clr_attach.cc) or node (its inspector:
+// node_attach.cc), after the
 // checks of target.cc. One line on stdout when attached, one on stderr when not; the
 // exit status says why (attach.h).
 //   jitprov ps [--json]
-// lists the processes running HotSpot or CoreCLR, from /proc alone (ps.cc).
+// lists the processes running HotSpot, CoreCLR or node, from /proc alone (ps.cc).
 //   jitprov record [-o DIR] [--rundown-every SECS] [--runtime java|dotnet|node] [--perf]
 //                  [--lockwait] -- CMD ARGS...   (or -p PID [-d SECS] instead of CMD)
 // runs CMD under jitprov's agent (or attaches it to PID) into a lossless lttng session,
@@ -47,10 +48,13 @@ int attach(const AttachArgs& a) {
     std::fprintf(stderr, "jitprov: %s\n", o.line.c_str());
     return o.status;
   }
-  const char* rt = t.target.runtime == Runtime::kHotSpot ? "HotSpot" : "CoreCLR";
-  std::printf("jitprov: attached to PID %d: %s %s, agent %s, options \"%s\"%s\n", int(t.target.pid), rt,
+  const char* rt = t.target.runtime == Runtime::kHotSpot ? "HotSpot"
+                   : t.target.runtime == Runtime::kNode  ? "Node.js"
+                                                         : "CoreCLR";
+  // Node: the main isolate only, and the inspector's window (o.line).
+  std::printf("jitprov: attached to PID %d: %s %s, agent %s, options \"%s\"%s%s%s\n", int(t.target.pid), rt,
               o.version.empty() ? "(version unknown)" : o.version.c_str(), r.agent.c_str(), r.options.c_str(),
-              r.options.empty() ? " (the agent's defaults)" : "");
+              r.options.empty() ? " (the agent's defaults)" : "", o.line.empty() ? "" : "; ", o.line.c_str());
   return kAttached;
 }
 
@@ -87,9 +91,11 @@ int main(int argc, char** argv) {
   cli::AttachArgs aa;
   CLI::App* attach = cli.add_subcommand(
       "attach",
-      "load jitprov's agent into a running process (HotSpot 17+: its dynamic attach; CoreCLR: its diagnostics IPC). "
+      "load jitprov's agent into a running process (HotSpot 17+: its dynamic attach; CoreCLR: its diagnostics IPC; "
+      "Node.js: its inspector, opened by SIGUSR1 on 127.0.0.1 and closed again). "
       "Exit: 0 attached, 1 error, 2 usage, 3 no such process, 4 not a runtime, 5 permission, 6 runtime too old, "
-      "7 attach disabled, 8 another profiler, 9 already loaded, 10 timed out, 11 the agent failed, 12 no agent");
+      "7 attach disabled, 8 another profiler, 9 already loaded, 10 timed out, 11 the agent failed, 12 no agent, "
+      "13 node's inspector open already or its port taken");
   attach->add_option("PID", aa.pid, "the process")->required()->check(tools::wholeIn(1, 4194304));
   attach->add_option("--options", aa.options,
                      "the agent's options, as after -agentpath:...= (default: none, the agent's defaults: "
@@ -101,7 +107,7 @@ int main(int argc, char** argv) {
   bool ps_json = false;
   CLI::App* ps = cli.add_subcommand(
       "ps",
-      "the processes running a runtime jitprov supports (HotSpot, CoreCLR): their runtime and version, and "
+      "the processes running a runtime jitprov supports (HotSpot, CoreCLR, Node.js): their runtime and version, and "
       "whether jitprov is loaded in them; read from /proc, nothing asked of them");
   ps->add_flag("--json", ps_json, "one JSON document instead of the table");
   cli::RecordArgs ra;

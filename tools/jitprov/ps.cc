@@ -47,6 +47,7 @@ std::vector<PsRow> listRuntimes() {
     const AttachOutcome o = findTarget(p, &row.info);
     if (o.status == kAttached) {
       row.version = row.info.target.runtime == Runtime::kHotSpot ? hotspotVersion(row.info)
+                    : row.info.target.runtime == Runtime::kNode  ? nodeVersion(row.info)
                                                                  : coreclrVersionFromPath(row.info.target.runtime_lib);
       rows.push_back(std::move(row));
     }
@@ -59,7 +60,10 @@ std::vector<PsRow> listRuntimes() {
 namespace {
 
 const char* runtimeName(Runtime r) {
-  return r == Runtime::kHotSpot ? "HotSpot" : r == Runtime::kCoreClr ? "CoreCLR" : "?";
+  return r == Runtime::kHotSpot   ? "HotSpot"
+         : r == Runtime::kCoreClr ? "CoreCLR"
+         : r == Runtime::kNode    ? "Node.js"
+                                  : "?";
 }
 
 std::string cmdline(pid_t pid) {

@@ -793,9 +793,10 @@ int recordPid(const RecordArgs& a) {
   if (const AttachOutcome o = findTarget(pid_t(a.pid), &t); o.status != kAttached)
     return fail(kRecordAttach, "-p " + std::to_string(a.pid) + ": " + o.line);
   const bool java = t.target.runtime == Runtime::kHotSpot;
-  r.runtime_name = java ? "HotSpot" : "CoreCLR";
+  r.runtime_name = java ? "HotSpot" : t.target.runtime == Runtime::kNode ? "V8" : "CoreCLR";
   if (a.perf && !java)
-    return fail(kRecordExtra, "--perf with -p: HotSpot only (a .NET process reads its jitdump option at start)");
+    return fail(kRecordExtra,
+                "--perf with -p: HotSpot only (a .NET process or node reads its jitdump option at start)");
   r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
   if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
   if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)

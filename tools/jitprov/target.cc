@@ -4,16 +4,19 @@
 #include "attach_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -161,11 +164,31 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       t.target.runtime_lib = path;
     } else if (base == "libjitprov.so.1" || base.rfind("libjitprov.so", 0) == 0) {
       t.target.jitprov_loaded = true;
+    } else if (base == "jitprov_node.node") {
+      t.node_client_loaded = true;
+    } else if (base.rfind("libnode.so", 0) == 0 && t.target.runtime == Runtime::kNone) {
+      t.target.runtime = Runtime::kNode;
+      t.target.runtime_lib = path;
     }
   }
+  if (t.target.runtime == Runtime::kNone) {
+    // A node linked statically (Debian's, the official builds): its executable.
+    char exe[PATH_MAX];
+    const ssize_t n = readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = '\0';
+      const std::string b = baseName(exe);
+      if (b == "node" || b == "nodejs" || b.rfind("node-", 0) == 0 || b.rfind("node2", 0) == 0) {
+        t.target.runtime = Runtime::kNode;
+        t.target.runtime_lib = exe;
+      }
+    }
+  }
+  if (t.target.runtime == Runtime::kNode) t.target.jitprov_loaded = t.node_client_loaded;
   if (t.target.runtime == Runtime::kNone)
-    return fail(kNotARuntime,
-                describe(t) + " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped");
+    return fail(
+        kNotARuntime,
+        describe(t) + " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped, nor is it node");
   *out = std::move(t);
   return AttachOutcome{kAttached, {}, {}};
 }
@@ -182,6 +205,10 @@ std::string besideInBuildTree(const std::string& subdir, const std::string& name
 }
 
 std::string defaultAgentPath(Runtime runtime) {
+  if (runtime == Runtime::kNode) {
+    const std::string built = besideInBuildTree("node", "jitprov_node.node");
+    return built.empty() ? std::string(JITPROV_AGENT_DIR) + "/node/jitprov_node.node" : built;
+  }
   const char* name = runtime == Runtime::kHotSpot ? "libjitprov-jvmti.so" : "libjitprov-dotnet.so";
   const std::string built = besideInBuildTree(runtime == Runtime::kHotSpot ? "jvmti" : "dotnet", name);
   return built.empty() ? std::string(JITPROV_AGENT_DIR) + "/" + name : built;
@@ -204,6 +231,46 @@ AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::
                               " (another mount namespace: install it there, or mount it at the same path)");
   *path = p;
   return AttachOutcome{kAttached, {}, {}};
+}
+
+std::string nodeVersion(const TargetInfo& t) {
+  static std::map<std::pair<dev_t, ino_t>, std::string> cache;
+  const int fd = open(("/proc/" + std::to_string(t.target.pid) + "/exe").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st {};
+  std::string v;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    const auto key = std::make_pair(st.st_dev, st.st_ino);
+    if (auto it = cache.find(key); it != cache.end()) {
+      close(fd);
+      return it->second;
+    }
+    // A libnode.so's version is in the library, not in the executable.
+    const int lib = t.target.runtime_lib.find("libnode.so") != std::string::npos
+                        ? open((t.target.root + t.target.runtime_lib).c_str(), O_RDONLY | O_CLOEXEC)
+                        : -1;
+    const int src = lib >= 0 ? lib : fd;
+    struct stat ss {};
+    if (fstat(src, &ss) == 0 && S_ISREG(ss.st_mode) && ss.st_size > 0) {
+      void* m = mmap(nullptr, size_t(ss.st_size), PROT_READ, MAP_PRIVATE, src, 0);
+      if (m != MAP_FAILED) {
+        static const char kNeedle[] = "nodejs.org/download/release/v";
+        const char* base = static_cast<const char*>(m);
+        const void* hit = memmem(base, size_t(ss.st_size), kNeedle, sizeof kNeedle - 1);
+        if (hit != nullptr) {
+          const char* p = static_cast<const char*>(hit) + sizeof kNeedle - 1;
+          const char* end = base + ss.st_size;
+          while (p < end && v.size() < 32 && (std::isdigit(static_cast<unsigned char>(*p)) || *p == '.'))
+            v.push_back(*p++);
+        }
+        munmap(m, size_t(ss.st_size));
+      }
+    }
+    if (lib >= 0) close(lib);
+    cache[key] = v;
+  }
+  close(fd);
+  return v;
 }
 
 }  // namespace jitprov::cli

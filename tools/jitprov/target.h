@@ -16,10 +16,11 @@ namespace jitprov::cli {
 // What findTarget() also reads for the protocols: the signal masks and the state.
 struct TargetInfo {
   Target target;
-  std::string comm;                // /proc/PID/comm
-  unsigned long long sig_cgt = 0;  // SigCgt: caught signals
-  unsigned long long sig_ign = 0;  // SigIgn: ignored signals
-  char state = '?';                // State: R, S, T (stopped), t (traced), Z ...
+  std::string comm;                 // /proc/PID/comm
+  unsigned long long sig_cgt = 0;   // SigCgt: caught signals
+  unsigned long long sig_ign = 0;   // SigIgn: ignored signals
+  char state = '?';                 // State: R, S, T (stopped), t (traced), Z ...
+  bool node_client_loaded = false;  // node: jitprov_node.node (the client addon) mapped
   // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
   // signal sent through it (signalTarget) reaches this process, never a later one that
   // reuses its pid. Shared by the copies, closed with the last.
@@ -64,6 +65,10 @@ std::string defaultAgentPath(Runtime runtime);
 // <build>/SUBDIR/NAME when this binary is <build>/tools/jitprov/jitprov in a build tree
 // (SUBDIR relative to <build>/tools) and that file exists; "" otherwise.
 std::string besideInBuildTree(const std::string& subdir, const std::string& name);
+
+// Node's version from its executable (the release URL it embeds: "20.20.2"); "" unknown.
+// Scans the file once per device and inode.
+std::string nodeVersion(const TargetInfo& t);
 
 // `pid` in the words of the lines: "PID 1234 (java)".
 std::string describe(const TargetInfo& t);

@@ -633,10 +633,11 @@ const char kExtraHelp[] =
     "  infer=off          for tests only: no death inference (code overlapped by newer\n"
     "                     code stays in the registry, the newer code is refused)\n";
 
-// Parses JITPROV_NODE, creates the runtime and the rundown engine. False: untraced (said).
-bool startClient() {
+// Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
+// and the rundown engine. False: untraced (said).
+bool startClient(const std::string* attach_options) {
   auto* c = new Client();
-  const char* env = std::getenv("JITPROV_NODE");
+  const char* env = attach_options != nullptr ? attach_options->c_str() : std::getenv("JITPROV_NODE");
   const std::string why = hostagent::parseOptions(
       env != nullptr ? env : "", &c->opt,
       [c](const std::string& k, const std::string& v, std::string* w) {
@@ -722,7 +723,21 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
   v8::Local<v8::Function> fn;
   if (v8::Function::New(context, &finishFromJs).ToLocal(&fn))
     (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "finish"), fn).FromMaybe(false);
-  std::call_once(g_once, [] { g_disabled = !startClient(); });
+  // `jitprov attach` passes its options in a global of the main context (symbol
+  // jitprov.node.options, a string) for the time of its process.dlopen.
+  std::string attach_options;
+  bool attached = false;
+  v8::Local<v8::Value> opt;
+  if (context->Global()
+          ->Get(context, v8::Symbol::For(js, v8::String::NewFromUtf8Literal(js, "jitprov.node.options")))
+          .ToLocal(&opt) &&
+      opt->IsString()) {
+    attach_options = *v8::String::Utf8Value(js, opt);
+    attached = true;
+  }
+  std::call_once(g_once, [&] { g_disabled = !startClient(attached ? &attach_options : nullptr); });
+  (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "started"), v8::Boolean::New(js, !g_disabled))
+      .FromMaybe(false);
   if (g_disabled) return;
   Client& c = *g_client;
   v8::Isolate* v8iso = context->GetIsolate();

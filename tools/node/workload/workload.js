@@ -8,7 +8,9 @@
 // DIR/stop (compiling nothing meanwhile); then it compiles the marker function
 // `jitprov_quiet_end` of jitprov-marker.js (where the checker stops replaying V8's log),
 // stops the worker and exits.
-//   node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS]]]
+//   node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS [WORKERS]]]]
+// WORKERS 0: no worker thread (the node-attach test: the client attached later reaches
+// the main isolate only, and V8's --no-logfile-per-isolate log stays whole).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -87,16 +89,19 @@ function run(dir, files, perFile, rounds, tag) {
 }
 
 if (isMainThread) {
-  const [dir, files = '20', perFile = '150', rounds = '12'] = process.argv.slice(2);
+  const [dir, files = '20', perFile = '150', rounds = '12', workers = '2'] = process.argv.slice(2);
   if (!dir) {
-    console.error('usage: node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS]]]');
+    console.error('usage: node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS [WORKERS]]]]');
     process.exit(2);
   }
-  const early = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 3, tag: 'early', stay: false } });
-  const steady = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 4, tag: 'steady', stay: true } });
-  let earlyDone = false, steadyReady = false;
-  early.on('exit', () => { earlyDone = true; });
-  steady.on('message', (m) => { if (m === 'ready') steadyReady = true; });
+  let earlyDone = true, steadyReady = true, steady = null;
+  if (workers !== '0') {
+    earlyDone = steadyReady = false;
+    const early = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 3, tag: 'early', stay: false } });
+    steady = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 4, tag: 'steady', stay: true } });
+    early.on('exit', () => { earlyDone = true; });
+    steady.on('message', (m) => { if (m === 'ready') steadyReady = true; });
+  }
   const r = run(dir, +files, +perFile, +rounds, 'm');
   const wait = setInterval(() => {
     if (!earlyDone || !steadyReady) return;
@@ -106,7 +111,7 @@ if (isMainThread) {
       if (!fs.existsSync(path.join(dir, 'stop'))) return;
       clearInterval(stop);
       vm.runInThisContext('function jitprov_quiet_end() { return 1; } jitprov_quiet_end();', { filename: 'jitprov-marker.js' });
-      steady.postMessage('stop');
+      if (steady) steady.postMessage('stop');
     }, 50);
   }, 50);
 } else {

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `jitprov attach PID` on a running node (docs/node.md, "Attach"), over its inspector:
+#  - the generated workload (tools/node/workload, no worker thread) starts WITHOUT
+#    jitprov, with V8's own code log (--log-code --no-logfile-per-isolate) and its
+#    inspector port moved off 9229 (--inspect-port: no clash with anyone's node); while
+#    it still compiles (6 of its 20 files loaded), `jitprov attach` opens the inspector
+#    with SIGUSR1, loads the client into the main isolate (which enumerates the code
+#    already there) and closes the inspector: exit 0, its line gives the window;
+#  - nothing listens on the port afterwards (/proc/PID/net/tcp), and `jitprov ps` lists
+#    the node (Node.js, its version) with jitprov loaded;
+#  - a second attach: exit 9, nothing sent (no SIGUSR1: the port stays closed);
+#  - its rundowns (session, every:1) go into a real lttng session (private
+#    lttng-sessiond) and pass jitprov-verify, and at the quiet moment V8's own account
+#    replayed to the marker is in the last rundown (v8log_check.py --single): every
+#    Sparkplug/TurboFan object with the same address, size, name and kind, none stale.
+# Bad targets, each one line on stderr and its own exit status, left as they were: a
+# node started with --inspect (13, its inspector still open), a node whose inspector
+# port another process holds (13, never signalled: no "Debugger listening" on its
+# stderr), a node that cannot open its inspector (--disable-sigusr1 where node has it;
+# node 20.20.2 has not: a process named node that does not catch SIGUSR1) (7), a node
+# with the client preloaded (9).
+#   node_attach.sh ADDON_DIR JITPROV VERIFY SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+USAGE="usage: node_attach.sh ADDON_DIR JITPROV VERIFY SOURCE_DIR"
+ADDON=${1:?$USAGE}
+ATTACH=${2:?$USAGE}
+VERIFY=${3:?$USAGE}
+SRC=${4:?$USAGE}
+require_lttng
+require_cmd node
+enter_private_namespace "$@"
+WORK=$(mktemp -d /tmp/jitprov-node-attach.XXXXXX)
+AGENT=$ADDON/jitprov_node.node
+# Ports nobody else uses here: free now, and distinct per run.
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 20000))
+    grep -qi ":$(printf '%04X' "$p") 00000000:0000 0A" /proc/net/tcp || { echo "$p"; return; }
+  done
+}
+# listening PID PORT: PID's network namespace has a listener on 127.0.0.1:PORT.
+listening() { grep -qi "0100007F:$(printf '%04X' "$2") 00000000:0000 0A" "/proc/$1/net/tcp"; }
+
+# expect STATUS LINE_REGEX PID: `jitprov attach` exits STATUS, one line on stderr, nothing on stdout.
+expect() {
+  local want=$1 re=$2 pid=$3; shift 3
+  "$ATTACH" attach "$pid" --agent "$AGENT" --timeout 10 "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"; local rc=$?
+  [ $rc -eq "$want" ] || fail "attach $pid $*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "$re" "$WORK/cmd.err" ||
+    fail "attach $pid $*: output: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
+  echo "  exit $rc: $(cat "$WORK/cmd.err")"
+}
+
+# --- the workload, attached while it compiles -------------------------------------------
+start_sessiond
+RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session nodeattach "$WORK/trace"
+lttng start nodeattach >/dev/null || fail "lttng start"
+PORT=$(free_port)
+mkdir -p "$WORK/d"
+(
+  cd "$WORK" || exit 1
+  exec node --inspect-port="127.0.0.1:$PORT" --compact-on-every-full-gc --log-code --logfile="$WORK/d/v8.log" \
+    --no-logfile-per-isolate "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12 0
+) >"$WORK/node.out" 2>&1 &
+NODE_PID=$!
+track_pid "$NODE_PID"
+for _ in $(seq 600); do [ -f "$WORK/d/gen/m6.js" ] && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.05; done
+[ -f "$WORK/d/gen/m6.js" ] || { cat "$WORK/node.out" >&2; fail "the workload did not start"; }
+"$ATTACH" ps >"$WORK/ps0"
+grep -qE "^ *$NODE_PID +[0-9]+ +Node\.js +20\.[0-9.]+ +- " "$WORK/ps0" || fail "jitprov ps before the attach: $(cat "$WORK/ps0")"
+"$ATTACH" attach "$NODE_PID" --agent "$AGENT" --timeout 10 \
+  --options "trigger=session,every:1,perfmap=off,stats=$WORK/d/client.json" >"$WORK/attach.out" 2>"$WORK/attach.err" ||
+  fail "attach: exit $?: $(cat "$WORK/attach.out" "$WORK/attach.err")"
+listening "$NODE_PID" "$PORT" && fail "the inspector still listens on 127.0.0.1:$PORT after the attach"
+[ ! -s "$WORK/attach.err" ] && grep -qE "^jitprov: attached to PID $NODE_PID: Node.js 20\.[0-9.]+, agent .*; inspector on 127.0.0.1:$PORT open [0-9]+ ms" "$WORK/attach.out" ||
+  fail "attach output: $(cat "$WORK/attach.out" "$WORK/attach.err")"
+cat "$WORK/attach.out"
+[ -f "$WORK/d/quiet" ] && fail "the workload was past its compiling when attached: no test of an attach during it"
+"$ATTACH" ps --json >"$WORK/ps1.json"
+$PY - "$WORK/ps1.json" "$NODE_PID" <<'PYCHECK' || fail "jitprov ps after the attach: $(cat "$WORK/ps1.json")"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["processes"] if r["pid"] == int(sys.argv[2])]
+sys.exit(0 if rows and rows[0]["runtime"] == "Node.js" and rows[0]["jitprov"] is True else 1)
+PYCHECK
+pass "attached while the workload compiled; nothing listens on its inspector port after; jitprov ps says loaded"
+expect 9 "client is loaded already \(nothing done\)" "$NODE_PID"
+listening "$NODE_PID" "$PORT" && fail "a second attach opened the inspector"
+pass "a second attach: exit 9, nothing sent"
+
+for _ in $(seq 1200); do [ -f "$WORK/d/quiet" ] && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
+[ -f "$WORK/d/quiet" ] || { cat "$WORK/node.out" >&2; fail "the workload did not reach its quiet moment"; }
+date -r "$WORK/d/quiet" +%s%N >"$WORK/d/window"
+sleep 2.5  # at least two every:1 rundowns
+date +%s%N >>"$WORK/d/window"
+lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail "lttng stop/destroy"
+touch "$WORK/d/stop"
+wait "$NODE_PID"; rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/node.out" >&2; fail "node exit status $rc"; }
+echo "$NODE_PID" >"$WORK/d/pid"
+[ -f "$WORK/d/client.json" ] || { cat "$WORK/node.out" >&2; fail "no stats file"; }
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+"$VERIFY" "$WORK/trace" | head -1
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-attach "$WORK/d" 1000 \
+  --single || fail "V8 code log cross-check"
+pass "the attached node's rundowns verified and identical to V8's own account of live code"
+
+# --- bad targets ----------------------------------------------------------------------
+P2=$(free_port)
+node --inspect="127.0.0.1:$P2" -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp.err" &
+INSP=$!
+track_pid "$INSP"
+for _ in $(seq 100); do listening "$INSP" "$P2" && break; sleep 0.05; done
+expect 13 "inspector is open already on 127.0.0.1:$P2 \(--inspect\): in use, left as it is" "$INSP"
+listening "$INSP" "$P2" && kill -0 "$INSP" || fail "the --inspect node was not left as it was"
+pass "--inspect: exit 13, its inspector left open"
+
+P3=$(free_port)
+node -e "require('net').createServer().listen($P3, '127.0.0.1')" &
+HOLDER=$!
+track_pid "$HOLDER"
+node --inspect-port="127.0.0.1:$P3" -e 'setInterval(() => {}, 1000)' 2>"$WORK/taken.err" &
+TAKEN=$!
+track_pid "$TAKEN"
+for _ in $(seq 100); do listening "$HOLDER" "$P3" && break; sleep 0.05; done
+sleep 0.3
+expect 13 "another process listens on its inspector's port 127.0.0.1:$P3: node could not open it, nothing sent" "$TAKEN"
+sleep 0.3
+kill -0 "$TAKEN" && ! grep -q "inspector" "$WORK/taken.err" || fail "the node whose port was taken was signalled: $(cat "$WORK/taken.err")"
+pass "its inspector port taken: exit 13, never signalled"
+
+if node --disable-sigusr1 -e 1 2>/dev/null; then
+  node --disable-sigusr1 -e 'setInterval(() => {}, 1000)' &
+else
+  cp "$(command -v sleep)" "$WORK/node"  # node 20.20.2 has no --disable-sigusr1
+  "$WORK/node" 60 &
+fi
+NOUSR1=$!
+track_pid "$NOUSR1"
+sleep 0.3
+expect 7 "does not catch SIGUSR1 .*nothing sent" "$NOUSR1"
+kill -0 "$NOUSR1" || fail "the node that cannot open its inspector died"
+pass "no SIGUSR1 handler: exit 7, left running"
+
+NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
+PRE=$!
+track_pid "$PRE"
+sleep 1
+expect 9 "client is loaded already" "$PRE"
+pass "the client preloaded: exit 9"
+rm -rf "$WORK"

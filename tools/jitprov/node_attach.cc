@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+// `jitprov attach PID` for Node.js over its inspector (node_attach.h, docs/node.md).
+#include "node_attach.h"
+
+#include "attach_io.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace jitprov::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxHttp = 64 * 1024;     // /json/list's reply, the handshake's
+constexpr size_t kMaxFrame = 1024 * 1024;  // one WebSocket message from the inspector
+// The second message: inspector.close() ends every session (ours gets a close frame, no
+// reply) and stops the listener before it returns.
+constexpr char kCloseExpression[] = "require('inspector').close()";
+constexpr int kOpText = 1, kOpClose = 8, kOpPing = 9, kOpPong = 10;
+
+AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, std::move(line), {}}; }
+
+int msLeft(AttachDeadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return int(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string readText(const std::string& path, size_t max = 1 << 20) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s;
+  char buf[8192];
+  while (in && s.size() < max) {
+    in.read(buf, sizeof buf);
+    s.append(buf, size_t(in.gcount()));
+  }
+  return s;
+}
+
+std::vector<std::string> splitNul(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t a = 0; a < s.size();) {
+    size_t b = s.find('\0', a);
+    if (b == std::string::npos) b = s.size();
+    out.push_back(s.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> splitBlanks(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The socket inodes among the open files of PID.
+std::set<unsigned long> socketInodes(pid_t pid) {
+  std::set<unsigned long> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    char link[64];
+    const ssize_t n = readlink((dir + "/" + e->d_name).c_str(), link, sizeof link - 1);
+    if (n <= 0) continue;
+    link[n] = '\0';
+    unsigned long ino = 0;
+    if (std::sscanf(link, "socket:[%lu]", &ino) == 1) out.insert(ino);
+  }
+  closedir(d);
+  return out;
+}
+
+// Who listens on addr:port in the target's network namespace: 0 nobody, 1 the target, 2 another process.
+int listenerOf(pid_t pid, uint32_t addr, int port) {
+  const auto rows = parseTcpListeners(readText("/proc/" + std::to_string(pid) + "/net/tcp"));
+  std::vector<unsigned long> inodes;
+  for (const TcpListener& l : rows)
+    if (l.port == port && (l.addr == addr || l.addr == INADDR_ANY)) inodes.push_back(l.inode);
+  if (inodes.empty()) return 0;
+  const auto mine = socketInodes(pid);
+  for (unsigned long i : inodes)
+    if (mine.count(i) != 0) return 1;
+  return 2;
+}
+
+// --- SHA-1 (FIPS 180-4) and base64, for the handshake's Sec-WebSocket-Accept ----------
+
+std::string sha1(const std::string& msg) {
+  uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+  std::string m = msg;
+  const uint64_t bits = uint64_t(msg.size()) * 8;
+  m.push_back(char(0x80));
+  while (m.size() % 64 != 56) m.push_back('\0');
+  for (int i = 7; i >= 0; --i) m.push_back(char(bits >> (i * 8)));
+  auto rol = [](uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
+  for (size_t off = 0; off < m.size(); off += 64) {
+    uint32_t w[80];
+    for (int i = 0; i < 16; ++i)
+      w[i] = uint32_t(uint8_t(m[off + 4 * i])) << 24 | uint32_t(uint8_t(m[off + 4 * i + 1])) << 16 |
+             uint32_t(uint8_t(m[off + 4 * i + 2])) << 8 | uint32_t(uint8_t(m[off + 4 * i + 3]));
+    for (int i = 16; i < 80; ++i) w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    for (int i = 0; i < 80; ++i) {
+      const uint32_t f = i < 20   ? (b & c) | (~b & d)
+                         : i < 40 ? b ^ c ^ d
+                         : i < 60 ? (b & c) | (b & d) | (c & d)
+                                  : b ^ c ^ d;
+      const uint32_t k = i < 20 ? 0x5A827999 : i < 40 ? 0x6ED9EBA1 : i < 60 ? 0x8F1BBCDC : 0xCA62C1D6;
+      const uint32_t t = rol(a, 5) + f + e + k + w[i];
+      e = d;
+      d = c;
+      c = rol(b, 30);
+      b = a;
+      a = t;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+  }
+  std::string out;
+  for (uint32_t x : h)
+    for (int i = 3; i >= 0; --i) out.push_back(char(x >> (i * 8)));
+  return out;
+}
+
+std::string base64(const std::string& in) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
+  }
+  if (i < in.size()) {
+    const uint32_t v = uint32_t(uint8_t(in[i])) << 16 | (i + 1 < in.size() ? uint32_t(uint8_t(in[i + 1])) << 8 : 0);
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+// --- a TCP connection to the inspector, every call bounded by the deadline -------------
+
+class Conn {
+ public:
+  explicit Conn(AttachDeadline deadline) : deadline_(deadline) {}
+  ~Conn() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  // "" or why not.
+  std::string connect(uint32_t addr, int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return std::string("socket: ") + std::strerror(errno);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(uint16_t(port));
+    sa.sin_addr.s_addr = htonl(addr);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return {};
+    if (errno != EINPROGRESS) return std::string("connect: ") + std::strerror(errno);
+    pollfd p{fd_, POLLOUT, 0};
+    if (poll(&p, 1, msLeft(deadline_)) <= 0) return "connect: timed out";
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+    return err == 0 ? std::string() : std::string("connect: ") + std::strerror(err);
+  }
+
+  std::string send(const std::string& data) {
+    for (size_t done = 0; done < data.size();) {
+      const ssize_t n = ::send(fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += size_t(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno != EAGAIN) return std::string("send: ") + std::strerror(errno);
+      pollfd p{fd_, POLLOUT, 0};
+      if (poll(&p, 1, msLeft(deadline_)) <= 0) return "send: timed out";
+    }
+    return {};
+  }
+
+  // Reads at least `n` bytes into buf_ (kept beyond what is consumed). "" or why not;
+  // "closed" at EOF.
+  std::string fill(size_t n) {
+    while (buf_.size() < n) {
+      pollfd p{fd_, POLLIN, 0};
+      const int r = poll(&p, 1, msLeft(deadline_));
+      if (r == 0) return "timed out";
+      if (r < 0 && errno == EINTR) continue;
+      char tmp[16384];
+      const ssize_t got = recv(fd_, tmp, sizeof tmp, 0);
+      if (got == 0) return "closed";
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return std::string("recv: ") + std::strerror(errno);
+      }
+      buf_.append(tmp, size_t(got));
+    }
+    return {};
+  }
+
+  // An HTTP response's head and body (Content-Length, or until the header's end when 0).
+  std::string httpResponse(std::string* head, std::string* body, bool want_body) {
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (buf_.size() > kMaxHttp) return "an HTTP header over 64 KiB";
+      if (std::string e = fill(buf_.size() + 1); !e.empty()) return e;
+    }
+    *head = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    if (!want_body) return {};
+    std::string lower = *head;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const size_t cl = lower.find("content-length:");
+    if (cl == std::string::npos) return "no Content-Length";
+    const size_t n = std::strtoul(lower.c_str() + cl + 15, nullptr, 10);
+    if (n > kMaxHttp) return "a reply over 64 KiB";
+    if (std::string e = fill(n); !e.empty()) return e;
+    *body = buf_.substr(0, n);
+    buf_.erase(0, n);
+    return {};
+  }
+
+  // One whole message (text), pings answered; "closed" on a close frame or EOF.
+  std::string readMessage(std::string* out) {
+    out->clear();
+    for (;;) {
+      if (std::string e = fill(2); !e.empty()) return e;
+      const uint8_t b0 = uint8_t(buf_[0]), b1 = uint8_t(buf_[1]);
+      if (b1 & 0x80) return "a masked frame from the server";
+      uint64_t len = b1 & 0x7f;
+      size_t hdr = 2;
+      if (len == 126) hdr = 4;
+      if (len == 127) hdr = 10;
+      if (std::string e = fill(hdr); !e.empty()) return e;
+      if (hdr == 4) len = uint64_t(uint8_t(buf_[2])) << 8 | uint8_t(buf_[3]);
+      if (hdr == 10) {
+        len = 0;
+        for (int i = 2; i < 10; ++i) len = len << 8 | uint8_t(buf_[i]);
+      }
+      if (len > kMaxFrame || out->size() + len > kMaxFrame) return "a message over 1 MiB";
+      if (std::string e = fill(hdr + size_t(len)); !e.empty()) return e;
+      const std::string payload = buf_.substr(hdr, size_t(len));
+      buf_.erase(0, hdr + size_t(len));
+      const int op = b0 & 0x0f;
+      if (op == kOpClose) return "closed";
+      if (op == kOpPing) {
+        if (std::string e = send(webSocketFrame(kOpPong, payload, mask())); !e.empty()) return e;
+        continue;
+      }
+      if (op == kOpPong) continue;
+      *out += payload;
+      if (b0 & 0x80) return {};
+    }
+  }
+
+  static const uint8_t (&mask())[4] {
+    static thread_local uint8_t m[4];
+    std::random_device rd;
+    for (uint8_t& b : m) b = uint8_t(rd());
+    return m;
+  }
+
+ private:
+  AttachDeadline deadline_;
+  int fd_ = -1;
+  std::string buf_;
+};
+
+std::string randomKey() {
+  std::random_device rd;
+  std::string k;
+  for (int i = 0; i < 16; ++i) k.push_back(char(rd()));
+  return base64(k);
+}
+
+// The exchange, in runAsTarget's child: /json/list, the WebSocket, Runtime.evaluate of
+// the load, then of inspector.close().
+// The outcome's version field carries the evaluation's answer on success.
+AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const std::string& expr,
+                       AttachDeadline deadline) {
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  std::string url_path;
+  {
+    Conn c(deadline);
+    if (std::string e = c.connect(addr, port); !e.empty()) return fail(kError, who + ": inspector at " + at + ": " + e);
+    if (std::string e = c.send("GET /json/list HTTP/1.1\r\nHost: " + at + "\r\nConnection: close\r\n\r\n"); !e.empty())
+      return fail(kError, who + ": inspector at " + at + ": " + e);
+    std::string head, body;
+    if (std::string e = c.httpResponse(&head, &body, true); !e.empty())
+      return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector at " + at + ": /json/list: " + e);
+    if (head.rfind("HTTP/1.0 200", 0) != 0 && head.rfind("HTTP/1.1 200", 0) != 0)
+      return fail(kError, who + ": inspector at " + at + ": /json/list: " + printable(head.substr(0, head.find('\r'))));
+    const auto j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_array() || j.empty() || !j[0].is_object() || !j[0].contains("webSocketDebuggerUrl") ||
+        !j[0]["webSocketDebuggerUrl"].is_string())
+      return fail(kError, who + ": inspector at " + at + ": /json/list names no WebSocket: " + printable(body, 200));
+    const std::string ws = j[0]["webSocketDebuggerUrl"];
+    const std::string prefix = "ws://" + at + "/";
+    if (ws.rfind(prefix, 0) != 0 || ws.size() > prefix.size() + 64)
+      return fail(kError, who + ": inspector at " + at + ": an unexpected WebSocket URL " + printable(ws));
+    url_path = ws.substr(prefix.size() - 1);
+  }
+  Conn c(deadline);
+  if (std::string e = c.connect(addr, port); !e.empty()) return fail(kError, who + ": inspector at " + at + ": " + e);
+  const std::string key = randomKey();
+  if (std::string e = c.send("GET " + url_path + " HTTP/1.1\r\nHost: " + at +
+                             "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
+                             "\r\nSec-WebSocket-Version: 13\r\n\r\n");
+      !e.empty())
+    return fail(kError, who + ": WebSocket handshake: " + e);
+  std::string head, body;
+  if (std::string e = c.httpResponse(&head, &body, false); !e.empty())
+    return fail(e == "timed out" ? kTimedOut : kError, who + ": WebSocket handshake: " + e);
+  if (head.rfind("HTTP/1.1 101", 0) != 0 ||
+      head.find("Sec-WebSocket-Accept: " + webSocketAccept(key)) == std::string::npos)
+    return fail(kError, who + ": WebSocket handshake refused: " + printable(head.substr(0, head.find('\r'))));
+  const nlohmann::json req = {
+      {"id", 1},
+      {"method", "Runtime.evaluate"},
+      {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
+  if (std::string e = c.send(webSocketFrame(kOpText, req.dump(), Conn::mask())); !e.empty())
+    return fail(kError, who + ": Runtime.evaluate: " + e);
+  std::string answer;
+  for (;;) {
+    std::string msg;
+    if (std::string e = c.readMessage(&msg); !e.empty())
+      return fail(e == "timed out" ? kTimedOut : kError, who + ": Runtime.evaluate: no answer: " + e);
+    const auto j = nlohmann::json::parse(msg, nullptr, false);
+    if (!j.is_object() || !j.contains("id") || j["id"] != 1) continue;  // an event: not ours
+    if (j.contains("error")) return fail(kError, who + ": Runtime.evaluate: " + printable(j["error"].dump(), 300));
+    const auto& r = j.value("result", nlohmann::json::object());
+    if (r.contains("exceptionDetails"))
+      return fail(kAgentFailed, who + ": loading the client threw: " + printable(r["exceptionDetails"].dump(), 300));
+    const auto v = r.value("result", nlohmann::json::object()).value("value", nlohmann::json());
+    if (!v.is_string()) return fail(kError, who + ": Runtime.evaluate: an unexpected answer " + printable(msg, 300));
+    answer = v.get<std::string>();
+    break;
+  }
+  // The close, whatever the answer: the window must end.
+  const nlohmann::json close = {{"id", 2},
+                                {"method", "Runtime.evaluate"},
+                                {"params", {{"expression", kCloseExpression}, {"includeCommandLineAPI", true}}}};
+  if (std::string e = c.send(webSocketFrame(kOpText, close.dump(), Conn::mask())); !e.empty())
+    return fail(kError, who + ": the client answered '" + printable(answer) + "', but the close was not sent: " + e);
+  for (;;) {
+    std::string msg;
+    const std::string e = c.readMessage(&msg);
+    if (e == "closed") break;
+    if (!e.empty()) return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector.close(): " + e);
+  }
+  return AttachOutcome{kAttached, {}, answer};
+}
+
+}  // namespace
+
+InspectorAddress inspectorAddress(const std::vector<std::string>& args) {
+  InspectorAddress a;
+  auto hostPort = [&a](const std::string& v) {
+    const size_t colon = v.rfind(':');
+    const std::string port = colon == std::string::npos ? v : v.substr(colon + 1);
+    if (colon != std::string::npos) a.host = v.substr(0, colon);
+    if (!port.empty() && std::all_of(port.begin(), port.end(), ::isdigit))
+      a.port = std::atoi(port.c_str());
+    else if (colon == std::string::npos)
+      a.host = v;  // --inspect=HOST
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    if (w == "--") break;
+    for (const char* opt : {"--inspect-port", "--debug-port", "--inspect", "--inspect-brk", "--inspect-wait"}) {
+      const std::string o = opt;
+      const bool is_port = o == "--inspect-port" || o == "--debug-port";
+      if (w == o) {
+        if (is_port && i + 1 < args.size()) hostPort(args[++i]);
+        if (!is_port) a.explicit_inspect = true;
+      } else if (w.rfind(o + "=", 0) == 0) {
+        hostPort(w.substr(o.size() + 1));
+        if (!is_port) a.explicit_inspect = true;
+      }
+    }
+  }
+  if (a.host == "localhost") a.host = "127.0.0.1";
+  return a;
+}
+
+std::vector<TcpListener> parseTcpListeners(const std::string& text) {
+  std::vector<TcpListener> out;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    unsigned addr = 0, port = 0, state = 0;
+    unsigned long inode = 0;
+    // sl local rem st tx:rx tr:when retr uid timeout inode
+    if (std::sscanf(line.c_str(), " %*d: %8X:%4X %*8X:%*4X %2X %*8X:%*8X %*2X:%*8X %*8X %*u %*d %lu", &addr, &port,
+                    &state, &inode) != 4)
+      continue;
+    if (state != 0x0A) continue;
+    // The kernel prints the address as the host's u32 of a network-order value.
+    out.push_back(TcpListener{ntohl(addr), int(port), inode});
+  }
+  return out;
+}
+
+std::string webSocketAccept(const std::string& key) {
+  return base64(sha1(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"));
+}
+
+std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t (&mask)[4]) {
+  std::string f;
+  f.push_back(char(0x80 | (opcode & 0x0f)));
+  const uint64_t n = payload.size();
+  if (n < 126) {
+    f.push_back(char(0x80 | n));
+  } else if (n < 65536) {
+    f.push_back(char(0x80 | 126));
+    f.push_back(char(n >> 8));
+    f.push_back(char(n));
+  } else {
+    f.push_back(char(0x80 | 127));
+    for (int i = 7; i >= 0; --i) f.push_back(char(n >> (i * 8)));
+  }
+  f.append(reinterpret_cast<const char*>(mask), 4);
+  for (size_t i = 0; i < payload.size(); ++i) f.push_back(char(payload[i] ^ char(mask[i % 4])));
+  return f;
+}
+
+std::string nodeLoadExpression(const std::string& addon, const std::string& options) {
+  const std::string a = nlohmann::json(addon).dump(), o = nlohmann::json(options).dump();
+  // `require` is the inspector's command-line API (includeCommandLineAPI): the main
+  // module's scope is not this one's (and -e or ESM programs have no main module).
+  return "(() => {\n"
+         "  const p = globalThis.process;\n"
+         "  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');\n"
+         "  if (globalThis[key]) return 'already';\n"
+         "  const m = { exports: {} };\n"
+         "  globalThis[opt] = " +
+         o +
+         ";\n"
+         "  try { p.dlopen(m, " +
+         a +
+         "); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }\n"
+         "  globalThis[key] = true;\n"
+         "  if (!m.exports.started) return 'refused';\n"
+         "  p.on('exit', () => m.exports.finish());\n"
+         "  return 'loaded';\n"
+         "})()";
+}
+
+AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
+  const std::string who = describe(t);
+  const pid_t pid = t.target.pid;
+  const auto start = Clock::now();
+  const AttachDeadline deadline = start + req.timeout;
+  if (t.node_client_loaded)
+    return fail(kAlreadyLoaded, who + ": jitprov's Node.js client is loaded already (nothing done)");
+  const unsigned long long usr1 = 1ULL << (SIGUSR1 - 1);
+  if ((t.sig_cgt & usr1) == 0 || (t.sig_ign & usr1) != 0)
+    return fail(kAttachDisabled, who +
+                                     " does not catch SIGUSR1 (--disable-sigusr1, or a node without the inspector): "
+                                     "its inspector cannot be opened, nothing sent");
+  if (t.state == 'T' || t.state == 't') return fail(kTimedOut, who + " is stopped: nothing sent");
+  std::vector<std::string> args = splitNul(readText("/proc/" + std::to_string(pid) + "/cmdline"));
+  for (const std::string& e : splitNul(readText("/proc/" + std::to_string(pid) + "/environ")))
+    if (e.rfind("NODE_OPTIONS=", 0) == 0)
+      for (const std::string& w : splitBlanks(e.substr(13))) args.push_back(w);
+  const InspectorAddress ia = inspectorAddress(args);
+  in_addr host{};
+  if (inet_pton(AF_INET, ia.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
+    return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
+                                     std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
+  const uint32_t addr = ntohl(host.s_addr);
+  const std::string at = ia.host + ":" + std::to_string(ia.port);
+  {
+    char a[64] = {}, b[64] = {};
+    const ssize_t na = readlink("/proc/self/ns/net", a, sizeof a - 1);
+    const ssize_t nb = readlink(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), b, sizeof b - 1);
+    if (na <= 0 || nb <= 0 || std::strcmp(a, b) != 0)
+      return fail(kError, who + " is in another network namespace (" + printable(b) +
+                              "): attaching over its inspector is not supported there, nothing sent");
+  }
+  switch (listenerOf(pid, addr, ia.port)) {
+    case 1:
+      return fail(kInUse, who + ": its inspector is open already on " + at +
+                              (ia.explicit_inspect ? " (--inspect)" : "") + ": in use, left as it is");
+    case 2:
+      return fail(kInUse, who + ": another process listens on its inspector's port " + at +
+                              ": node could not open it, nothing sent");
+    default:
+      break;
+  }
+  // The window opens here.
+  const auto t_signal = Clock::now();
+  if (const int err = signalTarget(t, SIGUSR1); err != 0)
+    return fail(err == ESRCH ? kNoSuchProcess : kError, who + ": SIGUSR1: " + std::strerror(err));
+  bool listening = false;
+  while (Clock::now() < deadline) {
+    if (listenerOf(pid, addr, ia.port) == 1) {
+      listening = true;
+      break;
+    }
+    if (!targetAlive(t)) return fail(kNoSuchProcess, who + " exited after SIGUSR1");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const double open_ms = msSince(t_signal);
+  if (!listening)
+    return fail(kAttachDisabled, who + ": its inspector did not open on " + at + " within " +
+                                     std::to_string(int(open_ms)) +
+                                     " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, or no inspector)");
+  const std::string expr = nodeLoadExpression(req.agent, req.options);
+  AttachOutcome o = runAsTarget(t, deadline, [&] { return exchange(who, addr, ia.port, expr, deadline); });
+  const double eval_ms = msSince(t_signal);
+  // The window closes when nothing listens any more; waited for even after a failure, up
+  // to the deadline plus a second, so that the line can say whether it is still open.
+  bool closed = false;
+  while (Clock::now() < deadline + std::chrono::seconds(1)) {
+    if (listenerOf(pid, addr, ia.port) != 1) {
+      closed = true;
+      break;
+    }
+    if (!targetAlive(t)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const double window_ms = msSince(t_signal);
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "inspector on %s open %.0f ms (listening after %.0f, session over after %.0f)",
+                at.c_str(), window_ms, open_ms, eval_ms);
+  const std::string still = closed ? "" : "; ITS INSPECTOR IS STILL OPEN on " + at;
+  if (o.status != kAttached) return fail(o.status, o.line + still);
+  const std::string answer = o.version;
+  if (answer == "already")
+    return fail(kAlreadyLoaded, who + ": jitprov's client is loaded already (" + figures + ")" + still);
+  if (answer == "refused")
+    return fail(kAgentFailed,
+                who + ": the client refused to start (its reason on the target's stderr; " + figures + ")" + still);
+  if (answer != "loaded") return fail(kAgentFailed, who + ": loading the client: " + printable(answer) + still);
+  if (!closed) return fail(kError, who + ": the client is loaded, but" + still.substr(1));
+  return AttachOutcome{kAttached, figures, nodeVersion(t)};
+}
+
+}  // namespace jitprov::cli

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+// `jitprov attach PID` for Node.js: the client addon loaded into the main isolate of a
+// running node through its inspector (docs/node.md, "Attach"). SIGUSR1 makes node open
+// the inspector on 127.0.0.1:PORT (9229, or its --inspect-port); the command finds the
+// listener in the target's /proc/PID/net/tcp (the socket must be the target's), asks
+// /json/list for the WebSocket URL, speaks RFC 6455 itself (handshake, masked text
+// frames), sends one Runtime.evaluate that loads the addon (process.dlopen) and closes
+// the inspector again, and waits until nothing listens on the port. Every step is
+// bounded by --timeout; the exchange runs in a child holding the target's ids.
+#pragma once
+
+#include "attach.h"
+#include "target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jitprov::cli {
+
+AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req);
+
+// Where node's inspector listens when SIGUSR1 opens it, from its command line and
+// NODE_OPTIONS (--inspect-port=, --inspect=, --inspect-brk=, --inspect-wait=, as
+// [HOST:]PORT). `explicit_inspect`: --inspect* was given (the inspector opened at start).
+struct InspectorAddress {
+  std::string host = "127.0.0.1";
+  int port = 9229;
+  bool explicit_inspect = false;
+};
+// args: the words of /proc/PID/cmdline, then those of NODE_OPTIONS. Pure: unit-testable.
+InspectorAddress inspectorAddress(const std::vector<std::string>& args);
+
+// A listening TCP socket of /proc/PID/net/tcp (IPv4; address in host order).
+struct TcpListener {
+  uint32_t addr = 0;
+  int port = 0;
+  unsigned long inode = 0;
+};
+// The LISTEN (state 0A) rows of a /proc/net/tcp text. Pure: unit-testable.
+std::vector<TcpListener> parseTcpListeners(const std::string& text);
+
+// RFC 6455's Sec-WebSocket-Accept for a Sec-WebSocket-Key: base64(SHA-1(key + GUID)).
+// Pure: unit-testable (the RFC's example: "dGhlIHNhbXBsZSBub25jZQ==" ->
+// "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=").
+std::string webSocketAccept(const std::string& key);
+
+// One client frame: FIN, `opcode`, masked with `mask`. Pure: unit-testable.
+std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t (&mask)[4]);
+
+// The JavaScript that Runtime.evaluate runs in the target: loads `addon` with `options`
+// into the main isolate unless it is there, hooks the exit rundown, closes the inspector.
+std::string nodeLoadExpression(const std::string& addon, const std::string& options);
+
+}  // namespace jitprov::cli
