@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -183,9 +184,24 @@ void RundownEngine::threadMain() {
   bool was_enabled = trace::rundownEventsEnabled();
   // A session that is already tracing when we start counts as "just started".
   if (poll_enabled && was_enabled) runNow(nextMode(), RundownTrigger::kSession);
+  // How long to sleep: kPollMs while the session state is polled; otherwise until the
+  // next timed trigger (rounded up: never awake before it), or until woken (-1: nothing
+  // timed). Everything else (a session start, a request, a signal, stop) writes the
+  // eventfd. A 20 ms tick costs a JVM under the agent ~550 wake-ups in an 11 s javac run
+  // for nothing (docs/jvm-agent.md, "The agent against its floor").
+  auto sleepMs = [&]() -> int {
+    if (poll_enabled) return kPollMs;
+    uint64_t due = UINT64_MAX;
+    if (!at_done) due = start + uint64_t(triggers_.at_sec * 1e9);
+    if (next_every != 0) due = std::min(due, next_every);
+    if (due == UINT64_MAX) return -1;
+    const uint64_t now = monotonicNs();
+    if (due <= now) return 0;
+    return int(std::min<uint64_t>((due - now + 999999) / 1000000, INT32_MAX));
+  };
   while (!stop_.load(std::memory_order_acquire)) {
     pollfd p{wake_fd_, POLLIN, 0};
-    (void)poll(&p, 1, kPollMs);
+    (void)poll(&p, 1, sleepMs());
     uint64_t drain;
     while (read(wake_fd_, &drain, sizeof drain) > 0) {
     }
