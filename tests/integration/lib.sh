@@ -153,3 +153,21 @@ build_dotnet_workload_in() {
   dotnet_build_copy "$1/tools/dotnet/clr-rundown" "$4/cr" "$4/build-cr.log" ||
     { echo "dotnet build jitprov-clr-rundown" >&2; return 1; }
 }
+
+# --- node ----------------------------------------------------------------------------
+# install_typescript: TypeScript $TS_VERSION from the npm registry, once per build tree
+# (JITPROV_TEST_CACHE, else under $WORK), shared by the node tests under a lock; sets TSC.
+install_typescript() {
+  local cache=${JITPROV_TEST_CACHE:-$WORK/cache}
+  local ts=$cache/typescript-$TS_VERSION
+  mkdir -p "$cache" || fail "mkdir $cache"
+  (
+    flock 9
+    [ -f "$ts/done" ] && exit 0
+    rm -rf "$ts" "$ts.tmp"
+    npm install --no-audit --no-fund --prefix "$ts.tmp" "typescript@$TS_VERSION" >"$WORK/npm.log" 2>&1 &&
+      touch "$ts.tmp/done" && mv "$ts.tmp" "$ts"
+  ) 9>"$cache/typescript.lock" || { cat "$WORK/npm.log" >&2; fail "npm install typescript@$TS_VERSION"; }
+  TSC=$ts/node_modules/typescript/bin/tsc
+  [ -f "$TSC" ] || fail "no tsc in $ts"
+}

@@ -29,18 +29,7 @@ perf() { command perf --buildid-dir "$WORK/buildid" "$@"; }
 trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
 
 # TypeScript, pinned, as node_tsc.sh installs it (once per build tree).
-cache=${JITPROV_TEST_CACHE:-$WORK/cache}
-TS=$cache/typescript-$TS_VERSION
-mkdir -p "$cache" || fail "mkdir $cache"
-(
-  flock 9
-  [ -f "$TS/done" ] && exit 0
-  rm -rf "$TS" "$TS.tmp"
-  npm install --no-audit --no-fund --prefix "$TS.tmp" "typescript@$TS_VERSION" >"$WORK/npm.log" 2>&1 &&
-    touch "$TS.tmp/done" && mv "$TS.tmp" "$TS"
-) 9>"$cache/typescript.lock" || { cat "$WORK/npm.log" >&2; fail "npm install typescript@$TS_VERSION"; }
-TSC=$TS/node_modules/typescript/bin/tsc
-[ -f "$TSC" ] || fail "no tsc in $TS"
+install_typescript  # sets TSC
 
 mkdir -p "$WORK/dump"
 # perf starts node: it must see the client's mapping of the dump (the marker perf
@@ -52,7 +41,7 @@ start=$(date +%s%N)
   exec perf record -k 1 -F 4999 -o "$WORK/perf.data" -- env \
     JITPROV_NODE="trigger=exit,perfmap=off,jitdump=$WORK/dump,stats=$WORK/client.json${EXTRA:+,$EXTRA}" \
     NODE_OPTIONS="--require=$ADDON/preload.js" node --compact-on-every-full-gc --log-code --logfile="$WORK/v8.log" \
-    "$TSC" --noEmit --target es2020 --lib es2020,dom "$TS/node_modules/typescript/lib/typescript.d.ts"
+    "$TSC" --noEmit --target es2020 --lib es2020,dom "${TSC%/bin/tsc}/lib/typescript.d.ts"
 ) >"$WORK/tsc.out" 2>"$WORK/perf.err" &
 PERF_PID=$!
 track_pid "$PERF_PID"

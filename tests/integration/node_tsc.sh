@@ -23,18 +23,7 @@ enter_private_namespace "$@"
 WORK=$(mktemp -d /tmp/jitprov-tsc.XXXXXX)
 
 # TypeScript, pinned, from the npm registry: once per build tree (one installer at a time).
-cache=${JITPROV_TEST_CACHE:-$WORK/cache}
-TS=$cache/typescript-$TS_VERSION
-mkdir -p "$cache" || fail "mkdir $cache"
-(
-  flock 9
-  [ -f "$TS/done" ] && exit 0
-  rm -rf "$TS" "$TS.tmp"
-  npm install --no-audit --no-fund --prefix "$TS.tmp" "typescript@$TS_VERSION" >"$WORK/npm.log" 2>&1 &&
-    touch "$TS.tmp/done" && mv "$TS.tmp" "$TS"
-) 9>"$cache/typescript.lock" || { cat "$WORK/npm.log" >&2; fail "npm install typescript@$TS_VERSION"; }
-TSC=$TS/node_modules/typescript/bin/tsc
-[ -f "$TSC" ] || fail "no tsc in $TS"
+install_typescript  # sets TSC
 
 start_sessiond
 RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session tsc "$WORK/trace"
@@ -45,7 +34,7 @@ start=$(date +%s%N)
   exec env JITPROV_NODE="trigger=session,every:1,exit,perfmap=off,stats=$WORK/client.json${EXTRA:+,$EXTRA}" \
     NODE_OPTIONS="--require=$ADDON/preload.js" node --compact-on-every-full-gc --log-code --logfile="$WORK/v8.log" \
     "$TSC" --noEmit --target es2020 --lib es2020,dom \
-    "$TS/node_modules/typescript/lib/typescript.d.ts"
+    "${TSC%/bin/tsc}/lib/typescript.d.ts"
 ) >"$WORK/tsc.out" 2>&1 &
 NODE_PID=$!
 track_pid "$NODE_PID"
