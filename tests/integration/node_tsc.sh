@@ -51,4 +51,4 @@ echo "$NODE_PID" >"$WORK/pid"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-tsc "$WORK" 500 \
   --program --min-moves 100 || fail "V8 code log cross-check"
 pass "tsc's rundowns verified and identical to V8's own account of live code"
-rm -rf "$WORK"
+[ -n "${KEEP:-}" ] && echo "kept: $WORK" >&2 || rm -rf "$WORK"
