@@ -7,6 +7,8 @@
 // inspector address, /proc/net/tcp listeners and the WebSocket handshake and frames.
 #include <gtest/gtest.h>
 
+#include "fork_guard.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/socket.h>
@@ -567,11 +569,6 @@ TargetInfo self() {
 // runtimes, liburcu), whose fork handlers start threads in the child, which
 // ThreadSanitizer does not support (it kills the child): run in the main and ASan builds
 // only, as CApi's fork tests (the jitprov command itself forks with one thread).
-#if defined(__SANITIZE_THREAD__)
-#define SKIP_FORK_UNDER_TSAN() GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer"
-#else
-#define SKIP_FORK_UNDER_TSAN() (void)0
-#endif
 
 TEST(RunAsTarget, TheOutcomeComesBack) {
   SKIP_FORK_UNDER_TSAN();

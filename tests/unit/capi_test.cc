@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fork_guard.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,15 +29,9 @@ extern "C" int jitprov_c11_smoke(void);  // capi_c11.c: the header compiled as C
 
 namespace {
 
-// A forked child's deadline against hangs: 20 s, times JITPROV_TEST_TIME_SCALE (tools/check
-// sets it for its side job, whose cpu cgroup of weight 2 can leave a child without CPU for
-// longer than that while the main build's tests keep both cores busy: CI, 2026-12-04, a
-// child of ForkedChildrenNeverHangAndReclaim under ASan).
-unsigned hangSeconds(unsigned s = 20) {
-  const char* e = std::getenv("JITPROV_TEST_TIME_SCALE");
-  const long k = e != nullptr ? std::strtol(e, nullptr, 10) : 1;
-  return s * unsigned(k >= 1 && k <= 100 ? k : 1);
-}
+// A forked child's deadline against hangs (it runs in the main build only, where a child
+// takes well under a second: tests/unit/fork_guard.h).
+constexpr unsigned kHangSeconds = 20;
 
 struct Host {
   jitprov_runtime* rt = nullptr;
@@ -459,12 +455,7 @@ TEST(CApi, ShortLivedHostThreads) {
 // fork() while JIT threads publish and retire and a rundown thread walks: the child
 // goes on using the runtime and exits cleanly; the parent goes on too.
 TEST(CApi, ForkedChildKeepsWorking) {
-#if defined(__SANITIZE_THREAD__)
-  // ThreadSanitizer does not support fork() in a multi-threaded process (the child
-  // dies when a thread starts, or deadlocks in TSan's runtime with die_after_fork=0:
-  // seen here). This test runs in the normal and the AddressSanitizer builds.
-  GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer";
-#endif
+  SKIP_FORK_WITH_BUSY_THREADS();
   Host h;
   std::vector<uint64_t> methods;
   for (int i = 0; i < 64; ++i) methods.push_back(h.method(1000 + i, ("f" + std::to_string(i)).c_str()));
@@ -493,7 +484,7 @@ TEST(CApi, ForkedChildKeepsWorking) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      alarm(hangSeconds());  // a deadlock in the child fails the test instead of hanging it
+      alarm(kHangSeconds);  // a deadlock in the child fails the test instead of hanging it
       uint64_t v = 0;
       int rc = 0;
       for (int i = 0; i < 50 && rc == 0; ++i)
@@ -537,9 +528,7 @@ TEST(CApi, ForkedChildKeepsWorking) {
 // thread was growing them at the fork). Here 60 children must each exit 0 within 20 s,
 // and reclaim what they retired (memory stats: no native version left over).
 TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer";
-#endif
+  SKIP_FORK_WITH_BUSY_THREADS();
   Host h;
   std::vector<uint64_t> methods;
   for (int i = 0; i < 64; ++i) methods.push_back(h.method(5000 + i, ("g" + std::to_string(i)).c_str()));
@@ -574,7 +563,7 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      alarm(hangSeconds());  // a hang fails the test (SIGALRM) instead of hanging it
+      alarm(kHangSeconds);  // a hang fails the test (SIGALRM) instead of hanging it
       const uint64_t child_method = h.method(90000 + uint64_t(f), "child");
       int rc = 0;
       for (int i = 0; i < 300 && rc == 0; ++i) {
@@ -590,7 +579,7 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
       if (rc == 0) rc = jitprov_rundown_start(own);
       if (rc == 0) jitprov_rundown_request(own);  // its thread runs one (and every:0.01 more)
       for (int waited = 0; rc == 0 && jitprov_rundown_completed(own) == 0; ++waited) {
-        if (waited == 100 * int(hangSeconds(10))) rc = 101;  // 10 s (scaled)
+        if (waited == 1000) rc = 101;  // 10 s
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
       jitprov_rundown_destroy(own);  // joins its thread, which exits (and unregisters)
@@ -603,7 +592,7 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status)) << "child " << f << " died: signal " << WTERMSIG(status)
                                    << (WTERMSIG(status) == SIGALRM
-                                           ? " (hung for " + std::to_string(hangSeconds()) + " s)"
+                                           ? " (hung for " + std::to_string(kHangSeconds) + " s)"
                                            : "");
     if (WIFEXITED(status)) {
       EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << f << ": " << WEXITSTATUS(status);
@@ -620,9 +609,7 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
 // A child of a fork reclaims what it retires (liburcu-bp prunes the parent's readers in
 // the child): native versions retired there are freed after a grace period.
 TEST(CApi, ForkedChildReclaims) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer";
-#endif
+  SKIP_FORK_WITH_BUSY_THREADS();
   Host h;
   const uint64_t m = h.method(7000, "r");
   // A reader thread of the parent inside a read section at the fork, for a while.
@@ -634,7 +621,7 @@ TEST(CApi, ForkedChildReclaims) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    alarm(hangSeconds());
+    alarm(kHangSeconds);
     int rc = 0;
     for (int i = 0; i < 2000 && rc == 0; ++i) {
       uint64_t v = 0;

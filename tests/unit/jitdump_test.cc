@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fork_guard.h"
+
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -484,12 +486,8 @@ TEST(Jitdump, OpenDuringPublicationsMissesNoneAndDuplicatesNone) {
 
 // A child of fork() leaves its parent's file alone and may open its own.
 TEST(Jitdump, ForkChildWritesNothingToTheParentsFile) {
-#if defined(__SANITIZE_THREAD__)
-  // ThreadSanitizer does not support fork() in a multi-threaded process: the child dies
-  // when it starts a thread (the runtime's reclamation thread runs here). As the C API's
-  // fork tests, this one runs in the normal and the AddressSanitizer builds.
-  GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer";
-#endif
+  // The runtime's reclamation thread runs, idle at the fork (tests/unit/fork_guard.h).
+  SKIP_FORK_UNDER_TSAN();
   DumpHost h;
   static unsigned char code[64];
   ASSERT_EQ(h.open(0), JITPROV_OK);
