@@ -14,7 +14,7 @@ SRC=${2:?usage: install_test.sh BUILD_DIR SOURCE_DIR}
 require_lttng
 require_cmd cc pkg-config nm readelf meson
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-install.XXXXXX)
+WORK=$(work_dir jitprov-install)
 STAGE=$WORK/stage
 
 meson install -C "$BUILD" --destdir "$STAGE" --no-rebuild >"$WORK/install.log" 2>&1 ||

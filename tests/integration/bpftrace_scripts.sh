@@ -9,7 +9,7 @@ DIR=${2:?usage: bpftrace_scripts.sh SIM_BINARY SCRIPT_DIR}
 require_root
 require_cmd bpftrace
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 start_sim --methods 50000 --rundown locked --rundown-trigger every:1 --duration 30
 run_script() {  # run_script NAME: 3.5 s of tracing, then SIGINT (prints the maps)
   timeout -s INT -k 60 3.5 bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err"

@@ -39,7 +39,7 @@ SRC=${4:?$USAGE}
 require_lttng
 require_cmd dotnet
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-attach.XXXXXX)
+WORK=$(work_dir jitprov-attach)
 AGENT=$(realpath "$PROFILER") || fail "no $PROFILER"
 mono_ns() { $PY -c 'import time; print(time.monotonic_ns())'; }
 

@@ -14,7 +14,7 @@ SRC=${3:?usage: dotnet_build.sh PROFILER_SO VERIFY SOURCE_DIR}
 require_lttng
 require_cmd dotnet
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-dotnet.XXXXXX)
+WORK=$(work_dir jitprov-dotnet)
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
 # A small console project: a few classes for Roslyn to compile.

@@ -29,7 +29,7 @@ case $FAULT in "" | kill | lossy | norate) ;; *) fail "CHURN_TEST_FAULT=$FAULT: 
 require_lttng
 require_cmd dotnet
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-churn.XXXXXX)
+WORK=$(work_dir jitprov-churn)
 dotnet_build_copy "$SRC/tools/dotnet/churn" "$WORK/churn" "$WORK/build.log" || fail "dotnet build the churn"
 
 start_sessiond

@@ -20,7 +20,7 @@ SRC=${3:?usage: dotnet_client.sh PROFILER_SO VERIFY SOURCE_DIR}
 require_lttng
 require_cmd dotnet
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-dotnet.XXXXXX)
+WORK=$(work_dir jitprov-dotnet)
 
 # --- build the workload and CoreCLR's own view ------------------------------------------
 build_dotnet_workload "$SRC" 20 100

@@ -15,7 +15,7 @@
 PROFILER=${1:?usage: dotnet_dynamic.sh PROFILER_SO SOURCE_DIR}
 SRC=${2:?usage: dotnet_dynamic.sh PROFILER_SO SOURCE_DIR}
 require_cmd dotnet
-WORK=$(mktemp -d /tmp/jitprov-dotnet-dynamic.XXXXXX)
+WORK=$(work_dir jitprov-dotnet-dynamic)
 trap '[ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
 . "$SRC/tools/lib/dotnet.sh"
 dotnet_build_copy "$SRC/tools/dotnet/dynamic" "$WORK/dm" "$WORK/build.log" || fail "dotnet build jitprov-dynamic-methods"

@@ -24,7 +24,7 @@ require_lttng
 require_cmd java javac javap perf
 perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-jitdump.XXXXXX)
+WORK=$(work_dir jitprov-jitdump)
 # perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
 # build-id cache, ~/.debug unless told by --buildid-dir (it sets PERF_BUILDID_DIR for its
 # children but reads no variable): that filled the disk's inodes. The run's own cache.

@@ -35,7 +35,7 @@ require_cmd java javac unzip
 [ -f "$SRC_ZIP" ] || skip "$SRC_ZIP missing (Debian openjdk-17-source)"
 enter_private_namespace "$@"
 T0=$(date +%s)
-WORK=$(mktemp -d /tmp/jitprov-record.XXXXXX)
+WORK=$(work_dir jitprov-record)
 trap 'cleanup_pids; umount "$WORK/ro" 2>/dev/null; rm -rf "$WORK"' EXIT
 cd "$WORK" || fail "cd $WORK"
 export PYTHONPATH="$SRC/tests/integration"

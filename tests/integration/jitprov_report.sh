@@ -34,7 +34,7 @@ require_root
 require_cmd java javac perf
 enter_private_namespace "$@"
 T0=$(date +%s)
-WORK=$(mktemp -d /tmp/jitprov-report.XXXXXX)
+WORK=$(work_dir jitprov-report)
 trap 'cleanup_pids; rm -rf "$WORK"' EXIT
 cd "$WORK" || fail "cd $WORK"
 export PYTHONPATH="$SRC/tests/integration"

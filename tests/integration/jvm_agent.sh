@@ -17,7 +17,7 @@ SRC=${3:?usage: jvm_agent.sh AGENT_SO VERIFY SOURCE_DIR}
 require_lttng
 require_cmd java javac jcmd bpftrace
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-jvm.XXXXXX)
+WORK=$(work_dir jitprov-jvm)
 
 # --- options -------------------------------------------------------------------------
 java -agentpath:"$AGENT"=bogus -version >"$WORK/out" 2>&1 && fail "a bad option did not stop the JVM"

@@ -27,7 +27,7 @@ require_cmd java javac jcmd unzip
 [ -f "$H2_JAR" ] || skip "$H2_JAR missing (Debian libh2-java)"
 enter_private_namespace "$@"
 T0=$(date +%s)
-WORK=$(mktemp -d /tmp/jitprov-jvm-apps.XXXXXX)
+WORK=$(work_dir jitprov-jvm-apps)
 trap 'cleanup_pids; rm -rf "$WORK"' EXIT
 
 # --- the programs ---------------------------------------------------------------------

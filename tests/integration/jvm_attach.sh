@@ -28,7 +28,7 @@ JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VE
 require_lttng
 require_cmd java javac jcmd setpriv
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-attach.XXXXXX)
+WORK=$(work_dir jitprov-attach)
 chmod 755 "$WORK"
 trap 'cleanup_pids; rm -f /tmp/perf-"${JAVA_PID:-x}".map /tmp/perf-"${S_PID:-x}".map' EXIT
 

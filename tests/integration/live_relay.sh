@@ -19,7 +19,7 @@ VERIFY=${2:?usage: live_relay.sh SIM_BINARY VERIFY_BINARY}
 require_lttng
 require_cmd ip lttng-relayd
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 
 COLL=jpcoll$$ APP=jpapp$$ COLL_IP=10.213.7.1 APP_IP=10.213.7.2
 cleanup_net() {

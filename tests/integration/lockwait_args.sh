@@ -14,7 +14,7 @@ LW=${2:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
 require_root
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 trap 'rm -rf "$WORK"' EXIT
 
 readelf -n "$PROG" >"$WORK/notes" || fail "readelf -n $PROG"

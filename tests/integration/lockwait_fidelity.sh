@@ -18,7 +18,7 @@ require_root
 require_cmd lttng lttng-sessiond
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 
 # Errors first.
 "$LW" -p 999999 >/dev/null 2>"$WORK/err"; rc=$?

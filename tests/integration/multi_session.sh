@@ -23,7 +23,7 @@ SIM=${1:?usage: multi_session.sh SIM_BINARY VERIFY_BINARY}
 VERIFY=${2:?usage: multi_session.sh SIM_BINARY VERIFY_BINARY}
 require_lttng
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 start_sessiond
 
 # Rundowns recorded into sessions so far, by the sim's own count (one walk may serve

@@ -30,7 +30,7 @@ SRC=${4:?$USAGE}
 require_lttng
 require_cmd node
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-node-attach.XXXXXX)
+WORK=$(work_dir jitprov-node-attach)
 AGENT=$ADDON/jitprov_node.node
 # Ports nobody else uses here: free now, and distinct per run.
 free_port() {

@@ -26,7 +26,7 @@ EXTRA=${5:-}
 require_lttng
 require_cmd node
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-node.XXXXXX)
+WORK=$(work_dir jitprov-node)
 PRELOAD="--require=$ADDON/preload.js"
 
 # --- options -------------------------------------------------------------------------

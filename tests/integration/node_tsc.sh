@@ -20,7 +20,7 @@ TS_VERSION=5.6.3
 require_lttng
 require_cmd node npm
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-tsc.XXXXXX)
+WORK=$(work_dir jitprov-tsc)
 
 # TypeScript, pinned, from the npm registry: once per build tree (one installer at a time).
 install_typescript  # sets TSC

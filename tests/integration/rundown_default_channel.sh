@@ -14,14 +14,13 @@ SIM=${1:?usage: rundown_default_channel.sh SIM_BINARY VERIFY_BINARY}
 VERIFY=${2:?usage: rundown_default_channel.sh SIM_BINARY VERIFY_BINARY}
 require_lttng
 enter_private_namespace "$@"
-# The trace in memory (tmpfs) when the machine has one: lttng-consumerd waits for each
-# sub-buffer it writes to reach the disk (sync_file_range), so another program's disk
-# writes stall it and the default channel fills, whatever the pace (CI, 2026-12-04:
-# 5 149 of 1 043 345 records lost beside the check's sanitizer builds; here, with a
-# dd of direct writes beside it, 150 765 discarded on ext4 and none on tmpfs). That
-# is lttng's, docs/tracing.md; what this test holds is the pace against the consumer.
-shm=/dev/shm; [ "$(stat -f -c %T "$shm" 2>/dev/null)" = tmpfs ] || shm=/tmp
-WORK=$(mktemp -d "$shm/jitprov-it.XXXXXX")
+# The trace in memory (work_dir: tmpfs): lttng-consumerd waits for each sub-buffer it
+# writes to reach the disk (sync_file_range), so another program's disk writes stall it
+# and the default channel fills, whatever the pace (CI, 2026-12-04: 5 149 of 1 043 345
+# records lost beside the check's sanitizer builds; here, with a dd of direct writes
+# beside it, 150 765 discarded on ext4 and none on tmpfs). That is lttng's,
+# docs/tracing.md; what this test holds is the pace against the consumer.
+WORK=$(work_dir jitprov-it)
 
 start_sessiond
 # The other core busy (a user's machine is rarely idle): the consumer daemon drains the

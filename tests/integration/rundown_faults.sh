@@ -12,7 +12,7 @@ SIM=${1:?usage: rundown_faults.sh SIM_BINARY VERIFY_BINARY}
 VERIFY=${2:?usage: rundown_faults.sh SIM_BINARY VERIFY_BINARY}
 require_lttng
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 
 fault_round() {  # fault_round KIND EXPECTED_RUNDOWNS_BEFORE
   local kind=$1 before=$2 c1 c2 c3

@@ -11,7 +11,7 @@ SIM=${1:?usage: rundown_session.sh SIM_BINARY VERIFY_BINARY}
 VERIFY=${2:?usage: rundown_session.sh SIM_BINARY VERIFY_BINARY}
 require_lttng
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 
 start_sessiond
 start_sim --methods 100000 --rundown-trigger session,signal

@@ -8,7 +8,7 @@
 #   sim_options.sh SIM_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: sim_options.sh SIM_BINARY}
-WORK=$(mktemp -d /tmp/jitprov-opt.XXXXXX)
+WORK=$(work_dir jitprov-opt)
 for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1e300" \
             "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" "--seed 18446744073709551616" \
             "--seed 99999999999999999999999" "--seed 0x10000000000000000" "--rundown-rate -3" \

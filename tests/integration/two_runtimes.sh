@@ -12,7 +12,7 @@ HOST=${1:?usage: two_runtimes.sh HOST VERIFY}
 VERIFY=${2:?usage: two_runtimes.sh HOST VERIFY}
 require_lttng
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-two.XXXXXX)
+WORK=$(work_dir jitprov-two)
 
 start_sessiond
 setup_session two "$WORK/trace"

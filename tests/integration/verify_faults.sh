@@ -15,7 +15,7 @@ CASE=${3:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE [VERIFY_TSAN]}
 VERIFY_TSAN=${4:-}
 require_lttng
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 start_sessiond
 # Room for every method_load of the sim's warm start (about 22 000 events).
 export RUNTIME_CHANNEL_OPTS="--subbuf-size=4M --num-subbuf=8"

@@ -15,7 +15,7 @@ VERIFY=${2:?usage: verify_hostile.sh SIM VERIFY}
 require_lttng
 require_cmd setpriv mkfifo truncate
 enter_private_namespace "$@"
-WORK=$(mktemp -d /tmp/jitprov-it.XXXXXX)
+WORK=$(work_dir jitprov-it)
 start_sessiond
 
 # A good trace: one rundown of a small sim.

@@ -34,7 +34,7 @@ already=$(installed_ours | tr '\n' ' ')
 [ -z "$already" ] || skip "jitprov's packages are installed on this machine ($already): this test installs and purges them; apt-get purge them first"
 enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
 T0=$(date +%s)
-WORK=$(mktemp -d /tmp/jitprov-package.XXXXXX)
+WORK=$(work_dir jitprov-package)
 export DEBIAN_FRONTEND=noninteractive
 dpkg-query -W -f='${Package}:${Architecture}\n' | sort >"$WORK/before"
 
