@@ -245,11 +245,12 @@ def compare(trace, label, d, pid, client, live_heaps, all_heaps, window, min_liv
             on_reused += 1
     tiers = {k: sum(1 for v in live.values() if v[1] == k) for k in OPTIMIZED_KINDS}
     print("%s v8log: %d of %d live Sparkplug/Maglev/TurboFan objects of V8's account (%d/%d/%d) are in the last of "
-          "%d rundowns (%d records) with the same address, size, name and kind; %d stale records "
+          "%d rundowns (%d records) with the same address, size, name and kind, %d created after it began; "
+          "%d stale records "
           "(%d on a range V8 reused); V8's logs: %d code moves, %d objects created on a reused range; client: %d added, "
           "%d moves, %d retired by overlap, %d with their isolate, %d isolates"
-          % (label, len(live) - len(missing), len(live), tiers[11], tiers[12], tiers[13], len(rundowns), len(last),
-             len(stale), on_reused, moves, reused, client["added"], client["moves"], client["retired_overlap"],
+          % (label, len(live) - len(missing) - len(late), len(live), tiers[11], tiers[12], tiers[13], len(rundowns),
+             len(last), len(late), len(stale), on_reused, moves, reused, client["added"], client["moves"], client["retired_overlap"],
              client["retired_isolate"], client["isolates"]))
     check(len(live) >= min_live, "%s: %d live optimized objects in V8's account, fewer than %d" % (
         label, len(live), min_live))
