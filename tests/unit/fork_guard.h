@@ -22,10 +22,9 @@
 #endif
 
 #if defined(__SANITIZE_THREAD__)
-#define SKIP_FORK_WITH_BUSY_THREADS() \
-  GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer"
+#define SKIP_FORK_WITH_BUSY_THREADS() GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer"
 #elif defined(__SANITIZE_ADDRESS__)
-#define SKIP_FORK_WITH_BUSY_THREADS()                                                    \
+#define SKIP_FORK_WITH_BUSY_THREADS()                                                     \
   GTEST_SKIP() << "GCC 12's AddressSanitizer does not lock its allocator around fork(): " \
                   "a child can inherit its lock held (tests/unit/fork_guard.h)"
 #else
