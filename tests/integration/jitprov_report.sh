@@ -31,7 +31,7 @@ SRC=${2:?usage: jitprov_report.sh JITPROV SOURCE_DIR}
 JITPROV=$(realpath "$JITPROV") SRC=$(realpath "$SRC")
 require_lttng
 require_root
-require_cmd java javac perf
+require_cmd java javac perf setpriv mkfifo
 enter_private_namespace "$@"
 T0=$(date +%s)
 WORK=$(work_dir jitprov-report)
@@ -305,11 +305,13 @@ pass "record -p of a JVM in another mount namespace: exit 119, \"$(grep verdict:
 
 # --- errors ---------------------------------------------------------------------------------
 # expect VERB STATUS LINE_REGEX ARGS...: `jitprov VERB ARGS...` exits STATUS with one line
-# on stderr matching LINE_REGEX and nothing on stdout. RUN_PATH: its PATH.
+# on stderr matching LINE_REGEX and nothing on stdout. RUN_PATH: its PATH; RUN_AS: a
+# command to run it through (setpriv).
+RUN_AS=()
 expect() {
   local verb=$1 want=$2 re=$3
   shift 3
-  PATH=${RUN_PATH:-$PATH} "$JITPROV" "$verb" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"
+  PATH=${RUN_PATH:-$PATH} "${RUN_AS[@]}" "$JITPROV" "$verb" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err"
   local rc=$?
   [ $rc -eq "$want" ] || fail "$verb $*: exit $rc, not $want: $(cat "$WORK/cmd.out" "$WORK/cmd.err")"
   [ ! -s "$WORK/cmd.out" ] && [ "$(wc -l <"$WORK/cmd.err")" -eq 1 ] && grep -qE "^jitprov $verb: $re" "$WORK/cmd.err" ||
@@ -321,6 +323,15 @@ expect report 3 "$WORK/hot/Hot.java: not a directory" "$WORK/hot/Hot.java"
 expect report 4 "no trace in $WORK/hot " "$WORK/hot"
 mkdir -p "$WORK/bad/trace" && head -c 100 "$(find "$WORK/rec/trace" -name metadata | head -1)" >"$WORK/bad/trace/metadata"
 expect report 5 "cannot read the trace $WORK/bad/trace: " "$WORK/bad"
+mkfifo "$WORK/fifo"
+expect report 3 "$WORK/fifo: not a directory" "$WORK/fifo"
+# A directory its user cannot list is unreadable (5), not "no trace" (4): as nobody, with a
+# copy of the command it can run (it links no library of the build).
+mkdir -p "$WORK/nobody/closed" && chmod 700 "$WORK/nobody/closed" && chmod 755 "$WORK" "$WORK/nobody" &&
+  install -m 755 "$JITPROV" "$WORK/nobody/jitprov" || fail "the unreadable directory's set-up"
+SAVED=$JITPROV JITPROV=$WORK/nobody/jitprov RUN_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+expect report 5 "$WORK/nobody/closed: Permission denied" "$WORK/nobody/closed"
+JITPROV=$SAVED RUN_AS=()
 sleep 100 &
 SL=$!
 track_pid "$SL"

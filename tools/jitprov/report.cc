@@ -308,6 +308,8 @@ int report(const ReportArgs& a) {
   struct stat st {};
   if (stat(a.dir.c_str(), &st) != 0) return fail(kReportNotDir, a.dir + ": " + std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) return fail(kReportNotDir, a.dir + ": not a directory");
+  // A directory that cannot be listed is not "no trace" (root passes this; others may not).
+  if (access(a.dir.c_str(), R_OK | X_OK) != 0) return fail(kReportUnreadable, a.dir + ": " + std::strerror(errno));
   std::string trace = a.dir + "/trace";
   if (!hasTrace(trace)) {
     if (!hasTrace(a.dir))
