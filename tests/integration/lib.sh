@@ -186,3 +186,36 @@ install_typescript() {
   TSC=$ts/node_modules/typescript/bin/tsc
   [ -f "$TSC" ] || fail "no tsc in $ts"
 }
+
+# node_quiet_window D NODE_PID OUT WINDOW: waits for the generated workload's quiet moment
+# (D/quiet, tools/node/workload), then 2.5 s (at least two every:1 rundowns); WINDOW gets
+# the window's start and end (ns).
+node_quiet_window() {
+  for _ in $(seq 1200); do [ -f "$1/quiet" ] && break; kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+  [ -f "$1/quiet" ] || { cat "$3" >&2; fail "the workload did not reach its quiet moment"; }
+  date -r "$1/quiet" +%s%N >"$4"
+  sleep 2.5
+  date +%s%N >>"$4"
+}
+
+# node_end NODE_PID OUT DIR: waits for node (exit 0, else its output and a failure), and
+# leaves its pid in DIR/pid beside the client's DIR/client.json for v8log_check.py.
+node_end() {
+  local rc
+  wait "$1"; rc=$?
+  [ $rc -eq 0 ] || { cat "$2" >&2; fail "node exit status $rc"; }
+  echo "$1" >"$3/pid"
+  [ -f "$3/client.json" ] || { cat "$2" >&2; fail "no stats file"; }
+}
+
+# node_check_trace TRACE LABEL DIR MIN_LIVE [v8log_check.py options...]: jitprov-verify
+# ($VERIFY) passes the trace, and V8's own code log (DIR) agrees with its rundowns.
+node_check_trace() {
+  local trace=$1 label=$2 dir=$3 min=$4 rc
+  shift 4
+  "$VERIFY" --json "$trace" >"$WORK/verify.json"; rc=$?
+  [ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+  "$VERIFY" "$trace" | head -1
+  PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$trace" "$label" "$dir" "$min" "$@" ||
+    fail "V8 code log cross-check"
+}

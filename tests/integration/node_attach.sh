@@ -89,22 +89,11 @@ expect 9 "client is loaded already \(nothing done\)" "$NODE_PID"
 listening "$NODE_PID" "$PORT" && fail "a second attach opened the inspector"
 pass "a second attach: exit 9, nothing sent"
 
-for _ in $(seq 1200); do [ -f "$WORK/d/quiet" ] && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
-[ -f "$WORK/d/quiet" ] || { cat "$WORK/node.out" >&2; fail "the workload did not reach its quiet moment"; }
-date -r "$WORK/d/quiet" +%s%N >"$WORK/d/window"
-sleep 2.5  # at least two every:1 rundowns
-date +%s%N >>"$WORK/d/window"
+node_quiet_window "$WORK/d" "$NODE_PID" "$WORK/node.out" "$WORK/d/window"
 lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail "lttng stop/destroy"
 touch "$WORK/d/stop"
-wait "$NODE_PID"; rc=$?
-[ $rc -eq 0 ] || { cat "$WORK/node.out" >&2; fail "node exit status $rc"; }
-echo "$NODE_PID" >"$WORK/d/pid"
-[ -f "$WORK/d/client.json" ] || { cat "$WORK/node.out" >&2; fail "no stats file"; }
-"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
-"$VERIFY" "$WORK/trace" | head -1
-PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-attach "$WORK/d" 1000 \
-  --single || fail "V8 code log cross-check"
+node_end "$NODE_PID" "$WORK/node.out" "$WORK/d"
+node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000 --single
 pass "the attached node's rundowns verified and identical to V8's own account of live code"
 
 # --- bad targets ----------------------------------------------------------------------

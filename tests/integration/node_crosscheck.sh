@@ -73,24 +73,12 @@ mkdir -p "$WORK/d"
 ) >"$WORK/node.out" 2>&1 &
 NODE_PID=$!
 track_pid "$NODE_PID"
-for _ in $(seq 1200); do [ -f "$WORK/d/quiet" ] && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
-[ -f "$WORK/d/quiet" ] || { cat "$WORK/node.out" >&2; fail "the workload did not reach its quiet moment"; }
-date -r "$WORK/d/quiet" +%s%N >"$WORK/window"
-sleep 2.5  # at least two every:1 rundowns
-date +%s%N >>"$WORK/window"
+node_quiet_window "$WORK/d" "$NODE_PID" "$WORK/node.out" "$WORK/window"
 # The session ends before the program does (a rundown cut short by its exit is not
 # complete: jitprov-verify would say so).
 lttng stop node >/dev/null && lttng destroy node >/dev/null || fail "lttng stop/destroy"
 touch "$WORK/d/stop"
-wait "$NODE_PID"; rc=$?
-[ $rc -eq 0 ] || { cat "$WORK/node.out" >&2; fail "node exit status $rc"; }
-echo "$NODE_PID" >"$WORK/pid"
-[ -f "$WORK/client.json" ] || { cat "$WORK/node.out" >&2; fail "no stats file"; }
-
-"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
-"$VERIFY" "$WORK/trace" | head -1
-PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-crosscheck "$WORK" 1000 \
-  --min-moves 1000 --min-reused 100 || fail "V8 code log cross-check"
+node_end "$NODE_PID" "$WORK/node.out" "$WORK"
+node_check_trace "$WORK/trace" node-crosscheck "$WORK" 1000 --min-moves 1000 --min-reused 100
 pass "node rundowns verified and identical to V8's own account of live code"
 rm -rf "$WORK"

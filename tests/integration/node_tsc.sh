@@ -38,17 +38,9 @@ start=$(date +%s%N)
 ) >"$WORK/tsc.out" 2>&1 &
 NODE_PID=$!
 track_pid "$NODE_PID"
-wait "$NODE_PID"; rc=$?
-[ $rc -eq 0 ] || { cat "$WORK/tsc.out" >&2; fail "tsc exit status $rc"; }
+node_end "$NODE_PID" "$WORK/tsc.out" "$WORK"
 echo "tsc $TS_VERSION: $(( ($(date +%s%N) - start) / 1000000 )) ms under the client, with --log-code"
 lttng stop tsc >/dev/null && lttng destroy tsc >/dev/null || fail "lttng stop/destroy"
-echo "$NODE_PID" >"$WORK/pid"
-[ -f "$WORK/client.json" ] || { cat "$WORK/tsc.out" >&2; fail "no stats file"; }
-
-"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
-"$VERIFY" "$WORK/trace" | head -1
-PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$WORK/trace" node-tsc "$WORK" 500 \
-  --program --min-moves 100 || fail "V8 code log cross-check"
+node_check_trace "$WORK/trace" node-tsc "$WORK" 500 --program --min-moves 100
 pass "tsc's rundowns verified and identical to V8's own account of live code"
 [ -n "${KEEP:-}" ] && echo "kept: $WORK" >&2 || rm -rf "$WORK"

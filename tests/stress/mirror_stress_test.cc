@@ -67,18 +67,37 @@ LoadEvent load(uint64_t module, uint64_t method, uint64_t start, uint32_t clr_ti
   return l;
 }
 
-TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
-  const std::string stats = ::testing::TempDir() + "/mirror-stress-" + std::to_string(::getpid()) + ".json";
-  hostagent::Options opt;
-  opt.trigger = "every:0.01";  // rundowns walk while the threads publish
-  opt.perfmap = "";
-  opt.stats = stats;
+// A Mirror started as the client starts it, its rundowns on TRIGGER, no perf map, its
+// stats in a file of the test's (NAME) that stats() reads once the mirror is shut down;
+// modules /NAME/ID.dll, collectible unless ID is kStaticModule.
+struct StartedMirror {
   Mirror m;
-  ASSERT_EQ(m.start(opt,
-                    [](uint64_t id) {
-                      return ModuleInfo{"/stress/" + std::to_string(id) + ".dll", id != kStaticModule, true};
-                    }),
-            "");
+  std::string path;
+  StartedMirror(const std::string& name, const char* trigger) {
+    path = ::testing::TempDir() + "/mirror-" + name + "-" + std::to_string(::getpid()) + ".json";
+    hostagent::Options opt;
+    opt.trigger = trigger;
+    opt.perfmap = "";
+    opt.stats = path;
+    error = m.start(opt, [name](uint64_t id) {
+      return ModuleInfo{"/" + name + "/" + std::to_string(id) + ".dll", id != kStaticModule, true};
+    });
+  }
+  std::string error;  // m.start's
+  nlohmann::json stats() {
+    std::ifstream in(path);
+    EXPECT_TRUE(in.good()) << path;
+    if (!in.good()) return nlohmann::json::object();
+    nlohmann::json j = nlohmann::json::parse(in);
+    std::remove(path.c_str());
+    return j;
+  }
+};
+
+TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
+  StartedMirror sm("stress", "every:0.01");  // rundowns walk while the threads publish
+  ASSERT_EQ(sm.error, "");
+  Mirror& m = sm.m;
 
   std::atomic<uint64_t> dynamic_live{0};
   std::atomic<int> done[kThreads] = {};  // rounds each thread finished
@@ -136,10 +155,7 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
   }
   m.shutdown("stress", 0);
 
-  std::ifstream in(stats);
-  ASSERT_TRUE(in.good()) << stats;
-  const nlohmann::json j = nlohmann::json::parse(in);
-  std::remove(stats.c_str());
+  const nlohmann::json j = sm.stats();
   const uint64_t collectible_loads = uint64_t(kThreads) * kRounds * kMethods;  // both tiers
   const uint64_t dynamic_loads = uint64_t(kThreads / 2) * kRounds * 8;
   const uint64_t replays = uint64_t(kThreads / 2) * kRounds * (kMethods / 16);
@@ -161,17 +177,9 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
 // unloaded: the loads after the unload belong to a new jitprov module, on the thread
 // that had the old one cached too.
 TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
-  const std::string stats = ::testing::TempDir() + "/mirror-reuse-" + std::to_string(::getpid()) + ".json";
-  hostagent::Options opt;
-  opt.trigger = "exit";
-  opt.perfmap = "";
-  opt.stats = stats;
-  Mirror m;
-  ASSERT_EQ(m.start(opt,
-                    [](uint64_t id) {
-                      return ModuleInfo{"/reuse/" + std::to_string(id) + ".dll", true, true};
-                    }),
-            "");
+  StartedMirror sm("reuse", "exit");
+  ASSERT_EQ(sm.error, "");
+  Mirror& m = sm.m;
   constexpr uint64_t kModule = 0x4000;
   m.methodLoad(load(kModule, 0x10, 0x7e0000001000, kClrTierQuick, 0).ev, hostagent::nowNs());
   ModuleEvent unload;
@@ -180,10 +188,7 @@ TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
   // The same ModuleID and MethodID, new code: a new module and method in jitprov.
   m.methodLoad(load(kModule, 0x10, 0x7e0000002000, kClrTierQuick, 0).ev, hostagent::nowNs());
   m.shutdown("reuse", 0);
-  std::ifstream in(stats);
-  ASSERT_TRUE(in.good()) << stats;
-  const nlohmann::json j = nlohmann::json::parse(in);
-  std::remove(stats.c_str());
+  const nlohmann::json j = sm.stats();
   EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["modules"].get<uint64_t>(), 2u);
   EXPECT_EQ(j["methods"].get<uint64_t>(), 2u);
@@ -198,17 +203,9 @@ TEST(MirrorStress, AModuleIdReusedAfterItsUnloadIsANewModule) {
 // unload that waited for it.
 TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   using namespace std::chrono_literals;
-  const std::string stats = ::testing::TempDir() + "/mirror-gate-" + std::to_string(::getpid()) + ".json";
-  hostagent::Options opt;
-  opt.trigger = "exit";
-  opt.perfmap = "";
-  opt.stats = stats;
-  Mirror m;
-  ASSERT_EQ(m.start(opt,
-                    [](uint64_t id) {
-                      return ModuleInfo{"/gate/" + std::to_string(id) + ".dll", true, true};
-                    }),
-            "");
+  StartedMirror sm("gate", "exit");
+  ASSERT_EQ(sm.error, "");
+  Mirror& m = sm.m;
   constexpr uint64_t kHeld = 0x5000, kFair = 0x6000, kUndone = 0x7000;
   const auto unloadOn = [&m](uint64_t module, std::atomic<bool>* done) {
     return std::thread([&m, module, done] {
@@ -267,10 +264,7 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   undone.join();
   m.endCatchUp();
   m.shutdown("gate", 0);
-  std::ifstream in(stats);
-  ASSERT_TRUE(in.good()) << stats;
-  const nlohmann::json j = nlohmann::json::parse(in);
-  std::remove(stats.c_str());
+  const nlohmann::json j = sm.stats();
   EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
   EXPECT_EQ(j["catch_up"]["bodies"].get<uint64_t>(), 1u);
   EXPECT_EQ(j["catch_up"]["gate_waits"].get<uint64_t>(), 3u);
