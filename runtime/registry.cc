@@ -35,7 +35,7 @@ namespace {
 // The fields of a published version. `code_start` is the value the caller loaded with
 // acquire (or wrote under the lock), so code_size is visible (P2).
 VersionView viewOf(const Method& m, const NativeVersion& v, uint64_t code_start) noexcept {
-  return VersionView{m.id,
+  return VersionView{m.id(),
                      m.module_id,
                      v.version_id,
                      v.il->rejit_id,
@@ -165,7 +165,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   // (commit: release) or, for a later occupant of the slot, by the grace period before
   // its claim (WalkMarks).
   const auto ordinal = static_cast<uint32_t>(s_->methods_registered.fetch_add(1, std::memory_order_relaxed));
-  auto* m = new (slot.storage) Method(slot.id, module, desc, ns, name, sig, ordinal);
+  auto* m = new (slot.storage) Method(module, desc, ns, name, sig, ordinal);
   s_->methods.commit(slot);   // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
@@ -173,7 +173,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   // The slot, and what the module's arena grew by (its strings are counted with methods).
   s_->method_bytes.fetch_add(State::MethodTable::slotBytes() + (mod->names.bytes() - arena_before),
                              std::memory_order_relaxed);
-  return m->id;
+  return slot.id;
 }
 
 Result<void> Runtime::unloadModule(ModuleId module) {
@@ -263,9 +263,9 @@ void Runtime::State::reclaimMethod(rcu_head* head) {
 uint64_t Runtime::State::clearMethod(Method* m, uint64_t unload_seq) {
   uint64_t versions_cleared = 0;
   m->unloaded = true;
-  methods.clear(m->id);  // new readers can no longer reach m (P4, P9)
+  methods.clear(m->id());  // new readers can no longer reach m (P4, P9)
   // Under the lock: ordered before any publication that reuses a host range.
-  trace::methodUnload(instance, m->id, m->module_id, unload_seq);
+  trace::methodUnload(instance, m->id(), m->module_id, unload_seq);
   if (m->has_host_key) by_host_key.erase(m->hostKey());
   for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next) {
     // relaxed: we hold the CVM lock, the only writer of native_head and next.
@@ -329,7 +329,7 @@ Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noex
   rcu::ReadSection rs;
   const NativeVersion* v = versions.load(version);
   if (v == nullptr) return {LockSite::kTier1Publish, 0};
-  return {publishSite(v->tier), v->method()->id};
+  return {publishSite(v->tier), v->method()->id()};
 }
 
 void Runtime::State::freeMethod(Method* m, bool give_back_code) {
@@ -350,7 +350,7 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
   method_bytes.fetch_sub(MethodTable::slotBytes(), std::memory_order_relaxed);  // strings: with the module
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   il_versions.fetch_sub(ils, std::memory_order_relaxed);
-  const MethodId id = m->id;
+  const MethodId id = m->id();
   m->~Method();
   methods.recycle(id);  // P9
   method_records.fetch_sub(1, std::memory_order_relaxed);
@@ -474,7 +474,7 @@ Result<CodeRange> publishOnce(Runtime::State& s, VersionId version, uint32_t cod
     const uint64_t seq = s.takePublicationSeq(v);  // P8: before code_start's release
     fault::publishCode(v, start, code_size);       // P2: code_start last, with release
     s.completePublication(v->method(), seq);       // P8
-    method_id = v->method()->id;
+    method_id = v->method()->id();
     tier = v->tier;
     range = {start, code_size, seq};
     published = v;
@@ -606,7 +606,7 @@ Result<VersionId> Runtime::retireHostCode(uint64_t code_start) {
   return s_->retire(0, [&](MethodId* method) -> Result<NativeVersion*> {
     auto it = s_->live_ranges.find(code_start);
     if (it == s_->live_ranges.end()) return Errc::kUnknownVersion;
-    *method = it->second->method()->id;
+    *method = it->second->method()->id();
     return it->second;
   });
 }
@@ -658,7 +658,7 @@ Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<Nati
     }
     retired.fetch_add(1, std::memory_order_relaxed);
     // Under the lock: the event is ordered with the publication that may reuse the range.
-    trace::codeUnload(instance, v->method()->id, v->version_id, start, v->code_size, retire_seq);
+    trace::codeUnload(instance, v->method()->id(), v->version_id, start, v->code_size, retire_seq);
     id = v->version_id;
     if (!fault::reclaimRetiredAtOnce(this, v)) {  // P4, P6: after a grace period
       RetireBatch* b = retire_batch;
@@ -730,7 +730,8 @@ Result<RejitId> Runtime::requestRejit(MethodId method) {
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
   s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
-  trace::rejitRequest(s_->instance, m->id, il->rejit_id);  // under the lock: ordered with the IL version's publication
+  trace::rejitRequest(s_->instance, m->id(),
+                      il->rejit_id);  // under the lock: ordered with the IL version's publication
   return il->rejit_id;
 }
 
@@ -910,7 +911,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
         return static_cast<const char*>(s_->methods.slotAddress(index + k));
       };
       // Software pipeline: the method record kPrefetchMethod ids ahead (both lines its
-      // 96-byte slot spans: il_head is on the second), its newest IL version and its
+      // 88-byte slot spans: il_head is on the second), its newest IL version and its
       // name kPrefetchIl ahead (the record should be in cache by then), and that IL
       // version's newest native version kPrefetchVersion ahead, so that the cold walk
       // does not stall on each pointer (loads with acquire, as the walk's own: P1). Ahead
@@ -920,7 +921,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
       if (index + kPrefetchMethod <= hw) {
         if (const char* p = slotOf(kPrefetchMethod)) {
           __builtin_prefetch(p);
-          __builtin_prefetch(p + 64);  // inside the slot (96 bytes)
+          __builtin_prefetch(p + 64);  // inside the slot (88 bytes)
         }
       }
       if (index + kPrefetchIl <= hw) {
@@ -942,7 +943,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
       if (after != 0 && m->last_publish_seq.load(std::memory_order_relaxed) <= after) continue;
       uint64_t kept = 0;
       if (locking == WalkLocking::kPerMethod) {
-        CvmLock::Guard lock(s_->lock, LockSite::kRundown, m->id);
+        CvmLock::Guard lock(s_->lock, LockSite::kRundown, m->id());
         // unloaded: lock-protected, read under it
         if (!m->unloaded) kept = visitMethod<kNextOrder>(m, visit, &st, after, upto);
       } else {

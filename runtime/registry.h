@@ -190,9 +190,8 @@ struct IlVersion {
 struct Method {
   // `ns` and `sig` come from NameArena::intern() (their lengths are stored before them),
   // `name` from copyAfter(name, &d.host_key, 8) when d.host_key != 0, else copy().
-  Method(MethodId i, ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig, uint32_t ord)
-      : id(i),
-        module_id(mod),
+  Method(ModuleId mod, const MethodDesc& d, const char* ns, const char* name, const char* sig, uint32_t ord)
+      : module_id(mod),
         ns_(ns),
         name_(name),
         sig_(sig),
@@ -202,8 +201,11 @@ struct Method {
         has_host_key(d.host_key != 0),
         ordinal(ord) {}
 
+  // Its id: not stored here, its slot's id word holds it (SlotTable::idOf, P9): 8 bytes
+  // less in every method slot the walk reads (88 bytes, 96 with its id word before;
+  // docs/measurements.md, "The walk at the emission floor"). Defined after State.
+  MethodId id() const noexcept;
   // Immutable after registration (P5).
-  const MethodId id;
   const ModuleId module_id;
   // namespace, name, signature: NUL-terminated, in the module's NameArena (namespace and
   // signature interned there), freed with the module after a grace period (P4).
@@ -220,8 +222,7 @@ struct Method {
   bool unloaded = false;    // CVM lock only (P3)
   // Its registration's number (State::methods_registered before it, mod 2^32), taken
   // before its slot is committed: the rundown tells a method from a later occupant of
-  // its slot by it (registry.cc, WalkMarks). In the padding before il_head: the record
-  // stays 88 bytes.
+  // its slot by it (registry.cc, WalkMarks). In the padding before il_head.
   const uint32_t ordinal;
 
   // Head of the IL versions, newest first; null until the method's code is first needed
@@ -254,7 +255,7 @@ struct Method {
   uint32_t sigLen() const noexcept { return NameArena::internedLength(sig_); }
 };
 
-static_assert(sizeof(Method) <= 88, "a method record stays 88 bytes (bytes per method: docs/measurements.md)");
+static_assert(sizeof(Method) <= 80, "a method record stays 80 bytes (bytes per method: docs/measurements.md)");
 
 inline Method* NativeVersion::method() const noexcept { return il->method; }
 
@@ -450,5 +451,7 @@ struct Runtime::State {
   Errc missingMethod(MethodId method) const noexcept;
   Errc missingVersion(VersionId version) const noexcept;
 };
+
+inline MethodId Method::id() const noexcept { return Runtime::State::MethodTable::idOf(this); }
 
 }  // namespace jitprov

@@ -37,12 +37,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <new>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -55,6 +57,14 @@
 #endif
 
 namespace jitprov {
+
+// A slot of a SlotTable<T>: the id word, then the record in place. Its layout depends on
+// T alone, so that a record can find its own id word (SlotTable::idOf).
+template <class T>
+struct SlotOf {
+  std::atomic<uint64_t> id;
+  alignas(T) unsigned char storage[sizeof(T)];
+};
 
 template <class T, unsigned kChunkBits, size_t kMaxChunks, bool kHugeAdvice = true>
 class SlotTable {
@@ -155,6 +165,21 @@ class SlotTable {
     recycled_count_.store(recycled_.size(), std::memory_order_relaxed);
   }
 
+  // The id of `record`, which is in a slot of a table of T's and was reached by a reader
+  // (or the writer) that saw it live: its slot's id word without kFree. The word holds
+  // that id from commit() until the slot's next occupant is committed, which is after a
+  // grace period that began after clear() (P9), so within the reader's RCU read section
+  // (or while the writer holds the record) the id is the record's, also once cleared.
+  // A record need not store its id (Method: registry.h). Acquire, as every read of the
+  // word: free on x86-64, and a reader that got the record through another path (a
+  // version's il->method) still sees a word at least as new as the commit (P1, P9).
+  static uint64_t idOf(const T* record) noexcept {
+    static_assert(std::is_standard_layout_v<Slot>);
+    const auto* s =
+        reinterpret_cast<const Slot*>(reinterpret_cast<const unsigned char*>(record) - offsetof(Slot, storage));
+    return readPublished(s->id) & ~kFree;
+  }
+
   // Lock-free reader (or the writer): the live record with this id, or nullptr.
   T* load(uint64_t id) const noexcept {
     const uint64_t index = indexOf(id);
@@ -225,10 +250,7 @@ class SlotTable {
   }
 
  private:
-  struct Slot {
-    std::atomic<uint64_t> id;
-    alignas(T) unsigned char storage[sizeof(T)];
-  };
+  using Slot = SlotOf<T>;
   struct LowerIndexFirst {  // a min-heap on the slot index
     bool operator()(uint64_t a, uint64_t b) const noexcept { return indexOf(a) > indexOf(b); }
   };

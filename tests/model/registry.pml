@@ -47,7 +47,7 @@ byte loader;        /* the loader mutex */
 
 /* The method table (SlotTable<Method>): the slot's id word, then the record in place. */
 byte m_idw[NM + 1];     /* id word: 0 never used, the id, or id | FREE (P9) */
-byte m_id[NM + 1];      /* Method::id (immutable, P5) */
+byte m_id[NM + 1];      /* the occupant's id (P5): Method::id() reads it from the id word, masked (SlotTable::idOf) */
 bit m_names[NM + 1];    /* its strings in the module's NameArena are allocated (P5) */
 bit m_il[NM + 1];       /* Method::il_head != null (one IL version: rejit 0) */
 bit m_ilinit[NM + 1];   /* that IlVersion node is initialised (native_head = null) */
