@@ -159,7 +159,7 @@ grep "^jitprov-dotnet: caught up" "$WORK/app.out" || fail "no catch-up: $(cat "$
 "$CLR" loads "$WORK/loads-$APP_PID.nettrace" "$WORK/loads.tsv" "$WORK/unloads.tsv" ||
   fail "read CoreCLR's MethodUnloadVerbose and ModuleUnload events"
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+[ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_attach_check.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"

@@ -149,7 +149,7 @@ grep -E "^JitWork: child [0-9]+ exited 0" "$WORK/app.out" >/dev/null || fail "ch
   fail "read CoreCLR's MethodLoadVerbose, MethodUnloadVerbose and ModuleUnload events"
 
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.json" >&2; fail "jitprov-verify exit $rc"; }
+[ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --min-records 2000 "$WORK/trace" ||
   fail "G2 by the second reader (g2check.py)"

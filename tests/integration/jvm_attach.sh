@@ -229,9 +229,12 @@ lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/de
 touch "$WORK/ready/go-hot" "$WORK/ready/stop"
 wait "$JAVA_PID"; jrc=$?
 [ $jrc -eq 0 ] || { cat "$WORK/java.out" >&2; fail "the JVM exit status $jrc"; }
-"$VERIFY" "$WORK/trace" >"$WORK/verify.txt"; rc=$?
-[ $rc -eq 0 ] || { head -c 3000 "$WORK/verify.txt" >&2; fail "jitprov-verify exit $rc"; }
-head -1 "$WORK/verify.txt"
+# Exit 4 only when `lttng stop` above caught an every:1 rundown in flight (seen once in
+# 2026-12-04's runs: the trace ended inside rundown 13 of the JVM's 13).
+"$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+[ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
+[ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
+$PY -c "import json,sys; print('jitprov-verify:', json.load(open(sys.argv[1]))['verdict'])" "$WORK/verify.json"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach "$WORK" 1000 \
   --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check"
 $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print('agent: replays in OnAttach %.1f ms, %d stale unloads' % (d['attach_replay_ms'], d['stale_unloads']))" "$WORK/agent.json"
