@@ -25,23 +25,6 @@ enter_private_namespace() {
   lttng_enter_namespace "$@" || fail "private mount namespace"
 }
 
-# A test's scratch directory: work_dir NAME prints a new NAME.XXXXXX in /dev/shm when
-# it is a tmpfs with 4 GiB free, else in /tmp. Its traces and files stay off the disk:
-# lttng's consumer daemon syncs each sub-buffer it writes there (sync_file_range) and
-# perf inject --jit writes tens of thousands of small files, both then waiting on any
-# other writer (a build beside the tests: the jitdump test took 90 s here on the disk, 56
-# s on tmpfs, and 264 s in CI; docs/tracing.md for lttng's). Not a tmpfs mounted noexec:
-# tests run programs from their directory.
-work_dir() {
-  local base=/dev/shm free
-  free=$(df -P -k "$base" 2>/dev/null | awk 'NR == 2 {print $4}')
-  if [ "$(stat -f -c %T "$base" 2>/dev/null)" != tmpfs ] || [ "${free:-0}" -lt 4194304 ] ||
-     awk -v b="$base" '$2 == b && $4 ~ /(^|,)noexec(,|$)/ {f = 1} END {exit !f}' /proc/mounts; then
-    base=/tmp
-  fi
-  mktemp -d "$base/$1.XXXXXX"
-}
-
 # Kills, by pid, only processes this test started.
 STARTED_PIDS=()
 track_pid() { STARTED_PIDS+=("$1"); }

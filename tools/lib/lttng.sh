@@ -18,6 +18,24 @@ JITPROV_RUNTIME_CHANNEL=(--subbuf-size=1M --num-subbuf=4)
 
 lttng_err() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 
+# A scratch directory for traces: work_dir NAME [GIB] prints a new NAME.XXXXXX in /dev/shm
+# when it is a tmpfs with GIB (default 4) GiB free, not mounted noexec (tests run programs
+# from their directory), else in /tmp. Traces and files stay off the disk: lttng's
+# consumer daemon syncs each sub-buffer it writes there (sync_file_range) and perf inject
+# --jit writes tens of thousands of small files, both then waiting on any other writer (a
+# build beside the tests: the jitdump test took 90 s here on the disk, 56 s on tmpfs, and
+# 264 s in CI; at 10 M methods tools/bench/rundown-emit's rundown passes stalled on it;
+# docs/tracing.md for lttng's).
+work_dir() {
+  local base=/dev/shm free
+  free=$(df -P -k "$base" 2>/dev/null | awk 'NR == 2 {print $4}')
+  if [ "$(stat -f -c %T "$base" 2>/dev/null)" != tmpfs ] || [ "${free:-0}" -lt $((${2:-4} * 1048576)) ] ||
+     awk -v b="$base" '$2 == b && $4 ~ /(^|,)noexec(,|$)/ {f = 1} END {exit !f}' /proc/mounts; then
+    base=/tmp
+  fi
+  mktemp -d "$base/$1.XXXXXX"
+}
+
 # lttng_enter_namespace ARGS...: runs the calling script again ("$0" ARGS) inside a
 # private mount namespace, once (JITPROV_IN_NS marks the second run, and its children),
 # then mounts a tmpfs over /var/run/lttng there, so that its lttng-sessiond never meets
