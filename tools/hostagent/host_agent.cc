@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "host_agent.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -279,6 +282,105 @@ uint64_t nowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+uint64_t threadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+namespace {
+thread_local int t_span_depth = 0;     // OwnCpu::Span nesting on this thread
+thread_local uint32_t t_callbacks = 0;  // outermost callback spans on this thread
+}  // namespace
+
+void OwnCpu::calibrate() {
+  uint64_t pairs[31];
+  for (uint64_t& p : pairs) {
+    const uint64_t t0 = threadCpuNs();
+    p = threadCpuNs() - t0;
+  }
+  std::sort(std::begin(pairs), std::end(pairs));
+  clock_pair_ns = pairs[15];
+}
+
+OwnCpu::Span::Span(OwnCpu& own, bool start) {
+  if (!own.on) return;
+  nested_ = t_span_depth++ != 0;
+  if (nested_) return;
+  own_ = &own;
+  start_ = start;
+  if (!start) own.callbacks.fetch_add(1, std::memory_order_relaxed);
+  timing_ = start || ++t_callbacks % kSampleEvery == 0;
+  if (timing_) t0_ = threadCpuNs();
+}
+
+OwnCpu::Span::~Span() {
+  if (own_ == nullptr && !nested_) return;  // off
+  --t_span_depth;
+  if (own_ == nullptr || !timing_) return;
+  const uint64_t ns = threadCpuNs() - t0_;
+  if (start_) {
+    own_->start_ns.fetch_add(ns, std::memory_order_relaxed);
+    return;
+  }
+  own_->timed.fetch_add(1, std::memory_order_relaxed);
+  own_->timed_ns.fetch_add(ns > own_->clock_pair_ns ? ns - own_->clock_pair_ns : 0, std::memory_order_relaxed);
+}
+
+uint64_t OwnCpu::callbacksNs() const {
+  const uint64_t n = timed.load(std::memory_order_relaxed);
+  if (n == 0) return 0;
+  return uint64_t(double(timed_ns.load(std::memory_order_relaxed)) * double(callbacks.load(std::memory_order_relaxed)) /
+                  double(n));
+}
+
+void OwnCpu::snapshotThreads(const char* thread_name) {
+  // Each thread of this process named `thread_name` or "<comm>-ust" (lttng-ust's), with
+  // the first field of its schedstat: ns on a CPU.
+  threads_.clear();
+  threads_ns_ = 0;
+  snapped_ = true;
+  if (DIR* d = opendir("/proc/self/task"); d != nullptr) {
+    while (const dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      const std::string base = std::string("/proc/self/task/") + e->d_name;
+      char comm[64] = {};
+      unsigned long long ns = 0;
+      FILE* c = std::fopen((base + "/comm").c_str(), "re");
+      if (c == nullptr) continue;
+      const bool named = std::fgets(comm, sizeof comm, c) != nullptr;
+      std::fclose(c);
+      if (!named) continue;
+      comm[std::strcspn(comm, "\n")] = '\0';
+      const size_t n = std::strlen(comm);
+      const bool ust = n > 4 && std::strcmp(comm + n - 4, "-ust") == 0;
+      if (!ust && std::strcmp(comm, thread_name) != 0) continue;
+      FILE* st = std::fopen((base + "/schedstat").c_str(), "re");
+      if (st == nullptr) continue;
+      const bool read = std::fscanf(st, "%llu", &ns) == 1;
+      std::fclose(st);
+      if (!read) continue;
+      threads_ns_ += ns;
+      char item[128];
+      std::snprintf(item, sizeof item, "%s{\"name\": \"%s\", \"ns\": %llu}", threads_.empty() ? "" : ", ",
+                    ust ? "lttng-ust" : thread_name, ns);
+      threads_ += item;
+    }
+    closedir(d);
+  }
+}
+
+void OwnCpu::json(FILE* f, const char* thread_name) {
+  if (!snapped_) snapshotThreads(thread_name);
+  const uint64_t cb = callbacksNs(), st = start_ns.load(std::memory_order_relaxed);
+  std::fprintf(f,
+               "  \"own_cpu\": {\"timed\": %s, \"callbacks\": %" PRIu64 ", \"callbacks_timed\": %" PRIu64
+               ", \"clock_pair_ns\": %" PRIu64 ", \"callbacks_ns\": %" PRIu64 ", \"start_ns\": %" PRIu64
+               ", \"threads_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"threads\": [%s]},\n",
+               on ? "true" : "false", callbacks.load(std::memory_order_relaxed), timed.load(std::memory_order_relaxed),
+               clock_pair_ns, cb, st, threads_ns_, cb + st + threads_ns_, threads_.c_str());
 }
 
 void histJson(FILE* f, const char* name, const Hist& h) {

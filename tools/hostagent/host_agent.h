@@ -9,6 +9,7 @@
 #include <jitprov/jitprov.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -75,6 +76,54 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o);
 
 // CLOCK_MONOTONIC in ns.
 uint64_t nowNs();
+// CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time, user and system (a system
+// call: the vDSO serves no CPU clock).
+uint64_t threadCpuNs();
+
+// The agent's own CPU time, for its stats file: what it spends on the runtime's threads
+// (its callbacks and its start) and on the threads it brings (jitprov's rundown thread,
+// lttng-ust's two "<comm>-ust" threads: /proc/self/task/*/schedstat). The runtime's own
+// work to make the events the agent asks for is not in it: that is the floor's.
+// A thread's CPU clock is a system call (the vDSO serves no CPU clock), which costs more
+// than a callback on a paravirtualised machine (~2 us here against ~4 us a load): so one
+// callback in kSampleEvery of each thread is timed, its clock pair's own cost (calibrated
+// at start) taken off, and the sum scaled by how many ran. The start is timed whole.
+struct OwnCpu {
+  static constexpr uint32_t kSampleEvery = 16;
+  bool on = false;  // stats asked for: off, nothing is timed or counted
+  std::atomic<uint64_t> start_ns{0};
+  std::atomic<uint64_t> callbacks{0}, timed{0}, timed_ns{0};
+  uint64_t clock_pair_ns = 0;  // a back-to-back pair of threadCpuNs(): the median of 31
+  void calibrate();
+  // RAII: the outermost span on a thread times into start_ns (`start`), or counts one
+  // callback and times one in kSampleEvery of them; a span inside another counts nothing.
+  class Span {
+   public:
+    Span(OwnCpu& own, bool start);
+    ~Span();
+    Span(const Span&) = delete;
+    Span& operator=(const Span&) = delete;
+
+   private:
+    OwnCpu* own_ = nullptr;  // set: this span is the outermost one
+    bool start_ = false, timing_ = false, nested_ = false;
+    uint64_t t0_ = 0;
+  };
+  // The callbacks' estimated CPU time: the timed ones' (less the clock pairs), scaled.
+  uint64_t callbacksNs() const;
+  // The agent's threads' CPU time now (jitprov's named `thread_name`, and lttng-ust's):
+  // before jitprov's thread ends (jitprov_rundown_stop), as /proc forgets it then.
+  void snapshotThreads(const char* thread_name);
+  // `  "own_cpu": {...},` and a newline: the callbacks' estimate with its counts, the
+  // start, and the threads' CPU time (each thread's name and ns) of the snapshot, or of
+  // now when none was taken.
+  void json(FILE* f, const char* thread_name);
+
+ private:
+  bool snapped_ = false;
+  std::string threads_;  // JSON objects, comma separated
+  uint64_t threads_ns_ = 0;
+};
 
 // A log2 histogram of callback durations, for the stats files (the trace ABI's buckets).
 // Not synchronised: the agents record under their own mutex.

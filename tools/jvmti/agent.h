@@ -62,6 +62,8 @@ struct Agent {
   bool lines_on = false;  // jitdump on and the capabilities granted
   uint64_t line_loads = 0, line_entries = 0, lines_absent = 0, line_errors = 0, line_map_skipped = 0;
   hostagent::Hist load_ns, unload_ns;
+  // Its own CPU time (stats= only): callbacks, start, its threads (agent_stats.cc).
+  hostagent::OwnCpu own;
   std::string first_error;
 };
 

@@ -51,6 +51,7 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,7 @@ namespace jitprov::jvmti {
 namespace {
 
 constexpr uint16_t kUnknownLevel = 65535;
+constexpr const char* kRundownThread = "jitprov-rundown";  // its name (startRundownEngine)
 constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
 
 Agent* g_agent = nullptr;
@@ -280,6 +282,7 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
                                   jint map_length, const jvmtiAddrLocationMap* map, const void*) {
   Agent& a = *g_agent;
+  const hostagent::OwnCpu::Span cpu(a.own, false);
   const uint64_t t0 = nowNs();
   // Before the mutex: JVMTI calls only. lines_on is set before the events are enabled.
   Lines lines;
@@ -328,6 +331,7 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
   // delivered on the Service Thread after a GenerateEvents replay (another thread) of
   // newer code at that address, must not retire the newer code (docs/attach.md).
   Agent& a = *g_agent;
+  const hostagent::OwnCpu::Span cpu(a.own, false);
   const uint64_t t0 = nowNs();
   std::lock_guard<std::mutex> g(a.mu);
   ++a.unloads;
@@ -347,6 +351,7 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
 void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
   Agent& a = *g_agent;
   if (length <= 0 || address == nullptr) return;
+  const hostagent::OwnCpu::Span cpu(a.own, false);
   std::lock_guard<std::mutex> g(a.mu);
   ++a.stubs;
   // Keyed by address and name: HotSpot reuses a freed stub's address for other blobs
@@ -370,6 +375,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
   Agent& a = *g_agent;
+  const hostagent::OwnCpu::Span cpu(a.own, true);  // the replays' callbacks in it
   {
     // CompiledMethodLoad events may already arrive (live phase): levelOf() runs under
     // the same mutex.
@@ -385,6 +391,8 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
 
 void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   Agent& a = *g_agent;
+  // The rundown thread's CPU time while it lives (an exit rundown is not in it).
+  if (a.own.on) a.own.snapshotThreads(kRundownThread);
   if (a.rd != nullptr) jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
   writeStats(a);
   hostagent::closeJitdump("jitprov-jvmti", a.rt, a.opt);  // no loads after VMDeath
@@ -431,7 +439,7 @@ bool startRundownEngine(Agent& a) {
   // own in `top -H`, `perf report --comm` and tools/bench/jvm-apps' profile.
   char name[16] = {};
   const bool renamed = pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-                       pthread_setname_np(pthread_self(), "jitprov-rundown") == 0;
+                       pthread_setname_np(pthread_self(), kRundownThread) == 0;
   const int e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
   if (renamed) (void)pthread_setname_np(pthread_self(), name);
   if (e != JITPROV_OK) {
@@ -469,7 +477,9 @@ jint start(JavaVM* vm, const char* options, bool live) {
     return kOnAttachAlreadyLoaded;
   }
   auto* a = new Agent();
-  auto undo = [a](int code) {
+  std::optional<hostagent::OwnCpu::Span> cpu;  // the start's CPU time, when stats are on
+  auto undo = [a, &cpu](int code) {
+    cpu.reset();
     if (a->jvmti != nullptr) a->jvmti->DisposeEnvironment();
     g_agent = nullptr;
     delete a;
@@ -478,6 +488,9 @@ jint start(JavaVM* vm, const char* options, bool live) {
   };
   if (!parseOptions(options, &a->opt)) return undo(kOnAttachBadOptions);
   g_agent = a;
+  a->own.on = !a->opt.stats.empty();
+  if (a->own.on) a->own.calibrate();
+  cpu.emplace(a->own, true);
   if (vm->GetEnv(reinterpret_cast<void**>(&a->jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
     std::fprintf(stderr, "jitprov-jvmti: this JVM offers no JVMTI 1.2 environment\n");
     return undo(kOnAttachNoJvmti);
