@@ -375,8 +375,10 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
   Agent& a = *g_agent;
-  const hostagent::OwnCpu::Span cpu(a.own, true);  // the replays' callbacks in it
   {
+    // The agent's own part of the start; the replays' callbacks count as callbacks, and
+    // HotSpot's work to make them is the floor's (which replays too).
+    const hostagent::OwnCpu::Span cpu(a.own, true);
     // CompiledMethodLoad events may already arrive (live phase): levelOf() runs under
     // the same mutex.
     std::lock_guard<std::mutex> g(a.mu);
@@ -518,6 +520,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
   if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
   bool replay_failed = false;
+  cpu.reset();  // the start's own part ends: the replays' callbacks count as callbacks
   if (live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
