@@ -14,7 +14,6 @@
 #include <cstring>
 #include <ctime>
 #include <string>
-#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -291,19 +290,8 @@ uint64_t threadCpuNs() {
 }
 
 namespace {
-thread_local int t_span_depth = 0;     // OwnCpu::Span nesting on this thread
-thread_local uint32_t t_callbacks = 0;  // outermost callback spans on this thread
+thread_local int t_span_depth = 0;  // OwnCpu::Span nesting on this thread
 }  // namespace
-
-void OwnCpu::calibrate() {
-  uint64_t pairs[31];
-  for (uint64_t& p : pairs) {
-    const uint64_t t0 = threadCpuNs();
-    p = threadCpuNs() - t0;
-  }
-  std::sort(std::begin(pairs), std::end(pairs));
-  clock_pair_ns = pairs[15];
-}
 
 OwnCpu::Span::Span(OwnCpu& own, bool start) {
   if (!own.on) return;
@@ -311,29 +299,19 @@ OwnCpu::Span::Span(OwnCpu& own, bool start) {
   if (nested_) return;
   own_ = &own;
   start_ = start;
-  if (!start) own.callbacks.fetch_add(1, std::memory_order_relaxed);
-  timing_ = start || ++t_callbacks % kSampleEvery == 0;
-  if (timing_) t0_ = threadCpuNs();
+  t0_ = start ? threadCpuNs() : nowNs();
 }
 
 OwnCpu::Span::~Span() {
   if (own_ == nullptr && !nested_) return;  // off
   --t_span_depth;
-  if (own_ == nullptr || !timing_) return;
-  const uint64_t ns = threadCpuNs() - t0_;
+  if (own_ == nullptr) return;
   if (start_) {
-    own_->start_ns.fetch_add(ns, std::memory_order_relaxed);
+    own_->start_ns.fetch_add(threadCpuNs() - t0_, std::memory_order_relaxed);
     return;
   }
-  own_->timed.fetch_add(1, std::memory_order_relaxed);
-  own_->timed_ns.fetch_add(ns > own_->clock_pair_ns ? ns - own_->clock_pair_ns : 0, std::memory_order_relaxed);
-}
-
-uint64_t OwnCpu::callbacksNs() const {
-  const uint64_t n = timed.load(std::memory_order_relaxed);
-  if (n == 0) return 0;
-  return uint64_t(double(timed_ns.load(std::memory_order_relaxed)) * double(callbacks.load(std::memory_order_relaxed)) /
-                  double(n));
+  own_->callbacks_wall_ns.fetch_add(nowNs() - t0_, std::memory_order_relaxed);
+  own_->callbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
 void OwnCpu::snapshotThreads(const char* thread_name) {
@@ -374,13 +352,13 @@ void OwnCpu::snapshotThreads(const char* thread_name) {
 
 void OwnCpu::json(FILE* f, const char* thread_name) {
   if (!snapped_) snapshotThreads(thread_name);
-  const uint64_t cb = callbacksNs(), st = start_ns.load(std::memory_order_relaxed);
+  const uint64_t cb = callbacks_wall_ns.load(std::memory_order_relaxed), st = start_ns.load(std::memory_order_relaxed);
   std::fprintf(f,
-               "  \"own_cpu\": {\"timed\": %s, \"callbacks\": %" PRIu64 ", \"callbacks_timed\": %" PRIu64
-               ", \"clock_pair_ns\": %" PRIu64 ", \"callbacks_ns\": %" PRIu64 ", \"start_ns\": %" PRIu64
-               ", \"threads_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64 ", \"threads\": [%s]},\n",
-               on ? "true" : "false", callbacks.load(std::memory_order_relaxed), timed.load(std::memory_order_relaxed),
-               clock_pair_ns, cb, st, threads_ns_, cb + st + threads_ns_, threads_.c_str());
+               "  \"own_cpu\": {\"timed\": %s, \"callbacks\": %" PRIu64 ", \"callbacks_wall_ns\": %" PRIu64
+               ", \"start_ns\": %" PRIu64 ", \"threads_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64
+               ", \"threads\": [%s]},\n",
+               on ? "true" : "false", callbacks.load(std::memory_order_relaxed), cb, st, threads_ns_,
+               cb + st + threads_ns_, threads_.c_str());
 }
 
 void histJson(FILE* f, const char* name, const Hist& h) {

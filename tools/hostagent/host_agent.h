@@ -84,19 +84,18 @@ uint64_t threadCpuNs();
 // (its callbacks and its start) and on the threads it brings (jitprov's rundown thread,
 // lttng-ust's two "<comm>-ust" threads: /proc/self/task/*/schedstat). The runtime's own
 // work to make the events the agent asks for is not in it: that is the floor's.
-// A thread's CPU clock is a system call (the vDSO serves no CPU clock), which costs more
-// than a callback on a paravirtualised machine (~2 us here against ~4 us a load): so one
-// callback in kSampleEvery of each thread is timed, its clock pair's own cost (calibrated
-// at start) taken off, and the sum scaled by how many ran. The start is timed whole.
+// The start is timed by the thread's CPU clock. The callbacks are timed by the monotonic
+// clock (the vDSO's, ~25 ns): their wall time, an upper bound of their CPU time (it counts
+// a preemption inside one). A thread's CPU clock is a system call (0.6 us on this
+// paravirtualised machine, as much as a short callback), and a callback timed by it runs
+// with the caches the call left: one in 16 timed that way and scaled gave node's client
+// 98 ms of callbacks whose wall time was 30 ms.
 struct OwnCpu {
-  static constexpr uint32_t kSampleEvery = 16;
   bool on = false;  // stats asked for: off, nothing is timed or counted
   std::atomic<uint64_t> start_ns{0};
-  std::atomic<uint64_t> callbacks{0}, timed{0}, timed_ns{0};
-  uint64_t clock_pair_ns = 0;  // a back-to-back pair of threadCpuNs(): the median of 31
-  void calibrate();
-  // RAII: the outermost span on a thread times into start_ns (`start`), or counts one
-  // callback and times one in kSampleEvery of them; a span inside another counts nothing.
+  std::atomic<uint64_t> callbacks{0}, callbacks_wall_ns{0};
+  // RAII: the outermost span on a thread times into start_ns (`start`: CPU time) or counts
+  // one callback and its wall time; a span inside another counts nothing.
   class Span {
    public:
     Span(OwnCpu& own, bool start);
@@ -106,17 +105,15 @@ struct OwnCpu {
 
    private:
     OwnCpu* own_ = nullptr;  // set: this span is the outermost one
-    bool start_ = false, timing_ = false, nested_ = false;
+    bool start_ = false, nested_ = false;
     uint64_t t0_ = 0;
   };
-  // The callbacks' estimated CPU time: the timed ones' (less the clock pairs), scaled.
-  uint64_t callbacksNs() const;
   // The agent's threads' CPU time now (jitprov's named `thread_name`, and lttng-ust's):
   // before jitprov's thread ends (jitprov_rundown_stop), as /proc forgets it then.
   void snapshotThreads(const char* thread_name);
-  // `  "own_cpu": {...},` and a newline: the callbacks' estimate with its counts, the
-  // start, and the threads' CPU time (each thread's name and ns) of the snapshot, or of
-  // now when none was taken.
+  // `  "own_cpu": {...},` and a newline: the callbacks' count and wall time, the start,
+  // and the threads' CPU time (each thread's name and ns) of the snapshot, or of now when
+  // none was taken; total_ns is their sum.
   void json(FILE* f, const char* thread_name);
 
  private:

@@ -491,7 +491,6 @@ jint start(JavaVM* vm, const char* options, bool live) {
   if (!parseOptions(options, &a->opt)) return undo(kOnAttachBadOptions);
   g_agent = a;
   a->own.on = !a->opt.stats.empty();
-  if (a->own.on) a->own.calibrate();
   cpu.emplace(a->own, true);
   if (vm->GetEnv(reinterpret_cast<void**>(&a->jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
     std::fprintf(stderr, "jitprov-jvmti: this JVM offers no JVMTI 1.2 environment\n");
@@ -525,6 +524,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
     {
+      const hostagent::OwnCpu::Span own(a->own, true);  // the start's own part again
       std::lock_guard<std::mutex> g(a->mu);
       logf("attached: %s", a->vm.readHeaps().c_str());
     }
@@ -540,7 +540,10 @@ jint start(JavaVM* vm, const char* options, bool live) {
     logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6,
          uint64_t(a->live.size()));
   }
-  if (live && !startRundownEngine(*a)) return kOnAttachStartFailed;  // the code is mirrored, no rundowns
+  if (live) {
+    const hostagent::OwnCpu::Span own(a->own, true);
+    if (!startRundownEngine(*a)) return kOnAttachStartFailed;  // the code is mirrored, no rundowns
+  }
   // The agent stays and runs (as after code 5), but "attached" would promise a complete
   // registry: the command exits 11 with this code's name.
   if (replay_failed) {

@@ -119,6 +119,8 @@ struct Client {
   std::string first_error;
   std::string provider;  // jitprov_trace_provider_status() at the start, for the stats
   hostagent::Hist add_ns, move_ns, census_ns;
+  // Its own CPU time (stats= only): callbacks, start, its threads (hostagent::OwnCpu).
+  hostagent::OwnCpu own;
   uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
 };
@@ -396,6 +398,7 @@ void onMoved(Client& c, const v8::JitCodeEvent* ev) {
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   Client* c = g_client;
   if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
+  const hostagent::OwnCpu::Span cpu(c->own, false);
   const uint64_t t0 = nowNs();
   switch (ev->type) {
     case v8::JitCodeEvent::CODE_ADDED:
@@ -480,6 +483,7 @@ void writeStats(Client& c) {
   hostagent::histJson(f, "census_time", c.census_ns);
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
+  c.own.json(f, "jitprov-rundown");
   hostagent::jitdumpStatsJson(f, c.rt, c.opt);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
@@ -495,6 +499,7 @@ void writeStats(Client& c) {
 void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
+  if (c->own.on) c->own.snapshotThreads("jitprov-rundown");  // before the thread ends
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);
   // The dump is closed before the stats are written, so that they count all of it;
   // code V8 adds after (node's last moments) is not in it, as a dump has no unloads.
@@ -670,6 +675,8 @@ bool startClient(const std::string* attach_options) {
     delete c;
     return false;
   }
+  c->own.on = !c->opt.stats.empty();
+  const hostagent::OwnCpu::Span cpu(c->own, true);  // c is not freed from here on
   setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);  // before the runtime loads lttng-ust (docs/tracing.md)
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
