@@ -398,6 +398,9 @@ void onMoved(Client& c, const v8::JitCodeEvent* ev) {
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   Client* c = g_client;
   if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
+  // Line info events (about 17 a code object) return here: they are V8's for any
+  // handler, and timing them would cost more than they do.
+  if (ev->type != v8::JitCodeEvent::CODE_ADDED && ev->type != v8::JitCodeEvent::CODE_MOVED) return;
   const hostagent::OwnCpu::Span cpu(c->own, false);
   const uint64_t t0 = nowNs();
   switch (ev->type) {
