@@ -62,7 +62,7 @@ namespace {
 
 constexpr uint16_t kUnknownLevel = 65535;
 constexpr const char* kRundownThread = "jitprov-rundown";  // its name (startRundownEngine)
-constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
+constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;        // stub keys have it; jmethodIDs (user pointers) do not
 
 Agent* g_agent = nullptr;
 // Set by the first Agent_OnLoad/Agent_OnAttach: a second one (jitprov attach twice, jcmd
