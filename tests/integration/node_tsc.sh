@@ -42,5 +42,19 @@ node_end "$NODE_PID" "$WORK/tsc.out" "$WORK"
 echo "tsc $TS_VERSION: $(( ($(date +%s%N) - start) / 1000000 )) ms under the client, with --log-code"
 lttng stop tsc >/dev/null && lttng destroy tsc >/dev/null || fail "lttng stop/destroy"
 node_check_trace "$WORK/trace" node-tsc "$WORK" 500 --program --min-moves 100
+# The client's account of its own CPU time (own_cpu): every event it acted on, its start
+# and its threads (the rundown thread, lttng-ust's: a session was recording).
+$PY - "$WORK/client.json" <<'PY' || fail "the client's own CPU account"
+import json, sys
+c = json.load(open(sys.argv[1]))
+o = c["own_cpu"]
+n = c["added"] + c["shared_js"] + c["bytecode"] + c["wasm"] + c["moves"]
+assert o["timed"] and abs(o["callbacks"] - n) <= 16, "%d callbacks timed, %d acted on" % (o["callbacks"], n)
+names = sorted({t["name"] for t in o["threads"]})
+assert names == ["jitprov-rundown", "lttng-ust"], names
+assert o["start_ns"] > 0 and o["callbacks_wall_ns"] > 0 and o["threads_ns"] > 0, o
+print("the client's own CPU %.1f ms (callbacks %.1f ms for %d, start %.1f ms, threads %.1f ms)" % (
+    o["total_ns"] / 1e6, o["callbacks_wall_ns"] / 1e6, o["callbacks"], o["start_ns"] / 1e6, o["threads_ns"] / 1e6))
+PY
 pass "tsc's rundowns verified and identical to V8's own account of live code"
 [ -n "${KEEP:-}" ] && echo "kept: $WORK" >&2 || rm -rf "$WORK"
