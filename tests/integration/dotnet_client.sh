@@ -156,6 +156,22 @@ PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --mi
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_crosscheck.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"
 pass ".NET rundowns verified and identical to CoreCLR's own rundown"
+# The client's account of its own CPU time (own_cpu), parent and child: every event it
+# mirrored among its callbacks, its start and its threads (the rundown thread, lttng-ust's).
+$PY - "$WORK"/client-*.json <<'PY' || fail "the client's own CPU account"
+import json, sys
+assert len(sys.argv) == 3, "stats of %d processes, not 2 (the app and its child)" % (len(sys.argv) - 1)
+for f in sys.argv[1:]:
+    c = json.load(open(f))
+    o = c["own_cpu"]
+    assert o["timed"] and o["callbacks"] >= c["loads"] + c["unloads"] > 0, (o["callbacks"], c["loads"], c["unloads"])
+    names = sorted({t["name"] for t in o["threads"]})
+    assert names == ["jitprov-rundown", "lttng-ust"], names
+    assert o["start_ns"] > 0 and o["callbacks_wall_ns"] > 0 and o["threads_ns"] > 0, o
+    print("pid %d: the client's own CPU %.1f ms (callbacks %.1f ms for %d, start %.1f ms, threads %.1f ms)" % (
+        c["pid"], o["total_ns"] / 1e6, o["callbacks_wall_ns"] / 1e6, o["callbacks"], o["start_ns"] / 1e6,
+        o["threads_ns"] / 1e6))
+PY
 
 # --- the session destroyed, then lttng-sessiond killed, each in mid-rundown ------------
 # A rundown channel of two 4 KiB buffers that blocks keeps the client's session rundown

@@ -95,6 +95,9 @@ class Mirror {
   void moduleUnload(const ModuleEvent& ev);
   void r2rEntry() { c_.r2r_methods.fetch_add(1, std::memory_order_relaxed); }
   void badPayload(uint32_t event_id);
+  // The client's own CPU time (stats= only; hostagent::OwnCpu): the event callback's
+  // spans, the start's, the rundown thread and lttng-ust's threads.
+  hostagent::OwnCpu& own() { return own_; }
 
   // The catch-up of an attach: the code JIT'd before the client's session existed,
   // enumerated and published while the session's events flow (catchup.cc). Two
@@ -146,6 +149,7 @@ class Mirror {
   jitprov_runtime* rt_ = nullptr;
   jitprov_rundown* rd_ = nullptr;
   hostagent::PerfMap perfmap_;
+  hostagent::OwnCpu own_;
 
   Counters c_;
   // The MethodLoadVerbose and MethodUnloadVerbose callbacks, from CoreCLR's call to

@@ -285,8 +285,12 @@ HRESULT initializeForAttach(void* self, void* info_unk, const void* data, uint32
 HRESULT profilerAttachComplete(void* self) {
   auto& p = *static_cast<Profiler*>(self);
   if (!p.attached || !p.ready || p.mirror_off) return kOk;
-  const CatchUpResult r = catchUp(p.info, p.mirror, p.catchup_hooks);
-  p.mirror.endCatchUp();
+  CatchUpResult r;
+  {
+    const hostagent::OwnCpu::Span cpu(p.mirror.own(), true);  // the start's, in the own CPU account
+    r = catchUp(p.info, p.mirror, p.catchup_hooks);
+    p.mirror.endCatchUp();
+  }
   if (p.verbose) {
     const Counters& c = p.mirror.counters();
     std::fprintf(stderr,
@@ -342,6 +346,7 @@ HRESULT eventDelivered(void* self, uintptr_t, uint32_t id, uint32_t version, uin
     if (id == kEvMethodLoadVerbose) p.load_events.fetch_add(1, std::memory_order_relaxed);
     return kOk;
   }
+  const hostagent::OwnCpu::Span cpu(p.mirror.own(), false);  // stats= only
   // The callbacks are timed for the stats file only: two clock reads a callback were a
   // tenth of the client's work (0 below: not timed).
   const uint64_t t0 = !p.stats.empty() || p.calibrate_ns != 0 ? hostagent::nowNs() : 0;
