@@ -16,11 +16,11 @@ namespace {
 using jitprov::hostagent::OwnCpu;
 using jitprov::hostagent::threadCpuNs;
 
-std::string jsonOf(OwnCpu& own, const char* thread_name) {
+std::string jsonOf(OwnCpu& own) {
   char* buf = nullptr;
   size_t len = 0;
   FILE* f = open_memstream(&buf, &len);
-  own.json(f, thread_name);
+  own.json(f);
   std::fclose(f);
   std::string s(buf, len);
   free(buf);
@@ -94,12 +94,12 @@ TEST(OwnCpu, NamesTheAgentsThreadsOnly) {
   };
   std::thread rundown = named("jitprov-rundown"), ust = named("java-ust"), other = named("C2 CompilerThre");
   while (stage.load() < 3) std::this_thread::yield();
-  own.snapshotThreads("jitprov-rundown");
+  own.snapshotThreads();
   stage = 100;
   rundown.join();
   ust.join();
   other.join();
-  const std::string j = jsonOf(own, "jitprov-rundown");  // the snapshot, not now (the threads are gone)
+  const std::string j = jsonOf(own);  // the snapshot, not now (the threads are gone)
   EXPECT_NE(j.find("\"total_ns\": "), std::string::npos) << j;
   EXPECT_NE(j.find("{\"name\": \"jitprov-rundown\", \"ns\": "), std::string::npos) << j;
   EXPECT_NE(j.find("{\"name\": \"lttng-ust\", \"ns\": "), std::string::npos) << j;

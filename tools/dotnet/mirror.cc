@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "mirror.h"
 
-#include <pthread.h>
-
 #include <unistd.h>
 
 #include <cinttypes>
@@ -34,8 +32,6 @@ uint32_t tierOf(uint32_t clr_tier) {
 
 uint64_t v(const std::atomic<uint64_t>& x) { return x.load(std::memory_order_relaxed); }
 
-constexpr const char* kRundownThread = "jitprov-rundown";  // its name (Mirror::start)
-
 }  // namespace
 
 std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info) {
@@ -56,11 +52,10 @@ std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInf
   if (std::string why = hostagent::openJitdump(rt_, opt_); !why.empty()) return "jitdump: " + why;
   // jitprov's rundown thread takes this thread's name when it is created: its own in
   // `top -H`, perf's --comm and the stats' own_cpu.
-  char name[16] = {};
-  const bool renamed = pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-                       pthread_setname_np(pthread_self(), kRundownThread) == 0;
-  e = hostagent::startRundowns(rt_, opt_, &perfmap_, &rd_);
-  if (renamed) (void)pthread_setname_np(pthread_self(), name);
+  {
+    const hostagent::RundownThreadName named;
+    e = hostagent::startRundowns(rt_, opt_, &perfmap_, &rd_);
+  }
   if (e != JITPROV_OK) return std::string("start the rundown engine: ") + jitprov_strerror(e);
   return "";
 }
@@ -390,7 +385,7 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
   hostagent::jitdumpStatsJson(f, rt_, opt_);
   hostagent::histJson(f, "load_callback", load_cb_.snapshot());
   hostagent::histJson(f, "unload_callback", unload_cb_.snapshot());
-  own_.json(f, kRundownThread);  // its threads snapped before the rundown thread ended
+  own_.json(f);  // its threads snapped before the rundown thread ended
   std::fprintf(f, "  \"by_clr_tier\": [");
   for (int i = 0; i < 8; ++i) std::fprintf(f, "%s%" PRIu64, i ? ", " : "", v(c_.by_clr_tier[i]));
   std::fprintf(f,
@@ -403,8 +398,8 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
 
 void Mirror::shutdown(const char* runtime_version, uint64_t session_stops) {
   if (rd_ == nullptr) return;
-  if (own_.on) own_.snapshotThreads(kRundownThread);  // /proc forgets the thread when it ends
-  jitprov_rundown_stop(rd_);                          // the exit rundown, when asked for
+  if (own_.on) own_.snapshotThreads();  // /proc forgets the thread when it ends
+  jitprov_rundown_stop(rd_);            // the exit rundown, when asked for
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
   (void)jitprov_memory_stats_get(rt_, &ms);

@@ -2,6 +2,7 @@
 #include "host_agent.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +284,15 @@ uint64_t nowNs() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+RundownThreadName::RundownThreadName() {
+  renamed_ = pthread_getname_np(pthread_self(), old_, sizeof old_) == 0 &&
+             pthread_setname_np(pthread_self(), kRundownThread) == 0;
+}
+
+RundownThreadName::~RundownThreadName() {
+  if (renamed_) (void)pthread_setname_np(pthread_self(), old_);
+}
+
 uint64_t threadCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -314,8 +324,8 @@ OwnCpu::Span::~Span() {
   own_->callbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
-void OwnCpu::snapshotThreads(const char* thread_name) {
-  // Each thread of this process named `thread_name` or "<comm>-ust" (lttng-ust's), with
+void OwnCpu::snapshotThreads() {
+  // Each thread of this process named kRundownThread or "<comm>-ust" (lttng-ust's), with
   // the first field of its schedstat: ns on a CPU.
   threads_.clear();
   threads_ns_ = 0;
@@ -334,7 +344,7 @@ void OwnCpu::snapshotThreads(const char* thread_name) {
       comm[std::strcspn(comm, "\n")] = '\0';
       const size_t n = std::strlen(comm);
       const bool ust = n > 4 && std::strcmp(comm + n - 4, "-ust") == 0;
-      if (!ust && std::strcmp(comm, thread_name) != 0) continue;
+      if (!ust && std::strcmp(comm, kRundownThread) != 0) continue;
       FILE* st = std::fopen((base + "/schedstat").c_str(), "re");
       if (st == nullptr) continue;
       const bool read = std::fscanf(st, "%llu", &ns) == 1;
@@ -343,15 +353,15 @@ void OwnCpu::snapshotThreads(const char* thread_name) {
       threads_ns_ += ns;
       char item[128];
       std::snprintf(item, sizeof item, "%s{\"name\": \"%s\", \"ns\": %llu}", threads_.empty() ? "" : ", ",
-                    ust ? "lttng-ust" : thread_name, ns);
+                    ust ? "lttng-ust" : kRundownThread, ns);
       threads_ += item;
     }
     closedir(d);
   }
 }
 
-void OwnCpu::json(FILE* f, const char* thread_name) {
-  if (!snapped_) snapshotThreads(thread_name);
+void OwnCpu::json(FILE* f) {
+  if (!snapped_) snapshotThreads();
   const uint64_t cb = callbacks_wall_ns.load(std::memory_order_relaxed), st = start_ns.load(std::memory_order_relaxed);
   std::fprintf(f,
                "  \"own_cpu\": {\"timed\": %s, \"callbacks\": %" PRIu64 ", \"callbacks_wall_ns\": %" PRIu64

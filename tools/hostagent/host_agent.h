@@ -76,6 +76,23 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o);
 
 // CLOCK_MONOTONIC in ns.
 uint64_t nowNs();
+
+// jitprov's rundown thread's name in every agent: its own in `top -H`, `perf report
+// --comm`, the benchmarks' profiles and OwnCpu's account.
+inline constexpr const char* kRundownThread = "jitprov-rundown";
+// RAII: the calling thread goes by kRundownThread while it lives, so that the rundown
+// engine's thread, which takes its creator's name, is named so; the old name after.
+class RundownThreadName {
+ public:
+  RundownThreadName();
+  ~RundownThreadName();
+  RundownThreadName(const RundownThreadName&) = delete;
+  RundownThreadName& operator=(const RundownThreadName&) = delete;
+
+ private:
+  char old_[16] = {};
+  bool renamed_ = false;
+};
 // CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time, user and system (a system
 // call: the vDSO serves no CPU clock).
 uint64_t threadCpuNs();
@@ -108,13 +125,14 @@ struct OwnCpu {
     bool start_ = false, nested_ = false;
     uint64_t t0_ = 0;
   };
-  // The agent's threads' CPU time now (jitprov's named `thread_name`, and lttng-ust's):
-  // before jitprov's thread ends (jitprov_rundown_stop), as /proc forgets it then.
-  void snapshotThreads(const char* thread_name);
+  // The agent's threads' CPU time now (jitprov's rundown thread, kRundownThread, and
+  // lttng-ust's): before the rundown thread ends (jitprov_rundown_stop), as /proc forgets
+  // it then.
+  void snapshotThreads();
   // `  "own_cpu": {...},` and a newline: the callbacks' count and wall time, the start,
   // and the threads' CPU time (each thread's name and ns) of the snapshot, or of now when
   // none was taken; total_ns is their sum.
-  void json(FILE* f, const char* thread_name);
+  void json(FILE* f);
 
  private:
   bool snapped_ = false;

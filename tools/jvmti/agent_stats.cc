@@ -52,7 +52,7 @@ void writeStats(Agent& a) {
                  a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped);
   hostagent::histJson(f, "load_callback", a.load_ns);
   hostagent::histJson(f, "unload_callback", a.unload_ns);
-  a.own.json(f, "jitprov-rundown");  // snapped at VMDeath, before the thread ends
+  a.own.json(f);  // its threads snapped at VMDeath, before the rundown thread ends
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
                ", \"provider\": \"%s\"\n}\n",

@@ -37,7 +37,6 @@
 
 #include <jvmti.h>
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,8 +60,7 @@ namespace jitprov::jvmti {
 namespace {
 
 constexpr uint16_t kUnknownLevel = 65535;
-constexpr const char* kRundownThread = "jitprov-rundown";  // its name (startRundownEngine)
-constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;        // stub keys have it; jmethodIDs (user pointers) do not
+constexpr uint64_t kStubKeyBit = uint64_t{1} << 63;  // stub keys have it; jmethodIDs (user pointers) do not
 
 Agent* g_agent = nullptr;
 // Set by the first Agent_OnLoad/Agent_OnAttach: a second one (jitprov attach twice, jcmd
@@ -394,7 +392,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
 void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   Agent& a = *g_agent;
   // The rundown thread's CPU time while it lives (an exit rundown is not in it).
-  if (a.own.on) a.own.snapshotThreads(kRundownThread);
+  if (a.own.on) a.own.snapshotThreads();
   if (a.rd != nullptr) jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
   writeStats(a);
   hostagent::closeJitdump("jitprov-jvmti", a.rt, a.opt);  // no loads after VMDeath
@@ -439,11 +437,11 @@ bool createJitprov(Agent& a) {
 bool startRundownEngine(Agent& a) {
   // jitprov's rundown thread takes this thread's name when it is created: it goes by its
   // own in `top -H`, `perf report --comm` and tools/bench/jvm-apps' profile.
-  char name[16] = {};
-  const bool renamed = pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-                       pthread_setname_np(pthread_self(), kRundownThread) == 0;
-  const int e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
-  if (renamed) (void)pthread_setname_np(pthread_self(), name);
+  int e;
+  {
+    const hostagent::RundownThreadName named;
+    e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
+  }
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
     return false;

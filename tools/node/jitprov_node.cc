@@ -37,7 +37,6 @@
 #include <uv.h>
 #include <v8.h>
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -486,7 +485,7 @@ void writeStats(Client& c) {
   hostagent::histJson(f, "census_time", c.census_ns);
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
-  c.own.json(f, "jitprov-rundown");
+  c.own.json(f);
   hostagent::jitdumpStatsJson(f, c.rt, c.opt);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
@@ -502,7 +501,7 @@ void writeStats(Client& c) {
 void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
-  if (c->own.on) c->own.snapshotThreads("jitprov-rundown");  // before the thread ends
+  if (c->own.on) c->own.snapshotThreads();  // before the thread ends
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);
   // The dump is closed before the stats are written, so that they count all of it;
   // code V8 adds after (node's last moments) is not in it, as a dump has no unloads.
@@ -698,10 +697,6 @@ bool startClient(const std::string* attach_options) {
   c->perfmap.bare_module = c->builtin_module;  // perfMapSink above names every record itself
   if (const std::string jd = hostagent::openJitdump(c->rt, c->opt); !jd.empty())
     std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
-  // The engine's thread takes this thread's name when created: its own in `top -H`.
-  char tname[16] = {};
-  const bool renamed = pthread_getname_np(pthread_self(), tname, sizeof tname) == 0 &&
-                       pthread_setname_np(pthread_self(), "jitprov-rundown") == 0;
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
   rc.modes = &c->opt.mode;
   rc.n_modes = 1;
@@ -712,9 +707,11 @@ bool startClient(const std::string* attach_options) {
     rc.sink = &perfMapSink;
     rc.sink_ctx = c;
   }
-  e = jitprov_rundown_create(c->rt, &rc, &c->rd);
-  if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
-  if (renamed) (void)pthread_setname_np(pthread_self(), tname);
+  {
+    const hostagent::RundownThreadName named;  // the engine's thread takes it when created
+    e = jitprov_rundown_create(c->rt, &rc, &c->rd);
+    if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
+  }
   if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
   std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
   logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
