@@ -912,7 +912,9 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
       };
       // Software pipeline: the method record kPrefetchMethod ids ahead (both lines its
       // 88-byte slot spans: il_head is on the second), its newest IL version and its
-      // name kPrefetchIl ahead (the record should be in cache by then), and that IL
+      // name kPrefetchIl ahead (the record should be in cache by then; the name's first
+      // and last byte, as a third of names straddle two lines and lttng-ust's strlen
+      // stalled on the second: +25 ns a version, docs/measurements.md), and that IL
       // version's newest native version kPrefetchVersion ahead, so that the cold walk
       // does not stall on each pointer (loads with acquire, as the walk's own: P1). Ahead
       // across the batch's end too (up to hw: a record is live in any read section that
@@ -929,6 +931,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
         if (const Method* ahead = p != nullptr ? State::MethodTable::liveAt(p) : nullptr) {
           __builtin_prefetch(readPublished(ahead->il_head));
           __builtin_prefetch(ahead->name());
+          __builtin_prefetch(ahead->name() + ahead->name_len);  // its NUL: the last line
         }
       }
       if (index + kPrefetchVersion <= hw) {
