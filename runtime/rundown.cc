@@ -278,7 +278,19 @@ class RundownEngine::Pass {
 
   WalkLocking locking() const noexcept { return locking_; }
   void begin(uint64_t begin_seq);
-  bool version(const VersionView& v);  // whether it was emitted: the counts are of those
+  // Whether it was emitted: the counts are of those. Inline, for the walk's visitor: a
+  // rundown into lttng alone (no test emitter, no sink) is the event and a count.
+  bool version(const VersionView& v) {
+    if (!plain_) return versionGeneral(v);
+    if (e_.cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
+      ++abandoned_;
+      return false;
+    }
+    trace::rundownMethod(ev_, v);
+    if (++emitted_ % kWindow == 0) [[unlikely]]
+      window();
+    return true;
+  }
   void pace();
   void count(const CompleteWalk& cw);
   void end(const std::vector<void*>& sessions);
@@ -287,7 +299,7 @@ class RundownEngine::Pass {
   // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
   // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
   // that took more than 50 ms had to wait for space. Counted as `retried`.
-  static constexpr uint64_t kWindow = 64;
+  static constexpr uint64_t kWindow = 256;  // a clock read every 256 events: 2.5 instructions a version
   static constexpr uint64_t kStallNs = 50'000'000;
 
   RundownEngine& e_;
@@ -296,6 +308,7 @@ class RundownEngine::Pass {
   const RundownTrigger trigger_;
   RundownResult& r_;
   const WalkLocking locking_;
+  const bool plain_ = e_.emitter_ == nullptr && e_.sink_ == nullptr;
   // Pacing (setMaxRate, pacer.h): between read sections, sleep until the schedule
   // catches up. Never while holding the lock (locked modes are not paced: they exist to
   // be measured). A rundown that fell behind resumes at most kBurst events ahead of the
@@ -308,6 +321,9 @@ class RundownEngine::Pass {
   // stop() cuts a rundown short: the rest of the walk emits nothing (about 30 ns a
   // version, so shutdown waits a bounded time), and rundown_end says so.
   uint64_t abandoned_ = 0;
+
+  bool versionGeneral(const VersionView& v);
+  void window();
 };
 
 void RundownEngine::Pass::begin(uint64_t begin_seq) {
@@ -322,7 +338,7 @@ void RundownEngine::Pass::begin(uint64_t begin_seq) {
   });
 }
 
-bool RundownEngine::Pass::version(const VersionView& v) {
+bool RundownEngine::Pass::versionGeneral(const VersionView& v) {
   if (e_.cancel_.load(std::memory_order_relaxed)) {
     ++abandoned_;
     return false;
@@ -333,12 +349,14 @@ bool RundownEngine::Pass::version(const VersionView& v) {
     return false;  // a test emitter's fault (rundown_emitter.h)
   }
   if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kVersion, r_.rundown_id, &v, nullptr});
-  if (++emitted_ % kWindow == 0) {
-    const uint64_t now = monotonicNs();
-    if (now - window_start_ > kStallNs) r_.retried += (now - window_start_ + kStallNs) / (2 * kStallNs);
-    window_start_ = now;
-  }
+  if (++emitted_ % kWindow == 0) window();
   return true;
+}
+
+void RundownEngine::Pass::window() {
+  const uint64_t now = monotonicNs();
+  if (now - window_start_ > kStallNs) r_.retried += (now - window_start_ + kStallNs) / (2 * kStallNs);
+  window_start_ = now;
 }
 
 void RundownEngine::Pass::pace() {

@@ -30,16 +30,28 @@ jitprov_watch_session_starts_fn g_watch = nullptr;    // set once, inside g_once
 jitprov_recording_sessions_fn g_recording = nullptr;  // set once, inside g_once
 
 // Names in the registry are valid UTF-8 without NUL (checked at registration), so only
-// length can make a string unfit for an event: cut long ones into a per-thread buffer.
+// length can make a string unfit for an event: cut long ones into a buffer.
 const char* fit(std::string_view s, std::string* buf) {
   if (s.size() <= kMaxTraceString) return s.data();  // NUL-terminated in the registry
   sanitizeUtf8(s, kMaxTraceString, buf);
   return buf->c_str();
 }
 
+// A version's event record. Overlong names are cut into per-thread buffers (they stay
+// valid until this thread's next record: the event is written before that), so that
+// the common case builds nothing but the record: a rundown emits one per version, and
+// three strings' construction and destruction were 24 instructions of its ~330 above a
+// plain event (docs/measurements.md, "The walk at the emission floor").
+[[gnu::cold]] const char* fitCold(std::string_view s, int which) {
+  thread_local std::string bufs[3];
+  return fit(s, &bufs[which]);
+}
+inline const char* fitName(std::string_view s, int which) {
+  return s.size() <= kMaxTraceString ? s.data() : fitCold(s, which);
+}
+
 struct Record {
   jitprov_method_record r;
-  std::string ns, name, sig;  // only used for overlong strings
   Record(uint32_t instance, const VersionView& v) {
     r.runtime_instance = instance;
     r.method_id = v.method_id;
@@ -54,9 +66,9 @@ struct Record {
     r.host_tier = v.host_tier;
     r.host_version = v.host_version;
     r.publish_seq = v.publish_seq;
-    r.name_space = fit(v.name_space, &ns);
-    r.name = fit(v.name, &name);
-    r.signature = fit(v.signature, &sig);
+    r.name_space = fitName(v.name_space, 0);
+    r.name = fitName(v.name, 1);
+    r.signature = fitName(v.signature, 2);
   }
 };
 }  // namespace

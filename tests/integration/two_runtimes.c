@@ -7,7 +7,11 @@
  * the session trigger); waits for WORK_DIR/go; destroys the first, creates the third,
  * runs a rundown of the second and the third into every recording session, writes
  * WORK_DIR/done with the three instance numbers, and exits 0 (non-zero, with a line on
- * stderr, on any error). Public C API only. */
+ * stderr, on any error). The third also has one method whose three names are longer
+ * than an event carries (JITPROV_MAX_TRACE_STRING bytes): the namespace 4 095 'a' and
+ * a two-byte character across the limit, the name 5 000 'b', the signature 4 096 'c'
+ * and a 'd'; each event cuts each on a UTF-8 boundary, each into its own buffer.
+ * Public C API only. */
 #include <jitprov/jitprov.h>
 
 #include <stdio.h>
@@ -52,6 +56,29 @@ static jitprov_runtime* populate(const char* module_path, uint64_t base) {
   return rt;
 }
 
+/* The method with overlong names, at base + METHODS * 0x100. */
+static void addOverlong(jitprov_runtime* rt, uint64_t base) {
+  static char ns[4095 + 3], name[5000 + 1], sig[4096 + 2];
+  memset(ns, 'a', 4095);
+  memcpy(ns + 4095, "\xC3\xA9", 3); /* U+00E9: bytes 4096 and 4097, and the NUL */
+  memset(name, 'b', 5000);
+  memset(sig, 'c', 4096);
+  sig[4096] = 'd';
+  uint64_t module = 0;
+  check("module register", jitprov_module_register(rt, "/app/long.dll", 0, &module));
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.name_space = ns;
+  d.name = name;
+  d.signature = sig;
+  uint64_t method = 0, version = 0;
+  check("method register (overlong names)", jitprov_method_register(rt, module, &d, &method));
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = base + (uint64_t)METHODS * 0x100;
+  c.code_size = 0x80;
+  c.tier = JITPROV_TIER1;
+  check("code publish (overlong names)", jitprov_code_publish(rt, method, &c, &version));
+}
+
 static jitprov_rundown* engine(jitprov_runtime* rt) {
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
   rc.triggers = "session";
@@ -91,6 +118,7 @@ int main(int argc, char** argv) {
   jitprov_rundown_destroy(ra);
   jitprov_runtime_destroy(a);
   jitprov_runtime* c = populate("/app/c.dll", 0x30000000); /* ids from 1 again */
+  addOverlong(c, 0x30000000);
   jitprov_rundown* rc = engine(c);
   /* Its session rundown first (the session records already): else it may begin after
    * the run_now below and be cut short by the destroy (a fresh-clone check saw it). */

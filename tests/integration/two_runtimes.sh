@@ -40,12 +40,28 @@ want = {1: 1, 2: 2, 3: 2}  # each engine: its session rundown; the 2nd and 3rd: 
 for inst, p in sorted(by.items()):
     rs = p["rundowns"]
     assert len(rs) == want[inst], (inst, len(rs))
+    n = 201 if inst == 3 else 200  # the third: one method with overlong names more
     for r in rs:
-        assert r["method_records"] == 200 and r["rundown_end"]["versions"] == 200, (inst, r)
+        assert r["method_records"] == n and r["rundown_end"]["versions"] == n, (inst, r)
 print("verify: one process, runtimes", sorted(by), "rundowns", [len(by[i]["rundowns"]) for i in sorted(by)],
-      "200 records each")
+      "200 records each (the third 201)")
 PY
 pass "three runtimes of one process, same ids, told apart by instance; every rundown verified"
+# The overlong names, in each of the third runtime's rundowns: each cut to at most
+# JITPROV_MAX_TRACE_STRING bytes on a UTF-8 boundary, each its own (not another's buffer).
+PYTHONPATH="$(dirname "$0")" $PY - "$WORK/trace" <<'PY' || fail "the overlong names in the events"
+import sys
+import bt2read
+want = ("a" * 4095, "b" * 4096, "c" * 4096)
+got = [(f["namespace"], f["name"], f["signature"]) for n, f in bt2read.events(sys.argv[1], ["jitprov_rundown:method"])
+       if f["runtime_instance"] == 3 and len(f["name"]) > 1000]
+assert len(got) == 2, "%d records of the method with overlong names, expected 2 (two rundowns)" % len(got)
+for g in got:
+    assert g == want, "names cut to %s, expected %s" % ([(x[:1], len(x.encode())) for x in g],
+                                                        [(x[:1], len(x)) for x in want])
+print("overlong names: 2 records, cut to 4095 / 4096 / 4096 bytes")
+PY
+pass "overlong names cut on a UTF-8 boundary, each in its own buffer"
 PYTHONPATH="$(dirname "$0")" $PY "$(dirname "$0")/g2check.py" --min-records 1000 "$WORK/trace" ||
   fail "G2 by the second reader (g2check.py)"
 pass "G2 by the second reader"
