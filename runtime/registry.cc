@@ -13,6 +13,7 @@
 
 #include "jitprov_usdt.h"
 #include "trace.h"
+#include "version_record.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -762,10 +763,10 @@ namespace {
 
 // Visits the published versions of one method. Caller is inside an RCU read section.
 // kNextOrder: acquire (P1, P6) in every walk; relaxed only in walkBaselineForBench().
-// Only versions with after < publish_seq <= upto are passed to `visit` (P8). Returns
-// how many it counted: all, or those `visit` returned true for.
-template <std::memory_order kNextOrder, class Visit>
-uint64_t visitMethod(const Method* m, const Visit& visit, WalkStats* st, uint64_t after, uint64_t upto) {
+// Only versions with after < publish_seq <= upto are passed to `emit` (P8). Returns
+// how many it counted: all, or those `emit` returned true for.
+template <std::memory_order kNextOrder, class Emit>
+uint64_t visitMethod(const Method* m, const Emit& emit, WalkStats* st, uint64_t after, uint64_t upto) {
   uint64_t kept = 0;
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {                      // P1
     for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;                              // P1
@@ -777,17 +778,47 @@ uint64_t visitMethod(const Method* m, const Visit& visit, WalkStats* st, uint64_
       }
       // code_size and publish_seq are read after code_start's acquire (P2, P8).
       if (v->publish_seq <= after || v->publish_seq > upto) continue;
-      if constexpr (std::is_void_v<decltype(visit(std::declval<const VersionView&>()))>) {
-        visit(viewOf(*m, *v, start));
+      if constexpr (std::is_void_v<decltype(emit(*m, *v, start))>) {
+        emit(*m, *v, start);
         ++kept;
       } else {
-        kept += visit(viewOf(*m, *v, start)) ? 1 : 0;
+        kept += emit(*m, *v, start) ? 1 : 0;
       }
     }
   }
   st->versions += kept;
   if (kept != 0) ++st->methods;
   return kept;
+}
+
+// The walk's visitors take VersionViews: each version's view, built for the call.
+template <class Visit>
+auto viewing(const Visit& visit) {
+  return [&visit](const Method& m, const NativeVersion& v, uint64_t start) { return visit(viewOf(m, v, start)); };
+}
+
+// The rundown event's record of a version, in place (walkCompleteRecords): the same
+// fields as viewOf() and trace.cc's record from a view, without the view between.
+inline void fillRecord(trace::VersionRecord* rec, const Method& m, const NativeVersion& v, uint64_t code_start) {
+  jitprov_method_record& r = rec->r;
+  r.method_id = m.id();
+  r.version_id = v.version_id;
+  r.code_start = code_start;
+  r.module_id = m.module_id;
+  r.rejit_id = v.il->rejit_id;
+  r.code_size = v.code_size;
+  r.method_token = m.token;
+  r.method_flags = m.flags;
+  r.tier = static_cast<uint8_t>(v.tier);
+  r.host_tier = v.host_tier;
+  r.host_version = v.host_version;
+  r.publish_seq = v.publish_seq;
+  r.name_space = m.nameSpace();
+  r.name = m.name();
+  r.signature = m.signature();
+  rec->ns_len = m.nsLen();
+  rec->name_len = m.name_len;
+  rec->sig_len = m.sigLen();
 }
 
 }  // namespace
@@ -843,12 +874,12 @@ struct Runtime::WalkMarks {
 
 WalkStats Runtime::walk(WalkLocking locking, FunctionRef<void(const VersionView&)> visit) const {
   return walkImpl<std::memory_order_acquire>(
-      locking, visit, 0, UINT64_MAX, [] {}, nullptr);
+      locking, viewing(visit), 0, UINT64_MAX, [] {}, nullptr);
 }
 
 WalkStats Runtime::walkBaselineForBench(FunctionRef<void(const VersionView&)> visit) const {
   return walkImpl<std::memory_order_relaxed>(
-      WalkLocking::kNone, visit, 0, UINT64_MAX, [] {}, nullptr);
+      WalkLocking::kNone, viewing(visit), 0, UINT64_MAX, [] {}, nullptr);
 }
 
 uint64_t Runtime::publicationSeq() const noexcept { return readPublished(s_->seq); }
@@ -861,18 +892,36 @@ CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_
 CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                    FunctionRef<bool(const VersionView&)> visit,
                                    FunctionRef<void()> between_batches) const {
+  return walkCompleteImpl(locking, begin, viewing(visit), between_batches);
+}
+
+CompleteWalk Runtime::walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                          trace::VersionRecord* rec, FunctionRef<bool()> visit,
+                                          FunctionRef<void()> between_batches) const {
+  return walkCompleteImpl(
+      locking, begin,
+      [rec, &visit](const Method& m, const NativeVersion& v, uint64_t start) {
+        fillRecord(rec, m, v, start);
+        return visit();
+      },
+      between_batches);
+}
+
+template <class Emit>
+CompleteWalk Runtime::walkCompleteImpl(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                       const Emit& emit, FunctionRef<void()> between_batches) const {
   CompleteWalk c;
   WalkMarks marks;
   c.begin_seq = publicationSeq();  // P8 (a)
   begin(c.begin_seq);
-  c.walk = walkImpl<std::memory_order_acquire>(locking, visit, 0, c.begin_seq, between_batches, &marks);
+  c.walk = walkImpl<std::memory_order_acquire>(locking, emit, 0, c.begin_seq, between_batches, &marks);
   c.publish_seq = publicationSeq();
   if (fault::kCatchUp && c.publish_seq != c.begin_seq) {
     between_batches();  // the passes' read sections are apart too
     const uint64_t t0 = monotonicNs();
     marks.catching_up = true;
     c.caught_up =
-        walkImpl<std::memory_order_acquire>(locking, visit, c.begin_seq, c.publish_seq, between_batches, &marks)
+        walkImpl<std::memory_order_acquire>(locking, emit, c.begin_seq, c.publish_seq, between_batches, &marks)
             .versions;
     c.caught_up_methods = marks.added;
     c.catch_up_ns = monotonicNs() - t0;
@@ -881,8 +930,8 @@ CompleteWalk Runtime::walkComplete(WalkLocking locking, FunctionRef<void(uint64_
   return c;
 }
 
-template <std::memory_order kNextOrder, class Visit>
-WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t after, uint64_t upto,
+template <std::memory_order kNextOrder, class Emit>
+WalkStats Runtime::walkImpl(WalkLocking locking, const Emit& emit, uint64_t after, uint64_t upto,
                             FunctionRef<void()> between_batches, WalkMarks* marks) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
@@ -948,9 +997,9 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Visit& visit, uint64_t af
       if (locking == WalkLocking::kPerMethod) {
         CvmLock::Guard lock(s_->lock, LockSite::kRundown, m->id());
         // unloaded: lock-protected, read under it
-        if (!m->unloaded) kept = visitMethod<kNextOrder>(m, visit, &st, after, upto);
+        if (!m->unloaded) kept = visitMethod<kNextOrder>(m, emit, &st, after, upto);
       } else {
-        kept = visitMethod<kNextOrder>(m, visit, &st, after, upto);
+        kept = visitMethod<kNextOrder>(m, emit, &st, after, upto);
       }
       if (marks != nullptr && kept != 0) {
         if (first_pass)

@@ -7,6 +7,7 @@
 #include "pacer.h"
 #include "rundown_emitter.h"
 #include "trace.h"
+#include "version_record.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -278,19 +279,21 @@ class RundownEngine::Pass {
 
   WalkLocking locking() const noexcept { return locking_; }
   void begin(uint64_t begin_seq);
-  // Whether it was emitted: the counts are of those. Inline, for the walk's visitor: a
-  // rundown into lttng alone (no test emitter, no sink) is the event and a count.
-  bool version(const VersionView& v) {
-    if (!plain_) return versionGeneral(v);
+  // A rundown into lttng alone (no test emitter, no sink): the walk fills the event's
+  // record in place (Runtime::walkCompleteRecords) and record() emits it.
+  bool plain() const noexcept { return plain_; }
+  bool record(trace::VersionRecord& rec) {
     if (e_.cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
       ++abandoned_;
       return false;
     }
-    trace::rundownMethod(ev_, v);
+    trace::rundownRecord(ev_, rec);
     if (++emitted_ % kWindow == 0) [[unlikely]]
       window();
     return true;
   }
+  // Otherwise, from a view. Whether it was emitted: the counts are of those.
+  bool version(const VersionView& v);
   void pace();
   void count(const CompleteWalk& cw);
   void end(const std::vector<void*>& sessions);
@@ -322,7 +325,6 @@ class RundownEngine::Pass {
   // version, so shutdown waits a bounded time), and rundown_end says so.
   uint64_t abandoned_ = 0;
 
-  bool versionGeneral(const VersionView& v);
   void window();
 };
 
@@ -338,7 +340,7 @@ void RundownEngine::Pass::begin(uint64_t begin_seq) {
   });
 }
 
-bool RundownEngine::Pass::versionGeneral(const VersionView& v) {
+bool RundownEngine::Pass::version(const VersionView& v) {
   if (e_.cancel_.load(std::memory_order_relaxed)) {
     ++abandoned_;
     return false;
@@ -432,9 +434,17 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
   Pass pass(*this, ev, mode, trigger, r);
-  pass.count(rt_.walkComplete(
-      pass.locking(), [&](uint64_t begin_seq) { pass.begin(begin_seq); },
-      [&](const VersionView& v) { return pass.version(v); }, [&] { pass.pace(); }));
+  const auto begin = [&](uint64_t begin_seq) { pass.begin(begin_seq); };
+  const auto between = [&] { pass.pace(); };
+  if (pass.plain()) {
+    trace::VersionRecord rec;
+    rec.r.runtime_instance = ev.instance;
+    pass.count(rt_.walkCompleteRecords(
+        pass.locking(), begin, &rec, [&] { return pass.record(rec); }, between));
+  } else {
+    pass.count(rt_.walkComplete(
+        pass.locking(), begin, [&](const VersionView& v) { return pass.version(v); }, between));
+  }
   pass.end(sessions);
   JITPROV_PROBE_RUNDOWN_END(r.rundown_id, r.methods, r.versions, r.skipped);
   rt_.rundownActive(false);

@@ -8,6 +8,7 @@
 #include "trace.h"
 
 #include "jitprov_sessions.h"
+#include "version_record.h"
 
 #include <jitprov/runtime.h>
 
@@ -37,11 +38,10 @@ const char* fit(std::string_view s, std::string* buf) {
   return buf->c_str();
 }
 
-// A version's event record. Overlong names are cut into per-thread buffers (they stay
-// valid until this thread's next record: the event is written before that), so that
-// the common case builds nothing but the record: a rundown emits one per version, and
-// three strings' construction and destruction were 24 instructions of its ~330 above a
-// plain event (docs/measurements.md, "The walk at the emission floor").
+// Overlong names are cut into per-thread buffers (they stay valid until this thread's
+// next record: the event is written before that), so that the common case builds
+// nothing but the record: a rundown emits one per version (docs/measurements.md, "The
+// walk at the emission floor").
 [[gnu::cold]] const char* fitCold(std::string_view s, int which) {
   thread_local std::string bufs[3];
   return fit(s, &bufs[which]);
@@ -50,27 +50,35 @@ inline const char* fitName(std::string_view s, int which) {
   return s.size() <= kMaxTraceString ? s.data() : fitCold(s, which);
 }
 
-struct Record {
-  jitprov_method_record r;
-  Record(uint32_t instance, const VersionView& v) {
-    r.runtime_instance = instance;
-    r.method_id = v.method_id;
-    r.version_id = v.version_id;
-    r.code_start = v.code_start;
-    r.module_id = v.module_id;
-    r.rejit_id = v.rejit_id;
-    r.code_size = v.code_size;
-    r.method_token = v.method_token;
-    r.method_flags = v.method_flags;
-    r.tier = static_cast<uint8_t>(v.tier);
-    r.host_tier = v.host_tier;
-    r.host_version = v.host_version;
-    r.publish_seq = v.publish_seq;
-    r.name_space = fitName(v.name_space, 0);
-    r.name = fitName(v.name, 1);
-    r.signature = fitName(v.signature, 2);
-  }
-};
+// A version's event record from its view, its names cut to fit.
+inline VersionRecord recordOf(uint32_t instance, const VersionView& v) {
+  VersionRecord rec;
+  jitprov_method_record& r = rec.r;
+  r.runtime_instance = instance;
+  r.method_id = v.method_id;
+  r.version_id = v.version_id;
+  r.code_start = v.code_start;
+  r.module_id = v.module_id;
+  r.rejit_id = v.rejit_id;
+  r.code_size = v.code_size;
+  r.method_token = v.method_token;
+  r.method_flags = v.method_flags;
+  r.tier = static_cast<uint8_t>(v.tier);
+  r.host_tier = v.host_tier;
+  r.host_version = v.host_version;
+  r.publish_seq = v.publish_seq;
+  r.name_space = fitName(v.name_space, 0);  // cut here: the lengths are left unset
+  r.name = fitName(v.name, 1);
+  r.signature = fitName(v.signature, 2);
+  return rec;
+}
+
+// Its names, each cut to kMaxTraceString bytes when longer.
+inline void fitNames(VersionRecord& rec) {
+  rec.r.name_space = fitName({rec.r.name_space, rec.ns_len}, 0);
+  rec.r.name = fitName({rec.r.name, rec.name_len}, 1);
+  rec.r.signature = fitName({rec.r.signature, rec.sig_len}, 2);
+}
 }  // namespace
 
 // The directory of the object this code is linked into: libjitprov.so.1 for hosts
@@ -159,7 +167,7 @@ void moduleUnload(uint32_t instance, ModuleId id, const char* path) {
 }
 void methodLoad(uint32_t instance, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_runtime, method_load)) {
-    Record rec(instance, v);
+    VersionRecord rec = recordOf(instance, v);
     lttng_ust_do_tracepoint(jitprov_runtime, method_load, &rec.r);
   }
 }
@@ -268,10 +276,21 @@ void rundownModule(const Rundown& r, const ModuleView& m) {
       lttng_ust_do_tracepoint(jitprov_rundown, module, ust(s), r.instance, r.id, m.module_id, path);
   }
 }
+namespace {
+inline void emitRecord(const Rundown& r, const VersionRecord& rec) {
+  for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), r.id, &rec.r);
+}
+}  // namespace
 void rundownMethod(const Rundown& r, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
-    Record rec(r.instance, v);
-    for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), r.id, &rec.r);
+    VersionRecord rec = recordOf(r.instance, v);
+    emitRecord(r, rec);
+  }
+}
+void rundownRecord(const Rundown& r, VersionRecord& rec) {
+  if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
+    fitNames(rec);
+    emitRecord(r, rec);
   }
 }
 void rundownEnd(const Rundown& r, const RundownEnd& e) {

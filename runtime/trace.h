@@ -65,6 +65,10 @@ void rundownBegin(const Rundown& r, RundownMode mode, RundownTrigger trigger, ui
                   uint64_t publish_seq);
 void rundownModule(const Rundown& r, const ModuleView& m);
 void rundownMethod(const Rundown& r, const VersionView& v);
+// The same from a record the walk filled in place (Runtime::walkCompleteRecords), with
+// rec.r.runtime_instance set to r.instance; its names may be replaced by cut copies.
+struct VersionRecord;  // version_record.h
+void rundownRecord(const Rundown& r, VersionRecord& rec);
 void rundownEnd(const Rundown& r, const RundownEnd& e);
 
 // Longest string the events carry (bytes); longer ones are cut on a UTF-8 boundary.

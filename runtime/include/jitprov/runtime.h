@@ -27,6 +27,10 @@
 
 namespace jitprov {
 
+namespace trace {
+struct VersionRecord;  // runtime/version_record.h: the rundown event's record
+}  // namespace trace
+
 struct RuntimeConfig {
   // Calls before a tier-0 method is promoted (CoreCLR's TC_CallCountThreshold).
   uint32_t tier_up_threshold = 30;
@@ -210,6 +214,13 @@ class Runtime {
   // without holding up reclamation.
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                             FunctionRef<bool(const VersionView&)> visit, FunctionRef<void()> between_batches) const;
+  // The rundown engine's own walk: as walkComplete, but each version is written into
+  // `*rec` (every field but runtime_instance, which the caller sets once) before
+  // `visit()`: the event's record built in place, without a VersionView to copy from
+  // (docs/measurements.md, "The walk at the emission floor").
+  CompleteWalk walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                   trace::VersionRecord* rec, FunctionRef<bool()> visit,
+                                   FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
   uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
@@ -253,10 +264,14 @@ class Runtime {
 
  private:
   struct WalkMarks;  // registry.cc: the first pass's methods, for the catch-up's count
-  // Visit: FunctionRef<void(const VersionView&)> (every version counts) or <bool(...)>.
-  template <std::memory_order kNextOrder, class Visit>
-  WalkStats walkImpl(WalkLocking locking, const Visit& visit, uint64_t after, uint64_t upto,
+  // Emit: called as emit(const Method&, const NativeVersion&, uint64_t code_start) for
+  // each version, returning void (every version counts) or bool (whether it counts).
+  template <std::memory_order kNextOrder, class Emit>
+  WalkStats walkImpl(WalkLocking locking, const Emit& emit, uint64_t after, uint64_t upto,
                      FunctionRef<void()> between_batches, WalkMarks* marks) const;
+  template <class Emit>
+  CompleteWalk walkCompleteImpl(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin, const Emit& emit,
+                                FunctionRef<void()> between_batches) const;
 
   RuntimeConfig config_;
   std::unique_ptr<State> s_;
