@@ -5,8 +5,11 @@
 //            minimal provider of this benchmark's own (floor_tp.h: no session argument,
 //            none of jitprov's code), from a flat array of ready records: a fixed floor,
 //            which nothing this project changes can move;
-//   emit     the project's own emission path (trace::rundownMethod into every session
-//            recording, as the rundown does) from a flat array of the versions;
+//   record   the project's probe alone: trace::rundownRecord (the rundown's own path
+//            to the event, into every session recording) from a flat array of ready
+//            records, as the floor's;
+//   emit     the project's own emission path from a view (trace::rundownMethod, as a
+//            rundown with a sink does) from a flat array of the versions;
 //   rundown  a lock-free rundown (RundownEngine::runNow, on this thread).
 // Each pass is timed per event in wall time (CLOCK_MONOTONIC) and in this thread's CPU
 // time (CLOCK_THREAD_CPUTIME_ID: what a rundown costs the application, and steadier on
@@ -24,6 +27,7 @@
 
 #include "floor_emit.h"
 #include "trace.h"
+#include "version_record.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -104,6 +108,7 @@ jitprov_method_record floorRecord(uint32_t instance, const VersionView& v) {
   r.method_flags = v.method_flags;
   r.tier = static_cast<uint8_t>(v.tier);
   r.host_tier = v.host_tier;
+  r.host_version = v.host_version;
   r.publish_seq = v.publish_seq;
   r.name_space = v.name_space.data();
   r.name = v.name.data();
@@ -114,8 +119,9 @@ jitprov_method_record floorRecord(uint32_t instance, const VersionView& v) {
 struct Bench {
   Runtime& rt;
   RundownEngine& engine;
-  std::vector<VersionView> flat;             // emit's input
-  std::vector<jitprov_method_record> floor;  // floor's input
+  std::vector<VersionView> flat;              // emit's input
+  std::vector<jitprov_method_record> floor;   // floor's input
+  std::vector<trace::VersionRecord> records;  // record's input
 
   // One pass of SIDE; returns false for an unknown side. Sets events and retried.
   // Never inlined: tools/bench/rundown-emit --misses has callgrind count inside it only.
@@ -124,12 +130,16 @@ struct Bench {
     if (side == "floor") {
       jitprov_bench_floor_emit(id, floor.data(), floor.size());
       *events = floor.size();
-    } else if (side == "emit") {
+    } else if (side == "emit" || side == "record") {
       // The same sessions the rundown records into (each event is for one session).
       const std::vector<trace::Session> sessions = trace::recordingSessions();
       const trace::Rundown ev{trace::Sessions(sessions), rt.instance(), id};
       trace::rundownBegin(ev, RundownMode::kLockFree, RundownTrigger::kApi, flat.size(), 0);
-      for (const VersionView& v : flat) trace::rundownMethod(ev, v);
+      if (side == "emit") {
+        for (const VersionView& v : flat) trace::rundownMethod(ev, v);
+      } else {
+        for (trace::VersionRecord& rec : records) trace::rundownRecord(ev, rec);
+      }
       trace::rundownEnd(ev, trace::RundownEnd{0, 0, flat.size(), 0, 0, 0, 0, 0, 0, false});
       *events = flat.size();
     } else if (side == "rundown") {
@@ -153,7 +163,7 @@ bool waitForSessions() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: jitprov-bench-emit METHODS ROUND:SIDE... (SIDE: floor, emit, rundown)\n");
+    std::fprintf(stderr, "usage: jitprov-bench-emit METHODS ROUND:SIDE... (SIDE: floor, record, emit, rundown)\n");
     return 2;
   }
   const uint64_t n = std::strtoull(argv[1], nullptr, 10);
@@ -169,7 +179,12 @@ int main(int argc, char** argv) {
   b.flat.reserve(n + n / 10);
   (void)rt.walk(WalkLocking::kNone, [&](const VersionView& v) { b.flat.push_back(v); });
   b.floor.reserve(b.flat.size());
-  for (const VersionView& v : b.flat) b.floor.push_back(floorRecord(rt.instance(), v));
+  b.records.reserve(b.flat.size());
+  for (const VersionView& v : b.flat) {
+    b.floor.push_back(floorRecord(rt.instance(), v));
+    b.records.push_back(trace::VersionRecord{b.floor.back(), uint32_t(v.name_space.size()), uint32_t(v.name.size()),
+                                             uint32_t(v.signature.size())});
+  }
   if (!waitForSessions()) {
     std::fprintf(stderr, "emit-bench: no session records both jitprov_rundown:* and jitprov_bench_floor:*\n");
     return 1;
@@ -188,7 +203,7 @@ int main(int argc, char** argv) {
     uint64_t events = 0, retried = 0;
     const uint64_t w0 = clockNs(CLOCK_MONOTONIC), c0 = clockNs(CLOCK_THREAD_CPUTIME_ID);
     if (!b.pass(side, 1000 + uint64_t(i), &events, &retried)) {
-      std::fprintf(stderr, "emit-bench: unknown side '%s' (floor, emit, rundown)\n", side.c_str());
+      std::fprintf(stderr, "emit-bench: unknown side '%s' (floor, record, emit, rundown)\n", side.c_str());
       return 2;
     }
     const uint64_t c1 = clockNs(CLOCK_THREAD_CPUTIME_ID), w1 = clockNs(CLOCK_MONOTONIC);
