@@ -288,7 +288,7 @@ class RundownEngine::Pass {
       return false;
     }
     trace::rundownRecord(ev_, rec);
-    if (++emitted_ % kWindow == 0) [[unlikely]]
+    if ((++emitted_ & window_mask_) == 0) [[unlikely]]
       window();
     return true;
   }
@@ -300,9 +300,11 @@ class RundownEngine::Pass {
 
  private:
   // Stall detection without a clock read per event: lttng-ust's blocking writer sleeps
-  // 100 ms each time it finds the sub-buffers full, so a window of kWindow events
-  // that took more than 50 ms had to wait for space. Counted as `retried`.
-  static constexpr uint64_t kWindow = 256;  // a clock read every 256 events: 2.5 instructions a version
+  // 100 ms each time it finds the sub-buffers full, so a window of events that took more
+  // than 50 ms had to wait for space. Counted as `retried`. A window is 256 events in
+  // the lock-free walk (a clock read every 256: 2.5 instructions a version), 64 when
+  // the walk takes the lock per method or holds it, where waiting for the lock alone
+  // must not look like a stall (64 waits of 780 us).
   static constexpr uint64_t kStallNs = 50'000'000;
 
   RundownEngine& e_;
@@ -312,6 +314,7 @@ class RundownEngine::Pass {
   RundownResult& r_;
   const WalkLocking locking_;
   const bool plain_ = e_.emitter_ == nullptr && e_.sink_ == nullptr;
+  const uint64_t window_mask_ = locking_ == WalkLocking::kNone ? 255 : 63;
   // Pacing (setMaxRate, pacer.h): between read sections, sleep until the schedule
   // catches up. Never while holding the lock (locked modes are not paced: they exist to
   // be measured). A rundown that fell behind resumes at most kBurst events ahead of the
@@ -351,7 +354,7 @@ bool RundownEngine::Pass::version(const VersionView& v) {
     return false;  // a test emitter's fault (rundown_emitter.h)
   }
   if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kVersion, r_.rundown_id, &v, nullptr});
-  if (++emitted_ % kWindow == 0) window();
+  if ((++emitted_ & window_mask_) == 0) window();
   return true;
 }
 

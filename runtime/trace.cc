@@ -38,20 +38,38 @@ const char* fit(std::string_view s, std::string* buf) {
   return buf->c_str();
 }
 
-// Overlong names are cut into per-thread buffers (they stay valid until this thread's
-// next record: the event is written before that), so that the common case builds
-// nothing but the record: a rundown emits one per version (docs/measurements.md, "The
-// walk at the emission floor").
-[[gnu::cold]] const char* fitCold(std::string_view s, int which) {
-  thread_local std::string bufs[3];
-  return fit(s, &bufs[which]);
-}
-inline const char* fitName(std::string_view s, int which) {
-  return s.size() <= kMaxTraceString ? s.data() : fitCold(s, which);
+// Whether a record's names all fit an event (kMaxTraceString bytes): nearly always, so
+// the common case emits the record as it is (a rundown emits one per version), and the
+// rare overlong one goes through withCutNames().
+inline bool fits(const VersionRecord& rec) {
+  return rec.ns_len <= kMaxTraceString && rec.name_len <= kMaxTraceString && rec.sig_len <= kMaxTraceString;
 }
 
-// A version's event record from its view, its names cut to fit.
-inline VersionRecord recordOf(uint32_t instance, const VersionView& v) {
+// Calls emit(record) with a copy of `rec` whose names are cut to fit into buffers that
+// live until emit returns (lttng-ust copies them into the event inside the call).
+template <class Emit>
+[[gnu::noinline, gnu::cold]] void withCutNames(const VersionRecord& rec, const Emit& emit) {
+  std::string ns, name, sig;
+  jitprov_method_record cut = rec.r;
+  cut.name_space = fit({rec.r.name_space, rec.ns_len}, &ns);
+  cut.name = fit({rec.r.name, rec.name_len}, &name);
+  cut.signature = fit({rec.r.signature, rec.sig_len}, &sig);
+  emit(cut);
+}
+
+// Emits `rec` through emit(const jitprov_method_record&), its names cut when overlong.
+template <class Emit>
+inline void emitFitting(const VersionRecord& rec, const Emit& emit) {
+  if (fits(rec)) [[likely]]
+    emit(rec.r);
+  else
+    withCutNames(rec, emit);
+}
+
+uint32_t length32(std::string_view s) { return static_cast<uint32_t>(std::min<size_t>(s.size(), UINT32_MAX)); }
+}  // namespace
+
+VersionRecord recordOf(uint32_t instance, const VersionView& v) {
   VersionRecord rec;
   jitprov_method_record& r = rec.r;
   r.runtime_instance = instance;
@@ -67,19 +85,14 @@ inline VersionRecord recordOf(uint32_t instance, const VersionView& v) {
   r.host_tier = v.host_tier;
   r.host_version = v.host_version;
   r.publish_seq = v.publish_seq;
-  r.name_space = fitName(v.name_space, 0);  // cut here: the lengths are left unset
-  r.name = fitName(v.name, 1);
-  r.signature = fitName(v.signature, 2);
+  r.name_space = v.name_space.data();  // NUL-terminated in the registry
+  r.name = v.name.data();
+  r.signature = v.signature.data();
+  rec.ns_len = length32(v.name_space);
+  rec.name_len = length32(v.name);
+  rec.sig_len = length32(v.signature);
   return rec;
 }
-
-// Its names, each cut to kMaxTraceString bytes when longer.
-inline void fitNames(VersionRecord& rec) {
-  rec.r.name_space = fitName({rec.r.name_space, rec.ns_len}, 0);
-  rec.r.name = fitName({rec.r.name, rec.name_len}, 1);
-  rec.r.signature = fitName({rec.r.signature, rec.sig_len}, 2);
-}
-}  // namespace
 
 // The directory of the object this code is linked into: libjitprov.so.1 for hosts
 // (installed, the provider is in its jitprov/ subdirectory; in the build tree, beside
@@ -167,8 +180,8 @@ void moduleUnload(uint32_t instance, ModuleId id, const char* path) {
 }
 void methodLoad(uint32_t instance, const VersionView& v) {
   if (lttng_ust_tracepoint_enabled(jitprov_runtime, method_load)) {
-    VersionRecord rec = recordOf(instance, v);
-    lttng_ust_do_tracepoint(jitprov_runtime, method_load, &rec.r);
+    emitFitting(recordOf(instance, v),
+                [](const jitprov_method_record& rec) { lttng_ust_do_tracepoint(jitprov_runtime, method_load, &rec); });
   }
 }
 void methodUnload(uint32_t instance, MethodId method, ModuleId module, uint64_t unload_seq) {
@@ -277,21 +290,18 @@ void rundownModule(const Rundown& r, const ModuleView& m) {
   }
 }
 namespace {
-inline void emitRecord(const Rundown& r, const VersionRecord& rec) {
-  for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), r.id, &rec.r);
+// Into every session of the rundown.
+inline void emitRundown(const Rundown& r, const VersionRecord& rec) {
+  emitFitting(rec, [&r](const jitprov_method_record& cut) {
+    for (Session s : r.to) lttng_ust_do_tracepoint(jitprov_rundown, method, ust(s), r.id, &cut);
+  });
 }
 }  // namespace
 void rundownMethod(const Rundown& r, const VersionView& v) {
-  if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
-    VersionRecord rec = recordOf(r.instance, v);
-    emitRecord(r, rec);
-  }
+  if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) emitRundown(r, recordOf(r.instance, v));
 }
-void rundownRecord(const Rundown& r, VersionRecord& rec) {
-  if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) {
-    fitNames(rec);
-    emitRecord(r, rec);
-  }
+void rundownRecord(const Rundown& r, const VersionRecord& rec) {
+  if (lttng_ust_tracepoint_enabled(jitprov_rundown, method)) emitRundown(r, rec);
 }
 void rundownEnd(const Rundown& r, const RundownEnd& e) {
   const jitprov_rundown_end_record rec{r.instance,         r.id,      e.modules,   e.methods,

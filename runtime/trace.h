@@ -66,9 +66,11 @@ void rundownBegin(const Rundown& r, RundownMode mode, RundownTrigger trigger, ui
 void rundownModule(const Rundown& r, const ModuleView& m);
 void rundownMethod(const Rundown& r, const VersionView& v);
 // The same from a record the walk filled in place (Runtime::walkCompleteRecords), with
-// rec.r.runtime_instance set to r.instance; its names may be replaced by cut copies.
+// rec.r.runtime_instance set to r.instance (overlong names are cut in a copy).
 struct VersionRecord;  // version_record.h
-void rundownRecord(const Rundown& r, VersionRecord& rec);
+void rundownRecord(const Rundown& r, const VersionRecord& rec);
+// A version's record from its view (names as they are, with their lengths).
+VersionRecord recordOf(uint32_t instance, const VersionView& v);
 void rundownEnd(const Rundown& r, const RundownEnd& e);
 
 // Longest string the events carry (bytes); longer ones are cut on a UTF-8 boundary.

@@ -93,29 +93,6 @@ void registerMethods(Runtime& rt, uint64_t n) {
   }
 }
 
-// The floor's records: the fields trace::rundownMethod fills (names of registered
-// methods are short, NUL-terminated in the registry: no copy, as there).
-jitprov_method_record floorRecord(uint32_t instance, const VersionView& v) {
-  jitprov_method_record r{};
-  r.runtime_instance = instance;
-  r.method_id = v.method_id;
-  r.version_id = v.version_id;
-  r.code_start = v.code_start;
-  r.module_id = v.module_id;
-  r.rejit_id = v.rejit_id;
-  r.code_size = v.code_size;
-  r.method_token = v.method_token;
-  r.method_flags = v.method_flags;
-  r.tier = static_cast<uint8_t>(v.tier);
-  r.host_tier = v.host_tier;
-  r.host_version = v.host_version;
-  r.publish_seq = v.publish_seq;
-  r.name_space = v.name_space.data();
-  r.name = v.name.data();
-  r.signature = v.signature.data();
-  return r;
-}
-
 struct Bench {
   Runtime& rt;
   RundownEngine& engine;
@@ -180,10 +157,11 @@ int main(int argc, char** argv) {
   (void)rt.walk(WalkLocking::kNone, [&](const VersionView& v) { b.flat.push_back(v); });
   b.floor.reserve(b.flat.size());
   b.records.reserve(b.flat.size());
+  // The records trace::rundownMethod makes of the views (names of registered methods are
+  // short, NUL-terminated in the registry: pointed to, not copied, as there).
   for (const VersionView& v : b.flat) {
-    b.floor.push_back(floorRecord(rt.instance(), v));
-    b.records.push_back(trace::VersionRecord{b.floor.back(), uint32_t(v.name_space.size()), uint32_t(v.name.size()),
-                                             uint32_t(v.signature.size())});
+    b.records.push_back(trace::recordOf(rt.instance(), v));
+    b.floor.push_back(b.records.back().r);
   }
   if (!waitForSessions()) {
     std::fprintf(stderr, "emit-bench: no session records both jitprov_rundown:* and jitprov_bench_floor:*\n");

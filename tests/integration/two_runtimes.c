@@ -30,6 +30,23 @@ static void check(const char* what, int e) {
   if (e != JITPROV_OK) die(what, e);
 }
 
+/* Registers a method of `module` with these names and publishes its tier-1 code at
+ * code_start (0x80 bytes). */
+static void addMethod(jitprov_runtime* rt, uint64_t module, const char* ns, const char* name, const char* sig,
+                      uint64_t code_start) {
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.name_space = ns;
+  d.name = name;
+  d.signature = sig;
+  uint64_t method = 0, version = 0;
+  check("method register", jitprov_method_register(rt, module, &d, &method));
+  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+  c.code_start = code_start;
+  c.code_size = 0x80;
+  c.tier = JITPROV_TIER1;
+  check("code publish", jitprov_code_publish(rt, method, &c, &version));
+}
+
 /* A host-mode runtime with METHODS methods, each with code at base + i * 0x100. */
 static jitprov_runtime* populate(const char* module_path, uint64_t base) {
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
@@ -41,17 +58,7 @@ static jitprov_runtime* populate(const char* module_path, uint64_t base) {
   for (int i = 0; i < METHODS; ++i) {
     char name[32];
     snprintf(name, sizeof name, "M%d", i);
-    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-    d.name_space = module_path;
-    d.name = name;
-    d.signature = i % 2 ? "void ()" : "";
-    uint64_t method = 0, version = 0;
-    check("method register", jitprov_method_register(rt, module, &d, &method));
-    jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
-    c.code_start = base + (uint64_t)i * 0x100;
-    c.code_size = 0x80;
-    c.tier = JITPROV_TIER1;
-    check("code publish", jitprov_code_publish(rt, method, &c, &version));
+    addMethod(rt, module, module_path, name, i % 2 ? "void ()" : "", base + (uint64_t)i * 0x100);
   }
   return rt;
 }
@@ -66,17 +73,7 @@ static void addOverlong(jitprov_runtime* rt, uint64_t base) {
   sig[4096] = 'd';
   uint64_t module = 0;
   check("module register", jitprov_module_register(rt, "/app/long.dll", 0, &module));
-  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-  d.name_space = ns;
-  d.name = name;
-  d.signature = sig;
-  uint64_t method = 0, version = 0;
-  check("method register (overlong names)", jitprov_method_register(rt, module, &d, &method));
-  jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
-  c.code_start = base + (uint64_t)METHODS * 0x100;
-  c.code_size = 0x80;
-  c.tier = JITPROV_TIER1;
-  check("code publish (overlong names)", jitprov_code_publish(rt, method, &c, &version));
+  addMethod(rt, module, ns, name, sig, base + (uint64_t)METHODS * 0x100);
 }
 
 static jitprov_rundown* engine(jitprov_runtime* rt) {

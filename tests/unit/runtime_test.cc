@@ -3,6 +3,11 @@
 #include <jitprov/runtime.h>
 #include <jitprov/utf8.h>
 
+#include "version_record.h"
+
+#include <algorithm>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -111,6 +116,135 @@ TEST(WalkComplete, CountsTheMethodsOfItsVersionsEachOnce) {
   EXPECT_EQ(some.walk.methods, cw.methods() - 2);  // Gone unloaded, k[0] refused
   EXPECT_EQ(some.walk.versions, 1499u + 4u - 1 - 2);
   EXPECT_EQ(some.caught_up_methods, 0u);
+}
+
+// The rundown's own walk (walkCompleteRecords: the event's record filled in place) hands
+// over exactly what walkComplete's views say, field by field, with each name's length
+// (also of names longer than an event carries), and the same counts: over a registry of
+// two walk batches with tier-ups, a method without code, a retired version and an
+// unloaded module; then with versions published between the first pass's batches, which
+// its catch-up adds.
+using RecordKey = std::tuple<uint64_t, uint64_t, uint64_t, uint32_t, uint8_t, uint16_t, uint32_t, uint64_t, uint32_t,
+                             uint32_t, uint32_t, uint64_t, std::string, std::string, std::string>;
+RecordKey keyOf(const VersionView& v) {
+  return {v.method_id,
+          v.module_id,
+          v.version_id,
+          v.rejit_id,
+          uint8_t(v.tier),
+          v.host_tier,
+          v.host_version,
+          v.code_start,
+          v.code_size,
+          v.method_token,
+          v.method_flags,
+          v.publish_seq,
+          std::string(v.name_space),
+          std::string(v.name),
+          std::string(v.signature)};
+}
+RecordKey keyOf(const trace::VersionRecord& rec) {
+  const jitprov_method_record& r = rec.r;
+  return {r.method_id,
+          r.module_id,
+          r.version_id,
+          r.rejit_id,
+          r.tier,
+          r.host_tier,
+          r.host_version,
+          r.code_start,
+          r.code_size,
+          r.method_token,
+          r.method_flags,
+          r.publish_seq,
+          std::string(r.name_space, rec.ns_len),
+          std::string(r.name, rec.name_len),
+          std::string(r.signature, rec.sig_len)};
+}
+
+TEST(WalkCompleteRecords, FillsWhatTheViewsSay) {
+  Runtime rt;
+  auto gone = rt.registerModule("/app/gone.dll", true);
+  auto keep = rt.registerModule("/app/keep.dll", false);
+  ASSERT_TRUE(gone.ok() && keep.ok());
+  jit(rt, *rt.registerMethod(*gone, desc("Gone")), Tier::kTier0);
+  const std::string longNs(5000, 'n'), longName(4097, 'm'), longSig(6000, 's');
+  auto overlong = rt.registerMethod(*keep, MethodDesc{0x06000002, 0x96, longNs, longName, longSig});
+  ASSERT_TRUE(overlong.ok()) << overlong.message();
+  jit(rt, *overlong, Tier::kTier0);
+  size_t live = 1;  // versions live: the overlong method's so far
+  std::vector<MethodId> k;
+  for (int i = 0; i < 1500; ++i) {
+    auto m = rt.registerMethod(*keep, desc("K" + std::to_string(i), 0x06000100 + uint32_t(i)));
+    ASSERT_TRUE(m.ok());
+    k.push_back(*m);
+    if (i == 1) continue;  // no code yet
+    if (i == 9) {          // a tier 0 published, then retired
+      auto v0 = rt.beginJit(*m, Tier::kTier0);
+      ASSERT_TRUE(v0.ok() && rt.publishCode(*v0, 64).ok());
+      ASSERT_TRUE(rt.retireVersion(*v0).ok());
+    } else {
+      jit(rt, *m, Tier::kTier0, 64 + uint32_t(i));
+      ++live;
+    }
+    if (i % 7 == 0) {
+      jit(rt, *m, Tier::kTier1, 512);
+      ++live;
+    }
+  }
+  ASSERT_TRUE(rt.unloadModule(*gone).ok());
+
+  const auto byViews = [&rt](const auto& between) {
+    std::multiset<RecordKey> got;
+    const CompleteWalk cw = rt.walkComplete(
+        WalkLocking::kNone, [](uint64_t) {},
+        [&](const VersionView& v) {
+          got.insert(keyOf(v));
+          return true;
+        },
+        between);
+    return std::make_pair(got, cw);
+  };
+  const auto byRecords = [&rt](const auto& between) {
+    std::multiset<RecordKey> got;
+    trace::VersionRecord rec;
+    rec.r.runtime_instance = rt.instance();
+    const CompleteWalk cw = rt.walkCompleteRecords(
+        WalkLocking::kNone, [](uint64_t) {}, &rec,
+        [&] {
+          EXPECT_EQ(rec.r.runtime_instance, rt.instance());
+          got.insert(keyOf(rec));
+          return true;
+        },
+        between);
+    return std::make_pair(got, cw);
+  };
+  const auto [views, vw] = byViews([] {});
+  const auto [records, rw] = byRecords([] {});
+  EXPECT_EQ(views.size(), live);
+  EXPECT_TRUE(records == views) << records.size() << " records against " << views.size() << " views";
+  EXPECT_EQ(std::get<12>(*std::find_if(records.begin(), records.end(),
+                                       [&](const RecordKey& r) { return std::get<0>(r) == *overlong; }))
+                .size(),
+            longNs.size());
+  EXPECT_EQ(rw.walk.versions, vw.walk.versions);
+  EXPECT_EQ(rw.walk.methods, vw.walk.methods);
+  EXPECT_EQ(rw.caught_up, 0u);
+
+  // The catch-up: k[0]'s tier 1 and k[1]'s first code, published between the batches.
+  bool done = false;
+  const auto [caught, cw] = byRecords([&] {
+    if (done) return;
+    done = true;
+    jit(rt, k[0], Tier::kTier1);
+    jit(rt, k[1], Tier::kTier0);
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(cw.caught_up, 2u);
+  EXPECT_EQ(cw.caught_up_methods, 1u);  // k[1]: k[0] was walked
+  const auto [after, aw] = byViews([] {});
+  EXPECT_TRUE(caught == after) << caught.size() << " records against " << after.size() << " views after";
+  EXPECT_EQ(cw.walk.versions + cw.caught_up, aw.walk.versions);
 }
 
 TEST_F(RuntimeTest, RegistersModulesAndMethodsWithIncreasingIds) {
