@@ -282,7 +282,7 @@ class RundownEngine::Pass {
   // A rundown into lttng alone (no test emitter, no sink): the walk fills the event's
   // record in place (Runtime::walkCompleteRecords) and record() emits it.
   bool plain() const noexcept { return plain_; }
-  bool record(trace::VersionRecord& rec) {
+  bool record(const trace::VersionRecord& rec) {
     if (e_.cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
       ++abandoned_;
       return false;

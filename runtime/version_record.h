@@ -2,7 +2,8 @@
 // A version's event record as the rundown's walk fills it in place (registry.cc) and
 // trace::rundownRecord emits it: the provider's record (jitprov_records.h) and the
 // lengths of its three names, which the registry knows and the record does not carry,
-// so that overlong names are found without a strlen. Internal to the core library.
+// so that overlong names are found without a strlen. Internal: the core library, its
+// tests and benchmarks.
 #pragma once
 
 #include "jitprov_records.h"
