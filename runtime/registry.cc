@@ -169,6 +169,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   auto* m = new (slot.storage) Method(module, desc, ns, name, sig, ordinal);
   s_->methods.commit(slot);   // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
+  if (slot.populate) s_->populateMethodsAhead();
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
   s_->live_methods.fetch_add(1, std::memory_order_relaxed);
   // The slot, and what the module's arena grew by (its strings are counted with methods).
@@ -301,6 +302,20 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   mod->~Module();
   owner->modules.recycle(id);  // P9: after the grace period, the record destroyed
   owner->awaiting_reclamation.fetch_sub(records, std::memory_order_relaxed);
+}
+
+void Runtime::State::populateMethodsAhead() noexcept {
+  // acq_rel: pairs with the callback's exchange, so that a callback that cleared the flag
+  // before this exchange sees the request the claim left.
+  if (!populate_queued.exchange(true, std::memory_order_acq_rel))
+    rcu::retire(&populate_job.rcu, &State::populateMethods);
+}
+
+void Runtime::State::populateMethods(rcu_head* head) noexcept {
+  rcu::ReclaimScope scope;
+  State* s = reinterpret_cast<PopulateJob*>(reinterpret_cast<char*>(head) - offsetof(PopulateJob, rcu))->owner;
+  s->populate_queued.exchange(false, std::memory_order_acq_rel);  // before populateAhead() looks
+  (void)s->methods.populateAhead();
 }
 
 void Runtime::State::reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept {
@@ -1052,6 +1067,10 @@ MemoryStats Runtime::memoryStats() const {
   m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
   m.reclaim_wait = s_->reclaim_wait.snapshot();
   m.max_reclamation_backlog = s_->max_backlog;
+  const auto populated = s_->methods.populateStats();
+  m.method_huge_pages = populated.ahead;
+  m.method_huge_pages_late = populated.late;
+  m.method_huge_pages_failed = populated.failed;
   m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
                     s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots();
   return m;

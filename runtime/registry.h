@@ -302,11 +302,12 @@ struct Runtime::State {
 
   // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
   // 268M native versions, 1M modules. Ids are never reused.
-  // Huge pages for the version table only (slot_table.h): the method table in them too
-  // made the walk a little faster but registration much slower on a VM whose host takes
-  // free 2 MB blocks back, where a huge page's first touch costs far more than 512 small
-  // ones (docs/measurements.md, "Huge pages").
-  using MethodTable = SlotTable<Method, 16, 1024, false>;
+  // The version table takes huge pages from each 2 MB's first touch. The method table
+  // beyond its first 2 MB (23 831 methods) is in huge pages, each populated one ahead of
+  // the registering thread, off its path (populateMethodsAhead): on a VM whose host takes
+  // free 2 MB blocks back a huge page's first touch cost far more than 512 small ones,
+  // and registration paid it (docs/measurements.md, "Huge pages").
+  using MethodTable = SlotTable<Method, 16, 1024, Paging::kAhead>;
   using VersionTable = SlotTable<NativeVersion, 16, 4096>;
   using ModuleTable = SlotTable<Module, 12, 256>;
 
@@ -365,6 +366,18 @@ struct Runtime::State {
   // Queues `head` for reclamation after a grace period, or, past max_backlog, waits for
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
+
+  // The method table's next huge page is populated (MethodTable) on liburcu's call_rcu
+  // thread, not on the registering one: registerMethod queues it when a claim enters a
+  // huge page, once at a time (populate_queued; the callback clears it before it looks,
+  // so a request made meanwhile queues it again). drainReclamation() waits for it too.
+  void populateMethodsAhead() noexcept;
+  static void populateMethods(rcu_head* head) noexcept;
+  struct PopulateJob {
+    rcu_head rcu{};
+    State* owner;
+  } populate_job{{}, this};
+  std::atomic<bool> populate_queued{false};
 
   // Methods registered ever: rundown_begin's method_count, and each method's ordinal.
   // Writer: registerMethod under the loader mutex, before the slot's commit; readers:

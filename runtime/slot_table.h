@@ -3,7 +3,7 @@
 // period; an id names one occupancy of one slot and is never handed out twice.
 //
 // Layout: a fixed directory of chunk pointers; a chunk holds 2^kChunkBits slots and is
-// allocated (zeroed, by calloc) the first time a slot in it is claimed. A slot is an
+// allocated (zeroed: calloc'd or freshly mapped, see Paging) the first time a slot in it is claimed. A slot is an
 // atomic `id` word and the storage of one T. Slot 0 is never used, so no id is 0.
 //
 // Ids (registry.h P9): id = generation << 32 | index. The first occupant of a slot has
@@ -43,6 +43,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -58,6 +59,33 @@
 
 namespace jitprov {
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels refuse it (EINVAL), counted
+#endif
+
+// How a table's chunks are paged (docs/measurements.md, "Huge pages"):
+//  - kSmall: calloc'd, 4 KB pages.
+//  - kAtFirstTouch: chunks of 2 MB or more mapped at a 2 MB boundary and advised into
+//    transparent huge pages, so each 2 MB is a huge page from its first touch, which the
+//    writer pays.
+//  - kAhead: chunks laid out back to back in 2 MB-aligned regions of whole huge pages,
+//    advised into huge pages but for the table's first 2 MB (a small table stays small),
+//    each populated one huge page ahead of the writer by populateAhead(), which the
+//    caller runs off the writer's path: the writer finds its pages present where a huge
+//    page's first touch costs milliseconds (a VM whose host takes free 2 MB blocks back),
+//    and the table's resident memory runs at most one huge page ahead of its use.
+// JITPROV_HUGE_PAGES=0 in the environment leaves huge pages out (neither advice nor
+// population); JITPROV_HUGE_PAGES=noahead leaves kAhead tables in 4 KB pages.
+enum class Paging { kSmall, kAtFirstTouch, kAhead };
+
+inline bool hugePagesWanted(Paging paging) noexcept {
+  static const std::string_view setting = [] {
+    const char* e = std::getenv("JITPROV_HUGE_PAGES");
+    return std::string_view(e == nullptr ? "" : e);
+  }();
+  return setting != "0" && (paging != Paging::kAhead || setting != "noahead");
+}
+
 // A slot of a SlotTable<T>: the id word, then the record in place. Its layout depends on
 // T alone, so that a record can find its own id word (SlotTable::idOf).
 template <class T>
@@ -66,7 +94,7 @@ struct SlotOf {
   alignas(T) unsigned char storage[sizeof(T)];
 };
 
-template <class T, unsigned kChunkBits, size_t kMaxChunks, bool kHugeAdvice = true>
+template <class T, unsigned kChunkBits, size_t kMaxChunks, Paging kPaging = Paging::kAtFirstTouch>
 class SlotTable {
  public:
   static constexpr unsigned kIndexBits = 32;
@@ -84,6 +112,9 @@ class SlotTable {
   struct Claim {
     uint64_t id = 0;
     void* storage = nullptr;
+    // Paging::kAhead: this claim entered a huge page, and populateAhead() has the next
+    // one to populate (the caller arranges for it off its path).
+    bool populate = false;
   };
   enum class State { kLive, kGone, kNeverIssued };
 
@@ -95,11 +126,16 @@ class SlotTable {
       Slot* chunk = c.load(std::memory_order_relaxed);
       if (chunk == nullptr) continue;
       JITPROV_UNPOISON(chunk, kChunkBytes);
-      if (kMapped)
+      if constexpr (kPaging == Paging::kAhead) {
+        // the regions are unmapped below
+      } else if (kMapped)
         munmap(chunk, kChunkBytes);
       else
         std::free(chunk);
     }
+    if constexpr (kPaging == Paging::kAhead)
+      for (unsigned char* region : regions_)
+        if (region != nullptr) munmap(region, kRegionBytes);
   }
 
   // Writer: a slot for a new record, and the id it will have. False when kCapacity
@@ -107,7 +143,8 @@ class SlotTable {
   bool claim(Claim* out) noexcept {
     takeRecycled();
     uint64_t id;
-    if (!free_.empty()) {
+    const bool fresh = free_.empty();
+    if (!fresh) {
       std::pop_heap(free_.begin(), free_.end(), LowerIndexFirst{});
       id = free_.back();
       free_.pop_back();
@@ -118,7 +155,21 @@ class SlotTable {
     }
     Slot& s = slot(indexOf(id));
     JITPROV_UNPOISON(s.storage, sizeof(T));
-    *out = Claim{id, s.storage};
+    *out = Claim{id, s.storage, false};
+    if constexpr (kPaging == Paging::kAhead) {
+      // A fresh slot at or past the next trigger (the regions' bytes counted back to back):
+      // ask for the huge page after the one it is in.
+      const uint64_t at = indexOf(id) * sizeof(Slot);
+      if (fresh && at >= ahead_trigger_) {
+        const uint64_t page = at / kHugePage;
+        ahead_trigger_ = (page + 1) * kHugePage;
+        if (unsigned char* next = hugePage(page + 1); next != nullptr) {
+          // release: populateAhead() touches a page the writer mapped.
+          next_page_.store(next, std::memory_order_release);
+          out->populate = true;
+        }
+      }
+    }
     return true;
   }
 
@@ -238,6 +289,39 @@ class SlotTable {
       if (c.load(std::memory_order_relaxed) != nullptr) n += kChunkSize * sizeof(Slot);
     return n;
   }
+  // Paging::kAhead: populates the huge page the writer will enter next (claim()'s
+  // Claim::populate) with a huge page, so that the writer finds it present. Any thread
+  // but the writer's, one at a time (a mutex); milliseconds a huge page on a VM whose host
+  // takes free 2 MB blocks back.
+  struct PopulateStats {
+    uint64_t ahead = 0;   // huge pages populated before the writer reached them
+    uint64_t late = 0;    // ... that the writer had reached first (it paid their first touch)
+    uint64_t failed = 0;  // the kernel populated not (no memory, no MADV_POPULATE_WRITE): from
+                          // then on the table's new regions take 4 KB pages
+  };
+  PopulateStats populateAhead() noexcept {
+    std::lock_guard<std::mutex> g(populate_mu_);
+    if constexpr (kPaging == Paging::kAhead) {
+      unsigned char* page = next_page_.exchange(nullptr, std::memory_order_acquire);
+      if (page == nullptr) return populateStats();
+      unsigned char resident = 0;
+      // relaxed: counters for statistics, and a hint for the writer's next mapping.
+      if (mincore(page, kHugePage / 512, &resident) == 0 && (resident & 1) != 0)
+        late_.fetch_add(1, std::memory_order_relaxed);
+      else if (madvise(page, kHugePage, MADV_POPULATE_WRITE) == 0)
+        ahead_.fetch_add(1, std::memory_order_relaxed);
+      else {
+        populate_failed_.fetch_add(1, std::memory_order_relaxed);
+        no_advice_.store(true, std::memory_order_relaxed);
+      }
+    }
+    return populateStats();
+  }
+  PopulateStats populateStats() const noexcept {
+    return {ahead_.load(std::memory_order_relaxed), late_.load(std::memory_order_relaxed),
+            populate_failed_.load(std::memory_order_relaxed)};
+  }
+
   // Slots retired for good because their generations ran out.
   uint64_t exhaustedSlots() const {
     std::lock_guard<std::mutex> g(recycled_mu_);
@@ -282,37 +366,43 @@ class SlotTable {
     if (chunk != nullptr) return chunk;
     static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free);
     // Zero bytes (calloc'd or freshly mapped) are valid `0` atomics (the static_assert above).
-    chunk = static_cast<Slot*>(kMapped ? mapChunk() : std::calloc(kChunkSize, sizeof(Slot)));
+    if constexpr (kPaging == Paging::kAhead) {
+      unsigned char* region = mapRegion(c / kRegionChunks);
+      chunk = region == nullptr ? nullptr : reinterpret_cast<Slot*>(region + (c % kRegionChunks) * kChunkBytes);
+    } else {
+      chunk = static_cast<Slot*>(kMapped ? mapAligned(kChunkBytes, hugePagesWanted(kPaging))
+                                         : std::calloc(kChunkSize, sizeof(Slot)));
+    }
     if (chunk == nullptr) return nullptr;
     for (uint64_t i = 0; i < kChunkSize; ++i) JITPROV_POISON(chunk[i].storage, sizeof(T));
     publish(chunks_[c], chunk);
     return chunk;
   }
 
-  // A table that asks for it (kHugeAdvice) maps its chunks of 2 MB or more at a 2 MB
-  // boundary and advises them into transparent huge pages (where the kernel allows; THP's
-  // "madvise" mode is Debian's default; JITPROV_HUGE_PAGES=0 in the environment leaves
-  // that out); other chunks are calloc'd. The walk reads the chunks in order, and with
-  // 4 KB pages a walk of 10 M methods crosses 240 000 pages, each a TLB miss the hardware
-  // prefetcher does not cross (docs/measurements.md, "Huge pages"). The price is paid at
-  // the first touch of each 2 MB (registry.h: why the method table does not ask).
+  // Paging::kAtFirstTouch maps chunks of 2 MB or more at a 2 MB boundary and advises
+  // them into transparent huge pages (where the kernel allows; THP's "madvise" mode is
+  // Debian's default); other chunks of that mode are calloc'd. Paging::kAhead maps
+  // regions of kRegionChunks chunks, a whole number of huge pages, at a 2 MB boundary
+  // (mapRegion). The walk reads the chunks in order, and with 4 KB pages a walk of
+  // 10 M methods crosses 240 000 pages, each a TLB miss the hardware prefetcher does not
+  // cross (docs/measurements.md, "Huge pages").
   static constexpr size_t kChunkBytes = kChunkSize * sizeof(Slot);
   static constexpr size_t kHugePage = size_t{2} << 20;
-  static constexpr bool kMapped = kHugeAdvice && kChunkBytes >= kHugePage;
-  static Slot* mapChunk() noexcept {
-    void* p = mmap(nullptr, kChunkBytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  static constexpr bool kMapped = kPaging == Paging::kAtFirstTouch && kChunkBytes >= kHugePage;
+  static constexpr uint64_t kRegionChunks = kHugePage / std::gcd(kChunkBytes, kHugePage);
+  static constexpr size_t kRegionBytes = kRegionChunks * kChunkBytes;
+  static constexpr uint64_t kRegions = (kMaxChunks + kRegionChunks - 1) / kRegionChunks;
+  static_assert(kPaging != Paging::kAhead || kRegionChunks <= 64, "a region of whole huge pages is a few chunks");
+  static void* mapAligned(size_t bytes, bool advise) noexcept {
+    void* p = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     const uintptr_t base = reinterpret_cast<uintptr_t>(p);
     const uintptr_t aligned = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
     if (aligned > base) munmap(p, aligned - base);
     if (const size_t tail = kHugePage - (aligned - base); tail > 0)
-      munmap(reinterpret_cast<void*>(aligned + kChunkBytes), tail);
-    static const bool huge = [] {
-      const char* e = std::getenv("JITPROV_HUGE_PAGES");
-      return e == nullptr || std::string_view(e) != "0";
-    }();
-    if (huge) (void)madvise(reinterpret_cast<void*>(aligned), kChunkBytes, MADV_HUGEPAGE);  // advice only
-    return reinterpret_cast<Slot*>(aligned);
+      munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+    if (advise) (void)madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);  // advice only
+    return reinterpret_cast<void*>(aligned);
   }
 
   std::atomic<Slot*> chunks_[kMaxChunks] = {};
@@ -325,6 +415,42 @@ class SlotTable {
   std::vector<uint64_t> recycled_;
   uint64_t exhausted_ = 0, lost_ = 0;
   std::atomic<size_t> recycled_count_{0};
+
+  // Paging::kAhead. Writer only: the regions mapped (from the first claim in them, or
+  // the writer's look ahead), and where the next fresh slot asks for a huge page to be
+  // populated: from the middle of the first huge page (which stays in 4 KB pages, so that
+  // a table of fewer than 1 MB of slots stays small), then from each page's start.
+  unsigned char* regions_[kPaging == Paging::kAhead ? kRegions : 1] = {};
+  uint64_t ahead_trigger_ = kHugePage / 2;
+  // The writer's request to populateAhead(), taken by it.
+  std::atomic<unsigned char*> next_page_{nullptr};
+  std::mutex populate_mu_;
+  std::atomic<uint64_t> ahead_{0}, late_{0}, populate_failed_{0};
+  std::atomic<bool> no_advice_{false};  // population failed once: no more huge pages
+
+  // Writer: region r, mapped now if it was not, and advised into huge pages but for the
+  // first 2 MB of the first region.
+  unsigned char* mapRegion(uint64_t r) noexcept {
+    if (regions_[r] == nullptr) {
+      auto* region = static_cast<unsigned char*>(mapAligned(kRegionBytes, false));
+      const size_t skip = r == 0 ? kHugePage : 0;
+      if (region != nullptr && hugePagesWanted(kPaging) && !no_advice_.load(std::memory_order_relaxed))
+        (void)madvise(region + skip, kRegionBytes - skip, MADV_HUGEPAGE);  // advice only
+      regions_[r] = region;
+    }
+    return regions_[r];
+  }
+  // Writer: the address of huge page `page` of the table (the regions' pages back to
+  // back), its region mapped; nullptr for the first, past the table's capacity, without
+  // huge pages, or when the mapping failed.
+  unsigned char* hugePage(uint64_t page) noexcept {
+    constexpr uint64_t kPerRegion = kRegionBytes / kHugePage;
+    const uint64_t r = page / kPerRegion;
+    if (page == 0 || r >= kRegions || !hugePagesWanted(kPaging) || no_advice_.load(std::memory_order_relaxed))
+      return nullptr;
+    unsigned char* region = mapRegion(r);
+    return region == nullptr ? nullptr : region + (page % kPerRegion) * kHugePage;
+  }
 };
 
 }  // namespace jitprov

@@ -8,9 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <new>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace jitprov {
 namespace {
@@ -168,6 +173,113 @@ TEST(SlotReuse, TheLimitsAreNamedInTheirErrors) {
   EXPECT_NE(std::string(errcMessage(Errc::kTooManyMethods)).find("67108863"), std::string::npos);
   EXPECT_NE(std::string(errcMessage(Errc::kTooManyVersions)).find("268435455"), std::string::npos);
   EXPECT_EQ(Runtime::State::ModuleTable::kCapacity, 1048575u);
+}
+
+// Paging::kAhead. Slots of 24 bytes, chunks of 65 536 slots: 1.5 MB, so a region of
+// whole huge pages is 4 chunks (6 MB, 3 huge pages); 12 chunks, 3 regions, 9 huge pages.
+struct Pair {
+  uint64_t a, b;
+};
+using Paged = SlotTable<Pair, 16, 12, Paging::kAhead>;
+constexpr uint64_t kSlotsPerRegion = 4 * Paged::kChunkSize;
+constexpr uint64_t kSecondPage = ((2u << 20) + 23) / 24;  // the first slot in the table's second 2 MB
+
+// kB of anonymous huge pages in the mapping of /proc/self/smaps that contains `p`.
+uint64_t hugeKbAround(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= addr && addr < hi;
+      continue;
+    }
+    unsigned long kb;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %lu kB", &kb) == 1) return kb;
+  }
+  return 0;
+}
+
+// Fills the table without populating anything ahead: the number of claims that asked.
+uint64_t fillWithoutPopulating(Paged& t) {
+  uint64_t asked = 0;
+  for (uint64_t i = 1; i <= Paged::kCapacity; ++i) {
+    Paged::Claim c;
+    if (!t.claim(&c)) break;
+    new (c.storage) Pair{i, ~i};
+    t.commit(c);
+    asked += c.populate;
+  }
+  return asked;
+}
+
+TEST(SlotTable, PopulatesEachHugePageAheadOfTheWriterButTheFirst) {
+  Paged t;
+  std::vector<uint64_t> asked;
+  for (uint64_t i = 1; i <= Paged::kCapacity; ++i) {
+    Paged::Claim c;
+    ASSERT_TRUE(t.claim(&c));
+    new (c.storage) Pair{i, ~i};
+    t.commit(c);
+    if (!c.populate) continue;
+    asked.push_back(Paged::indexOf(c.id));
+    const Paged::PopulateStats st = t.populateAhead();
+    if (asked.size() == 1 && st.failed == 0) {
+      ASSERT_EQ(st.ahead, 1u);
+      // (Its slots' chunk is not claimed yet: the address from the region's start.)
+      EXPECT_EQ(hugeKbAround(static_cast<const char*>(t.slotAddress(0)) + (2u << 20)), 2048u)
+          << "page 1 present before the writer is there";
+    }
+  }
+  // The first claim past the middle of huge page 0 asked for page 1; the first in each of
+  // pages 1..7 for the next; nothing lies past page 8.
+  std::vector<uint64_t> expected{((1u << 20) + 23) / 24};
+  for (uint64_t page = 1; page <= 7; ++page) expected.push_back((page * (2u << 20) + 23) / 24);
+  EXPECT_EQ(asked, expected);
+  const Paged::PopulateStats st = t.populateAhead();
+  EXPECT_EQ(st.ahead + st.late + st.failed, 8u);
+  EXPECT_EQ(st.late, 0u) << "each was asked for half a huge page or more before the writer came";
+  for (uint64_t i = 1; i <= Paged::kCapacity; ++i) {
+    const Pair* p = t.load(i);
+    ASSERT_NE(p, nullptr);
+    ASSERT_TRUE(p->a == i && p->b == ~i) << "slot " << i;
+  }
+  if (st.failed == 0) {
+    // Region 0: its first 2 MB in 4 KB pages (a mapping of their own), the other two huge;
+    // regions 1 and 2 huge.
+    EXPECT_EQ(hugeKbAround(t.slotAddress(1)), 0u);
+    EXPECT_EQ(hugeKbAround(t.slotAddress(kSecondPage)), 2u * 2048);
+    EXPECT_EQ(hugeKbAround(t.slotAddress(kSlotsPerRegion)), 3u * 2048);
+    EXPECT_EQ(hugeKbAround(t.slotAddress(2 * kSlotsPerRegion)), 3u * 2048);
+  } else {
+    std::printf("MADV_POPULATE_WRITE refused %llu huge pages: the table is in 4 KB pages\n",
+                (unsigned long long)st.failed);
+  }
+}
+
+TEST(SlotTable, AHugePageTheWriterReachedFirstIsCountedLate) {
+  Paged t;
+  EXPECT_EQ(fillWithoutPopulating(t), 8u);
+  const Paged::PopulateStats st = t.populateAhead();  // only the last request stands
+  EXPECT_EQ(st.ahead + st.late + st.failed, 1u);
+  if (st.failed == 0) {
+    EXPECT_EQ(st.late, 1u) << "page 8, which the writer filled first";
+  }
+}
+
+TEST(SlotTable, TheRegistrysMethodTableIsPopulatedOffTheRegisteringThread) {
+  Runtime rt;
+  auto mod = rt.registerModule("/app/Big.dll", false);
+  ASSERT_TRUE(mod.ok());
+  // 23 831 methods of 88-byte slots: past the middle of the table's first 2 MB (slot
+  // 11 916), which asks for the second 2 MB, and not into it (slot 23 832).
+  for (uint32_t i = 1; i <= 23831; ++i)
+    ASSERT_TRUE(rt.registerMethod(*mod, MethodDesc{i, 0, "Ns", "M" + std::to_string(i), "void ()"}).ok());
+  rt.drainReclamation();  // the population runs on liburcu's call_rcu thread: waited for here
+  const MemoryStats ms = rt.memoryStats();
+  EXPECT_EQ(ms.method_huge_pages + ms.method_huge_pages_late + ms.method_huge_pages_failed, 1u);
 }
 
 }  // namespace
