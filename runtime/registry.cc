@@ -135,6 +135,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     if (Errc e = checkName(s); e != Errc::kOk) return e;
   }
 
+  State::PopulateAfterUnlock populate{s_.get()};  // after the loader mutex (State::askPopulate)
   std::lock_guard<std::mutex> g(s_->loader);
   Module* mod = s_->modules.load(module);
   if (mod == nullptr) return s_->missingModule(module);
@@ -169,7 +170,7 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
   auto* m = new (slot.storage) Method(module, desc, ns, name, sig, ordinal);
   s_->methods.commit(slot);   // P9 (P5): after the record is complete
   mod->methods.push_back(m);  // reserved above: cannot throw
-  if (slot.populate) s_->populateMethodsAhead();
+  if (slot.populate) s_->askPopulate();
   s_->method_records.fetch_add(1, std::memory_order_relaxed);
   s_->live_methods.fetch_add(1, std::memory_order_relaxed);
   // The slot, and what the module's arena grew by (its strings are counted with methods).
@@ -304,18 +305,19 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   owner->awaiting_reclamation.fetch_sub(records, std::memory_order_relaxed);
 }
 
-void Runtime::State::populateMethodsAhead() noexcept {
+void Runtime::State::populateAhead() noexcept {
   // acq_rel: pairs with the callback's exchange, so that a callback that cleared the flag
   // before this exchange sees the request the claim left.
   if (!populate_queued.exchange(true, std::memory_order_acq_rel))
-    rcu::retire(&populate_job.rcu, &State::populateMethods);
+    rcu::retire(&populate_job.rcu, &State::populateTables);
 }
 
-void Runtime::State::populateMethods(rcu_head* head) noexcept {
+void Runtime::State::populateTables(rcu_head* head) noexcept {
   rcu::ReclaimScope scope;
   State* s = reinterpret_cast<PopulateJob*>(reinterpret_cast<char*>(head) - offsetof(PopulateJob, rcu))->owner;
   s->populate_queued.exchange(false, std::memory_order_acq_rel);  // before populateAhead() looks
   (void)s->methods.populateAhead();
+  (void)s->ils.populateAhead();
 }
 
 void Runtime::State::reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept {
@@ -349,8 +351,8 @@ Runtime::State::SiteLabel Runtime::State::labelFor(VersionId version) const noex
 }
 
 void Runtime::State::freeMethod(Method* m, bool give_back_code) {
-  uint64_t bytes = 0;  // IL version nodes (native ones are counted by freeVersion)
-  uint64_t ils = 0;    // those of ReJITs (il_versions counts rejit_id != 0)
+  uint64_t bytes = 0;   // IL version nodes (native ones are counted by freeVersion)
+  uint64_t rejits = 0;  // those of ReJITs (il_versions counts rejit_id != 0)
   for (IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr;) {
     for (NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;) {
       NativeVersion* next = v->next.load(std::memory_order_relaxed);  // relaxed: no writer is left
@@ -358,14 +360,20 @@ void Runtime::State::freeMethod(Method* m, bool give_back_code) {
       v = next;
     }
     IlVersion* next = il->next;
-    if (il->rejit_id != 0) ++ils;
-    bytes += sizeof(IlVersion);
-    delete il;
+    if (il->rejit_id != 0) ++rejits;
+    bytes += IlTable::slotBytes();
+    const uint64_t id = IlTable::idOf(il);
+    il->~IlVersion();
+    // After the grace period that ended its method's readers, the only ones that could
+    // reach it (P4): its slot may be claimed again at once.
+    ils.clear(id);
+    ils.recycle(id);
+    il_records.fetch_sub(1, std::memory_order_relaxed);
     il = next;
   }
   method_bytes.fetch_sub(MethodTable::slotBytes(), std::memory_order_relaxed);  // strings: with the module
   version_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  il_versions.fetch_sub(ils, std::memory_order_relaxed);
+  il_versions.fetch_sub(rejits, std::memory_order_relaxed);
   const MethodId id = m->id();
   m->~Method();
   methods.recycle(id);  // P9
@@ -443,6 +451,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   const bool timed = JITPROV_USDT_ENABLED(jit_end);
   const uint64_t start_ns = timed ? monotonicNs() : 0;
   const CvmLock::RundownMark mark = timed ? s_->lock.rundownMark() : CvmLock::RundownMark{};
+  State::PopulateAfterUnlock populate{s_.get()};  // after the CVM lock (State::askPopulate)
   CvmLock::Guard lock(s_->lock, publishSite(tier), method);
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
@@ -545,6 +554,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
   VersionView view{};
   JitdumpWriter* jd = nullptr;
   uint64_t jd_ns = 0;
+  State::PopulateAfterUnlock populate{s_.get()};  // after the CVM lock (State::askPopulate)
   rcu::ReadSection rs;  // keeps the method alive for method_load after the lock (as publishCode)
   {
     CvmLock::Guard lock(s_->lock, publishSite(code.tier), method);
@@ -698,12 +708,22 @@ uint64_t Runtime::State::takeRemovalSeq() noexcept {
   return r;
 }
 
+IlVersion* Runtime::State::newIlVersion(RejitId rejit, IlVersion* next, Method* m) noexcept {
+  IlTable::Claim slot;
+  if (!ils.claim(&slot)) return nullptr;
+  auto* il = new (slot.storage) IlVersion(rejit, next, m);
+  ils.commit(slot);  // its id word (IlTable::idOf), for freeMethod
+  if (slot.populate) askPopulate();
+  il_records.fetch_add(1, std::memory_order_relaxed);
+  version_bytes.fetch_add(IlTable::slotBytes(), std::memory_order_relaxed);
+  return il;
+}
+
 IlVersion* Runtime::State::activeIlOrCreate(Method* m) noexcept {
   if (IlVersion* il = m->activeIl()) return il;
-  auto* il = new (std::nothrow) IlVersion(0, nullptr, m);
+  IlVersion* il = newIlVersion(0, nullptr, m);
   if (il == nullptr) return nullptr;
   fault::linkIlVersion(m->il_head, il);  // P1: the node is complete
-  version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
   return il;
 }
 
@@ -734,18 +754,18 @@ Result<void> Runtime::activate(VersionId version) {
 }
 
 Result<RejitId> Runtime::requestRejit(MethodId method) {
+  State::PopulateAfterUnlock populate{s_.get()};  // after the CVM lock (State::askPopulate)
   CvmLock::Guard lock(s_->lock, LockSite::kRejit, method);
   Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
   JITPROV_ASSERT_HELD(s_->lock);
   IlVersion* const newest = s_->activeIlOrCreate(m);
   if (newest == nullptr) return Errc::kOutOfMemory;
-  auto* il = new (std::nothrow) IlVersion(newest->rejit_id + 1, newest, m);
+  IlVersion* il = s_->newIlVersion(newest->rejit_id + 1, newest, m);
   if (il == nullptr) return Errc::kOutOfMemory;
   publish(m->il_head, il);               // P1; and the new IL version is the active one (P3)
   publish(m->entry_point, uint64_t{0});  // back to "not compiled" until the new code is activated
   s_->il_versions.fetch_add(1, std::memory_order_relaxed);
-  s_->version_bytes.fetch_add(sizeof(IlVersion), std::memory_order_relaxed);
   trace::rejitRequest(s_->instance, m->id(),
                       il->rejit_id);  // under the lock: ordered with the IL version's publication
   return il->rejit_id;
@@ -1056,8 +1076,10 @@ MemoryStats Runtime::memoryStats() const {
   m.version_bytes = s_->version_bytes.load(std::memory_order_relaxed);
   // The tables' chunks, less the slots counted above as method and version records.
   const uint64_t records = s_->method_records.load(std::memory_order_relaxed) * State::MethodTable::slotBytes() +
-                           m.native_versions * State::VersionTable::slotBytes();
-  const uint64_t tables = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes();
+                           m.native_versions * State::VersionTable::slotBytes() +
+                           s_->il_records.load(std::memory_order_relaxed) * State::IlTable::slotBytes();
+  const uint64_t tables = s_->methods.allocatedBytes() + s_->versions.allocatedBytes() + s_->modules.allocatedBytes() +
+                          s_->ils.allocatedBytes();
   m.table_bytes = (tables > records ? tables - records : 0) + s_->list_bytes.load(std::memory_order_relaxed);
   m.retired = s_->retired.load(std::memory_order_relaxed);
   m.replayed = s_->replayed.load(std::memory_order_relaxed);
@@ -1067,10 +1089,11 @@ MemoryStats Runtime::memoryStats() const {
   m.reclaimed_inline = s_->reclaimed_inline.load(std::memory_order_relaxed);
   m.reclaim_wait = s_->reclaim_wait.snapshot();
   m.max_reclamation_backlog = s_->max_backlog;
-  const auto populated = s_->methods.populateStats();
-  m.method_huge_pages = populated.ahead;
-  m.method_huge_pages_late = populated.late;
-  m.method_huge_pages_failed = populated.failed;
+  const auto methods = s_->methods.populateStats();
+  const auto ils = s_->ils.populateStats();
+  m.huge_pages_ahead = methods.ahead + ils.ahead;
+  m.huge_pages_late = methods.late + ils.late;
+  m.huge_pages_failed = methods.failed + ils.failed;
   m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
                     s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots();
   return m;

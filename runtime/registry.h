@@ -301,15 +301,18 @@ struct Runtime::State {
   State& operator=(const State&) = delete;
 
   // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
-  // 268M native versions, 1M modules. Ids are never reused.
+  // 268M native versions, 268M IL versions, 1M modules. Ids are never reused.
   // The version table takes huge pages from each 2 MB's first touch. The method table
-  // beyond its first 2 MB (23 831 methods) is in huge pages, each populated one ahead of
-  // the registering thread, off its path (populateMethodsAhead): on a VM whose host takes
+  // beyond its first 2 MB (23 830 methods) is in huge pages, populated two ahead of the
+  // registering thread, off its path (populateAhead): on a VM whose host takes
   // free 2 MB blocks back a huge page's first touch cost far more than 512 small ones,
   // and registration paid it (docs/measurements.md, "Huge pages").
   using MethodTable = SlotTable<Method, 16, 1024, Paging::kAhead>;
   using VersionTable = SlotTable<NativeVersion, 16, 4096>;
   using ModuleTable = SlotTable<Module, 12, 256>;
+  // IL version nodes (48-byte slots, as malloc's chunks for them were), paged as the
+  // method table: the walk reads one a method (docs/measurements.md, "Huge pages").
+  using IlTable = SlotTable<IlVersion, 16, 4096, Paging::kAhead>;
 
   // This runtime's number in the process, from 1, never handed out twice (a process may
   // hold several runtimes, and create them after destroying others): every event
@@ -340,6 +343,11 @@ struct Runtime::State {
   MethodTable methods;
   ModuleTable modules;
   VersionTable versions;
+  // IL version nodes: claim/commit under the CVM lock (their creators hold it); clear and
+  // recycle in freeMethod, after the grace period that ended its method's readers (no
+  // reader reaches a node but through its method). Never looked up by id.
+  IlTable ils;
+  std::atomic<uint64_t> il_records{0};  // nodes in ils (MemoryStats: the tables' bytes)
 
   // Versions retired since the last batch went to RCU (P6). Guarded by retire_batch_mu,
   // taken under the CVM lock by retireVersion() (lock order: CVM lock, then it) and alone
@@ -367,12 +375,28 @@ struct Runtime::State {
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 
-  // The method table's next huge page is populated (MethodTable) on liburcu's call_rcu
-  // thread, not on the registering one: registerMethod queues it when a claim enters a
-  // huge page, once at a time (populate_queued; the callback clears it before it looks,
-  // so a request made meanwhile queues it again). drainReclamation() waits for it too.
-  void populateMethodsAhead() noexcept;
-  static void populateMethods(rcu_head* head) noexcept;
+  // The method and IL tables' next huge pages are populated (Paging::kAhead) on
+  // liburcu's call_rcu thread, not on the registering or JIT thread: a claim that asks
+  // for it queues the job, once at a time (populate_queued; the callback clears it
+  // before it looks, so a request made meanwhile queues it again). drainReclamation()
+  // waits for it too.
+  void populateAhead() noexcept;
+  // A claim asked for pages under the loader mutex or the CVM lock: liburcu's call_rcu
+  // may take its own locks (a thread's first read section, the first call_rcu of the
+  // process), which fork() holds before ours (fork.cc), so the job is queued once the
+  // lock is released, by a PopulateAfterUnlock declared before it.
+  std::atomic<bool> populate_pending{false};
+  void askPopulate() noexcept { populate_pending.store(true, std::memory_order_release); }
+  struct PopulateAfterUnlock {
+    State* s;
+    ~PopulateAfterUnlock() {
+      // relaxed first: a JIT path pays a load; acq_rel: pairs with askPopulate's release.
+      if (s->populate_pending.load(std::memory_order_relaxed) &&
+          s->populate_pending.exchange(false, std::memory_order_acq_rel))
+        s->populateAhead();
+    }
+  };
+  static void populateTables(rcu_head* head) noexcept;
   struct PopulateJob {
     rcu_head rcu{};
     State* owner;
@@ -452,6 +476,8 @@ struct Runtime::State {
   // The method's active IL version, its first one (rejit 0) allocated and published now
   // if it has none (P1); null when out of memory. CVM lock held.
   IlVersion* activeIlOrCreate(Method* m) noexcept;
+  // A new IL version node in ils (CVM lock held), or nullptr when out of slots or memory.
+  IlVersion* newIlVersion(RejitId rejit, IlVersion* next, Method* m) noexcept;
   void freeMethod(Method* m, bool give_back_code);
   void freeVersion(NativeVersion* v, bool give_back_code);
   // Host mode: the live version whose range overlaps [start, start + size), or null;

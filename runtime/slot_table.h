@@ -70,10 +70,11 @@ namespace jitprov {
 //    writer pays.
 //  - kAhead: chunks laid out back to back in 2 MB-aligned regions of whole huge pages,
 //    advised into huge pages but for the table's first 2 MB (a small table stays small),
-//    each populated one huge page ahead of the writer by populateAhead(), which the
-//    caller runs off the writer's path: the writer finds its pages present where a huge
-//    page's first touch costs milliseconds (a VM whose host takes free 2 MB blocks back),
-//    and the table's resident memory runs at most one huge page ahead of its use.
+//    each populated two huge pages ahead of the writer by populateAhead(), which the
+//    caller runs off the writer's path (and off its locks): the writer finds its pages
+//    present where a huge page's first touch costs milliseconds (a VM whose host takes
+//    free 2 MB blocks back), and the table's resident memory runs at most two huge pages
+//    ahead of its use.
 // JITPROV_HUGE_PAGES=0 in the environment leaves huge pages out (neither advice nor
 // population); JITPROV_HUGE_PAGES=noahead leaves kAhead tables in 4 KB pages.
 enum class Paging { kSmall, kAtFirstTouch, kAhead };
@@ -112,8 +113,8 @@ class SlotTable {
   struct Claim {
     uint64_t id = 0;
     void* storage = nullptr;
-    // Paging::kAhead: this claim entered a huge page, and populateAhead() has the next
-    // one to populate (the caller arranges for it off its path).
+    // Paging::kAhead: this claim entered a huge page, and populateAhead() has pages to
+    // populate (the caller arranges for it off its path, once its locks are released).
     bool populate = false;
   };
   enum class State { kLive, kGone, kNeverIssued };
@@ -134,8 +135,8 @@ class SlotTable {
         std::free(chunk);
     }
     if constexpr (kPaging == Paging::kAhead)
-      for (unsigned char* region : regions_)
-        if (region != nullptr) munmap(region, kRegionBytes);
+      for (auto& r : regions_)
+        if (unsigned char* region = r.load(std::memory_order_relaxed)) munmap(region, kRegionBytes);
   }
 
   // Writer: a slot for a new record, and the id it will have. False when kCapacity
@@ -158,14 +159,16 @@ class SlotTable {
     *out = Claim{id, s.storage, false};
     if constexpr (kPaging == Paging::kAhead) {
       // A fresh slot at or past the next trigger (the regions' bytes counted back to back):
-      // ask for the huge page after the one it is in.
+      // ask for the huge pages up to kLookahead after the one it is in.
       const uint64_t at = indexOf(id) * sizeof(Slot);
       if (fresh && at >= ahead_trigger_) {
         const uint64_t page = at / kHugePage;
         ahead_trigger_ = (page + 1) * kHugePage;
-        if (unsigned char* next = hugePage(page + 1); next != nullptr) {
-          // release: populateAhead() touches a page the writer mapped.
-          next_page_.store(next, std::memory_order_release);
+        uint64_t want = page;
+        while (want < page + kLookahead && hugePage(want + 1) != nullptr) ++want;  // maps their regions
+        if (want > page) {
+          // release: populateAhead() reads the regions' addresses the writer stored.
+          want_upto_.store(want, std::memory_order_release);
           out->populate = true;
         }
       }
@@ -289,30 +292,31 @@ class SlotTable {
       if (c.load(std::memory_order_relaxed) != nullptr) n += kChunkSize * sizeof(Slot);
     return n;
   }
-  // Paging::kAhead: populates the huge page the writer will enter next (claim()'s
-  // Claim::populate) with a huge page, so that the writer finds it present. Any thread
-  // but the writer's, one at a time (a mutex); milliseconds a huge page on a VM whose host
-  // takes free 2 MB blocks back.
+  // Paging::kAhead: populates the huge pages the writer asked for (claim()'s
+  // Claim::populate) and not populated yet, so that the writer finds them present. Any
+  // thread but the writer's, one at a time (a mutex); milliseconds a huge page on a VM
+  // whose host takes free 2 MB blocks back. A page the writer reached first (it paid
+  // its first touch) is counted late.
   struct PopulateStats {
-    uint64_t ahead = 0;   // huge pages populated before the writer reached them
-    uint64_t late = 0;    // ... that the writer had reached first (it paid their first touch)
-    uint64_t failed = 0;  // the kernel populated not (no memory, no MADV_POPULATE_WRITE): from
-                          // then on the table's new regions take 4 KB pages
+    uint64_t ahead = 0;   // 2 MB ranges populated before the writer reached them
+    uint64_t late = 0;    // ... that the writer had reached first
+    uint64_t failed = 0;  // the kernel populated not (no memory; no MADV_POPULATE_WRITE: no
+                          // huge pages are asked for then)
   };
   PopulateStats populateAhead() noexcept {
     std::lock_guard<std::mutex> g(populate_mu_);
     if constexpr (kPaging == Paging::kAhead) {
-      unsigned char* page = next_page_.exchange(nullptr, std::memory_order_acquire);
-      if (page == nullptr) return populateStats();
-      unsigned char resident = 0;
-      // relaxed: counters for statistics, and a hint for the writer's next mapping.
-      if (mincore(page, kHugePage / 512, &resident) == 0 && (resident & 1) != 0)
-        late_.fetch_add(1, std::memory_order_relaxed);
-      else if (madvise(page, kHugePage, MADV_POPULATE_WRITE) == 0)
-        ahead_.fetch_add(1, std::memory_order_relaxed);
-      else {
-        populate_failed_.fetch_add(1, std::memory_order_relaxed);
-        no_advice_.store(true, std::memory_order_relaxed);
+      const uint64_t want = want_upto_.load(std::memory_order_acquire);
+      for (; populated_upto_ < want; ++populated_upto_) {
+        unsigned char* page = hugePageAt(populated_upto_ + 1);
+        unsigned char resident = 0;
+        // relaxed: counters for statistics.
+        if (mincore(page, kHugePage / 512, &resident) == 0 && (resident & 1) != 0)
+          late_.fetch_add(1, std::memory_order_relaxed);
+        else if (madvise(page, kHugePage, MADV_POPULATE_WRITE) == 0)
+          ahead_.fetch_add(1, std::memory_order_relaxed);
+        else
+          populate_failed_.fetch_add(1, std::memory_order_relaxed);  // the writer will fault it in
       }
     }
     return populateStats();
@@ -416,40 +420,55 @@ class SlotTable {
   uint64_t exhausted_ = 0, lost_ = 0;
   std::atomic<size_t> recycled_count_{0};
 
-  // Paging::kAhead. Writer only: the regions mapped (from the first claim in them, or
-  // the writer's look ahead), and where the next fresh slot asks for a huge page to be
-  // populated: from the middle of the first huge page (which stays in 4 KB pages, so that
-  // a table of fewer than 1 MB of slots stays small), then from each page's start.
-  unsigned char* regions_[kPaging == Paging::kAhead ? kRegions : 1] = {};
+  // Paging::kAhead. The regions mapped (from the first claim in them, or the writer's
+  // look ahead; the writer stores them, release, populateAhead() reads them), and where
+  // the next fresh slot asks for huge pages to be populated (writer only): from the
+  // middle of the first huge page (which stays in 4 KB pages, so that a table of fewer
+  // than 1 MB of slots stays small), then from each page's start, kLookahead pages ahead.
+  static constexpr uint64_t kLookahead = 2;
+  static constexpr uint64_t kPagesPerRegion = kRegionBytes / kHugePage;
+  std::atomic<unsigned char*> regions_[kPaging == Paging::kAhead ? kRegions : 1] = {};
   uint64_t ahead_trigger_ = kHugePage / 2;
-  // The writer's request to populateAhead(), taken by it.
-  std::atomic<unsigned char*> next_page_{nullptr};
+  // The highest page asked for (the writer stores it), and populated up to (populateAhead).
+  std::atomic<uint64_t> want_upto_{0};
   std::mutex populate_mu_;
+  uint64_t populated_upto_ = 0;
   std::atomic<uint64_t> ahead_{0}, late_{0}, populate_failed_{0};
-  std::atomic<bool> no_advice_{false};  // population failed once: no more huge pages
 
-  // Writer: region r, mapped now if it was not, and advised into huge pages but for the
-  // first 2 MB of the first region.
+  // Whether huge pages are asked for at all: wanted (JITPROV_HUGE_PAGES), and the kernel
+  // can populate them ahead (MADV_POPULATE_WRITE, Linux 5.14; a zero length tells).
+  static bool aheadWanted() noexcept {
+    static const bool can = [] {
+      alignas(4096) static char probe[4096];
+      return madvise(probe, 0, MADV_POPULATE_WRITE) == 0;
+    }();
+    return hugePagesWanted(kPaging) && can;
+  }
+  // Writer: region r, mapped now if it was not. Advised into huge pages but for the
+  // first 2 MB of the first region, which, like every region without the advice, is
+  // advised out of them (THP's "always" mode would make them huge at the first touch).
   unsigned char* mapRegion(uint64_t r) noexcept {
-    if (regions_[r] == nullptr) {
-      auto* region = static_cast<unsigned char*>(mapAligned(kRegionBytes, false));
-      const size_t skip = r == 0 ? kHugePage : 0;
-      if (region != nullptr && hugePagesWanted(kPaging) && !no_advice_.load(std::memory_order_relaxed))
-        (void)madvise(region + skip, kRegionBytes - skip, MADV_HUGEPAGE);  // advice only
-      regions_[r] = region;
-    }
-    return regions_[r];
+    // relaxed: the writer is the only one storing regions_.
+    if (unsigned char* region = regions_[r].load(std::memory_order_relaxed)) return region;
+    auto* region = static_cast<unsigned char*>(mapAligned(kRegionBytes, false));
+    if (region == nullptr) return nullptr;
+    const size_t small = !aheadWanted() ? kRegionBytes : r == 0 ? kHugePage : 0;
+    if (small != 0) (void)madvise(region, small, MADV_NOHUGEPAGE);  // advice only
+    if (small < kRegionBytes) (void)madvise(region + small, kRegionBytes - small, MADV_HUGEPAGE);
+    regions_[r].store(region, std::memory_order_release);
+    return region;
   }
   // Writer: the address of huge page `page` of the table (the regions' pages back to
   // back), its region mapped; nullptr for the first, past the table's capacity, without
   // huge pages, or when the mapping failed.
   unsigned char* hugePage(uint64_t page) noexcept {
-    constexpr uint64_t kPerRegion = kRegionBytes / kHugePage;
-    const uint64_t r = page / kPerRegion;
-    if (page == 0 || r >= kRegions || !hugePagesWanted(kPaging) || no_advice_.load(std::memory_order_relaxed))
-      return nullptr;
-    unsigned char* region = mapRegion(r);
-    return region == nullptr ? nullptr : region + (page % kPerRegion) * kHugePage;
+    if (page == 0 || page >= kMaxChunks * kChunkBytes / kHugePage || !aheadWanted()) return nullptr;
+    unsigned char* region = mapRegion(page / kPagesPerRegion);
+    return region == nullptr ? nullptr : region + (page % kPagesPerRegion) * kHugePage;
+  }
+  // populateAhead(): the address of a page the writer asked for (its region mapped).
+  unsigned char* hugePageAt(uint64_t page) const noexcept {
+    return regions_[page / kPagesPerRegion].load(std::memory_order_acquire) + (page % kPagesPerRegion) * kHugePage;
   }
 };
 

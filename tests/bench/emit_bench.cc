@@ -154,9 +154,9 @@ int main(int argc, char** argv) {
   rt.drainReclamation();  // the registry quiet, as for a tracer that comes later
   {
     const MemoryStats ms = rt.memoryStats();
-    std::printf("method table: %llu huge pages populated ahead of the registering thread, %llu late, %llu failed\n",
-                (unsigned long long)ms.method_huge_pages, (unsigned long long)ms.method_huge_pages_late,
-                (unsigned long long)ms.method_huge_pages_failed);
+    std::printf("method and IL tables: %llu huge pages populated ahead, %llu late, %llu failed\n",
+                (unsigned long long)ms.huge_pages_ahead, (unsigned long long)ms.huge_pages_late,
+                (unsigned long long)ms.huge_pages_failed);
   }
   RundownEngine engine(rt, RundownMode::kLockFree, RundownTriggers{});
   Bench b{rt, engine, {}, {}};

@@ -102,11 +102,12 @@ struct MemoryStats {
                                          // or recording them for reuse ran out of memory
   HistSnapshot reclaim_wait;             // the waits of the reclaimed_inline removals
   uint64_t max_reclamation_backlog = 0;  // the bound in force (0: none)
-  // The method table's huge pages (2 MB) populated one ahead of the registering thread:
-  uint64_t method_huge_pages = 0;         // before it reached them
-  uint64_t method_huge_pages_late = 0;    // after (it paid their first touch itself)
-  uint64_t method_huge_pages_failed = 0;  // not (no memory, an old kernel): the table's next
-                                          // regions stay in 4 KB pages
+  // The method and IL version tables' huge pages (2 MB), populated one ahead of the
+  // thread that fills them (registration, the first JIT of a method):
+  uint64_t huge_pages_ahead = 0;   // before it reached them
+  uint64_t huge_pages_late = 0;    // after (it paid their first touch itself)
+  uint64_t huge_pages_failed = 0;  // not (no memory, an old kernel): the table's next regions
+                                   // stay in 4 KB pages
 };
 
 // The jitdump sink (runtime/jitdump.h; docs/spec.md "The jitdump sink").
