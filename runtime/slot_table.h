@@ -64,10 +64,9 @@ namespace jitprov {
 #endif
 
 // How a table's chunks are paged (docs/measurements.md, "Huge pages"):
-//  - kSmall: calloc'd, 4 KB pages.
 //  - kAtFirstTouch: chunks of 2 MB or more mapped at a 2 MB boundary and advised into
 //    transparent huge pages, so each 2 MB is a huge page from its first touch, which the
-//    writer pays.
+//    writer pays; smaller chunks calloc'd.
 //  - kAhead: chunks laid out back to back in 2 MB-aligned regions of whole huge pages,
 //    advised into huge pages but for the table's first 2 MB (a small table stays small),
 //    each populated two huge pages ahead of the writer by populateAhead(), which the
@@ -77,7 +76,7 @@ namespace jitprov {
 //    ahead of its use.
 // JITPROV_HUGE_PAGES=0 in the environment leaves huge pages out (neither advice nor
 // population); JITPROV_HUGE_PAGES=noahead leaves kAhead tables in 4 KB pages.
-enum class Paging { kSmall, kAtFirstTouch, kAhead };
+enum class Paging { kAtFirstTouch, kAhead };
 
 inline bool hugePagesWanted(Paging paging) noexcept {
   static const std::string_view setting = [] {
@@ -127,9 +126,9 @@ class SlotTable {
       Slot* chunk = c.load(std::memory_order_relaxed);
       if (chunk == nullptr) continue;
       JITPROV_UNPOISON(chunk, kChunkBytes);
-      if constexpr (kPaging == Paging::kAhead) {
-        // the regions are unmapped below
-      } else if (kMapped)
+      if constexpr (kPaging == Paging::kAhead)
+        continue;  // in a region, unmapped below
+      else if (kMapped)
         munmap(chunk, kChunkBytes);
       else
         std::free(chunk);
