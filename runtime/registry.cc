@@ -801,7 +801,8 @@ namespace {
 // Only versions with after < publish_seq <= upto are passed to `emit` (P8). Returns
 // how many it counted: all, or those `emit` returned true for.
 template <std::memory_order kNextOrder, class Emit>
-uint64_t visitMethod(const Method* m, const Emit& emit, WalkStats* st, uint64_t after, uint64_t upto) {
+[[gnu::always_inline]] inline uint64_t visitMethod(const Method* m, const Emit& emit, WalkStats* st, uint64_t after,
+                                                   uint64_t upto) {
   uint64_t kept = 0;
   for (const IlVersion* il = readPublished(m->il_head); il != nullptr; il = il->next) {                      // P1
     for (const NativeVersion* v = readPublished(il->native_head); v != nullptr;                              // P1
@@ -942,6 +943,17 @@ CompleteWalk Runtime::walkCompleteRecords(WalkLocking locking, FunctionRef<void(
       between_batches);
 }
 
+CompleteWalk Runtime::walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                          trace::RecordEmitter& out, FunctionRef<void()> between_batches) const {
+  return walkCompleteImpl(
+      locking, begin,
+      [&out](const Method& m, const NativeVersion& v, uint64_t start) {
+        fillRecord(&out.rec, m, v, start);
+        return out.emit();
+      },
+      between_batches);
+}
+
 template <class Emit>
 CompleteWalk Runtime::walkCompleteImpl(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                        const Emit& emit, FunctionRef<void()> between_batches) const {
@@ -989,11 +1001,6 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Emit& emit, uint64_t afte
         slot = static_cast<const char*>(s_->methods.slotAddress(index));
         chunk_end = (index | (State::MethodTable::kChunkSize - 1)) + 1;
       }
-      // The slot of index + k.
-      const auto slotOf = [&](uint64_t k) -> const char* {
-        if (slot != nullptr && index + k < chunk_end) return slot + k * kMethodSlot;
-        return static_cast<const char*>(s_->methods.slotAddress(index + k));
-      };
       // Software pipeline: the method record kPrefetchMethod ids ahead (both lines its
       // 88-byte slot spans: il_head is on the second), its newest IL version and its
       // name kPrefetchIl ahead (the record should be in cache by then; the name's first
@@ -1004,25 +1011,35 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Emit& emit, uint64_t afte
       // across the batch's end too (up to hw: a record is live in any read section that
       // found it so, and one found here is only prefetched from, never visited), so that
       // each batch does not start cold (docs/measurements.md, "The walk's prefetch").
-      if (index + kPrefetchMethod <= hw) {
-        if (const char* p = slotOf(kPrefetchMethod)) {
-          __builtin_prefetch(p);
-          __builtin_prefetch(p + 64);  // inside the slot (88 bytes)
-        }
+      // Nearly always the three slots ahead are in this chunk and below the high water:
+      // they are then this slot's neighbours, with no test or table lookup of their own.
+      const char *ahead_method, *ahead_il, *ahead_version;
+      if (slot != nullptr && index + kPrefetchMethod < chunk_end && index + kPrefetchMethod <= hw) [[likely]] {
+        ahead_method = slot + kPrefetchMethod * kMethodSlot;
+        ahead_il = slot + kPrefetchIl * kMethodSlot;
+        ahead_version = slot + kPrefetchVersion * kMethodSlot;
+      } else {
+        // The slot of index + k (nullptr past the high water or in an unmapped chunk).
+        const auto slotOf = [&](uint64_t k) -> const char* {
+          if (index + k > hw) return nullptr;
+          if (slot != nullptr && index + k < chunk_end) return slot + k * kMethodSlot;
+          return static_cast<const char*>(s_->methods.slotAddress(index + k));
+        };
+        ahead_method = slotOf(kPrefetchMethod);
+        ahead_il = slotOf(kPrefetchIl);
+        ahead_version = slotOf(kPrefetchVersion);
       }
-      if (index + kPrefetchIl <= hw) {
-        const char* p = slotOf(kPrefetchIl);
-        if (const Method* ahead = p != nullptr ? State::MethodTable::liveAt(p) : nullptr) {
-          __builtin_prefetch(readPublished(ahead->il_head));
-          __builtin_prefetch(ahead->name());
-          __builtin_prefetch(ahead->name() + ahead->name_len);  // its NUL: the last line
-        }
+      if (ahead_method != nullptr) {
+        __builtin_prefetch(ahead_method);
+        __builtin_prefetch(ahead_method + 64);  // inside the slot (88 bytes)
       }
-      if (index + kPrefetchVersion <= hw) {
-        const char* p = slotOf(kPrefetchVersion);
-        if (const Method* ahead = p != nullptr ? State::MethodTable::liveAt(p) : nullptr) {
-          if (const IlVersion* il = readPublished(ahead->il_head)) __builtin_prefetch(readPublished(il->native_head));
-        }
+      if (const Method* ahead = ahead_il != nullptr ? State::MethodTable::liveAt(ahead_il) : nullptr) {
+        __builtin_prefetch(readPublished(ahead->il_head));
+        __builtin_prefetch(ahead->name());
+        __builtin_prefetch(ahead->name() + ahead->name_len);  // its NUL: the last line
+      }
+      if (const Method* ahead = ahead_version != nullptr ? State::MethodTable::liveAt(ahead_version) : nullptr) {
+        if (const IlVersion* il = readPublished(ahead->il_head)) __builtin_prefetch(readPublished(il->native_head));
       }
       const Method* m = slot != nullptr ? State::MethodTable::liveAt(slot) : nullptr;  // P9
       if (m == nullptr) continue;                                                      // free, or unloaded

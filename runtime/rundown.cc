@@ -280,18 +280,10 @@ class RundownEngine::Pass {
   WalkLocking locking() const noexcept { return locking_; }
   void begin(uint64_t begin_seq);
   // A rundown into lttng alone (no test emitter, no sink): the walk fills the event's
-  // record in place (Runtime::walkCompleteRecords) and record() emits it.
+  // record in place (Runtime::walkCompleteRecords) and out() emits it.
   bool plain() const noexcept { return plain_; }
-  bool record(const trace::VersionRecord& rec) {
-    if (e_.cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
-      ++abandoned_;
-      return false;
-    }
-    trace::rundownRecord(ev_, rec);
-    if ((++emitted_ & window_mask_) == 0) [[unlikely]]
-      window();
-    return true;
-  }
+  // Its emission of the records (abandoned and emitted are counted there, in either path).
+  trace::RecordEmitter& out() noexcept { return out_; }
   // Otherwise, from a view. Whether it was emitted: the counts are of those.
   bool version(const VersionView& v);
   void pace();
@@ -322,11 +314,11 @@ class RundownEngine::Pass {
   // channel on one CPU.
   static constexpr uint64_t kBurst = 4096;
   Pacer pacer_;
-  uint64_t emitted_ = 0;
   uint64_t window_start_ = monotonicNs();
-  // stop() cuts a rundown short: the rest of the walk emits nothing (about 30 ns a
-  // version, so shutdown waits a bounded time), and rundown_end says so.
-  uint64_t abandoned_ = 0;
+  // The events emitted, and after stop() the versions abandoned: it cuts a rundown short,
+  // the rest of the walk emits nothing (about 30 ns a version, so shutdown waits a
+  // bounded time), and rundown_end says so. Both counted in out_, by either path.
+  trace::RecordEmitter out_{ev_, e_.cancel_, window_mask_, [](void* p) { static_cast<Pass*>(p)->window(); }, this};
 
   void window();
 };
@@ -345,7 +337,7 @@ void RundownEngine::Pass::begin(uint64_t begin_seq) {
 
 bool RundownEngine::Pass::version(const VersionView& v) {
   if (e_.cancel_.load(std::memory_order_relaxed)) {
-    ++abandoned_;
+    ++out_.abandoned;
     return false;
   }
   if (e_.emitter_ == nullptr) {
@@ -354,7 +346,7 @@ bool RundownEngine::Pass::version(const VersionView& v) {
     return false;  // a test emitter's fault (rundown_emitter.h)
   }
   if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kVersion, r_.rundown_id, &v, nullptr});
-  if ((++emitted_ & window_mask_) == 0) window();
+  if ((++out_.emitted & window_mask_) == 0) window();
   return true;
 }
 
@@ -370,7 +362,7 @@ void RundownEngine::Pass::pace() {
   // most 10 ms, so that stop() is not kept waiting.
   if (!pacer_.paced()) return;
   uint64_t now = monotonicNs();
-  const uint64_t due = pacer_.dueNs(now, emitted_);
+  const uint64_t due = pacer_.dueNs(now, out_.emitted);
   while (due > now + 50000 && !e_.cancel_.load(std::memory_order_relaxed)) {
     const timespec ts = toTimespec(std::min<uint64_t>(due - now, 10'000'000));
     nanosleep(&ts, nullptr);
@@ -384,7 +376,7 @@ void RundownEngine::Pass::count(const CompleteWalk& cw) {
   r_.methods = cw.methods();
   r_.caught_up_methods = cw.caught_up_methods;
   r_.versions = cw.walk.versions + cw.caught_up;
-  r_.cut_short = abandoned_ > 0;
+  r_.cut_short = out_.abandoned > 0;
   r_.skipped = cw.walk.skipped;
   r_.begin_seq = cw.begin_seq;
   r_.publish_seq = cw.publish_seq;
@@ -440,10 +432,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   const auto begin = [&](uint64_t begin_seq) { pass.begin(begin_seq); };
   const auto between = [&] { pass.pace(); };
   if (pass.plain()) {
-    trace::VersionRecord rec;
-    rec.r.runtime_instance = ev.instance;
-    pass.count(rt_.walkCompleteRecords(
-        pass.locking(), begin, &rec, [&] { return pass.record(rec); }, between));
+    pass.count(rt_.walkCompleteRecords(pass.locking(), begin, pass.out(), between));
   } else {
     pass.count(rt_.walkComplete(
         pass.locking(), begin, [&](const VersionView& v) { return pass.version(v); }, between));

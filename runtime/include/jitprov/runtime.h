@@ -29,6 +29,7 @@ namespace jitprov {
 
 namespace trace {
 struct VersionRecord;  // runtime/version_record.h: the rundown event's record
+class RecordEmitter;   // runtime/version_record.h: the rundown engine's emission of it
 }  // namespace trace
 
 struct RuntimeConfig {
@@ -227,6 +228,10 @@ class Runtime {
   CompleteWalk walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                    trace::VersionRecord* rec, FunctionRef<bool()> visit,
                                    FunctionRef<void()> between_batches) const;
+  // The same, each record emitted by `out` (the engine's path: out.rec filled, then
+  // out.emit(), inlined: no call through a FunctionRef per version).
+  CompleteWalk walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
+                                   trace::RecordEmitter& out, FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
   uint64_t publicationSeq() const noexcept;
   // Benchmark only: the lock-free walk as it was before retirement existed, reading
