@@ -39,9 +39,7 @@ std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInf
   module_info_ = std::move(module_info);
   own_.on = !opt_.stats.empty();
   const hostagent::OwnCpu::Span cpu(own_, true);
-  // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's
-  // rundown thread emits there. Set before the runtime loads lttng-ust.
-  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  hostagent::setLttngEnvironment();  // before the runtime loads lttng-ust
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
   // No in-process lock histograms: nothing here reads them (jitprov-lockwait times the

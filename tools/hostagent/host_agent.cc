@@ -278,6 +278,12 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o) {
         st.last_errno != 0 ? "; last error: " : "", st.last_errno != 0 ? std::strerror(st.last_errno) : "");
 }
 
+void setLttngEnvironment() {
+  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  const char* keep = std::getenv("JITPROV_BADDR_STATEDUMP");
+  if (keep == nullptr || std::strcmp(keep, "1") != 0) setenv("LTTNG_UST_WITHOUT_BADDR_STATEDUMP", "1", 0);
+}
+
 uint64_t nowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -61,6 +61,18 @@ struct PerfMap {
 };
 void perfMapSink(void* ctx, const jitprov_sink_record* r);
 
+// The environment lttng-ust's constructor reads, set before the runtime loads it (never
+// over a value the user set):
+//  - LTTNG_UST_ALLOW_BLOCKING=1: the rundown events go to a channel that may block
+//    (docs/tracing.md); only jitprov's rundown thread emits there.
+//  - LTTNG_UST_WITHOUT_BADDR_STATEDUMP=1, unless JITPROV_BADDR_STATEDUMP=1: lttng-ust's
+//    base-address statedump parses the ELF headers of every library in the process when
+//    it registers with a session and again at each session's start, whether or not a
+//    session records those events (lttng_ust_statedump:bin_info, build_id, debug_link);
+//    jitprov's traces do not use them, and it cost node 9-14 ms a start here
+//    (docs/tracing.md, "lttng-ust's statedump").
+void setLttngEnvironment();
+
 // Creates and starts the rundown engine from the options (with the perf map sink when
 // perfmap is set; `pm` must outlive the engine). Returns JITPROV_OK or an error.
 int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out);

@@ -407,9 +407,7 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
 // The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and the jitdump
 // when asked for. False on failure (said on stderr).
 bool createJitprov(Agent& a) {
-  // Rundown events go to a channel that may block (docs/tracing.md): only jitprov's rundown
-  // thread emits there. Before the runtime loads lttng-ust.
-  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);
+  hostagent::setLttngEnvironment();  // before the runtime loads lttng-ust
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
   // No in-process lock histograms: nothing here reads them (jitprov-lockwait times the

@@ -679,7 +679,7 @@ bool startClient(const std::string* attach_options) {
   }
   c->own.on = !c->opt.stats.empty();
   const hostagent::OwnCpu::Span cpu(c->own, true);  // c is not freed from here on
-  setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 0);       // before the runtime loads lttng-ust (docs/tracing.md)
+  hostagent::setLttngEnvironment();                 // before the runtime loads lttng-ust
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
   cfg.lock_stats = 0;
