@@ -85,6 +85,9 @@ constexpr uint64_t kPrefetchMethod = 16;
 constexpr uint64_t kPrefetchIl = 8;
 constexpr uint64_t kPrefetchVersion = 4;
 constexpr uint64_t kMethodSlot = Runtime::State::MethodTable::slotBytes();
+// walkImpl's fast path takes all three slots ahead as neighbours once the farthest is in
+// the chunk and below the high water: the others must be nearer.
+static_assert(kPrefetchIl <= kPrefetchMethod && kPrefetchVersion <= kPrefetchMethod);
 
 }  // namespace
 

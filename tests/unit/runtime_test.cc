@@ -6,6 +6,7 @@
 #include "version_record.h"
 
 #include <algorithm>
+#include <atomic>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -245,6 +246,55 @@ TEST(WalkCompleteRecords, FillsWhatTheViewsSay) {
   const auto [after, aw] = byViews([] {});
   EXPECT_TRUE(caught == after) << caught.size() << " records against " << after.size() << " views after";
   EXPECT_EQ(cw.walk.versions + cw.caught_up, aw.walk.versions);
+}
+
+// The engine's own path (walkCompleteRecords with a trace::RecordEmitter, emit() inlined
+// into the walk): every live version emitted once, with the walk's counts agreeing, the
+// stall window called every window_mask + 1 events; after a cancel, nothing emitted and
+// every version counted as abandoned (a rundown cut short). No session: the events go
+// nowhere, the counts are the emitter's.
+TEST(WalkCompleteRecords, TheEnginesEmitterCountsWhatItEmits) {
+  Runtime rt;
+  auto mod = rt.registerModule("/app/e.dll", false);
+  ASSERT_TRUE(mod.ok());
+  uint64_t live = 0;
+  for (int i = 0; i < 2500; ++i) {  // three walk batches
+    auto m = rt.registerMethod(*mod, desc("E" + std::to_string(i), 0x06000100 + uint32_t(i)));
+    ASSERT_TRUE(m.ok());
+    if (i % 5 == 4) continue;  // no code
+    jit(rt, *m, Tier::kTier0, 64 + uint32_t(i));
+    ++live;
+    if (i % 3 == 0) {
+      jit(rt, *m, Tier::kTier1, 512);
+      ++live;
+    }
+  }
+  const trace::Rundown to{trace::Sessions{}, rt.instance(), 7};
+  std::atomic<bool> cancel{false};
+  uint64_t windows = 0;
+  const auto count = [](void* p) { ++*static_cast<uint64_t*>(p); };
+  trace::RecordEmitter out(to, cancel, 15, count, &windows);
+  EXPECT_EQ(out.rec.r.runtime_instance, rt.instance());
+  uint64_t begun = 0;
+  const CompleteWalk cw = rt.walkCompleteRecords(
+      WalkLocking::kNone, [&](uint64_t) { ++begun; }, out, [] {});
+  EXPECT_EQ(begun, 1u);
+  EXPECT_EQ(cw.walk.versions, live);
+  EXPECT_EQ(out.emitted, live);
+  EXPECT_EQ(out.abandoned, 0u);
+  EXPECT_EQ(windows, live / 16);
+  EXPECT_EQ(cw.walk.methods, 2000u);
+
+  cancel = true;
+  windows = 0;
+  trace::RecordEmitter cut(to, cancel, 15, count, &windows);
+  const CompleteWalk none = rt.walkCompleteRecords(
+      WalkLocking::kNone, [](uint64_t) {}, cut, [] {});
+  EXPECT_EQ(none.walk.versions, 0u);
+  EXPECT_EQ(none.walk.methods, 0u);
+  EXPECT_EQ(cut.emitted, 0u);
+  EXPECT_EQ(cut.abandoned, live);
+  EXPECT_EQ(windows, 0u);
 }
 
 TEST_F(RuntimeTest, RegistersModulesAndMethodsWithIncreasingIds) {

@@ -69,8 +69,9 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r);
 //    base-address statedump parses the ELF headers of every library in the process when
 //    it registers with a session and again at each session's start, whether or not a
 //    session records those events (lttng_ust_statedump:bin_info, build_id, debug_link);
-//    jitprov's traces do not use them, and it cost node 9-14 ms a start here
-//    (docs/tracing.md, "lttng-ust's statedump").
+//    jitprov's traces do not use them, and it cost node 6-13 ms a start here
+//    (docs/tracing.md, "lttng-ust's statedump in the agents' processes"). Children
+//    inherit both, as the environment goes.
 void setLttngEnvironment();
 
 // Creates and starts the rundown engine from the options (with the perf map sink when

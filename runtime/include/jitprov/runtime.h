@@ -221,15 +221,15 @@ class Runtime {
   // without holding up reclamation.
   CompleteWalk walkComplete(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                             FunctionRef<bool(const VersionView&)> visit, FunctionRef<void()> between_batches) const;
-  // The rundown engine's own walk: as walkComplete, but each version is written into
-  // `*rec` (every field but runtime_instance, which the caller sets once) before
-  // `visit()`: the event's record built in place, without a VersionView to copy from
-  // (docs/measurements.md, "The walk at the emission floor").
+  // As walkComplete, but each version is written into `*rec` (every field but
+  // runtime_instance, which the caller sets once) before `visit()`: the event's record
+  // built in place, without a VersionView to copy from (docs/measurements.md, "The walk
+  // at the emission floor"). For tests; the rundown engine takes the overload below.
   CompleteWalk walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                    trace::VersionRecord* rec, FunctionRef<bool()> visit,
                                    FunctionRef<void()> between_batches) const;
-  // The same, each record emitted by `out` (the engine's path: out.rec filled, then
-  // out.emit(), inlined: no call through a FunctionRef per version).
+  // The rundown engine's own walk: the same, each record emitted by `out` (out.rec
+  // filled, then out.emit(), inlined: no call through a FunctionRef per version).
   CompleteWalk walkCompleteRecords(WalkLocking locking, FunctionRef<void(uint64_t begin_seq)> begin,
                                    trace::RecordEmitter& out, FunctionRef<void()> between_batches) const;
   // The publication sequence: the number of the last publication or removal (acquire).
