@@ -1115,7 +1115,8 @@ MemoryStats Runtime::memoryStats() const {
   m.huge_pages_late = methods.late + ils.late;
   m.huge_pages_failed = methods.failed + ils.failed;
   m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
-                    s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots();
+                    s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots() +
+                    s_->ils.exhaustedSlots() + s_->ils.lostSlots();
   return m;
 }
 
