@@ -93,5 +93,57 @@ TEST(HostKeyIndex, AnEntryAtItsHomePastTheEndStays) {
   EXPECT_EQ(idx.size(), 1u);
 }
 
+// Growth is spread over the insertions after it: no insertion moves more than
+// kMigrateSlots of the old array's slots (one that rehashed the whole array, as the
+// index did before, moved 262 144 at the 131 073rd key), and every key stays findable
+// while the old array drains, through erasures and reinsertions in the middle of it.
+TEST(HostKeyIndex, GrowthIsSpreadOverTheInsertionsAfterIt) {
+  std::mt19937_64 rng(7);
+  HostKeyIndex idx;
+  std::unordered_map<uint64_t, uint64_t> ref;
+  std::vector<uint64_t> live;
+  uint64_t next_key = 1, next_value = 1, drains_seen = 0, checked = 0;
+  bool was_draining = false;
+  while (next_key <= 300000) {
+    const uint64_t k = 0x7f0000000000ULL + next_key++ * 8;
+    idx.insert(k, next_value);
+    ref.emplace(k, next_value++);
+    live.push_back(k);
+    if (rng() % 4 == 0) {  // an erasure, of a key that may sit in either array
+      const size_t i = rng() % live.size();
+      idx.erase(live[i]);
+      ref.erase(live[i]);
+      if (rng() % 2 == 0) {  // and its reinsertion, under a new value (into the new array)
+        idx.insert(live[i], next_value);
+        ref.emplace(live[i], next_value++);
+      } else {
+        live[i] = live.back();
+        live.pop_back();
+      }
+    }
+    if (idx.draining() && !was_draining) ++drains_seen;
+    was_draining = idx.draining();
+    // While draining, every live key and a few erased or unknown ones, now and then.
+    if (idx.draining() && rng() % 512 == 0) {
+      ++checked;
+      ASSERT_EQ(idx.size(), ref.size());
+      for (int j = 0; j < 64; ++j) {
+        const uint64_t probe = live[rng() % live.size()];
+        ASSERT_EQ(idx.find(probe), ref.at(probe)) << "key " << probe;
+        const uint64_t gone = 0x7f0000000000ULL + (rng() % (next_key + 100)) * 8;
+        const auto it = ref.find(gone);
+        ASSERT_EQ(idx.find(gone), it == ref.end() ? 0 : it->second) << "key " << gone;
+      }
+    }
+  }
+  EXPECT_LE(idx.largestStep(), HostKeyIndex::kMigrateSlots);
+  EXPECT_GE(drains_seen, 12u);  // 64 slots to 2^20 (300 000 keys): every growth drained
+  EXPECT_GT(checked, 50u);
+  for (const auto& [k, v] : ref) ASSERT_EQ(idx.find(k), v) << "key " << k;
+  EXPECT_EQ(idx.size(), ref.size());
+  for (const auto& [k, v] : ref) idx.erase(k);
+  EXPECT_EQ(idx.size(), 0u);
+}
+
 }  // namespace
 }  // namespace jitprov
