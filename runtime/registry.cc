@@ -105,7 +105,7 @@ Runtime::~Runtime() {
   for (uint64_t index = 1; index <= hw; ++index) {
     Module* mod = s_->modules.at(index);
     if (mod == nullptr) continue;
-    for (Method* m : mod->methods) s_->freeMethod(m, false);
+    mod->methods.forEach([this](Method* m) { s_->freeMethod(m, false); });
     s_->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
     mod->~Module();  // the tables free their chunks
   }
@@ -155,11 +155,9 @@ Result<MethodId> Runtime::registerMethod(ModuleId module, const MethodDesc& desc
     ns = mod->names.intern(desc.name_space);
     name = mod->names.copyAfter(desc.name, &desc.host_key, desc.host_key != 0 ? sizeof desc.host_key : 0);
     sig = mod->names.intern(desc.signature);
-    if (mod->methods.size() == mod->methods.capacity()) {
-      const size_t before = mod->methods.capacity();
-      mod->methods.reserve(std::max<size_t>(16, 2 * mod->methods.size()));
-      s_->list_bytes.fetch_add((mod->methods.capacity() - before) * sizeof(Method*), std::memory_order_relaxed);
-    }
+    const size_t list_before = mod->methods.bytes();
+    mod->methods.reserveOne();
+    s_->list_bytes.fetch_add(mod->methods.bytes() - list_before, std::memory_order_relaxed);
     if (desc.host_key != 0) s_->by_host_key.insert(desc.host_key, slot.id);
   } catch (const std::bad_alloc&) {
     s_->methods.unclaim(slot);
@@ -197,7 +195,7 @@ Result<void> Runtime::unloadModule(ModuleId module) {
       // would leave a number no event carries).
       const uint64_t unload_seq = mod->methods.empty() ? 0 : s_->takeRemovalSeq();
       mod->records = 1 + mod->methods.size();
-      for (Method* m : mod->methods) mod->records += s_->clearMethod(m, unload_seq);
+      mod->methods.forEach([&](Method* m) { mod->records += s_->clearMethod(m, unload_seq); });
     }
     s_->live_modules.fetch_sub(1, std::memory_order_relaxed);
     s_->live_methods.fetch_sub(mod->methods.size(), std::memory_order_relaxed);
@@ -242,9 +240,7 @@ Result<void> Runtime::unloadMethod(MethodId method) {
     }
     // Out of its module's list (loader mutex), searched from the end: a method unloaded
     // alone is most often one of the module's newest.
-    auto it = std::find(mod->methods.rbegin(), mod->methods.rend(), m);
-    *it = mod->methods.back();
-    mod->methods.pop_back();
+    (void)mod->methods.eraseOne(m);  // it is there: registered, not unloaded before
     s_->live_methods.fetch_sub(1, std::memory_order_relaxed);
   }
   node->method = m;
@@ -298,9 +294,9 @@ void Runtime::State::reclaimModule(rcu_head* head) {
   Module* mod = reinterpret_cast<Module*>(reinterpret_cast<char*>(head) - offsetof(Module, rcu));
   State* owner = mod->owner;
   std::shared_lock<std::shared_mutex> whole(owner->reclaim_mu);  // never half done at a fork
-  for (Method* m : mod->methods) owner->freeMethod(m, true);
+  mod->methods.forEach([owner](Method* m) { owner->freeMethod(m, true); });
   owner->method_bytes.fetch_sub(mod->names.bytes(), std::memory_order_relaxed);
-  owner->list_bytes.fetch_sub(mod->methods.capacity() * sizeof(Method*), std::memory_order_relaxed);
+  owner->list_bytes.fetch_sub(mod->methods.bytes(), std::memory_order_relaxed);
   const ModuleId id = mod->id;
   const uint64_t records = mod->records;
   mod->~Module();
@@ -320,6 +316,7 @@ void Runtime::State::populateTables(rcu_head* head) noexcept {
   State* s = reinterpret_cast<PopulateJob*>(reinterpret_cast<char*>(head) - offsetof(PopulateJob, rcu))->owner;
   s->populate_queued.exchange(false, std::memory_order_acq_rel);  // before populateAhead() looks
   (void)s->methods.populateAhead();
+  (void)s->versions.populateAhead();
   (void)s->ils.populateAhead();
 }
 
@@ -463,6 +460,7 @@ Result<VersionId> Runtime::beginJit(MethodId method, Tier tier, uint32_t osr_il_
   if (il == nullptr) return Errc::kOutOfMemory;
   State::VersionTable::Claim slot;
   if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
+  if (slot.populate) s_->askPopulate();  // queued once the CVM lock is released
   // relaxed load of the head: we hold the CVM lock, its only writer.
   NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);
   auto* v = new (slot.storage)
@@ -579,6 +577,7 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
     if (il == nullptr) return Errc::kOutOfMemory;
     State::VersionTable::Claim slot;
     if (!s_->versions.claim(&slot)) return Errc::kTooManyVersions;
+    if (slot.populate) s_->askPopulate();  // queued once the CVM lock is released
     NativeVersion* const old_head = il->native_head.load(std::memory_order_relaxed);  // relaxed: lock held
     auto* v = new (slot.storage) NativeVersion(slot.id, code.tier, code.host_tier, code.host_version,
                                                code.tier == Tier::kTier1Osr ? code.osr_il_offset : 0, il, old_head);
@@ -1110,10 +1109,11 @@ MemoryStats Runtime::memoryStats() const {
   m.reclaim_wait = s_->reclaim_wait.snapshot();
   m.max_reclamation_backlog = s_->max_backlog;
   const auto methods = s_->methods.populateStats();
+  const auto versions = s_->versions.populateStats();
   const auto ils = s_->ils.populateStats();
-  m.huge_pages_ahead = methods.ahead + ils.ahead;
-  m.huge_pages_late = methods.late + ils.late;
-  m.huge_pages_failed = methods.failed + ils.failed;
+  m.huge_pages_ahead = methods.ahead + versions.ahead + ils.ahead;
+  m.huge_pages_late = methods.late + versions.late + ils.late;
+  m.huge_pages_failed = methods.failed + versions.failed + ils.failed;
   m.slots_retired = s_->methods.exhaustedSlots() + s_->methods.lostSlots() + s_->versions.exhaustedSlots() +
                     s_->versions.lostSlots() + s_->modules.exhaustedSlots() + s_->modules.lostSlots() +
                     s_->ils.exhaustedSlots() + s_->ils.lostSlots();

@@ -113,6 +113,7 @@
 
 #include <absl/container/btree_map.h>
 
+#include "chunked_list.h"
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
@@ -265,7 +266,7 @@ struct Module {
   const bool collectible;
   std::string path;  // assigned before the record is committed (P9), then immutable
   // Loader mutex only.
-  std::vector<Method*> methods;
+  ChunkedList<Method*> methods;
   // Its methods' strings: written under the loader mutex at registration, read by anyone
   // holding one of its methods, freed with the module (P4).
   NameArena names;
@@ -302,13 +303,13 @@ struct Runtime::State {
 
   // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
   // 268M native versions, 268M IL versions, 1M modules. Ids are never reused.
-  // The version table takes huge pages from each 2 MB's first touch. The method table
-  // beyond its first 2 MB (23 830 methods) is in huge pages, populated two ahead of the
-  // registering thread, off its path (populateAhead): on a VM whose host takes
-  // free 2 MB blocks back a huge page's first touch cost far more than 512 small ones,
-  // and registration paid it (docs/measurements.md, "Huge pages").
+  // The method and version tables beyond their first 2 MB (23 830 methods, 32 768
+  // versions) are in huge pages, populated two ahead of the registering or JIT thread,
+  // off its path (populateAhead): on a VM whose host takes free 2 MB blocks back a huge
+  // page's first touch costs far more than 512 small ones (1.7-8 ms here), and the
+  // thread paid it, a JIT thread under the CVM lock (docs/measurements.md, "Huge pages").
   using MethodTable = SlotTable<Method, 16, 1024, Paging::kAhead>;
-  using VersionTable = SlotTable<NativeVersion, 16, 4096>;
+  using VersionTable = SlotTable<NativeVersion, 16, 4096, Paging::kAhead>;
   using ModuleTable = SlotTable<Module, 12, 256>;
   // IL version nodes (48-byte slots, as malloc's chunks for them were), paged as the
   // method table: the walk reads one a method (docs/measurements.md, "Huge pages").
@@ -375,7 +376,7 @@ struct Runtime::State {
   // one and reclaims it now. `records`: how many records it frees. No lock held.
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 
-  // The method and IL tables' next huge pages are populated (Paging::kAhead) on
+  // The method, version and IL tables' next huge pages are populated (Paging::kAhead) on
   // liburcu's call_rcu thread, not on the registering or JIT thread: a claim that asks
   // for it queues the job, once at a time (populate_queued; the callback clears it
   // before it looks, so a request made meanwhile queues it again). drainReclamation()

@@ -295,5 +295,33 @@ TEST(SlotTable, TheRegistrysMethodTableIsPopulatedOffTheRegisteringThread) {
   EXPECT_EQ(ms.huge_pages_late, 0u);
 }
 
+TEST(SlotTable, TheRegistrysVersionTableIsPopulatedOffTheJitThread) {
+  // Host mode: the code publications claim version slots. 16 400 versions of 64-byte
+  // slots: past the middle of the version table's first 2 MB (slot 16 384), which asks
+  // for its second and third 2 MB; 400 methods (and IL versions) stay in their tables'
+  // first 2 MB, which ask for nothing.
+  RuntimeConfig cfg;
+  cfg.code_mode = CodeMode::kHost;
+  Runtime rt(cfg);
+  auto mod = rt.registerModule("/app/Big.dll", false);
+  ASSERT_TRUE(mod.ok());
+  std::vector<MethodId> methods;
+  for (uint32_t i = 1; i <= 400; ++i) {
+    auto m = rt.registerMethod(*mod, MethodDesc{i, 0, "Ns", "M" + std::to_string(i), "void ()"});
+    ASSERT_TRUE(m.ok());
+    methods.push_back(*m);
+  }
+  for (uint64_t v = 0; v < 16400; ++v) {
+    HostCode code;
+    code.code_start = 0x100000 + v * 0x40;
+    code.code_size = 0x40;
+    ASSERT_TRUE(rt.publishHostCode(methods[v % methods.size()], code).ok()) << v;
+  }
+  rt.drainReclamation();  // the population runs on liburcu's call_rcu thread: waited for here
+  const MemoryStats ms = rt.memoryStats();
+  EXPECT_EQ(ms.huge_pages_ahead + ms.huge_pages_late + ms.huge_pages_failed, 2u);
+  EXPECT_EQ(ms.huge_pages_late, 0u);
+}
+
 }  // namespace
 }  // namespace jitprov

@@ -103,8 +103,8 @@ struct MemoryStats {
                                          // or recording them for reuse ran out of memory
   HistSnapshot reclaim_wait;             // the waits of the reclaimed_inline removals
   uint64_t max_reclamation_backlog = 0;  // the bound in force (0: none)
-  // The method and IL version tables' huge pages (2 MB), populated one ahead of the
-  // thread that fills them (registration, the first JIT of a method):
+  // The method, native version and IL version tables' huge pages (2 MB), populated two
+  // ahead of the thread that fills them (registration, a JIT or a code publication):
   uint64_t huge_pages_ahead = 0;   // before it reached them
   uint64_t huge_pages_late = 0;    // after (it paid their first touch itself)
   uint64_t huge_pages_failed = 0;  // not (no memory, an old kernel): the table's next regions
