@@ -40,10 +40,23 @@ refused rate=18446744073709551616 \
 : >"$WORK/a-file"  # every rundown's map would have failed to open
 refused perfmap="$WORK/a-file" "perfmap=$WORK/a-file: not a directory (the map is written as DIR/perf-PID.map)"
 refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"  # was: silently off
+refused names=bogus "names=bogus: vmstructs or jvmti"
 java -agentpath:"$AGENT"=help -version >"$WORK/out" 2>&1 && fail "help started the JVM"
 grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
 java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"
 pass "bad options (rate=-1, perfmap=FILE, perfmap= among them) stop the JVM with one line; help lists the options; good ones start it"
+
+# Names from VMStructs are checked against JVMTI's for the first methods: read one byte
+# off (names=mutant), the first difference turns them off, and says so once.
+java -agentpath:"$AGENT"=trigger=none,perfmap=off,names=mutant,stats="$WORK/mutant.json" -version >"$WORK/out" 2>&1 ||
+  fail "names=mutant: $(cat "$WORK/out")"
+[ "$(grep -c "VMStructs names differ from JVMTI's" "$WORK/out")" -eq 1 ] || fail "names=mutant not caught: $(cat "$WORK/out")"
+$PY - "$WORK/mutant.json" <<'PY' || fail "names=mutant: the names' counts"
+import json, sys
+n = json.load(open(sys.argv[1]))["names"]
+sys.exit(0 if n["mismatches"] == 1 and n["vmstructs"] == 0 and n["jvmti"] >= 1 else "names: %s" % n)
+PY
+pass "names read one byte off from VMStructs are caught by the check against JVMTI, and JVMTI's are used"
 
 # --- the workload ------------------------------------------------------------------------
 $PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 || fail "generate the workload"
@@ -110,5 +123,11 @@ echo "$JAVA_PID" >"$WORK/pid"
 date -r "$WORK/ready/quiet" +%s%N >"$WORK/busy"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-agent "$WORK" 2001 \
   --min-loads 10001 --min-unloads 1001 || fail "codelist cross-check"
-pass "JVM rundowns verified and identical to HotSpot's own code list"
+# The names the code list was compared with came from VMStructs, but for the checked first ones.
+$PY - "$WORK/agent.json" <<'PY' || fail "the agent's names"
+import json, sys
+n = json.load(open(sys.argv[1]))["names"]
+sys.exit(0 if n["mismatches"] == 0 and n["vmstructs"] >= 10000 and n["checked"] == 32 else "names: %s" % n)
+PY
+pass "JVM rundowns verified and identical to HotSpot's own code list (names from VMStructs)"
 rm -rf "$WORK"

@@ -22,6 +22,7 @@ namespace jitprov::jvmti {
 
 struct Agent {
   hostagent::Options opt;
+  JvmOptions jopt;
   jvmtiEnv* jvmti = nullptr;
   jitprov_runtime* rt = nullptr;
   jitprov_rundown* rd = nullptr;
@@ -51,6 +52,14 @@ struct Agent {
   // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
   uint64_t superseded_stubs = 0, superseded_methods = 0;
   uint64_t methods = 0, name_failures = 0;
+  // Names (methodOf): from VMStructs while names_vm, each of the first kNameChecks
+  // compared with JVMTI's (name_mismatches: the differences, which turn names_vm off);
+  // the buffers they are converted in, reused.
+  static constexpr uint64_t kNameChecks = 32;
+  bool names_vm = false;
+  uint64_t names_vmstructs = 0, names_jvmti = 0, names_checked = 0, name_mismatches = 0;
+  uint64_t names_ns = 0;  // the names' wall time (stats: names.ms)
+  std::string cls_buf, name_buf, sig_buf;
   uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
   uint64_t osr = 0;

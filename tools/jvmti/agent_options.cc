@@ -6,9 +6,21 @@
 
 namespace jitprov::jvmti {
 
-bool parseOptions(const char* text, hostagent::Options* o) {
+bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
+  const auto extra = [j](const std::string& k, const std::string& v, std::string* why) -> int {
+    if (k != "names") return 0;
+    if (v == "vmstructs")
+      j->names = JvmOptions::Names::kVmStructs;
+    else if (v == "jvmti")
+      j->names = JvmOptions::Names::kJvmti;
+    else if (v == "mutant")
+      j->names = JvmOptions::Names::kMutant;
+    else
+      return *why = "vmstructs or jvmti", -1;
+    return 1;
+  };
   const std::string err =
-      hostagent::parseOptions(text != nullptr ? text : "", o, nullptr, "signal",
+      hostagent::parseOptions(text != nullptr ? text : "", o, extra, "signal",
                               "no signal trigger, HotSpot owns SIGUSR2 (session, every:SEC, at:SEC, exit)");
   if (err == "help") {
     std::fputs(
@@ -19,6 +31,11 @@ bool parseOptions(const char* text, hostagent::Options* o) {
         "  help               print this and stop the JVM from starting\n",
         stdout);
     std::fputs(hostagent::kCommonHelp, stdout);
+    std::fputs(
+        "  names=vmstructs|jvmti  where compiled methods' names come from: HotSpot's VMStructs\n"
+        "                     (default; checked against JVMTI for the first methods, JVMTI from\n"
+        "                     the first difference on) or JVMTI alone\n",
+        stdout);
     std::fputs(
         "example: -agentpath:/usr/lib/x86_64-linux-gnu/jitprov/libjitprov-jvmti.so=trigger=session,every:30,"
         "perfmap=/tmp\n",

@@ -8,8 +8,17 @@
 
 namespace jitprov::jvmti {
 
+// The agent's own options, beside every host client's.
+struct JvmOptions {
+  // names=: where a method's names come from. kVmStructs (the default): HotSpot's
+  // VMStructs, checked against JVMTI for the first kNameChecks methods (any difference
+  // turns them off for good); kJvmti: JVMTI for every method; kMutant: a test hook,
+  // VMStructs read one byte off, which that check must catch.
+  enum class Names { kVmStructs, kJvmti, kMutant } names = Names::kVmStructs;
+};
+
 // False when the JVM must not start: `help` (printed on stdout) or a bad option (one
 // line on stderr).
-bool parseOptions(const char* text, hostagent::Options* o);
+bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j);
 
 }  // namespace jitprov::jvmti

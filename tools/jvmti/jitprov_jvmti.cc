@@ -127,18 +127,51 @@ bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
   char *name = nullptr, *sig = nullptr, *csig = nullptr;
   jclass klass = nullptr;
   const char *cls = "?", *mname = "?", *msig = "";
-  if (jvmti->GetMethodName(method, &name, &sig, nullptr) == JVMTI_ERROR_NONE) {
-    mname = name != nullptr ? name : "?";
-    msig = sig != nullptr ? sig : "";
-  } else {
-    ++a.name_failures;
+  // From VMStructs: the class's internal name converted as javaClassName() converts
+  // JVMTI's signature. A hidden class ('+' in its internal name, which JVMTI shows as
+  // '.') takes JVMTI's way, as does everything while the first methods are checked.
+  const uint64_t tn0 = nowNs();
+  VmStructs::Names vn;
+  const bool from_vm = a.names_vm && a.vm.namesOf(method, &vn) && vn.klass.find('+') == std::string_view::npos;
+  if (from_vm) {
+    a.cls_buf.assign(vn.klass);
+    for (char& ch : a.cls_buf) ch = ch == '/' ? '.' : ch == '.' ? '/' : ch;
+    a.name_buf.assign(vn.name);
+    a.sig_buf.assign(vn.signature);
   }
-  if (jvmti->GetMethodDeclaringClass(method, &klass) == JVMTI_ERROR_NONE &&
-      jvmti->GetClassSignature(klass, &csig, nullptr) == JVMTI_ERROR_NONE) {
-    cls = javaClassName(csig);
+  if (from_vm && a.names_checked >= Agent::kNameChecks) {
+    cls = a.cls_buf.c_str();
+    mname = a.name_buf.c_str();
+    msig = a.sig_buf.c_str();
+    ++a.names_vmstructs;
   } else {
-    ++a.name_failures;
+    ++a.names_jvmti;
+    if (jvmti->GetMethodName(method, &name, &sig, nullptr) == JVMTI_ERROR_NONE) {
+      mname = name != nullptr ? name : "?";
+      msig = sig != nullptr ? sig : "";
+    } else {
+      ++a.name_failures;
+    }
+    if (jvmti->GetMethodDeclaringClass(method, &klass) == JVMTI_ERROR_NONE &&
+        jvmti->GetClassSignature(klass, &csig, nullptr) == JVMTI_ERROR_NONE) {
+      cls = javaClassName(csig);
+    } else {
+      ++a.name_failures;
+    }
+    if (from_vm) {
+      ++a.names_checked;
+      if (a.cls_buf != cls || a.name_buf != mname || a.sig_buf != msig) {
+        ++a.name_mismatches;
+        a.names_vm = false;
+        // Nothing is lost (this method's names are JVMTI's): said once, counted in the stats.
+        std::fprintf(stderr,
+                     "jitprov-jvmti: VMStructs names differ from JVMTI's (%s.%s%s against %s.%s%s): names from JVMTI "
+                     "from now on\n",
+                     a.cls_buf.c_str(), a.name_buf.c_str(), a.sig_buf.c_str(), cls, mname, msig);
+      }
+    }
   }
+  a.names_ns += nowNs() - tn0;
   jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
   d.host_key = key;
   d.name_space = cls;
@@ -484,7 +517,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
     g_started = false;
     return code;
   };
-  if (!parseOptions(options, &a->opt)) return undo(kOnAttachBadOptions);
+  if (!parseOptions(options, &a->opt, &a->jopt)) return undo(kOnAttachBadOptions);
   g_agent = a;
   a->own.on = !a->opt.stats.empty();
   cpu.emplace(a->own, true);
@@ -505,6 +538,8 @@ jint start(JavaVM* vm, const char* options, bool live) {
   }
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
+  if (a->jopt.names == JvmOptions::Names::kMutant) a->vm.corruptNamesForTest();
+  a->names_vm = a->jopt.names != JvmOptions::Names::kJvmti && a->vm.namesUsable();
   // Before any event: the runtime is left when this fails (nothing published in it), the
   // JVMTI environment disposed.
   if (!createJitprov(*a)) return undo(kOnAttachStartFailed);

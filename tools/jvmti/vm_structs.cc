@@ -17,6 +17,21 @@ T readAt(uintptr_t base, long off) noexcept {
 }
 constexpr int kInvocationEntryBci = -1;    // HotSpot: _entry_bci of a normal (non-OSR) nmethod
 constexpr uintptr_t kMaxScan = 64 * 1024;  // nmethod header + relocations before the code
+// gHotSpotVMTypes: each type's name and size (the table is libjvm.so's static data).
+struct TypeTable {
+  char* const* table;
+  const uint64_t *name_off, *size_off, *stride;
+};
+long typeSize(const TypeTable& t, const char* type) noexcept {
+  if (t.table == nullptr || *t.table == nullptr || t.name_off == nullptr || t.size_off == nullptr ||
+      t.stride == nullptr)
+    return -1;
+  for (const char* e = *t.table;; e += *t.stride) {
+    const char* name = *reinterpret_cast<const char* const*>(e + *t.name_off);
+    if (name == nullptr) return -1;
+    if (std::strcmp(name, type) == 0) return long(*reinterpret_cast<const uint64_t*>(e + *t.size_off));
+  }
+}
 }  // namespace
 
 std::string VmStructs::init(const void* any_jvm_function) {
@@ -32,6 +47,8 @@ std::string VmStructs::init(const void* any_jvm_function) {
   const uint64_t* address_off = sym64("gHotSpotVMStructEntryAddressOffset");
   const uint64_t* static_off = sym64("gHotSpotVMStructEntryIsStaticOffset");
   const uint64_t* stride = sym64("gHotSpotVMStructEntryArrayStride");
+  const TypeTable h2{static_cast<char* const*>(dlsym(h, "gHotSpotVMTypes")), sym64("gHotSpotVMTypeEntryTypeNameOffset"),
+                     sym64("gHotSpotVMTypeEntrySizeOffset"), sym64("gHotSpotVMTypeEntryArrayStride")};
   dlclose(h);  // NOLOAD took a reference; libjvm.so stays loaded
   if (table == nullptr || *table == nullptr || !type_off || !field_off || !offset_off || !address_off || !static_off ||
       !stride)
@@ -50,10 +67,25 @@ std::string VmStructs::init(const void* any_jvm_function) {
   off_comp_level_ = field({{"nmethod", "_comp_level"}, {"CompiledMethod", "_comp_level"}});
   off_entry_bci_ = field({{"nmethod", "_entry_bci"}});
   off_blob_method_ = field({{"CompiledMethod", "_method"}, {"nmethod", "_method"}});
+  off_const_method_ = field({{"Method", "_constMethod"}});
+  off_cm_constants_ = field({{"ConstMethod", "_constants"}});
+  off_cm_name_index_ = field({{"ConstMethod", "_name_index"}});
+  off_cm_signature_index_ = field({{"ConstMethod", "_signature_index"}});
+  off_cp_length_ = field({{"ConstantPool", "_length"}});
+  off_cp_holder_ = field({{"ConstantPool", "_pool_holder"}});
+  off_klass_name_ = field({{"Klass", "_name"}});
+  off_sym_length_ = field({{"Symbol", "_length"}});
+  off_sym_body_ = field({{"Symbol", "_body"}});
+  cp_size_ = typeSize(h2, "ConstantPool");
+  if (off_const_method_ < 0 || off_cm_constants_ < 0 || off_cm_name_index_ < 0 || off_cm_signature_index_ < 0 ||
+      off_cp_length_ < 0 || off_cp_holder_ < 0 || off_sym_length_ < 0)
+    cp_size_ = -1;  // names from JVMTI
   std::string s = std::to_string(entries_.size()) + " VMStructs entries; Method::_code " +
                   std::to_string(off_method_code_) + ", CodeBlob::_code_begin " + std::to_string(off_code_begin_) +
                   ", _comp_level " + std::to_string(off_comp_level_) + ", _entry_bci " +
-                  std::to_string(off_entry_bci_) + ", _method " + std::to_string(off_blob_method_);
+                  std::to_string(off_entry_bci_) + ", _method " + std::to_string(off_blob_method_) +
+                  (namesUsable() ? "; names from VMStructs (sizeof(ConstantPool) " + std::to_string(cp_size_) + ")"
+                                 : "; names from JVMTI (a VMStructs field or type is missing)");
   return s;
 }
 
@@ -139,6 +171,33 @@ VmStructs::Level VmStructs::levelOf(const void* jmethod_id, const void* code) co
     }
   }
   return unknown;
+}
+
+bool VmStructs::symbolAt(uintptr_t symbol, std::string_view* out) const noexcept {
+  if (symbol == 0) return false;
+  const auto n = readAt<uint16_t>(symbol, off_sym_length_);
+  if (n == 0) return false;
+  *out = std::string_view(reinterpret_cast<const char*>(symbol + uintptr_t(off_sym_body_)), n);
+  return true;
+}
+
+bool VmStructs::namesOf(const void* jmethod_id, Names* out) const noexcept {
+  if (!namesUsable() || jmethod_id == nullptr) return false;
+  const uintptr_t method = *static_cast<const uintptr_t*>(jmethod_id);  // jmethodID is a Method**
+  if (method == 0) return false;
+  const auto cm = readAt<uintptr_t>(method, off_const_method_);
+  if (cm == 0) return false;
+  const auto cp = readAt<uintptr_t>(cm, off_cm_constants_);
+  if (cp == 0) return false;
+  const int length = readAt<int>(cp, off_cp_length_);
+  const unsigned name_index = readAt<uint16_t>(cm, off_cm_name_index_);
+  const unsigned sig_index = readAt<uint16_t>(cm, off_cm_signature_index_);
+  if (name_index == 0 || sig_index == 0 || int(name_index) >= length || int(sig_index) >= length) return false;
+  const uintptr_t slots = cp + uintptr_t(cp_size_);  // ConstantPool::base(): a Symbol* per Utf8 entry
+  const auto holder = readAt<uintptr_t>(cp, off_cp_holder_);
+  return holder != 0 && symbolAt(readAt<uintptr_t>(slots, long(name_index) * 8), &out->name) &&
+         symbolAt(readAt<uintptr_t>(slots, long(sig_index) * 8), &out->signature) &&
+         symbolAt(readAt<uintptr_t>(holder, off_klass_name_), &out->klass);
 }
 
 }  // namespace jitprov::jvmti

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 // HotSpot's own field table (gHotSpotVMStructs, exported by libjvm.so for its
 // serviceability agent), read by field name, so that no offset is compiled in: the
-// compile level and OSR entry of an nmethod, which JVMTI does not give.
+// compile level and OSR entry of an nmethod, which JVMTI does not give; and a method's
+// names, which JVMTI gives at 6 us a method here (GetMethodName, GetMethodDeclaringClass,
+// GetClassSignature, three Deallocates, each a VM transition; docs/jvm-agent.md).
+//
+// Names: *(Method**)jmethodID -> Method::_constMethod -> ConstMethod::_constants (the
+// ConstantPool), _name_index and _signature_index into the pool's Symbol* slots (which
+// follow the ConstantPool header: sizeof(ConstantPool) from gHotSpotVMTypes), and
+// ConstantPool::_pool_holder -> Klass::_name: Symbols of _length bytes at _body, the
+// same modified UTF-8 bytes JVMTI copies out. Read in a CompiledMethodLoad callback,
+// whose method HotSpot keeps alive for JVMTI's own reads of the same fields.
 //
 // How a level is found, in order (each counted, Agent::tier_by):
 //  1. "method_code": *(Method**)jmethodID -> Method::_code is the nmethod whose
@@ -18,6 +27,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +53,20 @@ class VmStructs {
   // jmethod_id: the jmethodID (a Method**); code: the address JVMTI gave.
   Level levelOf(const void* jmethod_id, const void* code) const noexcept;
 
+  // A method's names, as views of HotSpot's Symbols (valid while the method lives):
+  // its class's internal name ("java/util/HashMap", a hidden class's with '+' before
+  // its suffix), its name and its signature. False when a field is missing in this JDK
+  // or what was read is not plausible (a null pointer, an index past the pool).
+  struct Names {
+    std::string_view klass, name, signature;
+  };
+  bool namesUsable() const noexcept { return cp_size_ > 0 && off_sym_body_ >= 0 && off_klass_name_ >= 0; }
+  bool namesOf(const void* jmethod_id, Names* out) const noexcept;
+  // For the agent's names=mutant test hook: Symbol bodies read one byte off.
+  void corruptNamesForTest() noexcept {
+    if (off_sym_body_ >= 0) ++off_sym_body_;
+  }
+
  private:
   long field(const std::vector<std::pair<std::string, std::string>>& names) const;
   bool inHeap(uintptr_t a, uintptr_t* low) const noexcept;
@@ -56,6 +80,10 @@ class VmStructs {
   };
   std::vector<Entry> entries_;
   long off_method_code_ = -1, off_code_begin_ = -1, off_comp_level_ = -1, off_entry_bci_ = -1, off_blob_method_ = -1;
+  bool symbolAt(uintptr_t symbol, std::string_view* out) const noexcept;
+  long off_const_method_ = -1, off_cm_constants_ = -1, off_cm_name_index_ = -1, off_cm_signature_index_ = -1;
+  long off_cp_length_ = -1, off_cp_holder_ = -1, off_klass_name_ = -1, off_sym_length_ = -1, off_sym_body_ = -1;
+  long cp_size_ = -1;                                   // sizeof(ConstantPool): its Symbol* slots follow it
   std::vector<std::pair<uintptr_t, uintptr_t>> heaps_;  // [low, high) of each code heap
 };
 
