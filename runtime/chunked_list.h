@@ -36,8 +36,9 @@ class ChunkedList {
   void reserveOne() {
     if (size_ < capacity_) return;
     const size_t n = chunkSize(chunks_.size());
+    std::unique_ptr<T[]> chunk(new T[n]);  // first: a throw leaves the directory as it was too
     if (chunks_.size() == chunks_.capacity()) chunks_.reserve(chunks_.empty() ? 8 : 2 * chunks_.size());
-    chunks_.emplace_back(new T[n]);  // reserved: cannot throw once the chunk is made
+    chunks_.push_back(std::move(chunk));  // reserved: cannot throw
     capacity_ += n;
   }
   // After reserveOne().

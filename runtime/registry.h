@@ -303,7 +303,7 @@ struct Runtime::State {
 
   // Capacities, in records live or awaiting reclamation at once (P9): 67M methods,
   // 268M native versions, 268M IL versions, 1M modules. Ids are never reused.
-  // The method and version tables beyond their first 2 MB (23 830 methods, 32 768
+  // The method and version tables beyond their first 2 MB (23 830 methods, 32 767
   // versions) are in huge pages, populated two ahead of the registering or JIT thread,
   // off its path (populateAhead): on a VM whose host takes free 2 MB blocks back a huge
   // page's first touch costs far more than 512 small ones (1.7-8 ms here), and the
@@ -438,7 +438,7 @@ struct Runtime::State {
   // Statistics (relaxed counters, updated under the lock that guards the change).
   std::atomic<uint64_t> live_methods{0}, live_modules{0}, il_versions{0}, native_versions{0};
   std::atomic<uint64_t> method_bytes{0}, version_bytes{0};
-  std::atomic<uint64_t> list_bytes{0};      // modules' method lists (Module::methods' capacity)
+  std::atomic<uint64_t> list_bytes{0};      // modules' method lists (Module::methods.bytes())
   std::atomic<uint64_t> method_records{0};  // methods in their slots, unloaded ones until reclaimed
   std::atomic<uint64_t> retired{0}, replayed{0}, overlaps_refused{0};
   std::atomic<uint64_t> live_host_code{0};  // live_ranges.size(), for statistics (written under the CVM lock)

@@ -118,9 +118,9 @@ int tierOf(int level, bool osr) {
   }
 }
 
-// The jitprov method of a jmethodID: found by key, or registered with its names (taken
-// from JVMTI's copies as they are, the class's converted in place: no copy of our own).
-// Agent::mu held.
+// The jitprov method of a jmethodID: found by key, or registered with its names: from
+// VMStructs, copied into the agent's buffers (names_vm), or JVMTI's copies as they are,
+// the class's converted in place. Agent::mu held.
 bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
   const uint64_t key = reinterpret_cast<uintptr_t>(method);
   if (jitprov_method_find(a.rt, key, id) == JITPROV_OK) return true;
@@ -501,6 +501,18 @@ bool setUpEvents(jvmtiEnv* jvmti) {
 // attach is answered, so that "attached" means every nmethod and stub alive is in the
 // registry). Returns an OnAttachCode (attach_codes.h). Until the rundown thread starts,
 // a failure undoes everything (a later attach may try again); after, the agent stays.
+// The JVM's java.vm.specification.version as a number ("1.8" is 8, "17" is 17), 0 when
+// JVMTI does not say. (java.specification.version is not set yet at OnLoad: the class
+// library sets it; the VM's own is.)
+int javaSpecificationVersion(jvmtiEnv* jvmti) {
+  char* v = nullptr;
+  if (jvmti->GetSystemProperty("java.vm.specification.version", &v) != JVMTI_ERROR_NONE || v == nullptr) return 0;
+  const char* digits = std::strncmp(v, "1.", 2) == 0 ? v + 2 : v;
+  const int n = std::atoi(digits);
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(v));
+  return n;
+}
+
 jint start(JavaVM* vm, const char* options, bool live) {
   if (g_started.exchange(true)) {
     std::fprintf(stderr, "jitprov-jvmti: already loaded in this JVM (pid %d): nothing registered twice\n",
@@ -539,7 +551,14 @@ jint start(JavaVM* vm, const char* options, bool live) {
   logf("%s", a->vm.init(reinterpret_cast<const void*>(jvmti->functions->GetMethodName)).c_str());
   if (!a->vm.usable()) logf("comp levels will be unknown (host_tier 65535): VMStructs fields missing");
   if (a->jopt.names == JvmOptions::Names::kMutant) a->vm.corruptNamesForTest();
-  a->names_vm = a->jopt.names != JvmOptions::Names::kJvmti && a->vm.namesUsable();
+  // Before Java 17 a VM-anonymous class (Unsafe.defineAnonymousClass: every lambda's
+  // class up to Java 14) has no suffix in Klass::_name where JVMTI's signature has one
+  // ("/<hash>"), and its methods may come after the first ones checked: JVMTI's names
+  // there. Java 17 removed such classes; a hidden class has '+' (methodOf).
+  const int java = javaSpecificationVersion(jvmti);
+  a->names_vm = a->jopt.names != JvmOptions::Names::kJvmti && a->vm.namesUsable() && java >= 17;
+  if (a->jopt.names != JvmOptions::Names::kJvmti && !a->names_vm)
+    logf("names from JVMTI (Java %d, VMStructs names %s)", java, a->vm.namesUsable() ? "usable" : "missing");
   // Before any event: the runtime is left when this fails (nothing published in it), the
   // JVMTI environment disposed.
   if (!createJitprov(*a)) return undo(kOnAttachStartFailed);
