@@ -70,6 +70,9 @@ assert j["write_errors"] == 0 and j["dropped"] == 0 and j["unreadable"] == 0, j
 assert j["loads"] + j["rundown_loads"] == a["loads"] - a["replays"] + a["stubs"], (j, a)
 l = a["lines"]
 assert j["debug_records"] > 1000 and j["debug_dropped"] == 0 and l["errors"] == 0, (j, l)
+# Source files from VMStructs but for the first ones, checked against JVMTI's; perf's lines
+# below are judged in javap's files too.
+assert l["file_mismatches"] == 0 and l["files_vmstructs"] > 1000 and l["files_jvmti"] >= 32, l
 print("ok: dump: %d loads (%d MB, %d MB of code), 0 write errors; agent: %d loads, %d unloads; source lines: %d "
       "DEBUG_INFO records, %d entries (agent: %d loads with lines, %d without: no line table)" %
       (j["loads"], j["bytes"] >> 20, j["code_bytes"] >> 20, a["loads"], a["unloads"], j["debug_records"],

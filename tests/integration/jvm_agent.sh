@@ -46,17 +46,24 @@ grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
 java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"
 pass "bad options (rate=-1, perfmap=FILE, perfmap= among them) stop the JVM with one line; help lists the options; good ones start it"
 
-# Names from VMStructs are checked against JVMTI's for the first methods: read one byte
-# off (names=mutant), the first difference turns them off, and says so once.
-java -agentpath:"$AGENT"=trigger=none,perfmap=off,names=mutant,stats="$WORK/mutant.json" -version >"$WORK/out" 2>&1 ||
-  fail "names=mutant: $(cat "$WORK/out")"
+# Names and the jitdump's source files from VMStructs are checked against JVMTI's for the
+# first methods: read one byte off (names=mutant), the first difference turns them off,
+# and says so once.
+mkdir -p "$WORK/mutant-dump"
+java -agentpath:"$AGENT"=trigger=none,perfmap=off,names=mutant,jitdump="$WORK/mutant-dump",stats="$WORK/mutant.json" \
+  -version >"$WORK/out" 2>&1 || fail "names=mutant: $(cat "$WORK/out")"
 [ "$(grep -c "VMStructs names differ from JVMTI's" "$WORK/out")" -eq 1 ] || fail "names=mutant not caught: $(cat "$WORK/out")"
+[ "$(grep -c "source file from VMStructs differs from JVMTI's" "$WORK/out")" -eq 1 ] ||
+  fail "names=mutant: the source files' difference not caught: $(cat "$WORK/out")"
 $PY - "$WORK/mutant.json" <<'PY' || fail "names=mutant: the names' counts"
 import json, sys
-n = json.load(open(sys.argv[1]))["names"]
-sys.exit(0 if n["mismatches"] == 1 and n["vmstructs"] == 0 and n["jvmti"] >= 1 else "names: %s" % n)
+a = json.load(open(sys.argv[1]))
+n, l = a["names"], a["lines"]
+ok = n["mismatches"] == 1 and n["vmstructs"] == 0 and n["jvmti"] >= 1
+ok = ok and l["file_mismatches"] >= 1 and l["files_vmstructs"] == 0 and l["files_jvmti"] >= 1
+sys.exit(0 if ok else "names: %s; lines: %s" % (n, l))
 PY
-pass "names read one byte off from VMStructs are caught by the check against JVMTI, and JVMTI's are used"
+pass "names and source files read one byte off from VMStructs are caught by the check against JVMTI, and JVMTI's are used"
 
 # --- the workload ------------------------------------------------------------------------
 $PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 || fail "generate the workload"

@@ -52,8 +52,11 @@ void writeStats(Agent& a) {
   if (a.lines_on)
     std::fprintf(f,
                  "  \"lines\": {\"loads\": %" PRIu64 ", \"entries\": %" PRIu64 ", \"absent\": %" PRIu64
-                 ", \"errors\": %" PRIu64 ", \"map_skipped\": %" PRIu64 "},\n",
-                 a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped);
+                 ", \"errors\": %" PRIu64 ", \"map_skipped\": %" PRIu64 ", \"files_vmstructs\": %" PRIu64
+                 ", \"files_jvmti\": %" PRIu64 ", \"file_mismatches\": %" PRIu64 "},\n",
+                 a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped,
+                 a.files_vmstructs.load(std::memory_order_relaxed), a.files_jvmti.load(std::memory_order_relaxed),
+                 a.file_mismatches.load(std::memory_order_relaxed));
   hostagent::histJson(f, "load_callback", a.load_ns);
   hostagent::histJson(f, "unload_callback", a.unload_ns);
   a.own.json(f);  // its threads snapped at VMDeath, before the rundown thread ends

@@ -221,7 +221,7 @@ struct Lines {
   uint64_t skipped = 0;
 };
 
-Lines lineEntries(jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint code_size, jint map_length,
+Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint code_size, jint map_length,
                   const jvmtiAddrLocationMap* map) {
   Lines out;
   if (map == nullptr || map_length <= 0) {
@@ -233,15 +233,39 @@ Lines lineEntries(jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint
   jvmtiError e = jvmti->GetLineNumberTable(method, &n, &table);
   jclass klass = nullptr;
   char *src = nullptr, *csig = nullptr;
-  if (e == JVMTI_ERROR_NONE) e = jvmti->GetMethodDeclaringClass(method, &klass);
-  if (e == JVMTI_ERROR_NONE) e = jvmti->GetSourceFileName(klass, &src);
-  if (e == JVMTI_ERROR_NONE) e = jvmti->GetClassSignature(klass, &csig, nullptr);
-  if (e == JVMTI_ERROR_NONE && n > 0) {
+  // The file from VMStructs (as the names: Agent::files_vm), each of the first
+  // kNameChecks also from JVMTI and compared; else from JVMTI's three calls.
+  std::string_view package, source;
+  const bool from_vm = e == JVMTI_ERROR_NONE && n > 0 && a.files_vm.load(std::memory_order_relaxed) &&
+                       a.vm.sourceOf(method, &package, &source);
+  const bool check = from_vm && a.files_checked.fetch_add(1, std::memory_order_relaxed) < Agent::kNameChecks;
+  if (from_vm && !check) {
+    out.file.reserve(package.size() + source.size());
+    out.file.assign(package).append(source);
+    a.files_vmstructs.fetch_add(1, std::memory_order_relaxed);
+  } else if (e == JVMTI_ERROR_NONE) {
+    e = jvmti->GetMethodDeclaringClass(method, &klass);
+    if (e == JVMTI_ERROR_NONE) e = jvmti->GetSourceFileName(klass, &src);
+    if (e == JVMTI_ERROR_NONE) e = jvmti->GetClassSignature(klass, &csig, nullptr);
     // "Ljitwork/Gen3;" -> "jitwork/" + "Gen3.java"
     std::string_view cs = csig != nullptr ? csig : "";
     const size_t slash = cs.rfind('/');
     if (cs.size() > 1 && cs.front() == 'L' && slash != std::string_view::npos) out.file = cs.substr(1, slash);
     out.file += src != nullptr ? src : "";
+    a.files_jvmti.fetch_add(1, std::memory_order_relaxed);
+    if (check && (e != JVMTI_ERROR_NONE || out.file.size() != package.size() + source.size() ||
+                  out.file.compare(0, package.size(), package) != 0 ||
+                  out.file.compare(package.size(), source.size(), source) != 0)) {
+      // Nothing is lost (this load's file is JVMTI's): said once, counted in the stats.
+      if (a.files_vm.exchange(false, std::memory_order_relaxed))
+        std::fprintf(stderr,
+                     "jitprov-jvmti: the source file from VMStructs differs from JVMTI's (%.*s%.*s against %s): "
+                     "files from JVMTI from now on\n",
+                     int(package.size()), package.data(), int(source.size()), source.data(), out.file.c_str());
+      a.file_mismatches.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (e == JVMTI_ERROR_NONE && n > 0) {
     std::vector<std::pair<jlocation, jint>> byBci;
     byBci.reserve(size_t(n));
     for (jint i = 0; i < n; ++i) byBci.emplace_back(table[i].start_location, table[i].line_number);
@@ -317,7 +341,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
   const uint64_t t0 = nowNs();
   // Before the mutex: JVMTI calls only. lines_on is set before the events are enabled.
   Lines lines;
-  if (a.lines_on && code_size > 0) lines = lineEntries(jvmti, method, code_addr, code_size, map_length, map);
+  if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
   std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
   if (a.lines_on && code_size > 0) {
     a.line_map_skipped += lines.skipped;
@@ -557,6 +581,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // there. Java 17 removed such classes; a hidden class has '+' (methodOf).
   const int java = javaSpecificationVersion(jvmti);
   a->names_vm = a->jopt.names != JvmOptions::Names::kJvmti && a->vm.namesUsable() && java >= 17;
+  a->files_vm.store(a->names_vm, std::memory_order_relaxed);  // before any event
   if (a->jopt.names != JvmOptions::Names::kJvmti && !a->names_vm)
     logf("names from JVMTI (Java %d, VMStructs names %s)", java, a->vm.namesUsable() ? "usable" : "missing");
   // Before any event: the runtime is left when this fails (nothing published in it), the

@@ -76,6 +76,7 @@ std::string VmStructs::init(const void* any_jvm_function) {
   off_klass_name_ = field({{"Klass", "_name"}});
   off_sym_length_ = field({{"Symbol", "_length"}});
   off_sym_body_ = field({{"Symbol", "_body"}});
+  off_cp_source_ = field({{"ConstantPool", "_source_file_name_index"}});
   cp_size_ = typeSize(h2, "ConstantPool");
   if (off_const_method_ < 0 || off_cm_constants_ < 0 || off_cm_name_index_ < 0 || off_cm_signature_index_ < 0 ||
       off_cp_length_ < 0 || off_cp_holder_ < 0 || off_sym_length_ < 0)
@@ -181,23 +182,47 @@ bool VmStructs::symbolAt(uintptr_t symbol, std::string_view* out) const noexcept
   return true;
 }
 
-bool VmStructs::namesOf(const void* jmethod_id, Names* out) const noexcept {
+bool VmStructs::poolOf(const void* jmethod_id, uintptr_t* cm, uintptr_t* cp, int* length) const noexcept {
   if (!namesUsable() || jmethod_id == nullptr) return false;
   const uintptr_t method = *static_cast<const uintptr_t*>(jmethod_id);  // jmethodID is a Method**
   if (method == 0) return false;
-  const auto cm = readAt<uintptr_t>(method, off_const_method_);
-  if (cm == 0) return false;
-  const auto cp = readAt<uintptr_t>(cm, off_cm_constants_);
-  if (cp == 0) return false;
-  const int length = readAt<int>(cp, off_cp_length_);
-  const unsigned name_index = readAt<uint16_t>(cm, off_cm_name_index_);
-  const unsigned sig_index = readAt<uint16_t>(cm, off_cm_signature_index_);
-  if (name_index == 0 || sig_index == 0 || int(name_index) >= length || int(sig_index) >= length) return false;
-  const uintptr_t slots = cp + uintptr_t(cp_size_);  // ConstantPool::base(): a Symbol* per Utf8 entry
+  *cm = readAt<uintptr_t>(method, off_const_method_);
+  if (*cm == 0) return false;
+  *cp = readAt<uintptr_t>(*cm, off_cm_constants_);
+  if (*cp == 0) return false;
+  *length = readAt<int>(*cp, off_cp_length_);
+  return *length > 0;
+}
+
+// The Symbol* slot `index` of the pool (ConstantPool::base() follows the header), for a
+// Utf8 entry; index 0 is never one.
+bool VmStructs::poolSymbol(uintptr_t cp, int length, unsigned index, std::string_view* out) const noexcept {
+  if (index == 0 || int(index) >= length) return false;
+  return symbolAt(readAt<uintptr_t>(cp + uintptr_t(cp_size_), long(index) * 8), out);
+}
+
+bool VmStructs::namesOf(const void* jmethod_id, Names* out) const noexcept {
+  uintptr_t cm = 0, cp = 0;
+  int length = 0;
+  if (!poolOf(jmethod_id, &cm, &cp, &length)) return false;
   const auto holder = readAt<uintptr_t>(cp, off_cp_holder_);
-  return holder != 0 && symbolAt(readAt<uintptr_t>(slots, long(name_index) * 8), &out->name) &&
-         symbolAt(readAt<uintptr_t>(slots, long(sig_index) * 8), &out->signature) &&
+  return holder != 0 && poolSymbol(cp, length, readAt<uint16_t>(cm, off_cm_name_index_), &out->name) &&
+         poolSymbol(cp, length, readAt<uint16_t>(cm, off_cm_signature_index_), &out->signature) &&
          symbolAt(readAt<uintptr_t>(holder, off_klass_name_), &out->klass);
+}
+
+bool VmStructs::sourceOf(const void* jmethod_id, std::string_view* package, std::string_view* file) const noexcept {
+  uintptr_t cm = 0, cp = 0;
+  int length = 0;
+  if (off_cp_source_ < 0 || !poolOf(jmethod_id, &cm, &cp, &length)) return false;
+  const auto holder = readAt<uintptr_t>(cp, off_cp_holder_);
+  std::string_view klass;
+  if (holder == 0 || !symbolAt(readAt<uintptr_t>(holder, off_klass_name_), &klass) ||
+      !poolSymbol(cp, length, readAt<uint16_t>(cp, off_cp_source_), file))
+    return false;
+  const size_t slash = klass.rfind('/');
+  *package = slash == std::string_view::npos ? std::string_view() : klass.substr(0, slash + 1);
+  return true;
 }
 
 }  // namespace jitprov::jvmti

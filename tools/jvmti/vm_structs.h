@@ -62,6 +62,10 @@ class VmStructs {
   };
   bool namesUsable() const noexcept { return cp_size_ > 0 && off_sym_body_ >= 0 && off_klass_name_ >= 0; }
   bool namesOf(const void* jmethod_id, Names* out) const noexcept;
+  // A method's source file as the jitdump names it: its class's package path and the
+  // class's SourceFile attribute ("java/util/" and "HashMap.java"), from the pool's
+  // _source_file_name_index. False as namesOf, or when the class has no SourceFile.
+  bool sourceOf(const void* jmethod_id, std::string_view* package, std::string_view* file) const noexcept;
   // For the agent's names=mutant test hook: Symbol bodies read one byte off.
   void corruptNamesForTest() noexcept {
     if (off_sym_body_ >= 0) ++off_sym_body_;
@@ -83,7 +87,11 @@ class VmStructs {
   bool symbolAt(uintptr_t symbol, std::string_view* out) const noexcept;
   long off_const_method_ = -1, off_cm_constants_ = -1, off_cm_name_index_ = -1, off_cm_signature_index_ = -1;
   long off_cp_length_ = -1, off_cp_holder_ = -1, off_klass_name_ = -1, off_sym_length_ = -1, off_sym_body_ = -1;
-  long cp_size_ = -1;                                   // sizeof(ConstantPool): its Symbol* slots follow it
+  long cp_size_ = -1;        // sizeof(ConstantPool): its Symbol* slots follow it
+  long off_cp_source_ = -1;  // ConstantPool::_source_file_name_index (sourceOf)
+  // The method's constant pool and its length: false when not plausible.
+  bool poolOf(const void* jmethod_id, uintptr_t* cm, uintptr_t* cp, int* length) const noexcept;
+  bool poolSymbol(uintptr_t cp, int length, unsigned index, std::string_view* out) const noexcept;
   std::vector<std::pair<uintptr_t, uintptr_t>> heaps_;  // [low, high) of each code heap
 };
 
