@@ -121,6 +121,14 @@ expect 125 "-p PID or CMD, not both" -p 1 -- java -version
 expect 125 "-d SECS is for -p PID" -d 2 -- java -version
 "$JITPROV" record --help >"$WORK/help.out" 2>&1 || fail "record --help: $(cat "$WORK/help.out")"
 grep -q "117 -p PID cannot be attached.*125 usage.*127 CMD not found" "$WORK/help.out" || fail "--help: $(cat "$WORK/help.out")"
+# An unknown command or option before any: named (CLI11 said "A subcommand is required").
+for w in bogus --bogus; do
+  "$JITPROV" "$w" >"$WORK/u.out" 2>"$WORK/u.err"; rc=$?
+  kind=command; [ "$w" = --bogus ] && kind=option
+  [ $rc -eq 2 ] && [ ! -s "$WORK/u.out" ] &&
+    grep -qx "jitprov: unknown $kind '$w': the commands are attach, ps, record and report (see --help)" "$WORK/u.err" ||
+    fail "jitprov $w: exit $rc: $(cat "$WORK/u.out" "$WORK/u.err")"
+done
 
 # --- CMD's status kept ------------------------------------------------------------------
 # run_record DIR ARGS...: `jitprov record -o DIR ARGS...`, its stdout in DIR/stdout (after
@@ -137,6 +145,12 @@ run_record "$WORK/false" --runtime java -- false
 [ "$(summary "$WORK/false" 's["exit_status"], s["command_status"], s["sessiond"]')" = "1 1 private" ] &&
   grep -q "verdict:     nothing recorded" "$WORK/false/stdout" || fail "record -- false: $(cat "$WORK/run.out")"
 pass "record --runtime java -- false: exit 1, \"$(grep verdict: "$WORK/false/stdout" | sed 's/^ *//')\""
+# report on that recording: no trace, and why (its summary's verdict), not "record one".
+"$JITPROV" report "$WORK/false" >"$WORK/rep.out" 2>"$WORK/rep.err"; rc=$?
+[ $rc -eq 4 ] && [ ! -s "$WORK/rep.out" ] &&
+  grep -qx "jitprov report: no trace in $WORK/false: \`jitprov record\` recorded nothing there (nothing recorded: no process loaded jitprov's agent)" \
+    "$WORK/rep.err" || fail "report on a recording of nothing: exit $rc: $(cat "$WORK/rep.out" "$WORK/rep.err")"
+pass "report on it: exit 4, \"$(cat "$WORK/rep.err")\""
 run_record "$WORK/three" --runtime java -- sh -c 'exit 3'
 [ $RC -eq 3 ] || fail "record -- sh -c 'exit 3': exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
 run_record "$WORK/term" --runtime java -- sh -c 'kill -TERM $$'
@@ -221,6 +235,33 @@ check_trace "$WORK/sigint" HotSpot
   fail "SIGINT: no exit rundown: $(cat "$WORK/sigint.out")"
 pass "SIGINT to jitprov record during a Java run: exit 130, the exit rundown in a verified trace:
 $(sed 's/^/    /' "$WORK/sigint/stdout")"
+
+# --- SIGKILL to jitprov: its private lttng-sessiond does not outlive it -------------------
+# (no handler of jitprov's runs: the daemon is told by the kernel, PR_SET_PDEATHSIG; it
+# was left running before, with its consumer daemons, in a namespace no `lttng list` sees)
+"$JITPROV" record -o "$WORK/sigkill" --runtime java -- sleep 60 >"$WORK/sigkill.out" 2>&1 &
+REC=$!
+track_pid "$REC"
+SLP=
+for _ in $(seq 200); do SLP=$(pgrep -P "$REC" -x sleep); [ -n "$SLP" ] && break; sleep 0.1; done
+[ -n "$SLP" ] || fail "record -- sleep 60 did not start sleep: $(cat "$WORK/sigkill.out")"
+track_pid "$SLP"
+SD=$(pgrep -P "$REC" -x lttng-sessiond)
+[ -n "$SD" ] || fail "record started no private lttng-sessiond: $(cat "$WORK/sigkill.out")"
+track_pid "$SD"
+CONSUMERS=$(pgrep -P "$SD" | tr '\n' ' ')
+for c in $CONSUMERS; do track_pid "$c"; done
+kill -KILL "$REC"
+wait "$REC" 2>/dev/null
+for _ in $(seq 100); do
+  left=
+  for p in $SD $CONSUMERS; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+[ -z "$left" ] || fail "SIGKILL to jitprov record: its lttng-sessiond and consumers still run 10 s after:$left"
+kill "$SLP" 2>/dev/null
+pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consumer daemons ($CONSUMERS) end with it"
 
 # --- a running lttng-sessiond is used -------------------------------------------------------
 start_sessiond

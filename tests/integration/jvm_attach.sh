@@ -114,6 +114,13 @@ expect 7 "DisableAttachMechanism.*no SIGQUIT sent" "$JITPROV" attach "$D_PID"
 kill -0 "$D_PID" || fail "the DisableAttachMechanism JVM died"
 [ "$(dumps "$WORK/disabled.out")" -eq 0 ] || fail "the DisableAttachMechanism JVM got a SIGQUIT (a thread dump)"
 pass "-XX:+DisableAttachMechanism (hsperfdata): exit 7, \"$LAST_LINE\"; no thread dump, still running"
+# One of its threads' ids (in /proc too, not listed): not a process, nothing sent (a SIGQUIT
+# to a thread reaches the whole JVM: it printed a thread dump before).
+TID=$(ls "/proc/$D_PID/task" | grep -vx "$D_PID" | head -1)
+expect 3 "^jitprov: no process $TID: it is thread $TID \(.*\) of process $D_PID \(java\): give that one" \
+  "$JITPROV" attach "$TID"
+[ "$(dumps "$WORK/disabled.out")" -eq 0 ] || fail "the JVM got a SIGQUIT through its thread $TID (a thread dump)"
+pass "a JVM thread's id: exit 3, \"$LAST_LINE\"; no thread dump"
 rm -f "/tmp/.java_pid$R_PID"  # a tmp cleaner took -Xrs' socket: only a SIGQUIT could bring it back, and kills it
 expect 7 "does not catch SIGQUIT.*no SIGQUIT" "$JITPROV" attach "$R_PID"
 sleep 0.5

@@ -139,4 +139,20 @@ track_pid "$PRE"
 sleep 1
 expect 9 "client is loaded already" "$PRE"
 pass "the client preloaded: exit 9"
+
+# jitprov record -p on a running node: the client attached over its inspector, its
+# rundowns recorded and verified, and summary.json names the runtime (it said dotnet).
+node --inspect-port="127.0.0.1:$(free_port)" -e 'setInterval(() => { for (let i = 0; i < 1e5; i++) Math.sqrt(i); }, 50)' &
+RP=$!
+track_pid "$RP"
+sleep 1
+"$ATTACH" record -p "$RP" -d 2 -o "$WORK/rec" >"$WORK/rec.out" 2>"$WORK/rec.err"; rc=$?
+[ $rc -eq 0 ] || fail "record -p $RP: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
+$PY - "$WORK/rec/summary.json" "$RP" <<'PY' || fail "record -p on node: $(cat "$WORK/rec.out")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["pid"] == int(sys.argv[2]) and s["runtime"] == "node" and s["verify_exit"] == 0, (s["pid"], s["runtime"], s["verify_exit"])
+PY
+kill -0 "$RP" || fail "the node died during record -p"
+pass "record -p $RP -d 2 on a running node: verified, summary.json's runtime node, the node still runs"
 rm -rf "$WORK"

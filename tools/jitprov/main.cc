@@ -86,7 +86,7 @@ int recordSplit(int argc, char** argv, std::vector<std::string>* cmd) {
 
 int main(int argc, char** argv) {
   using namespace jitprov;
-  CLI::App cli{"jitprov: JIT-compiled code of running JVMs and .NET processes, in jitprov's rundowns"};
+  CLI::App cli{"jitprov: JIT-compiled code of running JVMs, .NET processes and Node.js, in jitprov's rundowns"};
   cli.require_subcommand(1);
   cli::AttachArgs aa;
   CLI::App* attach = cli.add_subcommand(
@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
   record->add_flag("--lockwait", ra.lockwait,
                    "jitprov-lockwait (eBPF, root) beside CMD for its whole life: lock waits and their blame in the "
                    "summary, its report in DIR/lockwait.json");
-  record->add_option("-p,--pid", ra.pid, "record a running JVM or .NET process instead of CMD (its agent attached)")
+  record
+      ->add_option("-p,--pid", ra.pid, "record a running JVM, .NET process or node instead of CMD (its agent attached)")
       ->check(tools::wholeIn(1, 4194304));
   record->add_option("-d,--duration", ra.duration, "with -p: stop after SECS seconds (default: at Ctrl-C or its exit)")
       ->check(tools::finiteIn(1e6));
@@ -173,6 +174,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
+    // No subcommand parsed: name the first word instead of CLI11's "A subcommand is
+    // required" (jitprov bogus, jitprov --bogus).
+    if (!attach->parsed() && !ps->parsed() && !record->parsed() && !rep->parsed() && cli_argc > 1) {
+      const std::string first = argv[1];
+      std::fprintf(stderr, "jitprov: %s '%s': the commands are attach, ps, record and report (see --help)\n",
+                   first.rfind('-', 0) == 0 ? "unknown option" : "unknown command", first.c_str());
+      return 2;
+    }
     std::fprintf(stderr, "jitprov%s: %s (see --help)\n",
                  record->parsed() ? " record"
                  : rep->parsed()  ? " report"

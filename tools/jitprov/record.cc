@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -162,9 +163,15 @@ pid_t startPrivateSessiond(const std::string& log, bool private_ns, std::string*
       return 0;
     }
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
     setsid();
+    // Stopped with us, also when we are killed (SIGKILL: no handler of ours runs): it
+    // stops its consumer daemons, and nothing is left behind in a namespace that no
+    // `lttng list` sees. Its session is ours to destroy before, as ever.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);  // we died before the line above
     const int devnull = open("/dev/null", O_RDWR);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (devnull >= 0) dup2(devnull, 0);
@@ -876,7 +883,7 @@ int recordPid(const RecordArgs& a) {
   progress.stop();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(30));
-  const std::string runtime = java ? "java" : "dotnet";
+  const std::string runtime = java ? "java" : t.target.runtime == Runtime::kNode ? "node" : "dotnet";
   nlohmann::json s = {
       {"command", nlohmann::json::array()},
       {"command_line", who},

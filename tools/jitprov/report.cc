@@ -203,11 +203,15 @@ void printText(const nlohmann::json& r, size_t top) {
       for (const auto& m : c["largest"])
         std::printf("    %9s  %s\n", bytes(num(m, "largest_bytes")).c_str(), methodName(m).c_str());
     }
-    if (c.contains("most_bodies") && !c["most_bodies"].empty()) {
+    // Recompiled: methods with more than one body (the verifier lists the top N by
+    // bodies, one-body methods too when fewer have more).
+    if (c.contains("most_bodies") && !c["most_bodies"].empty() && num(c["most_bodies"][0], "bodies") > 1) {
       std::printf("  most recompiled (bodies per method):\n");
-      for (const auto& m : c["most_bodies"])
+      for (const auto& m : c["most_bodies"]) {
+        if (num(m, "bodies") < 2) break;
         std::printf("    %3llu bodies (%s)  %s\n", (unsigned long long)num(m, "bodies"),
                     tierList(m["tiers"], false).c_str(), methodName(m).c_str());
+      }
     }
     std::printf("  rundowns:    %zu\n", p["rundowns"].size());
     for (const auto& d : p["rundowns"])
@@ -312,10 +316,17 @@ int report(const ReportArgs& a) {
   if (access(a.dir.c_str(), R_OK | X_OK) != 0) return fail(kReportUnreadable, a.dir + ": " + std::strerror(errno));
   std::string trace = a.dir + "/trace";
   if (!hasTrace(trace)) {
-    if (!hasTrace(a.dir))
+    if (!hasTrace(a.dir)) {
+      // A recording in which no process loaded the agent: its summary says so.
+      std::string bad;
+      const nlohmann::json summary = readJson(a.dir + "/summary.json", &bad);
+      if (summary.is_object() && summary.contains("verdict") && summary["verdict"].is_string())
+        return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" +
+                                        summary["verdict"].get<std::string>() + ")");
       return fail(kReportNoTrace, "no trace in " + a.dir +
                                       " (no CTF metadata file in it or in its trace/: record one with `jitprov "
                                       "record -o DIR -- CMD`)");
+    }
     trace = a.dir;
   }
   const std::string verifier = verifierPath();

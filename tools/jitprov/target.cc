@@ -84,7 +84,9 @@ bool parseProcStatus(const std::string& status, TargetInfo* t) {
   for (std::string line; std::getline(in, line);) {
     const auto f = fields(line);
     if (f.empty()) continue;
-    if (line.rfind("NSpid:", 0) == 0) {
+    if (line.rfind("Tgid:", 0) == 0) {
+      t->tgid = pid_t(std::atoi(f[0].c_str()));
+    } else if (line.rfind("NSpid:", 0) == 0) {
       t->target.nspid = pid_t(std::atoi(f.back().c_str()));
     } else if (line.rfind("Uid:", 0) == 0 && f.size() >= 2) {
       t->target.euid = uid_t(std::strtoul(f[1].c_str(), nullptr, 10));
@@ -143,6 +145,16 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
   const bool have_uid = parseProcStatus(text.str(), &t);
   if (!have_uid) return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
   if (t.state == 'Z' || t.state == 'X') return fail(kNoSuchProcess, describe(t) + " has exited (a zombie)");
+  // /proc/TID exists for every thread too (not listed): a thread id is not a process, and
+  // a signal sent to it would reach the whole process (a JVM's SIGQUIT: its thread dump).
+  if (t.tgid > 0 && t.tgid != pid) {
+    std::string process;
+    std::ifstream pcomm("/proc/" + std::to_string(t.tgid) + "/comm");
+    std::getline(pcomm, process);
+    return fail(kNoSuchProcess, "no process " + std::to_string(pid) + ": it is thread " + std::to_string(pid) + " (" +
+                                    t.comm + ") of process " + std::to_string(t.tgid) +
+                                    (process.empty() ? "" : " (" + process + ")") + ": give that one");
+  }
   if (t.target.euid != geteuid() && !havePtraceCapability())
     return fail(kPermission, describe(t) + " runs as uid " + std::to_string(t.target.euid) + ", not as ours (" +
                                  std::to_string(geteuid()) + "), and we lack CAP_SYS_PTRACE: run as its user or root");

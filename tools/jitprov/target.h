@@ -20,6 +20,7 @@ struct TargetInfo {
   unsigned long long sig_cgt = 0;   // SigCgt: caught signals
   unsigned long long sig_ign = 0;   // SigIgn: ignored signals
   char state = '?';                 // State: R, S, T (stopped), t (traced), Z ...
+  pid_t tgid = 0;                   // Tgid: its process (not PID when PID is a thread)
   bool node_client_loaded = false;  // node: jitprov_node.node (the client addon) mapped
   // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
   // signal sent through it (signalTarget) reaches this process, never a later one that
