@@ -155,4 +155,15 @@ assert s["pid"] == int(sys.argv[2]) and s["runtime"] == "node" and s["verify_exi
 PY
 kill -0 "$RP" || fail "the node died during record -p"
 pass "record -p $RP -d 2 on a running node: verified, summary.json's runtime node, the node still runs"
+# Again: the client is loaded already; what it published before has no method_load in
+# this trace, and the verdict says why G2 went unchecked (it hinted at enabling events).
+"$ATTACH" record -p "$RP" -d 1 -o "$WORK/rec2" >"$WORK/rec2.out" 2>"$WORK/rec2.err"; rc=$?
+[ $rc -eq 0 ] || fail "record -p $RP again: exit $rc: $(cat "$WORK/rec2.out" "$WORK/rec2.err")"
+$PY - "$WORK/rec2/summary.json" <<'PY' || fail "record -p again: $(cat "$WORK/rec2.out")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["attach"].startswith("jitprov's agent was loaded already"), s["attach"]
+assert s["verify_exit"] == 0 or (s["verify_exit"] == 4 and "loaded before this recording" in s["verdict"]), s["verdict"]
+PY
+pass "record -p $RP again: $(grep verdict: "$WORK/rec2.out" | sed 's/^ *//' | cut -c1-160)"
 rm -rf "$WORK"

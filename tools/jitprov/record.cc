@@ -716,6 +716,13 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     } else if (v.status == 4) {
       s["verdict"] = "verified, not all: " + verdict + " (" + std::to_string(s["not_checked"].size()) +
                      " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) + ")";
+      // -p on a process whose agent an earlier attach loaded: the code it published
+      // before this session has no method_load here, which is what went unchecked.
+      if (s.contains("attach") && s["attach"].is_string() &&
+          s["attach"].get<std::string>().rfind("jitprov's agent was loaded already", 0) == 0)
+        s["verdict"] = s["verdict"].get<std::string>() +
+                       "; the agent was loaded before this recording: what it published earlier has no "
+                       "method_load in this trace, only its records in the rundowns";
     } else {
       s["verdict"] = "NOT VERIFIED: " + (verdict.empty() ? firstLine(v.output) : verdict) + " (jitprov-verify exit " +
                      std::to_string(v.status) + ", its report: " + vjson + ")";
