@@ -257,6 +257,13 @@ pass "report without gnuplot in PATH: exit 0, \"$(grep '^plots' "$WORK/nogp.txt"
 "$JITPROV" report "$WORK/rec" --no-plots --json >"$WORK/noplots.json" || fail "report --no-plots"
 $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["plots"] is None' "$WORK/noplots.json" ||
   fail "report --no-plots --json: plots not null"
+# --plots into a directory that cannot be made: the report printed, one line, exit 1 (it
+# was exit 0 with "plots: none written" on stdout).
+: >"$WORK/a-file"
+"$JITPROV" report "$WORK/rec" --plots "$WORK/a-file/plots" >"$WORK/badplots.txt" 2>"$WORK/badplots.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^process " "$WORK/badplots.txt" && [ "$(wc -l <"$WORK/badplots.err")" -eq 1 ] &&
+  grep -qx "jitprov report: --plots $WORK/a-file/plots: .*" "$WORK/badplots.err" ||
+  fail "report --plots FILE/plots: exit $rc: $(cat "$WORK/badplots.err")"
 "$JITPROV" report "$WORK/rec" --plots "$WORK/plots3" >"$WORK/plots3.txt" || fail "report --plots"
 [ "$(ls "$WORK/plots3" | grep -c '\.png$')" -eq 4 ] && grep -q "^plots .* in $WORK/plots3:" "$WORK/plots3.txt" ||
   fail "report --plots $WORK/plots3: $(ls "$WORK/plots3") $(cat "$WORK/plots3.txt")"

@@ -369,6 +369,17 @@ int report(const ReportArgs& a) {
     if (beside && stat(waits.c_str(), &ws) == 0) in.waits_csv = waits;
     in.out_dir = a.plots.empty() ? a.dir + "/report" : a.plots;
     r["plots"] = writePlots(in);
+    // Plots asked for by --plots DIR2 that could not be written there: the report is
+    // printed, and the exit says so (the default directory's plots stay optional).
+    if (!a.plots.empty() && r["plots"].contains("none") &&
+        r["plots"]["none"].get<std::string>().rfind(a.plots + ": ", 0) == 0) {
+      if (a.json)
+        std::printf("%s\n", r.dump(1).c_str());
+      else
+        printText(r, size_t(a.top));
+      std::fflush(stdout);
+      return fail(kReportError, "--plots " + r["plots"]["none"].get<std::string>());
+    }
   }
   if (a.json)
     std::printf("%s\n", r.dump(1).c_str());
