@@ -45,6 +45,19 @@ inline CLI::Validator finiteIn(double max) {
       "FINITE");
 }
 
+// A finite number above 0 and at most max.
+inline CLI::Validator positiveUpTo(double max) {
+  return CLI::Validator(
+      [max](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > max)
+          return "'" + s + "' is not a number above 0 and at most " + CLI::detail::to_string(max);
+        return {};
+      },
+      "FINITE");
+}
+
 // A whole number from lo to hi.
 inline CLI::Validator wholeIn(long long lo, long long hi) {
   return CLI::Validator(

@@ -103,7 +103,9 @@ expect() {
 # --- jitprov's own errors -----------------------------------------------------------
 expect 125 "no command" -o "$WORK/e1"
 expect 125 ".*--bogus" --bogus -- java -version
-expect 125 ".*SECS must be > 0" --rundown-every 0 -- java -version
+expect 125 "--rundown-every: '0' is not a number above 0 and at most 1e\+06" --rundown-every 0 -- java -version
+expect 125 "--rundown-every: '-1' is not a number above 0" --rundown-every -1 -- java -version
+expect 125 "--output: empty \(leave -o out for the default\)" -o "" -- java -version
 expect 125 ".*--runtime.*ruby" --runtime ruby -- ruby x.rb
 expect 127 "no-such-command-here: command not found" -o "$WORK/e1" -- no-such-command-here
 printf 'x\n' >"$WORK/noexec" && chmod 644 "$WORK/noexec"

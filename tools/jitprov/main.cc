@@ -123,14 +123,17 @@ int main(int argc, char** argv) {
       "did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, 123 DIR not new/empty or "
       "not writable, 124 CMD neither java, dotnet nor node (--runtime), 125 usage (no CMD), 126 CMD cannot be run, 127 "
       "CMD not found");
-  record->add_option("-o,--output", ra.out,
-                     "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
-                     "(default: jitprov-record-YYYYmmdd-HHMMSS in the current directory)");
-  record->add_option("--rundown-every", ra.rundown_every, "a rundown every SECS seconds too (the agent's every:SECS)")
-      ->check(tools::finiteIn(1e6))
+  record
+      ->add_option("-o,--output", ra.out,
+                   "the directory for the trace (DIR/trace), the verifier's report and summary.json; new or empty "
+                   "(default: jitprov-record-YYYYmmdd-HHMMSS in the current directory)")
       ->check(CLI::Validator(
-          [](std::string& v) { return std::strtod(v.c_str(), nullptr) > 0 ? std::string() : "SECS must be > 0"; },
-          "SECS"));
+          [](std::string& v) {
+            return v.empty() ? std::string("empty (leave -o out for the default)") : std::string();
+          },
+          "DIR"));
+  record->add_option("--rundown-every", ra.rundown_every, "a rundown every SECS seconds too (the agent's every:SECS)")
+      ->check(tools::positiveUpTo(1e6));
   record
       ->add_option("--runtime", ra.runtime,
                    "the runtime CMD starts when its name does not say (java: java, javac, jshell; dotnet: dotnet; "
