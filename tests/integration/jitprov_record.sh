@@ -252,12 +252,16 @@ SD=$(pgrep -P "$REC" -x lttng-sessiond)
 [ -n "$SD" ] || fail "record started no private lttng-sessiond: $(cat "$WORK/sigkill.out")"
 track_pid "$SD"
 CONSUMERS=$(pgrep -P "$SD" | tr '\n' ' ')
+[ -n "$CONSUMERS" ] || fail "the private lttng-sessiond $SD has no consumer daemon while recording"
 for c in $CONSUMERS; do track_pid "$c"; done
 kill -KILL "$REC"
 wait "$REC" 2>/dev/null
 for _ in $(seq 100); do
   left=
-  for p in $SD $CONSUMERS; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+  # alive: signalable and not a zombie (one reparented to an init that does not reap)
+  for p in $SD $CONSUMERS; do
+    kill -0 "$p" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && left="$left $p"
+  done
   [ -z "$left" ] && break
   sleep 0.1
 done

@@ -96,6 +96,38 @@ print("lock waits: %d acquisitions, %d waited" % (acq, waited))
 PY
 grep -qE "^  lock waits:  [0-9]+ lock acquisitions, [0-9]+ waited .*; lost 0$" "$WORK/rec.out" ||
   fail "the summary's lock waits line: $(cat "$WORK/rec.out")"
+# The jitdump's source lines of Hot's code name its file, "Hot.java": a name short enough
+# for std::string's inline buffer (the jitdump test's are longer) was read through a
+# pointer left dangling when the agent moved its line entries (garbage or another name).
+$PY - "$WORK/rec/jitdump" <<'PY' || fail "the jitdump's file names of Hot's code"
+import glob, struct, sys
+(path,) = glob.glob(sys.argv[1] + "/jit-*.dump")
+data = open(path, "rb").read()
+off = struct.unpack_from("<I", data, 8)[0]  # the header's total_size
+files, hot, debug = {}, 0, None
+while off + 16 <= len(data):
+    rid, size = struct.unpack_from("<II", data, off)
+    if size < 16:
+        break
+    if rid == 2:  # JIT_CODE_DEBUG_INFO: code_addr, nr_entry, then {addr, line, discrim, file\0}
+        n = struct.unpack_from("<Q", data, off + 24)[0]
+        p, names = off + 32, set()
+        for _ in range(n):
+            end = data.index(b"\0", p + 16)
+            names.add(data[p + 16:end].decode("utf-8", "replace"))
+            p = end + 1
+        debug = names
+    elif rid == 0:  # JIT_CODE_LOAD: its name after pid, tid, vma, code_addr, code_size, code_index
+        name = data[off + 56:data.index(b"\0", off + 56)].decode("utf-8", "replace")
+        if debug is not None and name.startswith("Hot::"):
+            hot += 1
+            for f in debug:
+                files[f] = files.get(f, 0) + 1
+        debug = None
+    off += size
+assert hot > 0 and set(files) == {"Hot.java"}, (hot, files)
+print("jitdump: %d loads of Hot's code with lines, every one in Hot.java" % hot)
+PY
 pass "record --lockwait --perf -- java Hot:
 $(sed 's/^/    /' "$WORK/rec.out")"
 

@@ -116,8 +116,10 @@ kill -0 "$D_PID" || fail "the DisableAttachMechanism JVM died"
 pass "-XX:+DisableAttachMechanism (hsperfdata): exit 7, \"$LAST_LINE\"; no thread dump, still running"
 # One of its threads' ids (in /proc too, not listed): not a process, nothing sent (a SIGQUIT
 # to a thread reaches the whole JVM: it printed a thread dump before).
-TID=$(ls "/proc/$D_PID/task" | grep -vx "$D_PID" | head -1)
-expect 3 "^jitprov: no process $TID: it is thread $TID \(.*\) of process $D_PID \(java\): give that one" \
+TID=
+for t in /proc/"$D_PID"/task/*; do [ "$(cat "$t/comm" 2>/dev/null)" = "VM Thread" ] && TID=${t##*/}; done
+[ -n "$TID" ] || fail "no VM Thread in the DisableAttachMechanism JVM"
+expect 3 "^jitprov: no process $TID: it is thread $TID \(VM Thread\) of process $D_PID \(java\): give that one" \
   "$JITPROV" attach "$TID"
 [ "$(dumps "$WORK/disabled.out")" -eq 0 ] || fail "the JVM got a SIGQUIT through its thread $TID (a thread dump)"
 pass "a JVM thread's id: exit 3, \"$LAST_LINE\"; no thread dump"

@@ -181,8 +181,11 @@ int main(int argc, char** argv) {
     // required" (jitprov bogus, jitprov --bogus).
     if (!attach->parsed() && !ps->parsed() && !record->parsed() && !rep->parsed() && cli_argc > 1) {
       const std::string first = argv[1];
-      std::fprintf(stderr, "jitprov: %s '%s': the commands are attach, ps, record and report (see --help)\n",
-                   first.rfind('-', 0) == 0 ? "unknown option" : "unknown command", first.c_str());
+      if (first == "--")
+        std::fprintf(stderr, "jitprov: a command first: attach, ps, record or report (see --help)\n");
+      else
+        std::fprintf(stderr, "jitprov: %s '%s': the commands are attach, ps, record and report (see --help)\n",
+                     first.rfind('-', 0) == 0 ? "unknown option" : "unknown command", first.c_str());
       return 2;
     }
     std::fprintf(stderr, "jitprov%s: %s (see --help)\n",

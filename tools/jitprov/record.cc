@@ -82,6 +82,11 @@ void onSignal(int sig, siginfo_t* info, void*) {
   if (cmd > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(cmd, sig);
 }
 
+// summary.json's "attach" of a -p PID whose agent an earlier attach loaded.
+constexpr const char* kLoadedAlready =
+    "jitprov's agent was loaded already (its own options hold: a rundown for this session if they say "
+    "trigger=session)";
+
 int fail(int status, const std::string& line) {
   std::fprintf(stderr, "jitprov record: %s\n", line.c_str());
   return status;
@@ -718,8 +723,7 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
                      " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) + ")";
       // -p on a process whose agent an earlier attach loaded: the code it published
       // before this session has no method_load here, which is what went unchecked.
-      if (s.contains("attach") && s["attach"].is_string() &&
-          s["attach"].get<std::string>().rfind("jitprov's agent was loaded already", 0) == 0)
+      if (s.contains("attach") && s["attach"] == kLoadedAlready)
         s["verdict"] = s["verdict"].get<std::string>() +
                        "; the agent was loaded before this recording: what it published earlier has no "
                        "method_load in this trace, only its records in the rundowns";
@@ -854,9 +858,7 @@ int recordPid(const RecordArgs& a) {
   const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
   std::string attached;
   if (o.status == kAlreadyLoaded) {
-    attached =
-        "jitprov's agent was loaded already (its own options hold: a rundown for this session if they say "
-        "trigger=session)";
+    attached = kLoadedAlready;
   } else if (o.status != kAttached) {
     if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
     tearDown(r);

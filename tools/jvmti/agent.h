@@ -63,7 +63,7 @@ struct Agent {
   // The jitdump's source files (lineEntries, on any thread, before Agent::mu): the same
   // from VMStructs, checked against JVMTI's for the first kNameChecks loads with lines.
   std::atomic<bool> files_vm{false};
-  std::atomic<uint64_t> files_checked{0}, files_vmstructs{0}, files_jvmti{0}, file_mismatches{0};
+  std::atomic<uint64_t> files_verified{0}, files_vmstructs{0}, files_jvmti{0}, file_mismatches{0};
   std::string cls_buf, name_buf, sig_buf;
   uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown

@@ -238,7 +238,10 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
   std::string_view package, source;
   const bool from_vm = e == JVMTI_ERROR_NONE && n > 0 && a.files_vm.load(std::memory_order_relaxed) &&
                        a.vm.sourceOf(method, &package, &source);
-  const bool check = from_vm && a.files_checked.fetch_add(1, std::memory_order_relaxed) < Agent::kNameChecks;
+  // Trusted once kNameChecks loads compared equal (acquire: those checks done, on any
+  // thread); until then every load takes JVMTI's way and, when VMStructs gave a file too,
+  // is one more check (several threads may check at once: a few more than kNameChecks).
+  const bool check = from_vm && a.files_verified.load(std::memory_order_acquire) < Agent::kNameChecks;
   if (from_vm && !check) {
     out.file.reserve(package.size() + source.size());
     out.file.assign(package).append(source);
@@ -253,9 +256,12 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
     if (cs.size() > 1 && cs.front() == 'L' && slash != std::string_view::npos) out.file = cs.substr(1, slash);
     out.file += src != nullptr ? src : "";
     a.files_jvmti.fetch_add(1, std::memory_order_relaxed);
-    if (check && (e != JVMTI_ERROR_NONE || out.file.size() != package.size() + source.size() ||
-                  out.file.compare(0, package.size(), package) != 0 ||
-                  out.file.compare(package.size(), source.size(), source) != 0)) {
+    const bool same = out.file.size() == package.size() + source.size() &&
+                      out.file.compare(0, package.size(), package) == 0 &&
+                      out.file.compare(package.size(), source.size(), source) == 0;
+    // A JVMTI call that failed (a phase's end, a class being unloaded) decides nothing.
+    if (check && e == JVMTI_ERROR_NONE && same) a.files_verified.fetch_add(1, std::memory_order_release);
+    if (check && e == JVMTI_ERROR_NONE && !same) {
       // Nothing is lost (this load's file is JVMTI's): said once, counted in the stats.
       if (a.files_vm.exchange(false, std::memory_order_relaxed))
         std::fprintf(stderr,
@@ -292,7 +298,6 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
       out.entries.front().code_addr = start;
     else if (!out.entries.empty() && out.entries.front().code_addr != start)
       out.entries.insert(out.entries.begin(), jitprov_line_entry{start, first, 0, nullptr});
-    if (!out.entries.empty()) out.entries.front().file = out.file.c_str();
   } else if (e == JVMTI_ERROR_ABSENT_INFORMATION || e == JVMTI_ERROR_NATIVE_METHOD ||
              (e == JVMTI_ERROR_NONE && n == 0)) {
     out.absent = true;  // compiled without -g:lines, or -g:source; a native method's wrapper
@@ -342,6 +347,10 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
   // Before the mutex: JVMTI calls only. lines_on is set before the events are enabled.
   Lines lines;
   if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
+  // The first entry names the file: pointed at here, in `lines` itself (a name short
+  // enough for std::string's inline buffer moved with its characters: a pointer taken
+  // inside lineEntries dangled).
+  if (!lines.entries.empty()) lines.entries.front().file = lines.file.c_str();
   std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
   if (a.lines_on && code_size > 0) {
     a.line_map_skipped += lines.skipped;
