@@ -269,6 +269,30 @@ done
 kill "$SLP" 2>/dev/null
 pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consumer daemons ($CONSUMERS) end with it"
 
+# --- Ctrl-C three times: a CMD that ignores SIGINT is killed -----------------------------
+# (before, jitprov waited for it however often SIGINT came, saying nothing)
+"$JITPROV" record -o "$WORK/int3" --runtime java -- sh -c 'trap "" INT; exec sleep 60' \
+  >"$WORK/int3.out" 2>"$WORK/int3.err" &
+REC=$!
+track_pid "$REC"
+SLP=
+for _ in $(seq 200); do SLP=$(pgrep -P "$REC" -x sleep); [ -n "$SLP" ] && break; sleep 0.1; done
+[ -n "$SLP" ] || fail "record -- sh -c 'trap \"\" INT; exec sleep 60' did not start sleep: $(cat "$WORK/int3.err")"
+track_pid "$SLP"
+kill -INT "$REC"; sleep 0.5
+kill -0 "$SLP" || fail "the sleep that ignores SIGINT ended at the first SIGINT"
+kill -INT "$REC"; sleep 0.5
+grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C kills it (SIGKILL)$" "$WORK/int3.err" ||
+  fail "the second SIGINT: $(cat "$WORK/int3.err")"
+kill -0 "$SLP" || fail "the sleep ended at the second SIGINT"
+kill -INT "$REC"
+for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the third SIGINT: $(cat "$WORK/int3.err")"
+wait "$REC"; RC=$?
+[ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/int3.err" ||
+  fail "the third SIGINT: exit $RC: $(cat "$WORK/int3.out" "$WORK/int3.err")"
+pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it (SIGKILL), exit 137"
+
 # --- a running lttng-sessiond is used -------------------------------------------------------
 start_sessiond
 run_record "$WORK/existing" -- java -version

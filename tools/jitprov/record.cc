@@ -74,12 +74,29 @@ const std::vector<std::string> kRuntimeChannel = {"--subbuf-size=4M", "--num-sub
 volatile sig_atomic_t g_signal = 0;
 volatile sig_atomic_t g_cmd_pid = 0;
 
+// SIGINTs while CMD runs: a CMD that ignores them (or hangs in its exit) would keep
+// jitprov waiting however often Ctrl-C is pressed. The second says so, the third kills
+// CMD (SIGKILL); jitprov then stops the session and verifies as after any exit. The
+// lines are written before CMD starts (startCommand): a handler may only write(2).
+volatile sig_atomic_t g_interrupts = 0;
+char g_second_note[192], g_kill_note[192];
+size_t g_second_len = 0, g_kill_len = 0;
+
 void onSignal(int sig, siginfo_t* info, void*) {
   g_signal = sig;
   // A terminal's Ctrl-C (SI_KERNEL) reaches CMD itself, in our process group: sent again,
   // a JVM would take it for a second one. One sent to jitprov alone is passed on.
   const pid_t cmd = g_cmd_pid;
   if (cmd > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(cmd, sig);
+  if (sig != SIGINT || cmd <= 0) return;
+  const int n = g_interrupts + 1;
+  g_interrupts = n;
+  if (n == 2) {
+    (void)!write(2, g_second_note, g_second_len);
+  } else if (n == 3) {
+    kill(cmd, SIGKILL);
+    (void)!write(2, g_kill_note, g_kill_len);
+  }
 }
 
 // summary.json's "attach" of a -p PID whose agent an earlier attach loaded.
@@ -311,7 +328,17 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
     (void)!write(errpipe[1], &e, sizeof e);
     _exit(127);
   }
-  if (pid > 0) g_cmd_pid = pid;
+  if (pid > 0) {
+    const int a = std::snprintf(g_second_note, sizeof g_second_note,
+                                "jitprov record: %s (pid %d) still runs; a third Ctrl-C kills it (SIGKILL)\n",
+                                baseName(path).c_str(), int(pid));
+    const int b = std::snprintf(g_kill_note, sizeof g_kill_note, "jitprov record: %s (pid %d) killed (SIGKILL)\n",
+                                baseName(path).c_str(), int(pid));
+    g_second_len = a > 0 ? std::min(size_t(a), sizeof g_second_note - 1) : 0;
+    g_kill_len = b > 0 ? std::min(size_t(b), sizeof g_kill_note - 1) : 0;
+    g_interrupts = 0;
+    g_cmd_pid = pid;
+  }
   sigprocmask(SIG_SETMASK, &old, nullptr);
   close(errpipe[1]);
   if (pid < 0) {
