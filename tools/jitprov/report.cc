@@ -188,14 +188,16 @@ void printText(const nlohmann::json& r, size_t top) {
         }
         std::string path = m["path"].get<std::string>();
         if (path.empty()) path = "module " + std::to_string(num(m, "module_id"));
-        std::printf("    %9s %7llu bodies  %s (%s)\n", bytes(num(m, "bytes")).c_str(),
-                    (unsigned long long)num(m, "bodies"), path.c_str(), tierList(m["by_tier"], false).c_str());
+        std::printf("    %9s %7llu %-6s  %s (%s)\n", bytes(num(m, "bytes")).c_str(),
+                    (unsigned long long)num(m, "bodies"), num(m, "bodies") == 1 ? "body" : "bodies", path.c_str(),
+                    tierList(m["by_tier"], false).c_str());
       }
     }
     if (c.contains("namespaces") && !c["namespaces"].empty()) {
       std::printf("  namespaces with the most code:\n");
       for (const auto& n : c["namespaces"])
-        std::printf("    %9s %7llu bodies  %s\n", bytes(num(n, "bytes")).c_str(), (unsigned long long)num(n, "bodies"),
+        std::printf("    %9s %7llu %-6s  %s\n", bytes(num(n, "bytes")).c_str(), (unsigned long long)num(n, "bodies"),
+                    num(n, "bodies") == 1 ? "body" : "bodies",
                     n["namespace"].get<std::string>().empty() ? "(none)" : n["namespace"].get<std::string>().c_str());
     }
     if (c.contains("largest") && !c["largest"].empty()) {
