@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   rt.drainReclamation();  // the registry quiet, as for a tracer that comes later
   {
     const MemoryStats ms = rt.memoryStats();
-    std::printf("method and IL tables: %llu huge pages populated ahead, %llu late, %llu failed\n",
+    std::printf("method, version and IL tables: %llu huge pages populated ahead, %llu late, %llu failed\n",
                 (unsigned long long)ms.huge_pages_ahead, (unsigned long long)ms.huge_pages_late,
                 (unsigned long long)ms.huge_pages_failed);
   }
