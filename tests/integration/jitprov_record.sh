@@ -238,15 +238,20 @@ check_trace "$WORK/sigint" HotSpot
 pass "SIGINT to jitprov record during a Java run: exit 130, the exit rundown in a verified trace:
 $(sed 's/^/    /' "$WORK/sigint/stdout")"
 
+# child_of PID NAME: the pid of PID's child named NAME, once it runs (20 s at most).
+child_of() {
+  local c
+  for _ in $(seq 200); do c=$(pgrep -P "$1" -x "$2") && { echo "$c"; return 0; }; sleep 0.1; done
+  return 1
+}
+
 # --- SIGKILL to jitprov: its private lttng-sessiond does not outlive it -------------------
 # (no handler of jitprov's runs: the daemon is told by the kernel, PR_SET_PDEATHSIG; it
 # was left running before, with its consumer daemons, in a namespace no `lttng list` sees)
 "$JITPROV" record -o "$WORK/sigkill" --runtime java -- sleep 60 >"$WORK/sigkill.out" 2>&1 &
 REC=$!
 track_pid "$REC"
-SLP=
-for _ in $(seq 200); do SLP=$(pgrep -P "$REC" -x sleep); [ -n "$SLP" ] && break; sleep 0.1; done
-[ -n "$SLP" ] || fail "record -- sleep 60 did not start sleep: $(cat "$WORK/sigkill.out")"
+SLP=$(child_of "$REC" sleep) || fail "record -- sleep 60 did not start sleep: $(cat "$WORK/sigkill.out")"
 track_pid "$SLP"
 SD=$(pgrep -P "$REC" -x lttng-sessiond)
 [ -n "$SD" ] || fail "record started no private lttng-sessiond: $(cat "$WORK/sigkill.out")"
@@ -275,9 +280,8 @@ pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consum
   >"$WORK/int3.out" 2>"$WORK/int3.err" &
 REC=$!
 track_pid "$REC"
-SLP=
-for _ in $(seq 200); do SLP=$(pgrep -P "$REC" -x sleep); [ -n "$SLP" ] && break; sleep 0.1; done
-[ -n "$SLP" ] || fail "record -- sh -c 'trap \"\" INT; exec sleep 60' did not start sleep: $(cat "$WORK/int3.err")"
+SLP=$(child_of "$REC" sleep) ||
+  fail "record -- sh -c 'trap \"\" INT; exec sleep 60' did not start sleep: $(cat "$WORK/int3.err")"
 track_pid "$SLP"
 kill -INT "$REC"; sleep 0.5
 kill -0 "$SLP" || fail "the sleep that ignores SIGINT ended at the first SIGINT"
