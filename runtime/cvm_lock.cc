@@ -83,8 +83,8 @@ CvmLock::Guard::~Guard() {
   if (lock_.stats_) {  // before the release: the lock orders the histograms' writers
     const int r = in_rundown_ ? 1 : 0;
     const int s = static_cast<int>(site_);
-    lock_.wait_[r][s].record(acquired_ - wait_start_);
-    lock_.hold_[r][s].record(released - acquired_);
+    lock_.hists_->wait[r][s].record(acquired_ - wait_start_);
+    lock_.hists_->hold[r][s].record(released - acquired_);
   }
   lock_.owner_.store(0, std::memory_order_relaxed);
   lock_.holder_site_.store(0, std::memory_order_relaxed);
@@ -100,8 +100,8 @@ void CvmLock::resetStats() noexcept {
   std::lock_guard<std::mutex> g(mu_);  // the histograms' writers hold it
   for (int r = 0; r < 2; ++r) {
     for (int site = 1; site <= kLockSiteMax; ++site) {
-      wait_[r][site].reset();
-      hold_[r][site].reset();
+      hists_->wait[r][site].reset();
+      hists_->hold[r][site].reset();
     }
   }
 }
@@ -110,8 +110,8 @@ LockStatsSnapshot CvmLock::snapshot() const noexcept {
   LockStatsSnapshot s;
   for (int r = 0; r < 2; ++r) {
     for (int site = 1; site <= kLockSiteMax; ++site) {
-      s.sites[r][site].wait = wait_[r][site].snapshot();
-      s.sites[r][site].hold = hold_[r][site].snapshot();
+      s.sites[r][site].wait = hists_->wait[r][site].snapshot();
+      s.sites[r][site].hold = hists_->hold[r][site].snapshot();
     }
   }
   return s;

@@ -337,19 +337,6 @@ struct Runtime::State {
   // Host keys of live methods. Loader mutex.
   HostKeyIndex by_host_key;
 
-  // The records, in place (P9). Methods: claim/commit under the loader mutex, clear
-  // under both (unload). Modules: loader mutex. Versions: CVM lock; load() from outside
-  // the lock only inside an RCU read section, and only to choose a lock site label.
-  // recycle(): reclamation callbacks.
-  MethodTable methods;
-  ModuleTable modules;
-  VersionTable versions;
-  // IL version nodes: claim/commit under the CVM lock (their creators hold it); clear and
-  // recycle in freeMethod, after the grace period that ended its method's readers (no
-  // reader reaches a node but through its method). Never looked up by id.
-  IlTable ils;
-  std::atomic<uint64_t> il_records{0};  // nodes in ils (MemoryStats: the tables' bytes)
-
   // Versions retired since the last batch went to RCU (P6). Guarded by retire_batch_mu,
   // taken under the CVM lock by retireVersion() (lock order: CVM lock, then it) and alone
   // by drainReclamation() and the destructor, which hand a partial batch over early.
@@ -490,6 +477,23 @@ struct Runtime::State {
   Errc missingModule(ModuleId module) const noexcept;
   Errc missingMethod(MethodId method) const noexcept;
   Errc missingVersion(VersionId version) const noexcept;
+
+  // The records, in place (P9), last: the tables' chunk arrays are 10-65 KB each, and
+  // every field above them that a registration or a publication touches fits in the
+  // State's first pages (a TLB miss each on a thread whose caches its compiler keeps
+  // cold; docs/measurements.md, "The cold registration and publication").
+  // Methods: claim/commit under the loader mutex, clear
+  // under both (unload). Modules: loader mutex. Versions: CVM lock; load() from outside
+  // the lock only inside an RCU read section, and only to choose a lock site label.
+  // recycle(): reclamation callbacks.
+  MethodTable methods;
+  ModuleTable modules;
+  VersionTable versions;
+  // IL version nodes: claim/commit under the CVM lock (their creators hold it); clear and
+  // recycle in freeMethod, after the grace period that ended its method's readers (no
+  // reader reaches a node but through its method). Never looked up by id.
+  IlTable ils;
+  std::atomic<uint64_t> il_records{0};  // nodes in ils (MemoryStats: the tables' bytes)
 };
 
 inline MethodId Method::id() const noexcept { return Runtime::State::MethodTable::idOf(this); }

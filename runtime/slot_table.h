@@ -408,7 +408,10 @@ class SlotTable {
     return reinterpret_cast<void*>(aligned);
   }
 
-  std::atomic<Slot*> chunks_[kMaxChunks] = {};
+  // The scalars first, the chunk and region arrays (up to 64 KB) after them: a claim
+  // touches the scalars and the arrays' first entries, one page for a table below
+  // 512 chunks, where a header after the arrays sat a page or more away (a TLB miss
+  // each, on a thread whose caches its compiler keeps cold).
   std::atomic<uint64_t> hw_{0};  // published high-water slot index
   // Writer only.
   uint64_t claimed_hw_ = 0;
@@ -426,13 +429,15 @@ class SlotTable {
   // than 1 MB of slots stays small), then from each page's start, kLookahead pages ahead.
   static constexpr uint64_t kLookahead = 2;
   static constexpr uint64_t kPagesPerRegion = kRegionBytes / kHugePage;
-  std::atomic<unsigned char*> regions_[kPaging == Paging::kAhead ? kRegions : 1] = {};
   uint64_t ahead_trigger_ = kHugePage / 2;
   // The highest page asked for (the writer stores it), and populated up to (populateAhead).
   std::atomic<uint64_t> want_upto_{0};
   std::mutex populate_mu_;
   uint64_t populated_upto_ = 0;
   std::atomic<uint64_t> ahead_{0}, late_{0}, populate_failed_{0};
+
+  std::atomic<Slot*> chunks_[kMaxChunks] = {};
+  std::atomic<unsigned char*> regions_[kPaging == Paging::kAhead ? kRegions : 1] = {};
 
   // Whether huge pages are asked for at all: wanted (JITPROV_HUGE_PAGES), and the kernel
   // can populate them ahead (MADV_POPULATE_WRITE, Linux 5.14; a zero length tells).

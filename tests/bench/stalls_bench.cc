@@ -8,7 +8,10 @@
 // and their total, and (--list) each of them with its ordinal.
 // Only the public C API: to compare libraries, run it against another build's with
 // LD_LIBRARY_PATH=OTHER/runtime (the library path overrides the binary's runpath).
-//   jitprov-bench-stalls [--list] [METHODS]   (default 300 000)
+// --cold MB writes MB of other memory between two methods, as a JIT's or a VM's own work
+// does between two code events: the calls then run on cold caches, and their medians are
+// what a host whose compilers keep the caches cold pays a call.
+//   jitprov-bench-stalls [--list] [--cold MB] [METHODS]   (default 300 000; 20 000 with --cold)
 #include <jitprov/jitprov.h>
 
 #include <algorithm>
@@ -53,23 +56,37 @@ int fail(const char* what, int e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool list = false;
-  uint64_t n = 300000;
+  bool list = false, n_given = false;
+  uint64_t n = 300000, cold_mb = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
       list = true;
+    } else if (std::strcmp(argv[i], "--cold") == 0) {
+      char* end = nullptr;
+      cold_mb = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
+      if (end == nullptr || end == argv[i] || *end != '\0' || cold_mb == 0 || cold_mb > 1024) {
+        std::fprintf(stderr, "jitprov-bench-stalls: --cold takes MB, 1..1024\n");
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: jitprov-bench-stalls [--list] [METHODS]   (default 300000)\n");
+      std::printf("usage: jitprov-bench-stalls [--list] [--cold MB] [METHODS]   (default 300000; 20000 with --cold)\n");
       return 0;
     } else {
       char* end = nullptr;
       n = std::strtoull(argv[i], &end, 10);
+      n_given = true;
       if (end == argv[i] || *end != '\0' || n == 0 || n > 10'000'000) {
         std::fprintf(stderr, "jitprov-bench-stalls: METHODS must be 1..10000000, not '%s'\n", argv[i]);
         return 2;
       }
     }
   }
+  if (cold_mb != 0 && !n_given) n = 20000;
+  // The other memory: written a cache line at a time, each line a new value; then a
+  // line in each 4 KB page of 16 times as much, so that the TLB is cold too (a VM's code
+  // and heap span far more pages than the cache holds).
+  std::vector<uint64_t> other(cold_mb << 17), pages(cold_mb << 21);
+  uint64_t stir = 0;
   jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
   cfg.code_mode = JITPROV_CODE_HOST;
   cfg.lock_stats = 0;
@@ -98,10 +115,13 @@ int main(int argc, char** argv) {
     c.code_size = 200;
     if (const int e = jitprov_code_publish(rt, id, &c, &vid); e != JITPROV_OK) return fail("publish code", e);
     const uint64_t t2 = nowNs();
+    for (size_t j = 0; j < other.size(); j += 8) other[j] += ++stir;
+    for (size_t j = 0; j < pages.size(); j += 512) pages[j] += ++stir;
     reg.push_back(t1 - t0);
     pub.push_back(t2 - t1);
   }
-  std::printf("jitprov-bench-stalls: %" PRIu64 " methods registered and published, one version each\n", n);
+  std::printf("jitprov-bench-stalls: %" PRIu64 " methods registered and published, one version each%s\n", n,
+              cold_mb != 0 ? (", " + std::to_string(cold_mb) + " MB written between two").c_str() : "");
   report("register", reg, list);
   report("publish", pub, list);
   jitprov_runtime_destroy(rt);
