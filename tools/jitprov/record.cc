@@ -63,12 +63,14 @@ namespace {
 
 // The CoreCLR client's class id (docs/dotnet.md).
 constexpr const char* kClrProfilerGuid = "{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}";
-// The channels of docs/tracing.md (tools/lib/lttng.sh's JITPROV_LOSSLESS_CHANNEL): the
-// rundown's waits for room rather than discarding. The runtime channel never blocks a
-// JIT path; larger than lttng.sh's default (1M x 4), as the JVM tests use, for the
-// method_load burst of a JVM's start-up.
-const std::vector<std::string> kRundownChannel = {"--subbuf-size=8M", "--num-subbuf=8", "--blocking-timeout=inf"};
-const std::vector<std::string> kRuntimeChannel = {"--subbuf-size=4M", "--num-subbuf=8"};
+// The channels of docs/tracing.md, "Sizing the channels" (tools/lib/lttng.sh's
+// JITPROV_RECORD_*_CHANNEL): the rundown's waits for room rather than discarding; the
+// runtime channel never blocks a JIT path, 8 sub-buffers for a start-up's burst of
+// method_load events. Per CPU, and mapped into every traced process: 8 MiB x 8 and
+// 4 MiB x 8 cost each process 19 ms more than these, and the first one 187 ms more
+// (2 CPUs; tools/bench/channel-cost).
+const std::vector<std::string> kRundownChannel = {"--subbuf-size=2M", "--num-subbuf=8", "--blocking-timeout=inf"};
+const std::vector<std::string> kRuntimeChannel = {"--subbuf-size=1M", "--num-subbuf=8"};
 
 // Set by the signal handler: the signal to pass on, and CMD's pid once it runs.
 volatile sig_atomic_t g_signal = 0;

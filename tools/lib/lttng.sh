@@ -15,6 +15,12 @@
 JITPROV_LOSSLESS_CHANNEL=(--subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf)
 # The runtime events' channel: never blocks a JIT path.
 JITPROV_RUNTIME_CHANNEL=(--subbuf-size=1M --num-subbuf=4)
+# `jitprov record`'s channels (tools/jitprov/record.cc, kRundownChannel and
+# kRuntimeChannel: change both), for the benchmarks that measure what its users pay:
+# smaller than the tests' lossless channel, as every traced process maps every CPU's
+# buffers (docs/tracing.md, "Sizing the channels").
+JITPROV_RECORD_RUNDOWN_CHANNEL=(--subbuf-size=2M --num-subbuf=8 --blocking-timeout=inf)
+JITPROV_RECORD_RUNTIME_CHANNEL=(--subbuf-size=1M --num-subbuf=8)
 
 lttng_err() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 
