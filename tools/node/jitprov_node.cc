@@ -68,6 +68,12 @@ enum class Kind { kJs, kBuiltin, kRegExp, kOther };
 
 struct Isolate;
 
+// Heterogeneous lookup of a std::string key by a string_view (C++20).
+struct UrlHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view v) const noexcept { return std::hash<std::string_view>{}(v); }
+};
+
 // One live code object in the registry.
 struct Live {
   uint64_t version_id;
@@ -84,11 +90,14 @@ struct Isolate {
   v8::Isolate* v8 = nullptr;
   uint32_t index = 0;
   bool gone = false;
-  uint32_t epoch = 0;                                 // censuses taken
-  std::atomic<uint64_t> full_gcs{0};                  // mark-compacts (the GC epilogue); relaxed: a count
-  uint64_t full_gcs_at_census = 0;                    // isolate's thread only
-  uv_timer_t* timer = nullptr;                        // the census timer, on the isolate's event loop
-  std::unordered_map<std::string, uint64_t> modules;  // script URL -> module
+  uint32_t epoch = 0;                 // censuses taken
+  std::atomic<uint64_t> full_gcs{0};  // mark-compacts (the GC epilogue); relaxed: a count
+  uint64_t full_gcs_at_census = 0;    // isolate's thread only
+  uv_timer_t* timer = nullptr;        // the census timer, on the isolate's event loop
+  // Script URL ("" for code with none) -> module; looked up by the name's view, without
+  // a copy. The last one found first: most code objects come from the script before.
+  std::unordered_map<std::string, uint64_t, UrlHash, std::equal_to<>> modules;
+  const std::pair<const std::string, uint64_t>* last_module = nullptr;
 };
 
 struct Counters {
@@ -116,6 +125,7 @@ struct Client {
   uint32_t next_serial = 1;
   Counters n;
   std::string first_error;
+  std::string name_buf;  // methodOf's NUL-terminated copy of a name
   std::string provider;  // jitprov_trace_provider_status() at the start, for the stats
   hostagent::Hist add_ns, move_ns, census_ns;
   // Its own CPU time (stats= only): callbacks, start, its threads (hostagent::OwnCpu).
@@ -237,42 +247,48 @@ Isolate* isolateOf(Client& c, v8::Isolate* v8iso) {
 
 // The module of a script URL of an isolate: scripts of one URL share it (every `new
 // Function` and eval is a script of its own, with no URL: one module "<anonymous>"
-// per isolate, not one per function); the script id is each method's token.
+// per isolate, not one per function); the script id is each method's token. Its path:
+// the URL, prefixed with "[isolate N] " in isolates after the first.
 // Client::mu held.
 bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
-  std::string path(url.empty() ? "<anonymous>" : url);
-  if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
-  auto it = iso.modules.find(path);
-  if (it != iso.modules.end()) {
-    *out = it->second;
+  if (iso.last_module != nullptr && iso.last_module->first == url) {
+    *out = iso.last_module->second;
     return true;
   }
-  const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
-  if (e != JITPROV_OK) {
-    noteError(c, "register module " + path + ": " + jitprov_strerror(e));
-    return false;
+  auto it = iso.modules.find(url);
+  if (it == iso.modules.end()) {
+    std::string path(url.empty() ? "<anonymous>" : url);
+    if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
+    const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
+    if (e != JITPROV_OK) {
+      noteError(c, "register module " + path + ": " + jitprov_strerror(e));
+      return false;
+    }
+    ++c.n.modules;
+    it = iso.modules.emplace(std::string(url), *out).first;
   }
-  ++c.n.modules;
-  iso.modules.emplace(std::move(path), *out);
+  iso.last_module = &*it;  // unordered_map's elements stay where they are until erased
+  *out = it->second;
   return true;
 }
 
 // Client::mu held.
+// The name is NUL-terminated in a buffer kept for the next one (no allocation).
 bool methodOf(Client& c, uint64_t module, uint64_t key, const char* ns, std::string_view name, uint32_t token,
               uint64_t* id) {
   if (jitprov_method_find(c.rt, key, id) == JITPROV_OK) return true;
-  std::string n(name);
+  c.name_buf.assign(name);
   jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
   d.host_key = key;
   d.token = token;
   d.name_space = ns;
-  d.name = n.c_str();
+  d.name = c.name_buf.c_str();
   d.signature = "";
   d.options = JITPROV_METHOD_SANITIZE_NAMES;
   const int e = jitprov_method_register(c.rt, module, &d, id);
   if (e == JITPROV_OK) ++c.n.methods;
   if (e != JITPROV_OK && e != JITPROV_E_EXISTS) {
-    noteError(c, "register method " + n + ": " + jitprov_strerror(e));
+    noteError(c, "register method " + c.name_buf + ": " + jitprov_strerror(e));
     return false;
   }
   return true;
@@ -600,6 +616,7 @@ void onIsolateCleanup(void* arg) {
     l = c.live.erase(l);
   }
   for (const auto& [url, module] : iso->modules) (void)jitprov_module_unload(c.rt, module);
+  iso->last_module = nullptr;
   iso->modules.clear();
   iso->gone = true;
   ++c.n.isolates_gone;
