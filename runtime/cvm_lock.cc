@@ -97,6 +97,7 @@ CvmLock::Guard::~Guard() {
 bool CvmLock::heldByThisThread() const noexcept { return owner_.load(std::memory_order_relaxed) == threadTag(); }
 
 void CvmLock::resetStats() noexcept {
+  if (!hists_) return;                 // no statistics kept
   std::lock_guard<std::mutex> g(mu_);  // the histograms' writers hold it
   for (int r = 0; r < 2; ++r) {
     for (int site = 1; site <= kLockSiteMax; ++site) {
@@ -108,6 +109,7 @@ void CvmLock::resetStats() noexcept {
 
 LockStatsSnapshot CvmLock::snapshot() const noexcept {
   LockStatsSnapshot s;
+  if (!hists_) return s;  // no statistics kept: all zero
   for (int r = 0; r < 2; ++r) {
     for (int site = 1; site <= kLockSiteMax; ++site) {
       s.sites[r][site].wait = hists_->wait[r][site].snapshot();

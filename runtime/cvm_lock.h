@@ -44,7 +44,7 @@ class AtomicHist {
 
 class CvmLock {
  public:
-  explicit CvmLock(bool stats) : stats_(stats) {}
+  explicit CvmLock(bool stats) : stats_(stats), hists_(stats ? std::make_unique<Histograms>() : nullptr) {}
 
   class Guard {
    public:
@@ -108,12 +108,12 @@ class CvmLock {
   std::atomic<uint64_t> rundown_starts_{0};
   // The statistics' histograms (14.7 KB), out of line: inline, they put the registry's
   // other fields that a publication touches pages away from the lock (each page a TLB
-  // miss on a thread whose caches its compiler keeps cold).
+  // miss on a thread whose caches its compiler keeps cold). Null without statistics.
   struct Histograms {
     AtomicHist wait[2][kLockSiteMax + 1];
     AtomicHist hold[2][kLockSiteMax + 1];
   };
-  const std::unique_ptr<Histograms> hists_ = std::make_unique<Histograms>();
+  const std::unique_ptr<Histograms> hists_;
 };
 
 #ifndef NDEBUG

@@ -14,6 +14,16 @@ void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept {
 
 bool canWait() noexcept { return !urcu_bp_read_ongoing(); }
 
+void registerThread() noexcept {
+  // initial-exec: see cvm_lock.cc. liburcu-bp keeps a thread registered until it ends
+  // (and the thread that forks, in the child), as long as this flag lives.
+  static thread_local __attribute__((tls_model("initial-exec"))) bool registered = false;
+  if (registered) return;
+  urcu_bp_read_lock();
+  urcu_bp_read_unlock();
+  registered = true;
+}
+
 bool synchronize() noexcept {
   if (!canWait()) return false;  // would wait for itself
   urcu_bp_synchronize_rcu();

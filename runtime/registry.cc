@@ -560,8 +560,11 @@ Result<VersionId> Runtime::publishHostCode(MethodId method, const HostCode& code
   // the view's strings, which an unload may free once the lock is released. Everything
   // else this publication reads of the method and the version, method_load included,
   // it reads under the lock. (A read section on every publication was 9 of the ~42 cache
-  // lines a cold publication fetched: liburcu-bp's thread-local state.)
+  // lines a cold publication fetched: liburcu-bp's thread-local state.) The thread is
+  // registered with liburcu before the lock: a first read section under it would take
+  // liburcu's registry lock after ours, the order fork()'s handlers reverse (fork.cc).
   std::optional<rcu::ReadSection> rs;
+  rcu::registerThread();
   {
     CvmLock::Guard lock(s_->lock, publishSite(code.tier), method);
     Method* m = s_->methods.load(method);
@@ -992,6 +995,7 @@ WalkStats Runtime::walkImpl(WalkLocking locking, const Emit& emit, uint64_t afte
                             FunctionRef<void()> between_batches, WalkMarks* marks) const {
   WalkStats st;
   std::optional<CvmLock::Guard> whole;
+  rcu::registerThread();  // before the lock: the batches' read sections open under it
   if (locking == WalkLocking::kWholeWalk) whole.emplace(s_->lock, LockSite::kRundown, 0);
   const uint64_t hw = s_->methods.highWater();  // P5
   const bool first_pass = marks != nullptr && !marks->catching_up;

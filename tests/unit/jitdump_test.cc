@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -525,6 +528,68 @@ TEST(Jitdump, ForkChildWritesNothingToTheParentsFile) {
   ASSERT_EQ(d.loads.size(), 2u);
   EXPECT_EQ(d.loads[0].name, "p::before");
   EXPECT_EQ(d.loads[1].name, "p::after");
+}
+
+// A thread's first RCU read section takes liburcu-bp's registry lock; fork()'s handlers
+// take liburcu's locks and then the CVM lock (runtime/fork.cc). A host-mode publication
+// with a jitdump open opens its read section under the CVM lock: if that were a thread's
+// first, a fork meanwhile deadlocked the parent (the publisher holding the CVM lock and
+// waiting for the registry lock, the forking thread the reverse). Here threads that each
+// publish once, their first call into the runtime, come and go while the main thread
+// forks; a watchdog fails the test if a fork or a thread does not come back.
+TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
+  SKIP_FORK_WITH_BUSY_THREADS();
+  DumpHost h;
+  ASSERT_EQ(h.open(0), JITPROV_OK);
+  static unsigned char code[4096];
+  const uint64_t m = h.method("p", "fresh");
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> published{0}, failures{0};
+  std::thread spawner([&] {
+    for (uint64_t i = 0; !stop.load(); ++i) {
+      std::thread t([&, i] {
+        jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
+        c.code_start = reinterpret_cast<uintptr_t>(code) + (i % 256) * 16;
+        c.code_size = 16;
+        uint64_t v = 0;
+        if (jitprov_code_publish(h.rt, m, &c, &v) != JITPROV_OK || jitprov_code_retire(h.rt, v) != JITPROV_OK)
+          failures.fetch_add(1);
+        published.fetch_add(1);
+      });
+      t.join();
+    }
+  });
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> g(mu);
+    if (!cv.wait_for(g, std::chrono::seconds(60), [&] { return done; })) {
+      std::fprintf(stderr, "deadlock: a fork or a publishing thread did not come back in 60 s (%llu published)\n",
+                   (unsigned long long)published.load());
+      std::_Exit(3);
+    }
+  });
+  int forks = 0;
+  for (; forks < 400; ++forks) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) _exit(0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  }
+  stop.store(true);
+  spawner.join();
+  {
+    std::lock_guard<std::mutex> g(mu);
+    done = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+  EXPECT_EQ(forks, 400);
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_GT(published.load(), 0u);
+  EXPECT_EQ(h.stats().loads, published.load());  // every publication in the file
 }
 
 }  // namespace
