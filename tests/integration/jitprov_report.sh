@@ -176,6 +176,11 @@ for vpid, vs in bodies.items():
     # The text says the same.
     assert "process %d: %d code bodies" % (vpid, len(vs)) in text, text
     assert "%3d bodies (" % max(per_method.values()) in text, text
+    # HotSpot's stubs among the largest are said to be stubs, not the program's methods.
+    for m in c["largest"]:
+        stub = m["module"] == "hotspot-stubs"
+        labelled = (m["name"] + " (a HotSpot stub)") in text
+        assert stub == labelled or len(m["name"]) > 90, (m, stub, labelled)
 s = json.load(open(d + "/summary.json"))
 assert r["lock_waits"] == s["lock_waits"] and r["perf"] == s["perf"], (r["lock_waits"], r["perf"])
 assert "lock waits (jitprov-lockwait): %d lock acquisitions" % s["lock_waits"]["acquisitions"] in text, text

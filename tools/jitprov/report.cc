@@ -81,12 +81,25 @@ std::string us(uint64_t ns) {
 }
 
 // A method as one line's tail: Namespace.name(signature), cut to a terminal's width.
+// The runtime's own code among the methods, by the module jitprov's agents register it
+// in (docs/jvm-agent.md, docs/node.md): a stub or a builtin is not a method of the
+// program, and a list of methods says so.
+const char* runtimeCodeKind(const nlohmann::json& m) {
+  const std::string module = m.value("module", std::string());
+  if (module == "hotspot-stubs") return " (a HotSpot stub)";
+  if (module == "v8-builtins") return " (a V8 builtin)";
+  if (module == "v8-regexp") return " (V8 regexp code)";
+  if (module == "v8-other") return " (V8 code of no function)";
+  return "";
+}
+
 std::string methodName(const nlohmann::json& m) {
   std::string ns = m.value("namespace", std::string()), name = m.value("name", std::string());
   std::string s = ns.empty() ? name : ns + "." + name;
   const std::string sig = m.value("signature", std::string());
   if (!sig.empty()) s += " " + sig;
   if (s.size() > 100) s = s.substr(0, 97) + "...";
+  s += runtimeCodeKind(m);
   for (char& c : s)
     if (static_cast<unsigned char>(c) < 0x20) c = '?';
   return s;
