@@ -571,7 +571,7 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
     }
   });
   int forks = 0;
-  for (; forks < 400; ++forks) {
+  for (; forks < 200; ++forks) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) _exit(0);
@@ -586,7 +586,7 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
   }
   cv.notify_one();
   watchdog.join();
-  EXPECT_EQ(forks, 400);
+  EXPECT_EQ(forks, 200);
   EXPECT_EQ(failures.load(), 0u);
   EXPECT_GT(published.load(), 0u);
   EXPECT_EQ(h.stats().loads, published.load());  // every publication in the file
