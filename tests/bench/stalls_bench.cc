@@ -10,8 +10,11 @@
 // LD_LIBRARY_PATH=OTHER/runtime (the library path overrides the binary's runpath).
 // --cold MB writes MB of other memory between two methods, as a JIT's or a VM's own work
 // does between two code events: the calls then run on cold caches, and their medians are
-// what a host whose compilers keep the caches cold pays a call.
-//   jitprov-bench-stalls [--list] [--cold MB] [METHODS]   (default 300 000; 20 000 with --cold)
+// what a host whose compilers keep the caches cold pays a call. --batch K writes it only
+// every K methods: the K calls of a batch after the first find the caches warm, as calls
+// made one after another by a thread that batches them would (the median is theirs).
+//   jitprov-bench-stalls [--list] [--cold MB [--batch K]] [METHODS]
+//   (default 300 000 methods; 20 000 with --cold)
 #include <jitprov/jitprov.h>
 
 #include <algorithm>
@@ -57,10 +60,17 @@ int fail(const char* what, int e) {
 
 int main(int argc, char** argv) {
   bool list = false, n_given = false;
-  uint64_t n = 300000, cold_mb = 0;
+  uint64_t n = 300000, cold_mb = 0, batch = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
       list = true;
+    } else if (std::strcmp(argv[i], "--batch") == 0) {
+      char* end = nullptr;
+      batch = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
+      if (end == nullptr || end == argv[i] || *end != '\0' || batch == 0 || batch > 100000) {
+        std::fprintf(stderr, "jitprov-bench-stalls: --batch takes K, 1..100000\n");
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--cold") == 0) {
       char* end = nullptr;
       cold_mb = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
@@ -69,7 +79,9 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: jitprov-bench-stalls [--list] [--cold MB] [METHODS]   (default 300000; 20000 with --cold)\n");
+      std::printf(
+          "usage: jitprov-bench-stalls [--list] [--cold MB [--batch K]] [METHODS]   (default 300000; 20000 with "
+          "--cold)\n");
       return 0;
     } else {
       char* end = nullptr;
@@ -80,6 +92,10 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+  }
+  if (batch != 1 && cold_mb == 0) {
+    std::fprintf(stderr, "jitprov-bench-stalls: --batch needs --cold\n");
+    return 2;
   }
   if (cold_mb != 0 && !n_given) n = 20000;
   // The other memory: written a cache line at a time, each line a new value; then a
@@ -115,13 +131,17 @@ int main(int argc, char** argv) {
     c.code_size = 200;
     if (const int e = jitprov_code_publish(rt, id, &c, &vid); e != JITPROV_OK) return fail("publish code", e);
     const uint64_t t2 = nowNs();
-    for (size_t j = 0; j < other.size(); j += 8) other[j] += ++stir;
-    for (size_t j = 0; j < pages.size(); j += 512) pages[j] += ++stir;
+    if (i % batch == 0) {
+      for (size_t j = 0; j < other.size(); j += 8) other[j] += ++stir;
+      for (size_t j = 0; j < pages.size(); j += 512) pages[j] += ++stir;
+    }
     reg.push_back(t1 - t0);
     pub.push_back(t2 - t1);
   }
   std::printf("jitprov-bench-stalls: %" PRIu64 " methods registered and published, one version each%s\n", n,
-              cold_mb != 0 ? (", " + std::to_string(cold_mb) + " MB written between two").c_str() : "");
+              cold_mb == 0 ? ""
+              : batch == 1 ? (", " + std::to_string(cold_mb) + " MB written between two").c_str()
+                           : (", " + std::to_string(cold_mb) + " MB written every " + std::to_string(batch)).c_str());
   report("register", reg, list);
   report("publish", pub, list);
   jitprov_runtime_destroy(rt);
