@@ -64,20 +64,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list") == 0) {
       list = true;
-    } else if (std::strcmp(argv[i], "--batch") == 0) {
+    } else if (std::strcmp(argv[i], "--batch") == 0 || std::strcmp(argv[i], "--cold") == 0) {
+      const bool is_batch = argv[i][2] == 'b';
+      const uint64_t max = is_batch ? 100000 : 1024;
       char* end = nullptr;
-      batch = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
-      if (end == nullptr || end == argv[i] || *end != '\0' || batch == 0 || batch > 100000) {
-        std::fprintf(stderr, "jitprov-bench-stalls: --batch takes K, 1..100000\n");
+      const uint64_t v = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
+      if (end == nullptr || end == argv[i] || *end != '\0' || v == 0 || v > max) {
+        std::fprintf(stderr, "jitprov-bench-stalls: %s takes %s, 1..%" PRIu64 "\n", is_batch ? "--batch" : "--cold",
+                     is_batch ? "K" : "MB", max);
         return 2;
       }
-    } else if (std::strcmp(argv[i], "--cold") == 0) {
-      char* end = nullptr;
-      cold_mb = i + 1 < argc ? std::strtoull(argv[++i], &end, 10) : 0;
-      if (end == nullptr || end == argv[i] || *end != '\0' || cold_mb == 0 || cold_mb > 1024) {
-        std::fprintf(stderr, "jitprov-bench-stalls: --cold takes MB, 1..1024\n");
-        return 2;
-      }
+      (is_batch ? batch : cold_mb) = v;
     } else if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
       std::printf(
           "usage: jitprov-bench-stalls [--list] [--cold MB [--batch K]] [METHODS]   (default 300000; 20000 with "
