@@ -61,15 +61,15 @@ class ReadSection {
   ReadSection& operator=(const ReadSection&) = delete;
 };
 
-// Queues `reclaim(head)` to run after a grace period: once every read section that
-// might have loaded a pointer to the object has ended. The object must already be
-// unreachable for new readers. `reclaim` must open a ReclaimScope first thing.
 // Registers this thread with liburcu-bp if it is not yet (its first read section does,
 // taking liburcu's registry lock). Call it before taking a lock of ours under which a
 // read section may open: fork() (fork.cc) takes liburcu's locks before ours, so a
 // thread's first read section must not be taken under one of them.
 void registerThread() noexcept;
 
+// Queues `reclaim(head)` to run after a grace period: once every read section that
+// might have loaded a pointer to the object has ended. The object must already be
+// unreachable for new readers. `reclaim` must open a ReclaimScope first thing.
 void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept;
 
 // Spans the body of every reclamation callback. For TSan: acquires the grace-period

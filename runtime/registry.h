@@ -481,11 +481,10 @@ struct Runtime::State {
   // The records, in place (P9), last: the tables' chunk arrays are 10-65 KB each, and
   // every field above them that a registration or a publication touches fits in the
   // State's first pages (a TLB miss each on a thread whose caches its compiler keeps
-  // cold; docs/measurements.md, "The cold registration and publication").
-  // Methods: claim/commit under the loader mutex, clear
-  // under both (unload). Modules: loader mutex. Versions: CVM lock; load() from outside
-  // the lock only inside an RCU read section, and only to choose a lock site label.
-  // recycle(): reclamation callbacks.
+  // cold; docs/measurements.md, "The cold registration and publication"). Methods:
+  // claim/commit under the loader mutex, clear under both (unload). Modules: loader
+  // mutex. Versions: CVM lock; load() from outside the lock only inside an RCU read
+  // section, and only to choose a lock site label. recycle(): reclamation callbacks.
   MethodTable methods;
   ModuleTable modules;
   VersionTable versions;

@@ -80,7 +80,6 @@ std::string us(uint64_t ns) {
   return s;
 }
 
-// A method as one line's tail: Namespace.name(signature), cut to a terminal's width.
 // The runtime's own code among the methods, by the module jitprov's agents register it
 // in (docs/jvm-agent.md, docs/node.md): a stub or a builtin is not a method of the
 // program, and a list of methods says so.
@@ -93,6 +92,7 @@ const char* runtimeCodeKind(const nlohmann::json& m) {
   return "";
 }
 
+// A method as one line's tail: Namespace.name(signature), cut to a terminal's width.
 std::string methodName(const nlohmann::json& m) {
   std::string ns = m.value("namespace", std::string()), name = m.value("name", std::string());
   std::string s = ns.empty() ? name : ns + "." + name;

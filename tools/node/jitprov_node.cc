@@ -94,7 +94,7 @@ struct Isolate {
   std::atomic<uint64_t> full_gcs{0};  // mark-compacts (the GC epilogue); relaxed: a count
   uint64_t full_gcs_at_census = 0;    // isolate's thread only
   uv_timer_t* timer = nullptr;        // the census timer, on the isolate's event loop
-  // Script URL ("" for code with none) -> module; looked up by the name's view, without
+  // Script URL ("<anonymous>" for code with none) -> module; looked up by the name's view, without
   // a copy. The last one found first: most code objects come from the script before.
   std::unordered_map<std::string, uint64_t, UrlHash, std::equal_to<>> modules;
   const std::pair<const std::string, uint64_t>* last_module = nullptr;
@@ -251,13 +251,14 @@ Isolate* isolateOf(Client& c, v8::Isolate* v8iso) {
 // the URL, prefixed with "[isolate N] " in isolates after the first.
 // Client::mu held.
 bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
+  if (url.empty()) url = "<anonymous>";  // one key, one module, for code with no URL and that name
   if (iso.last_module != nullptr && iso.last_module->first == url) {
     *out = iso.last_module->second;
     return true;
   }
   auto it = iso.modules.find(url);
   if (it == iso.modules.end()) {
-    std::string path(url.empty() ? "<anonymous>" : url);
+    std::string path(url);
     if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
     const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
     if (e != JITPROV_OK) {
@@ -272,8 +273,8 @@ bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
   return true;
 }
 
-// Client::mu held.
 // The name is NUL-terminated in a buffer kept for the next one (no allocation).
+// Client::mu held.
 bool methodOf(Client& c, uint64_t module, uint64_t key, const char* ns, std::string_view name, uint32_t token,
               uint64_t* id) {
   if (jitprov_method_find(c.rt, key, id) == JITPROV_OK) return true;
