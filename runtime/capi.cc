@@ -464,6 +464,7 @@ int jitprov_rundown_create(jitprov_runtime* rt, const jitprov_rundown_config* co
       rd->sink_ctx = c.sink_ctx;
       rd->engine.setSink(&jitprov_rundown::forward, rd);
     }
+    if (c.prepare != nullptr) rd->engine.setPrepare(c.prepare, c.prepare_ctx);
     *out = rd;
     return JITPROV_OK;
   });

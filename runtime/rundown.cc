@@ -415,6 +415,7 @@ void RundownEngine::Pass::end(const std::vector<void*>& sessions) {
 RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::vector<void*> sessions) {
   // Rundowns never overlap: the sink sees BEGIN ... END of one before the next.
   std::lock_guard<std::mutex> one_at_a_time(run_mu_);
+  if (prepare_ != nullptr) prepare_(prepare_ctx_);  // the host's queued code, published
   running_ = true;
   const trace::Sessions to(sessions);
   RundownResult r;

@@ -197,6 +197,50 @@ TEST(CApi, ARundownSinkSeesTheSameWalk) {
   EXPECT_EQ(r.versions, 1u);
 }
 
+// A host that queues its code events publishes them in prepare(): each rundown holds
+// what was queued before it began, and its rundown_begin comes after them.
+TEST(CApi, PrepareRunsBeforeEachRundownAndMayPublish) {
+  Host h;
+  const uint64_t m = h.method(3, "queued");
+  struct Queue {
+    Host* h;
+    uint64_t method;
+    std::vector<uint64_t> starts;  // published by the next prepare()
+    int prepared = 0;
+    std::vector<uint32_t> kinds;
+  } q{&h, m, {0x1000, 0x2000}, 0, {}};
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.prepare = [](void* ctx) {
+    auto* q = static_cast<Queue*>(ctx);
+    ++q->prepared;
+    q->kinds.push_back(99);  // prepare's place among the sink's records
+    for (const uint64_t s : q->starts) {
+      uint64_t v = 0;
+      EXPECT_EQ(q->h->publish(q->method, s, 64, &v), JITPROV_OK);
+    }
+    q->starts.clear();
+  };
+  rc.prepare_ctx = &q;
+  rc.sink = [](void* ctx, const jitprov_sink_record* r) { static_cast<Queue*>(ctx)->kinds.push_back(r->kind); };
+  rc.sink_ctx = &q;
+  jitprov_rundown* rd = nullptr;
+  ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
+  jitprov_rundown_result r{};
+  ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_OK);
+  EXPECT_EQ(r.versions, 2u);  // both queued versions, published before the walk began
+  q.starts = {0x3000};
+  ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKED, &r), JITPROV_OK);  // a locked mode too
+  EXPECT_EQ(r.versions, 3u);
+  jitprov_rundown_destroy(rd);
+  EXPECT_EQ(q.prepared, 2);
+  const std::vector<uint32_t> one{99, JITPROV_SINK_BEGIN, JITPROV_SINK_MODULE, JITPROV_SINK_VERSION,
+                                  JITPROV_SINK_VERSION};
+  ASSERT_GE(q.kinds.size(), 2 * one.size());
+  EXPECT_EQ(std::vector<uint32_t>(q.kinds.begin(), q.kinds.begin() + 5), one);
+  EXPECT_EQ(q.kinds[5], uint32_t{JITPROV_SINK_END});
+  EXPECT_EQ(q.kinds[6], 99u);
+}
+
 TEST(CApi, RundownResultsCarryThePublicationSequence) {
   Host h;
   const uint64_t a = h.method(1, "a"), b = h.method(2, "b");

@@ -217,8 +217,11 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r) {
   }
 }
 
-int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out) {
+int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out, void (*prepare)(void*),
+                  void* prepare_ctx) {
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.prepare = prepare;
+  rc.prepare_ctx = prepare_ctx;
   rc.modes = &o.mode;
   rc.n_modes = 1;
   rc.triggers = o.trigger.c_str();
@@ -331,8 +334,8 @@ OwnCpu::Span::~Span() {
 }
 
 void OwnCpu::snapshotThreads() {
-  // Each thread of this process named kRundownThread or "<comm>-ust" (lttng-ust's), with
-  // the first field of its schedstat: ns on a CPU.
+  // Each thread of this process named kRundownThread, kPublishThread or "<comm>-ust"
+  // (lttng-ust's), with the first field of its schedstat: ns on a CPU.
   threads_.clear();
   threads_ns_ = 0;
   snapped_ = true;
@@ -350,7 +353,8 @@ void OwnCpu::snapshotThreads() {
       comm[std::strcspn(comm, "\n")] = '\0';
       const size_t n = std::strlen(comm);
       const bool ust = n > 4 && std::strcmp(comm + n - 4, "-ust") == 0;
-      if (!ust && std::strcmp(comm, kRundownThread) != 0) continue;
+      const bool ours = std::strcmp(comm, kRundownThread) == 0 || std::strcmp(comm, kPublishThread) == 0;
+      if (!ust && !ours) continue;
       FILE* st = std::fopen((base + "/schedstat").c_str(), "re");
       if (st == nullptr) continue;
       const bool read = std::fscanf(st, "%llu", &ns) == 1;
@@ -359,7 +363,7 @@ void OwnCpu::snapshotThreads() {
       threads_ns_ += ns;
       char item[128];
       std::snprintf(item, sizeof item, "%s{\"name\": \"%s\", \"ns\": %llu}", threads_.empty() ? "" : ", ",
-                    ust ? "lttng-ust" : kRundownThread, ns);
+                    ust ? "lttng-ust" : comm, ns);
       threads_ += item;
     }
     closedir(d);

@@ -75,8 +75,10 @@ void perfMapSink(void* ctx, const jitprov_sink_record* r);
 void setLttngEnvironment();
 
 // Creates and starts the rundown engine from the options (with the perf map sink when
-// perfmap is set; `pm` must outlive the engine). Returns JITPROV_OK or an error.
-int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out);
+// perfmap is set; `pm` must outlive the engine), and `prepare` (optional) called at the
+// start of every rundown (jitprov_rundown_config.prepare). Returns JITPROV_OK or an error.
+int startRundowns(jitprov_runtime* rt, Options& o, PerfMap* pm, jitprov_rundown** out, void (*prepare)(void*) = nullptr,
+                  void* prepare_ctx = nullptr);
 
 // The jitdump sink (jitprov_jitdump_open) in o.jitdump, with the code copied (a host's
 // published ranges are its live code): "" when off or opened, else why not. Call it
@@ -93,6 +95,8 @@ uint64_t nowNs();
 // jitprov's rundown thread's name in every agent: its own in `top -H`, `perf report
 // --comm`, the benchmarks' profiles and OwnCpu's account.
 inline constexpr const char* kRundownThread = "jitprov-rundown";
+// The JVM agent's thread that publishes the loads its callbacks queue (docs/jvm-agent.md).
+inline constexpr const char* kPublishThread = "jitprov-publish";
 // RAII: the calling thread goes by kRundownThread while it lives, so that the rundown
 // engine's thread, which takes its creator's name, is named so; the old name after.
 class RundownThreadName {
@@ -138,9 +142,9 @@ struct OwnCpu {
     bool start_ = false, nested_ = false;
     uint64_t t0_ = 0;
   };
-  // The agent's threads' CPU time now (jitprov's rundown thread, kRundownThread, and
-  // lttng-ust's): before the rundown thread ends (jitprov_rundown_stop), as /proc forgets
-  // it then.
+  // The agent's threads' CPU time now (jitprov's rundown thread, kRundownThread, the
+  // publisher, kPublishThread, and lttng-ust's): before the rundown thread ends (jitprov_rundown_stop), as /proc
+  // forgets it then.
   void snapshotThreads();
   // `  "own_cpu": {...},` and a newline: the callbacks' count and wall time, the start,
   // and the threads' CPU time (each thread's name and ns) of the snapshot, or of now when

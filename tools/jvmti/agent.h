@@ -15,11 +15,51 @@
 #include <jvmti.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
 
 namespace jitprov::jvmti {
+
+// The source lines of one load for the jitdump (lineEntries() in jitprov_jvmti.cc): the
+// entries in address order, the file "package/dir/Source.java" that the first names.
+struct Lines {
+  std::vector<jitprov_line_entry> entries;
+  std::string file;
+  bool absent = false, error = false;
+  uint64_t skipped = 0;
+};
+
+// The JVMTI events the callbacks queue for publication (docs/jvm-agent.md, "Publication
+// off the Service Thread"): what only the callback can read (the comp level, the names
+// of a method's first load, the lines) is read there; the registry's work, the trace
+// event and the agent's address map are the publisher's, in the queue's order.
+struct Queued {
+  enum Kind : uint8_t { kLoad, kUnload, kStub } kind;
+  bool osr = false;
+  bool named = false;  // kLoad: names queued (the method's first load); kStub: always
+  int16_t level = -1;  // kLoad: HotSpot's comp level, -1 unknown
+  int32_t lines = -1;  // kLoad: its Lines in Queue::lines (jitdump only)
+  uint64_t jmid = 0;   // kLoad, kUnload: the jmethodID
+  uint64_t addr = 0;
+  uint32_t size = 0;
+  uint32_t text = 0;  // names in Queue::text: class, name, signature (a stub's: name)
+  uint32_t cls_len = 0, name_len = 0, sig_len = 0;
+};
+struct Queue {
+  std::vector<Queued> events;
+  std::string text;
+  std::vector<Lines> lines;
+  void clear() {
+    events.clear();
+    text.clear();
+    lines.clear();
+  }
+};
 
 struct Agent {
   hostagent::Options opt;
@@ -31,7 +71,42 @@ struct Agent {
   VmStructs vm;
   hostagent::PerfMap perfmap;
 
-  std::mutex mu;  // guards everything below
+  // ---- The queue: the callbacks' side (any thread; qmu) ---------------------------------
+  // Lock order: mu, then qmu. The callbacks take qmu alone.
+  std::mutex qmu;               // guards this part
+  std::condition_variable qcv;  // the publisher waits for a first event, or its stop
+  Queue queued;
+  // Queued events are published by the publisher thread (publish_ms after the first of a
+  // batch) or a rundown's prepare(); false: by the callback that queued them (publish=inline,
+  // the jitdump, the publisher stopped or not started).
+  bool deferred = false;
+  bool publisher_stop = false;
+  std::thread publisher;
+  // jmethodIDs whose names were queued: a later load of one goes without (the publisher
+  // finds its method by key).
+  std::unordered_set<uint64_t> named;
+  uint64_t loads = 0, unloads = 0, stubs = 0, name_failures = 0;
+  // Names (the first load of a method): from VMStructs while names_vm, each of the first
+  // kNameChecks compared with JVMTI's (name_mismatches: the differences, which turn
+  // names_vm off); the buffers they are converted in, reused.
+  static constexpr uint64_t kNameChecks = 32;
+  bool names_vm = false;
+  uint64_t names_vmstructs = 0, names_jvmti = 0, names_checked = 0, name_mismatches = 0;
+  uint64_t names_ns = 0;  // the names' wall time (stats: names.ms)
+  std::string cls_buf, name_buf, sig_buf;
+  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
+  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
+  uint64_t osr = 0;
+  hostagent::Hist load_ns, unload_ns;  // the callbacks' wall time
+
+  // ---- The publisher's side (mu) ------------------------------------------------------
+  std::mutex mu;     // guards everything below
+  Queue publishing;  // the batch being published (swapped with `queued`)
+  uint32_t publish_ms = 0;
+  // Batches published by the publisher thread, by rundowns' prepare() (counted when not
+  // empty) and by callbacks (inline); the events in them; the largest batch.
+  uint64_t batches_thread = 0, batches_prepare = 0, batches_inline = 0, batch_events = 0, batch_max = 0;
+  hostagent::Hist batch_ns;  // a batch's publication (wall time)
   struct Live {
     uint64_t version_id, method_id;
     uint64_t jmid;  // the jmethodID loaded here (0: a stub): an unload must name it
@@ -43,7 +118,7 @@ struct Agent {
   // caches the compiler threads have cold; std::map's node-by-node walk took twice the
   // samples there (javac: docs/jvm-agent.md, "The agent against its floor").
   absl::btree_map<uint64_t, Live> live;
-  uint64_t loads = 0, replays = 0, unloads = 0, unknown_unloads = 0, stubs = 0, refused = 0, errors = 0;
+  uint64_t replays = 0, unknown_unloads = 0, refused = 0, errors = 0;
   // Unloads of a range whose live code is another method's (a replay of newer code got
   // there first): nothing retired.
   uint64_t stale_unloads = 0;
@@ -52,22 +127,11 @@ struct Agent {
   // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees
   // one) and, should HotSpot ever free an nmethod without CompiledMethodUnload, methods.
   uint64_t superseded_stubs = 0, superseded_methods = 0;
-  uint64_t methods = 0, name_failures = 0;
-  // Names (methodOf): from VMStructs while names_vm, each of the first kNameChecks
-  // compared with JVMTI's (name_mismatches: the differences, which turn names_vm off);
-  // the buffers they are converted in, reused.
-  static constexpr uint64_t kNameChecks = 32;
-  bool names_vm = false;
-  uint64_t names_vmstructs = 0, names_jvmti = 0, names_checked = 0, name_mismatches = 0;
-  uint64_t names_ns = 0;  // the names' wall time (stats: names.ms)
+  uint64_t methods = 0;
   // The jitdump's source files (lineEntries, on any thread, before Agent::mu): the same
   // from VMStructs, checked against JVMTI's for the first kNameChecks loads with lines.
   std::atomic<bool> files_vm{false};
   std::atomic<uint64_t> files_verified{0}, files_vmstructs{0}, files_jvmti{0}, file_mismatches{0};
-  std::string cls_buf, name_buf, sig_buf;
-  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
-  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
-  uint64_t osr = 0;
   // Source lines for the jitdump (jitdump= only; lineEntries() in jitprov_jvmti.cc):
   // loads published with lines, their entries, loads without (JVMTI has no line table
   // or source file: ABSENT_INFORMATION; or no address map), other JVMTI errors, and
@@ -75,7 +139,6 @@ struct Agent {
   // code's range or out of address order).
   bool lines_on = false;  // jitdump on and the capabilities granted
   uint64_t line_loads = 0, line_entries = 0, lines_absent = 0, line_errors = 0, line_map_skipped = 0;
-  hostagent::Hist load_ns, unload_ns;
   // Its own CPU time (stats= only): callbacks, start, its threads (agent_stats.cc).
   hostagent::OwnCpu own;
   std::string first_error;

@@ -2,12 +2,21 @@
 #include "agent_options.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace jitprov::jvmti {
 
 bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
   const auto extra = [j](const std::string& k, const std::string& v, std::string* why) -> int {
+    if (k == "publish") {
+      char* end = nullptr;
+      const unsigned long ms = v == "inline" ? 0 : std::strtoul(v.c_str(), &end, 10);
+      if (v != "inline" && (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' || ms < 1 || ms > 3600000))
+        return *why = "inline or MS, 1-3600000", -1;
+      j->publish_ms = uint32_t(ms);
+      return 1;
+    }
     if (k != "names") return 0;
     if (v == "vmstructs")
       j->names = JvmOptions::Names::kVmStructs;
@@ -34,7 +43,11 @@ bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
     std::fputs(
         "  names=vmstructs|jvmti  where compiled methods' names come from: HotSpot's VMStructs\n"
         "                     (default; checked against JVMTI for the first methods, JVMTI from\n"
-        "                     the first difference on) or JVMTI alone\n",
+        "                     the first difference on) or JVMTI alone\n"
+        "  publish=MS|inline  the load and unload callbacks queue what they saw and a thread\n"
+        "                     of the agent publishes it MS ms after the first of a batch, and\n"
+        "                     before each rundown (default 100); inline: each callback publishes\n"
+        "                     its own (as with jitdump=, which publishes inline)\n",
         stdout);
     std::fputs(
         "example: -agentpath:/usr/lib/x86_64-linux-gnu/jitprov/libjitprov-jvmti.so=trigger=session,every:30,"

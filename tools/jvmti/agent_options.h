@@ -15,6 +15,11 @@ struct JvmOptions {
   // turns them off for good); kJvmti: JVMTI for every method; kMutant: a test hook,
   // VMStructs read one byte off, which that check must catch.
   enum class Names { kVmStructs, kJvmti, kMutant } names = Names::kVmStructs;
+  // publish=: the callbacks queue their events and the agent's publisher thread
+  // publishes them this many ms after the first of a batch (a rundown first publishes
+  // what is queued); 0 (publish=inline): each callback publishes its own. A jitdump
+  // publishes inline, whatever this says (its records carry the loads' times).
+  uint32_t publish_ms = 100;
 };
 
 // False when the JVM must not start: `help` (printed on stdout) or a bad option (one

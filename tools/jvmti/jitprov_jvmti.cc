@@ -21,8 +21,12 @@
 //
 // Threads: CompiledMethodLoad/Unload arrive on HotSpot's Service Thread, in order;
 // GenerateEvents' replays on the thread of VMInit, or (attached) on the Attach Listener
-// thread inside Agent_OnAttach; DynamicCodeGenerated also on compiler threads. One mutex serialises the agent's own
-// bookkeeping (address -> version).
+// thread inside Agent_OnAttach; DynamicCodeGenerated also on compiler threads. The
+// callbacks read what only they can (comp level, names, lines) and queue the event
+// (Agent::qmu); the agent's publisher thread publishes the queue in batches, in its
+// order, and each rundown first publishes what is queued (Agent::mu serialises the
+// publication and the agent's map address -> version). publish=inline and the jitdump:
+// each callback publishes its own.
 //
 // Here the JVMTI callbacks and the agent's start; its state in agent.h, its options in
 // agent_options, the perf map writer in perf_map, the stats file in agent_stats.
@@ -39,8 +43,11 @@
 
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -53,6 +60,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -118,12 +127,10 @@ int tierOf(int level, bool osr) {
   }
 }
 
-// The jitprov method of a jmethodID: found by key, or registered with its names: from
-// VMStructs, copied into the agent's buffers (names_vm), or JVMTI's copies as they are,
-// the class's converted in place. Agent::mu held.
-bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
-  const uint64_t key = reinterpret_cast<uintptr_t>(method);
-  if (jitprov_method_find(a.rt, key, id) == JITPROV_OK) return true;
+// The names of a method's first load, queued after the queue's text (kLoad: class, name,
+// signature): from VMStructs, converted in the agent's buffers (names_vm), or JVMTI's
+// copies, the class's converted in place. Agent::qmu held.
+void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
   char *name = nullptr, *sig = nullptr, *csig = nullptr;
   jclass klass = nullptr;
   const char *cls = "?", *mname = "?", *msig = "";
@@ -171,21 +178,17 @@ bool methodOf(Agent& a, jvmtiEnv* jvmti, jmethodID method, uint64_t* id) {
       }
     }
   }
-  a.names_ns += nowNs() - tn0;
-  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-  d.host_key = key;
-  d.name_space = cls;
-  d.name = mname;
-  d.signature = msig;
-  d.options = JITPROV_METHOD_SANITIZE_NAMES;  // JVM names are modified UTF-8
-  const int e = jitprov_method_register(a.rt, a.java_module, &d, id);
-  if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
-    noteError(a, std::string("register method ") + cls + "." + mname + ": " + jitprov_strerror(e));
-  else if (e == JITPROV_OK)
-    ++a.methods;
+  std::string& t = a.queued.text;
+  ev->named = true;
+  ev->text = uint32_t(t.size());
+  ev->cls_len = uint32_t(std::strlen(cls));
+  ev->name_len = uint32_t(std::strlen(mname));
+  ev->sig_len = uint32_t(std::strlen(msig));
+  t.append(cls, ev->cls_len).append(1, '\0').append(mname, ev->name_len).append(1, '\0');
+  t.append(msig, ev->sig_len).append(1, '\0');
   for (char* p : {name, sig, csig})
     if (p != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(p));
-  return e == JITPROV_OK || e == JITPROV_E_EXISTS;
+  a.names_ns += nowNs() - tn0;
 }
 
 // HotSpot places new code only in free memory: live code that overlaps it is gone
@@ -214,13 +217,6 @@ void retireOverlapped(Agent& a, uint64_t method_id, uint64_t start, uint32_t siz
 // given the method's first line; the file "package/dir/Source.java".
 // Only entries inside [code_addr, code_addr + code_size) in ascending order (what
 // jitprov_code_publish accepts). Any thread, no lock; `file` holds the name.
-struct Lines {
-  std::vector<jitprov_line_entry> entries;
-  std::string file;
-  bool absent = false, error = false;
-  uint64_t skipped = 0;
-};
-
 Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_addr, jint code_size, jint map_length,
                   const jvmtiAddrLocationMap* map) {
   Lines out;
@@ -339,102 +335,290 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
   it->second = Agent::Live{vid, method_id, jmid, c.code_size, stub};
 }
 
-void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
-                                  jint map_length, const jvmtiAddrLocationMap* map, const void*) {
-  Agent& a = *g_agent;
-  const hostagent::OwnCpu::Span cpu(a.own, false);
-  const uint64_t t0 = nowNs();
-  // Before the mutex: JVMTI calls only. lines_on is set before the events are enabled.
-  Lines lines;
-  if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
-  // The first entry names the file: pointed at here, in `lines` itself (a name short
-  // enough for std::string's inline buffer moved with its characters: a pointer taken
-  // inside lineEntries dangled).
-  if (!lines.entries.empty()) lines.entries.front().file = lines.file.c_str();
-  std::lock_guard<std::mutex> g(a.mu);  // also keeps levelOf() off readHeaps() (VMInit)
-  if (a.lines_on && code_size > 0) {
-    a.line_map_skipped += lines.skipped;
-    if (!lines.entries.empty()) {
+// The jitprov method of a queued load: registered with the names queued with it (the
+// method's first load), or found by its key. Agent::mu held.
+bool methodOf(Agent& a, const Queue& q, const Queued& ev, uint64_t* id) {
+  if (!ev.named) {
+    if (jitprov_method_find(a.rt, ev.jmid, id) == JITPROV_OK) return true;
+    noteError(a, "a method's load after a first one that was not registered: not published");
+    return false;
+  }
+  const char* cls = q.text.data() + ev.text;
+  const char* mname = cls + ev.cls_len + 1;
+  const char* msig = mname + ev.name_len + 1;
+  jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+  d.host_key = ev.jmid;
+  d.name_space = cls;
+  d.name = mname;
+  d.signature = msig;
+  d.options = JITPROV_METHOD_SANITIZE_NAMES;  // JVM names are modified UTF-8
+  const int e = jitprov_method_register(a.rt, a.java_module, &d, id);
+  if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
+    noteError(a, std::string("register method ") + cls + "." + mname + ": " + jitprov_strerror(e));
+  else if (e == JITPROV_OK)
+    ++a.methods;
+  return e == JITPROV_OK || e == JITPROV_E_EXISTS;
+}
+
+// A queued CompiledMethodLoad. Agent::mu held.
+void publishLoad(Agent& a, Queue& q, const Queued& ev) {
+  Lines* lines = ev.lines >= 0 ? &q.lines[size_t(ev.lines)] : nullptr;
+  if (lines != nullptr) {
+    a.line_map_skipped += lines->skipped;
+    if (!lines->entries.empty()) {
       ++a.line_loads;
-      a.line_entries += lines.entries.size();
-    } else if (lines.error) {
+      a.line_entries += lines->entries.size();
+      // The first entry names the file: pointed at here, where `lines` rests (a name
+      // short enough for std::string's inline buffer moves with its characters).
+      lines->entries.front().file = lines->file.c_str();
+    } else if (lines->error) {
       ++a.line_errors;
     } else {
       ++a.lines_absent;
     }
   }
-  VmStructs::Level lv = a.vm.levelOf(method, code_addr);
-  jboolean native = JNI_FALSE;
-  if (lv.source == VmStructs::Source::kUnknown && jvmti->IsMethodNative(method, &native) == JVMTI_ERROR_NONE &&
-      native) {
-    // Compiled code of a native method is its native wrapper: level 0 (method handle
-    // intrinsics such as linkToStatic are native too).
-    lv.level = 0;
-    lv.source = VmStructs::Source::kNative;
-  }
-  ++a.loads;
-  ++a.tier_by[static_cast<int>(lv.source)];
-  ++a.by_level[lv.level >= 0 && lv.level <= 4 ? lv.level : 5];
-  if (lv.osr) ++a.osr;
   uint64_t id = 0;
-  if (lv.source == VmStructs::Source::kUnknown && a.tier_by[int(VmStructs::Source::kUnknown)] <= 5 && a.opt.verbose) {
-    char* name = nullptr;
-    (void)jvmti->GetMethodName(method, &name, nullptr, nullptr);
-    logf("comp level unknown for %s at %p (%d bytes)", name != nullptr ? name : "?", code_addr, int(code_size));
-    if (name != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
-  }
-  if (code_size > 0 && methodOf(a, jvmti, method, &id))
-    publish(a, id, code_addr, code_size, tierOf(lv.level, lv.osr), lv.level >= 0 ? uint16_t(lv.level) : kUnknownLevel,
-            reinterpret_cast<uintptr_t>(method), false, &lines);
-  a.load_ns.add(nowNs() - t0);
+  if (methodOf(a, q, ev, &id))
+    publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), tierOf(ev.level, ev.osr),
+            ev.level >= 0 ? uint16_t(ev.level) : kUnknownLevel, ev.jmid, false, lines);
 }
 
-void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* code_addr) {
-  // The class may be gone: the jmethodID is compared, never used. An unload matches the
-  // live code at its address only with the same jmethodID: one of earlier code there,
-  // delivered on the Service Thread after a GenerateEvents replay (another thread) of
-  // newer code at that address, must not retire the newer code (docs/attach.md).
-  Agent& a = *g_agent;
-  const hostagent::OwnCpu::Span cpu(a.own, false);
-  const uint64_t t0 = nowNs();
-  std::lock_guard<std::mutex> g(a.mu);
-  ++a.unloads;
-  auto it = a.live.find(reinterpret_cast<uintptr_t>(code_addr));
+// A queued CompiledMethodUnload. The class may be gone: the jmethodID is compared, never
+// used. An unload matches the live code at its address only with the same jmethodID:
+// one of earlier code there, delivered on the Service Thread after a GenerateEvents
+// replay (another thread) of newer code at that address, must not retire the newer code
+// (docs/attach.md). Agent::mu held.
+void publishUnload(Agent& a, const Queued& ev) {
+  auto it = a.live.find(ev.addr);
   if (it == a.live.end() || it->second.stub) {
     ++a.unknown_unloads;  // loaded before the agent saw it (never replayed), or superseded
-  } else if (it->second.jmid != reinterpret_cast<uintptr_t>(method)) {
+  } else if (it->second.jmid != ev.jmid) {
     ++a.stale_unloads;  // another method's code is live there now
   } else {
     const int e = jitprov_code_retire(a.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(a, std::string("retire code: ") + jitprov_strerror(e));
     a.live.erase(it);
   }
-  a.unload_ns.add(nowNs() - t0);
+}
+
+// A queued DynamicCodeGenerated. Agent::mu held.
+void publishStub(Agent& a, const Queue& q, const Queued& ev) {
+  const std::string_view name(q.text.data() + ev.text, ev.name_len);
+  // Keyed by address and name: HotSpot reuses a freed stub's address for other blobs
+  // (which then supersede it: retireOverlapped).
+  const uint64_t key = (ev.addr ^ (std::hash<std::string_view>{}(name) << 1)) | kStubKeyBit;
+  uint64_t id = 0;
+  if (jitprov_method_find(a.rt, key, &id) != JITPROV_OK) {
+    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
+    d.host_key = key;
+    d.name_space = "hotspot";
+    d.name = name.data();  // NUL-terminated in the queue's text
+    d.options = JITPROV_METHOD_SANITIZE_NAMES;
+    const int e = jitprov_method_register(a.rt, a.stub_module, &d, &id);
+    if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
+      return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
+  }
+  publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), JITPROV_TIER0, 0, 0, true);
+}
+
+// Who publishes a batch.
+enum class By { kThread, kPrepare, kInline };
+
+// Publishes what the callbacks queued, in their order: the registry's work, the
+// method_load events, the agent's address map. Takes Agent::mu, then qmu for the swap
+// alone: the callbacks queue on while a batch is published.
+void publishQueued(Agent& a, By by) {
+  std::lock_guard<std::mutex> g(a.mu);
+  {
+    std::lock_guard<std::mutex> q(a.qmu);
+    if (a.queued.events.empty()) return;
+    std::swap(a.queued, a.publishing);  // the callbacks get the cleared buffers
+  }
+  const uint64_t t0 = nowNs();
+  Queue& q = a.publishing;
+  for (const Queued& ev : q.events) {
+    switch (ev.kind) {
+      case Queued::kLoad:
+        publishLoad(a, q, ev);
+        break;
+      case Queued::kUnload:
+        publishUnload(a, ev);
+        break;
+      case Queued::kStub:
+        publishStub(a, q, ev);
+        break;
+    }
+  }
+  ++(by == By::kThread ? a.batches_thread : by == By::kPrepare ? a.batches_prepare : a.batches_inline);
+  a.batch_events += q.events.size();
+  a.batch_max = std::max<uint64_t>(a.batch_max, q.events.size());
+  a.batch_ns.add(nowNs() - t0);
+  q.clear();
+}
+
+// At the start of every rundown (jitprov_rundown_config.prepare), on its thread: what
+// HotSpot reported before the rundown is in it.
+void prepareRundown(void* agent) { publishQueued(*static_cast<Agent*>(agent), By::kPrepare); }
+
+// The publisher thread: waits for a batch's first event, lets the batch gather for
+// publish_ms (the callbacks wake it for a batch's first event only, so a burst of loads
+// costs one wake-up), publishes it, and again, until stopPublisher().
+void publisherMain(Agent* a) {
+  pthread_setname_np(pthread_self(), hostagent::kPublishThread);
+  std::unique_lock<std::mutex> q(a->qmu);
+  while (!a->publisher_stop) {
+    if (a->queued.events.empty()) {
+      a->qcv.wait(q);
+      continue;
+    }
+    a->qcv.wait_for(q, std::chrono::milliseconds(a->publish_ms), [a] { return a->publisher_stop; });
+    q.unlock();
+    publishQueued(*a, By::kThread);
+    q.lock();
+  }
+}
+
+// Before the events are enabled: the publisher thread, unless the loads publish inline
+// (publish=inline, or the jitdump: its records carry the time of their publication,
+// which must be the load's for perf to name samples in the new code).
+void startPublisher(Agent& a) {
+  if (a.jopt.publish_ms == 0 || !a.opt.jitdump.empty()) return;
+  a.publish_ms = a.jopt.publish_ms;
+  try {
+    a.publisher = std::thread(publisherMain, &a);
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "jitprov-jvmti: start the publisher thread: %s: the callbacks publish inline\n", e.what());
+    return;
+  }
+  std::lock_guard<std::mutex> q(a.qmu);
+  a.deferred = true;
+}
+
+// The publisher thread stopped (joined), and what is left published; from here each
+// callback publishes its own.
+void stopPublisher(Agent& a) {
+  {
+    std::lock_guard<std::mutex> q(a.qmu);
+    a.publisher_stop = true;
+    a.deferred = false;
+  }
+  a.qcv.notify_all();
+  if (a.publisher.joinable()) a.publisher.join();
+  publishQueued(a, By::kInline);
+}
+
+// After a callback queued an event: published now (inline), or the publisher woken for a
+// batch's first event.
+void queued(Agent& a, bool inline_publish, bool first) {
+  if (inline_publish)
+    publishQueued(a, By::kInline);
+  else if (first)
+    a.qcv.notify_one();
+}
+
+void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
+                                  jint map_length, const jvmtiAddrLocationMap* map, const void*) {
+  Agent& a = *g_agent;
+  const hostagent::OwnCpu::Span cpu(a.own, false);
+  const uint64_t t0 = nowNs();
+  // Before the lock: JVMTI calls only. lines_on is set before the events are enabled.
+  Lines lines;
+  if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
+  bool inline_publish = false, first = false;
+  {
+    std::lock_guard<std::mutex> g(a.qmu);  // also keeps levelOf() off readHeaps() (VMInit)
+    VmStructs::Level lv = a.vm.levelOf(method, code_addr);
+    jboolean native = JNI_FALSE;
+    if (lv.source == VmStructs::Source::kUnknown && jvmti->IsMethodNative(method, &native) == JVMTI_ERROR_NONE &&
+        native) {
+      // Compiled code of a native method is its native wrapper: level 0 (method handle
+      // intrinsics such as linkToStatic are native too).
+      lv.level = 0;
+      lv.source = VmStructs::Source::kNative;
+    }
+    ++a.loads;
+    ++a.tier_by[static_cast<int>(lv.source)];
+    ++a.by_level[lv.level >= 0 && lv.level <= 4 ? lv.level : 5];
+    if (lv.osr) ++a.osr;
+    if (lv.source == VmStructs::Source::kUnknown && a.tier_by[int(VmStructs::Source::kUnknown)] <= 5 && a.opt.verbose) {
+      char* name = nullptr;
+      (void)jvmti->GetMethodName(method, &name, nullptr, nullptr);
+      logf("comp level unknown for %s at %p (%d bytes)", name != nullptr ? name : "?", code_addr, int(code_size));
+      if (name != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
+    }
+    if (code_size > 0) {
+      Queued ev{};
+      ev.kind = Queued::kLoad;
+      ev.jmid = reinterpret_cast<uintptr_t>(method);
+      ev.addr = reinterpret_cast<uintptr_t>(code_addr);
+      ev.size = uint32_t(code_size);
+      ev.level = int16_t(lv.level >= 0 && lv.level < kUnknownLevel ? lv.level : -1);
+      ev.osr = lv.osr;
+      if (a.named.insert(ev.jmid).second) queueNames(a, jvmti, method, &ev);
+      if (a.lines_on) {
+        ev.lines = int32_t(a.queued.lines.size());
+        a.queued.lines.push_back(std::move(lines));
+      }
+      first = a.queued.events.empty();
+      a.queued.events.push_back(ev);
+    }
+    inline_publish = !a.deferred;
+    if (!inline_publish) a.load_ns.add(nowNs() - t0);
+  }
+  if (code_size <= 0) return;
+  queued(a, inline_publish, first);
+  if (inline_publish) {
+    std::lock_guard<std::mutex> g(a.qmu);
+    a.load_ns.add(nowNs() - t0);
+  }
+}
+
+void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* code_addr) {
+  Agent& a = *g_agent;
+  const hostagent::OwnCpu::Span cpu(a.own, false);
+  const uint64_t t0 = nowNs();
+  bool inline_publish = false, first = false;
+  {
+    std::lock_guard<std::mutex> g(a.qmu);
+    ++a.unloads;
+    Queued ev{};
+    ev.kind = Queued::kUnload;
+    ev.jmid = reinterpret_cast<uintptr_t>(method);
+    ev.addr = reinterpret_cast<uintptr_t>(code_addr);
+    first = a.queued.events.empty();
+    a.queued.events.push_back(ev);
+    inline_publish = !a.deferred;
+    if (!inline_publish) a.unload_ns.add(nowNs() - t0);
+  }
+  queued(a, inline_publish, first);
+  if (inline_publish) {
+    std::lock_guard<std::mutex> g(a.qmu);
+    a.unload_ns.add(nowNs() - t0);
+  }
 }
 
 void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
   Agent& a = *g_agent;
   if (length <= 0 || address == nullptr) return;
   const hostagent::OwnCpu::Span cpu(a.own, false);
-  std::lock_guard<std::mutex> g(a.mu);
-  ++a.stubs;
-  // Keyed by address and name: HotSpot reuses a freed stub's address for other blobs
-  // (which then supersede it: retireOverlapped).
-  const uint64_t key =
-      (reinterpret_cast<uintptr_t>(address) ^ (std::hash<std::string_view>{}(name != nullptr ? name : "") << 1)) |
-      kStubKeyBit;
-  uint64_t id = 0;
-  if (jitprov_method_find(a.rt, key, &id) != JITPROV_OK) {
-    jitprov_method_desc d = JITPROV_METHOD_DESC_INIT;
-    d.host_key = key;
-    d.name_space = "hotspot";
-    d.name = name != nullptr ? name : "stub";
-    d.options = JITPROV_METHOD_SANITIZE_NAMES;
-    const int e = jitprov_method_register(a.rt, a.stub_module, &d, &id);
-    if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
-      return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
+  bool inline_publish = false, first = false;
+  {
+    std::lock_guard<std::mutex> g(a.qmu);
+    ++a.stubs;
+    Queued ev{};
+    ev.kind = Queued::kStub;
+    ev.named = true;
+    ev.addr = reinterpret_cast<uintptr_t>(address);
+    ev.size = uint32_t(length);
+    const std::string_view n = name != nullptr ? name : "stub";
+    ev.text = uint32_t(a.queued.text.size());
+    ev.name_len = uint32_t(n.size());
+    a.queued.text.append(n).append(1, '\0');
+    first = a.queued.events.empty();
+    a.queued.events.push_back(ev);
+    inline_publish = !a.deferred;
   }
-  publish(a, id, address, length, JITPROV_TIER0, 0, 0, true);
+  queued(a, inline_publish, first);
 }
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
@@ -445,7 +629,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
     const hostagent::OwnCpu::Span cpu(a.own, true);
     // CompiledMethodLoad events may already arrive (live phase): levelOf() runs under
     // the same mutex.
-    std::lock_guard<std::mutex> g(a.mu);
+    std::lock_guard<std::mutex> g(a.qmu);
     logf("VMInit: %s", a.vm.readHeaps().c_str());
   }
   // Code compiled before the events were enabled: replayed (idempotent in jitprov).
@@ -457,9 +641,11 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
 
 void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   Agent& a = *g_agent;
-  // The rundown thread's CPU time while it lives (an exit rundown is not in it).
+  // The rundown and publisher threads' CPU time while they live (an exit rundown is not
+  // in it).
   if (a.own.on) a.own.snapshotThreads();
-  if (a.rd != nullptr) jitprov_rundown_stop(a.rd);  // the exit rundown, when asked for
+  if (a.rd != nullptr) jitprov_rundown_stop(a.rd);  // the exit rundown (the queue first), when asked for
+  stopPublisher(a);
   writeStats(a);
   hostagent::closeJitdump("jitprov-jvmti", a.rt, a.opt);  // no loads after VMDeath
   if (a.perfmap.errors != 0)
@@ -504,7 +690,7 @@ bool startRundownEngine(Agent& a) {
   int e;
   {
     const hostagent::RundownThreadName named;
-    e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd);
+    e = hostagent::startRundowns(a.rt, a.opt, &a.perfmap, &a.rd, &prepareRundown, &a);
   }
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-jvmti: start the rundown engine: %s\n", jitprov_strerror(e));
@@ -599,8 +785,9 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // At OnLoad the rundown engine starts now (no code exists yet). Attached, after the
   // replays: its first rundown (an lttng session recording already) then holds them.
   if (!live && !startRundownEngine(*a)) return undo(kOnAttachStartFailed);
-  // From here callbacks may run: the agent stays, even if HotSpot dlcloses the library
-  // after a non-zero OnAttach (linked -z nodelete: nothing is unmapped).
+  // From here the agent stays, even if HotSpot dlcloses the library after a non-zero
+  // OnAttach (linked -z nodelete: nothing is unmapped): its publisher runs, callbacks may.
+  startPublisher(*a);
   if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
   bool replay_failed = false;
   cpu.reset();  // the start's own part ends: the replays' callbacks count as callbacks
@@ -609,7 +796,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
     {
       const hostagent::OwnCpu::Span own(a->own, true);  // the start's own part again
-      std::lock_guard<std::mutex> g(a->mu);
+      std::lock_guard<std::mutex> g(a->qmu);
       logf("attached: %s", a->vm.readHeaps().c_str());
     }
     const uint64_t t0 = nowNs();
@@ -618,6 +805,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
       noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
       replay_failed = true;
     }
+    publishQueued(*a, By::kInline);  // every replay in the registry before "attached"
     std::lock_guard<std::mutex> g(a->mu);
     a->attached = true;
     a->attach_replay_ns = nowNs() - t0;

@@ -392,10 +392,18 @@ typedef struct jitprov_rundown_config {
   /* Optional: every rundown's walk is also handed to sink(sink_ctx, ...). */
   jitprov_rundown_sink sink;
   void* sink_ctx;
+  /* Optional (after sink_ctx: a config of the earlier size leaves it unset):
+   * prepare(prepare_ctx) at the start of every rundown, before its rundown_begin, on the
+   * thread that runs it, one rundown at a time, with no jitprov lock held: it may call
+   * jitprov (publish). A host that queues its runtime's code events and publishes them
+   * later publishes what it queued here, so that each rundown holds everything the
+   * runtime reported before the rundown began. */
+  void (*prepare)(void* ctx);
+  void* prepare_ctx;
 } jitprov_rundown_config;
 
 #define JITPROV_RUNDOWN_CONFIG_INIT \
-  { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0, NULL, NULL }
+  { sizeof(jitprov_rundown_config), NULL, 0, NULL, 0, NULL, NULL, NULL, NULL }
 
 /* Checks a trigger list; on error writes why into `why` (may be NULL) and returns
  * JITPROV_E_INVALID_ARGUMENT. */

@@ -123,6 +123,15 @@ class RundownEngine {
     sink_ = sink;
     sink_ctx_ = ctx;
   }
+  // Called at the start of every rundown, before its rundown_begin, on the thread that
+  // runs it, one rundown at a time, holding no lock of the runtime's: it may publish
+  // (a host that queues its runtime's code events publishes them here, so that the
+  // rundown holds everything its runtime reported before it began). Set before start().
+  using Prepare = void (*)(void* ctx);
+  void setPrepare(Prepare prepare, void* ctx) noexcept {
+    prepare_ = prepare;
+    prepare_ctx_ = ctx;
+  }
 
   // How often the thread looks at the session state when lttng-ust's session starts
   // cannot be watched (then the trigger falls back to "rundown events became enabled").
@@ -163,6 +172,8 @@ class RundownEngine {
   std::unique_ptr<RundownEmitter> emitter_;  // null: the tracepoints
   Sink sink_ = nullptr;
   void* sink_ctx_ = nullptr;
+  Prepare prepare_ = nullptr;
+  void* prepare_ctx_ = nullptr;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   std::mutex run_mu_;     // one rundown at a time (the engine's thread and runNow callers)
