@@ -43,7 +43,7 @@ echo "tsc $TS_VERSION: $(( ($(date +%s%N) - start) / 1000000 )) ms under the cli
 lttng stop tsc >/dev/null && lttng destroy tsc >/dev/null || fail "lttng stop/destroy"
 node_check_trace "$WORK/trace" node-tsc "$WORK" 500 --program --min-moves 100
 # The client's account of its own CPU time (own_cpu): every event it acted on, its start
-# and its threads (the rundown thread, lttng-ust's: a session was recording).
+# and its threads (the rundown thread, the publisher, lttng-ust's: a session was recording).
 $PY - "$WORK/client.json" <<'PY' || fail "the client's own CPU account"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -51,7 +51,9 @@ o = c["own_cpu"]
 n = c["added"] + c["shared_js"] + c["bytecode"] + c["wasm"] + c["moves"]
 assert o["timed"] and abs(o["callbacks"] - n) <= 16, "%d callbacks timed, %d acted on" % (o["callbacks"], n)
 names = sorted({t["name"] for t in o["threads"]})
-assert names == ["jitprov-rundown", "lttng-ust"], names
+assert names == ["jitprov-publish", "jitprov-rundown", "lttng-ust"], names
+p = c["publish"]  # the default: batches published by the thread, none left queued
+assert p["mode"] == "batch" and p["batches"]["thread"] > 0 and p["queued_now"] == 0 and p["events"] >= n - c["bytecode"] - c["wasm"], p
 assert o["start_ns"] > 0 and o["callbacks_wall_ns"] > 0 and o["threads_ns"] > 0, o
 print("the client's own CPU %.1f ms (callbacks %.1f ms for %d, start %.1f ms, threads %.1f ms)" % (
     o["total_ns"] / 1e6, o["callbacks_wall_ns"] / 1e6, o["callbacks"], o["start_ns"] / 1e6, o["threads_ns"] / 1e6))

@@ -9,17 +9,16 @@
 #include "agent_options.h"
 #include "agent_stats.h"
 #include "host_agent.h"
+#include "publisher.h"
 #include "vm_structs.h"
 
 #include <absl/container/btree_map.h>
 #include <jvmti.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -73,15 +72,13 @@ struct Agent {
 
   // ---- The queue: the callbacks' side (any thread; qmu) ---------------------------------
   // Lock order: mu, then qmu. The callbacks take qmu alone.
-  std::mutex qmu;               // guards this part
-  std::condition_variable qcv;  // the publisher waits for a first event, or its stop
+  std::mutex qmu;  // guards this part
   Queue queued;
-  // Queued events are published by the publisher thread (publish_ms after the first of a
-  // batch) or a rundown's prepare(); false: by the callback that queued them (publish=inline,
-  // the jitdump, the publisher stopped or not started).
+  // Queued events are published by the publisher thread (publish_ms apart while they
+  // come) or a rundown's prepare(); false: by the callback that queued them
+  // (publish=inline, the jitdump, the publisher stopped or not started).
   bool deferred = false;
-  bool publisher_stop = false;
-  std::thread publisher;
+  hostagent::Publisher publisher;  // its thread; its wake-up state under qmu
   // jmethodIDs whose names were queued: a later load of one goes without (the publisher
   // finds its method by key).
   std::unordered_set<uint64_t> named;

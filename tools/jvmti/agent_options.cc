@@ -45,7 +45,7 @@ bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
         "                     (default; checked against JVMTI for the first methods, JVMTI from\n"
         "                     the first difference on) or JVMTI alone\n"
         "  publish=MS|inline  the load and unload callbacks queue what they saw and a thread\n"
-        "                     of the agent publishes it MS ms after the first of a batch, and\n"
+        "                     of the agent publishes it every MS ms while events come, and\n"
         "                     before each rundown (default 100); inline: each callback publishes\n"
         "                     its own (as with jitdump=, which publishes inline)\n",
         stdout);

@@ -16,7 +16,7 @@ struct JvmOptions {
   // VMStructs read one byte off, which that check must catch.
   enum class Names { kVmStructs, kJvmti, kMutant } names = Names::kVmStructs;
   // publish=: the callbacks queue their events and the agent's publisher thread
-  // publishes them this many ms after the first of a batch (a rundown first publishes
+  // publishes them every this many ms while they come (a rundown first publishes
   // what is queued); 0 (publish=inline): each callback publishes its own. A jitdump
   // publishes inline, whatever this says (its records carry the loads' times).
   uint32_t publish_ms = 100;

@@ -61,9 +61,9 @@ void writeStats(Agent& a) {
   std::fprintf(f,
                "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
                ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
-               ", \"queued_now\": %zu},\n",
+               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
                a.publish_ms != 0 ? "batch" : "inline", a.publish_ms, a.batches_thread, a.batches_prepare,
-               a.batches_inline, a.batch_events, a.batch_max, a.queued.events.size());
+               a.batches_inline, a.batch_events, a.batch_max, a.queued.events.size(), a.publisher.woken());
   hostagent::histJson(f, "publish_batch", a.batch_ns);
   hostagent::histJson(f, "load_callback", a.load_ns);
   hostagent::histJson(f, "unload_callback", a.unload_ns);

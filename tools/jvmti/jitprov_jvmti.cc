@@ -43,11 +43,8 @@
 
 #include <unistd.h>
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -60,8 +57,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -460,60 +455,43 @@ void publishQueued(Agent& a, By by) {
 // HotSpot reported before the rundown is in it.
 void prepareRundown(void* agent) { publishQueued(*static_cast<Agent*>(agent), By::kPrepare); }
 
-// The publisher thread: waits for a batch's first event, lets the batch gather for
-// publish_ms (the callbacks wake it for a batch's first event only, so a burst of loads
-// costs one wake-up), publishes it, and again, until stopPublisher().
-void publisherMain(Agent* a) {
-  pthread_setname_np(pthread_self(), hostagent::kPublishThread);
-  std::unique_lock<std::mutex> q(a->qmu);
-  while (!a->publisher_stop) {
-    if (a->queued.events.empty()) {
-      a->qcv.wait(q);
-      continue;
-    }
-    a->qcv.wait_for(q, std::chrono::milliseconds(a->publish_ms), [a] { return a->publisher_stop; });
-    q.unlock();
-    publishQueued(*a, By::kThread);
-    q.lock();
-  }
-}
+// The publisher thread's (hostagent::Publisher) view of the queue.
+void publishByThread(void* agent) { publishQueued(*static_cast<Agent*>(agent), By::kThread); }
+bool queueEmpty(void* agent) { return static_cast<Agent*>(agent)->queued.events.empty(); }
 
 // Before the events are enabled: the publisher thread, unless the loads publish inline
 // (publish=inline, or the jitdump: its records carry the time of their publication,
 // which must be the load's for perf to name samples in the new code).
 void startPublisher(Agent& a) {
   if (a.jopt.publish_ms == 0 || !a.opt.jitdump.empty()) return;
-  a.publish_ms = a.jopt.publish_ms;
-  try {
-    a.publisher = std::thread(publisherMain, &a);
-  } catch (const std::system_error& e) {
-    std::fprintf(stderr, "jitprov-jvmti: start the publisher thread: %s: the callbacks publish inline\n", e.what());
+  std::string why;
+  if (!a.publisher.start(&a.qmu, a.jopt.publish_ms, &publishByThread, &queueEmpty, &a, &why)) {
+    std::fprintf(stderr, "jitprov-jvmti: start the publisher thread: %s: the callbacks publish inline\n", why.c_str());
     return;
   }
+  a.publish_ms = a.jopt.publish_ms;
   std::lock_guard<std::mutex> q(a.qmu);
   a.deferred = true;
 }
 
-// The publisher thread stopped (joined), and what is left published; from here each
-// callback publishes its own.
+// From here each callback publishes its own; the publisher thread stopped (joined), and
+// what is left published.
 void stopPublisher(Agent& a) {
   {
     std::lock_guard<std::mutex> q(a.qmu);
-    a.publisher_stop = true;
     a.deferred = false;
   }
-  a.qcv.notify_all();
-  if (a.publisher.joinable()) a.publisher.join();
+  a.publisher.stop();
   publishQueued(a, By::kInline);
 }
 
-// After a callback queued an event: published now (inline), or the publisher woken for a
-// batch's first event.
-void queued(Agent& a, bool inline_publish, bool first) {
+// After a callback queued an event (`wake`: Publisher::mustWake() said so, under qmu):
+// published now (inline), or the publisher woken.
+void queued(Agent& a, bool inline_publish, bool wake) {
   if (inline_publish)
     publishQueued(a, By::kInline);
-  else if (first)
-    a.qcv.notify_one();
+  else if (wake)
+    a.publisher.wake();
 }
 
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
@@ -524,7 +502,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
   // Before the lock: JVMTI calls only. lines_on is set before the events are enabled.
   Lines lines;
   if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
-  bool inline_publish = false, first = false;
+  bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(a.qmu);  // also keeps levelOf() off readHeaps() (VMInit)
     VmStructs::Level lv = a.vm.levelOf(method, code_addr);
@@ -559,14 +537,14 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
         ev.lines = int32_t(a.queued.lines.size());
         a.queued.lines.push_back(std::move(lines));
       }
-      first = a.queued.events.empty();
       a.queued.events.push_back(ev);
     }
     inline_publish = !a.deferred;
+    wake = !inline_publish && code_size > 0 && a.publisher.mustWake();
     if (!inline_publish) a.load_ns.add(nowNs() - t0);
   }
   if (code_size <= 0) return;
-  queued(a, inline_publish, first);
+  queued(a, inline_publish, wake);
   if (inline_publish) {
     std::lock_guard<std::mutex> g(a.qmu);
     a.load_ns.add(nowNs() - t0);
@@ -577,7 +555,7 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
   Agent& a = *g_agent;
   const hostagent::OwnCpu::Span cpu(a.own, false);
   const uint64_t t0 = nowNs();
-  bool inline_publish = false, first = false;
+  bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(a.qmu);
     ++a.unloads;
@@ -585,12 +563,12 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
     ev.kind = Queued::kUnload;
     ev.jmid = reinterpret_cast<uintptr_t>(method);
     ev.addr = reinterpret_cast<uintptr_t>(code_addr);
-    first = a.queued.events.empty();
     a.queued.events.push_back(ev);
     inline_publish = !a.deferred;
+    wake = !inline_publish && a.publisher.mustWake();
     if (!inline_publish) a.unload_ns.add(nowNs() - t0);
   }
-  queued(a, inline_publish, first);
+  queued(a, inline_publish, wake);
   if (inline_publish) {
     std::lock_guard<std::mutex> g(a.qmu);
     a.unload_ns.add(nowNs() - t0);
@@ -601,7 +579,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   Agent& a = *g_agent;
   if (length <= 0 || address == nullptr) return;
   const hostagent::OwnCpu::Span cpu(a.own, false);
-  bool inline_publish = false, first = false;
+  bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(a.qmu);
     ++a.stubs;
@@ -614,11 +592,11 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     ev.text = uint32_t(a.queued.text.size());
     ev.name_len = uint32_t(n.size());
     a.queued.text.append(n).append(1, '\0');
-    first = a.queued.events.empty();
     a.queued.events.push_back(ev);
     inline_publish = !a.deferred;
+    wake = !inline_publish && a.publisher.mustWake();
   }
-  queued(a, inline_publish, first);
+  queued(a, inline_publish, wake);
 }
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {

@@ -26,11 +26,17 @@
 //
 // Threads: the handler runs on the isolate's thread, and CODE_MOVED also on V8's GC
 // threads (parallel evacuation), concurrently; every isolate of the process calls the
-// same handler. One mutex serialises the client's map (address -> version); jitprov's
-// registry is safe from any thread. Rundowns run on jitprov's engine thread, lock-free.
+// same handler. The handler copies what it needs (the name, the script id) into a queue
+// (Client::qmu); the client's thread jitprov-publish publishes the queue in its order
+// (Client::mu serialises that and the client's map address -> version) every publish=MS
+// while events come (hostagent::Publisher), and each rundown, census and isolate teardown first publishes
+// what is queued (publish=inline and the jitdump: the handler publishes its own).
+// jitprov's registry is safe from any thread. Rundowns run on jitprov's engine thread,
+// lock-free.
 #include <jitprov/jitprov.h>
 
 #include "host_agent.h"
+#include "publisher.h"
 #include "atomic_file.h"
 
 #include <node.h>
@@ -101,7 +107,7 @@ struct Isolate {
 };
 
 struct Counters {
-  uint64_t events = 0, added = 0, bytecode = 0, wasm = 0, shared_js = 0, moves = 0, moves_unknown = 0;
+  uint64_t events = 0, added = 0, shared_js = 0, moves = 0, moves_unknown = 0;
   uint64_t replays = 0, retired_overlap = 0, retired_isolate = 0, refused = 0, errors = 0;
   uint64_t by_kind[4] = {};
   uint64_t by_marker[5] = {};  // ~ ^ + * none
@@ -110,6 +116,25 @@ struct Counters {
   // client holds that it no longer lists are counted (never retired: docs/node.md).
   uint64_t censuses = 0, census_versions = 0, census_absent = 0, census_absent_max = 0, census_absent_last = 0;
   uint64_t census_absent_baseline = 0;  // of census_absent: Sparkplug code (never OSR code)
+};
+
+// A code event the handler queued for publication: CODE_ADDED (JIT code) with its name
+// in Queue::text and its script id, or CODE_MOVED.
+struct Queued {
+  enum Kind : uint8_t { kAdded, kMoved } kind;
+  v8::Isolate* isolate;
+  int script_id;
+  uint64_t start, to;  // to: kMoved
+  uint32_t size;
+  uint32_t text, len;  // kAdded: the name
+};
+struct Queue {
+  std::vector<Queued> events;
+  std::string text;
+  void clear() {
+    events.clear();
+    text.clear();
+  }
 };
 
 struct Client {
@@ -127,11 +152,24 @@ struct Client {
   std::string first_error;
   std::string name_buf;  // methodOf's NUL-terminated copy of a name
   std::string provider;  // jitprov_trace_provider_status() at the start, for the stats
-  hostagent::Hist add_ns, move_ns, census_ns;
+  hostagent::Hist census_ns;
   // Its own CPU time (stats= only): callbacks, start, its threads (hostagent::OwnCpu).
   hostagent::OwnCpu own;
   uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
+
+  // The queue: the handler's side (any thread). Lock order: mu, then qmu.
+  std::mutex qmu;  // guards this part
+  Queue queued;
+  bool deferred = false;            // the publisher thread publishes (else the handler, inline)
+  hostagent::Publisher publisher;   // its thread; its wake-up state under qmu
+  uint64_t bytecode = 0, wasm = 0;  // counted, not queued
+  hostagent::Hist add_ns, move_ns;  // the handler's wall time (qmu)
+  // The publisher's side (mu).
+  Queue publishing;
+  uint32_t publish_ms = 100;  // publish=MS; 0: inline
+  uint64_t batches_thread = 0, batches_prepare = 0, batches_inline = 0, batch_events = 0, batch_max = 0;
+  hostagent::Hist batch_ns;
 };
 
 Client* g_client = nullptr;
@@ -346,24 +384,22 @@ void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32
   if (iso != nullptr) it->second.seen = iso->epoch;
 }
 
-void onAdded(Client& c, const v8::JitCodeEvent* ev) {
-  const std::string_view name(ev->name.str != nullptr ? ev->name.str : "", ev->name.len);
+// A queued CODE_ADDED. Client::mu held.
+void publishAdded(Client& c, const Queue& q, const Queued& ev) {
+  const std::string_view name(q.text.data() + ev.text, ev.len);
   const Parsed p = parse(name);
   if (p.kind == Kind::kJs && p.marker == 0) {
-    std::lock_guard<std::mutex> g(c.mu);
     ++c.n.shared_js;  // a function whose code is a builtin's (e.g. CompileLazy): no code of its own
     return;
   }
-  // The script id: a field read (no allocation), on the isolate's thread.
-  const int script_id = (p.kind == Kind::kJs && !ev->script.IsEmpty()) ? ev->script->GetId() : -1;
-  const uint64_t start = reinterpret_cast<uintptr_t>(ev->code_start);
-  const uint32_t size = uint32_t(ev->code_len);
-  std::lock_guard<std::mutex> g(c.mu);
+  const int script_id = ev.script_id;
+  const uint64_t start = ev.start;
+  const uint32_t size = ev.size;
   ++c.n.added;
   ++c.n.by_kind[int(p.kind)];
   if (p.kind == Kind::kJs) ++c.n.by_marker[std::string_view("~^+*").find(p.marker)];
   if (size == 0) return;
-  Isolate* iso = isolateOf(c, ev->isolate);
+  Isolate* iso = isolateOf(c, ev.isolate);
   uint64_t module = 0, key = 0, method = 0;
   const char* ns = "";
   switch (p.kind) {
@@ -391,17 +427,16 @@ void onAdded(Client& c, const v8::JitCodeEvent* ev) {
   publish(c, iso, method, start, size, tierOf(p), hostTier(p), c.next_serial++);
 }
 
-void onMoved(Client& c, const v8::JitCodeEvent* ev) {
-  const uint64_t from = reinterpret_cast<uintptr_t>(ev->code_start);
-  const uint64_t to = reinterpret_cast<uintptr_t>(ev->new_code_start);
-  std::lock_guard<std::mutex> g(c.mu);
+// A queued CODE_MOVED. Client::mu held.
+void publishMoved(Client& c, const Queued& ev) {
+  const uint64_t from = ev.start, to = ev.to;
   ++c.n.moves;
   auto it = c.live.find(from);
   if (it == c.live.end()) {
     // Bytecode (not mirrored), or code the client never saw: nothing to republish, but
     // whatever the client has where the object now lives is dead.
     ++c.n.moves_unknown;
-    if (ev->code_len > 0) retireOverlapped(c, to, uint32_t(ev->code_len), 0);
+    if (ev.size > 0) retireOverlapped(c, to, ev.size, 0);
     return;
   }
   const Live l = it->second;
@@ -409,6 +444,68 @@ void onMoved(Client& c, const v8::JitCodeEvent* ev) {
   const int e = jitprov_code_retire(c.rt, l.version_id);
   if (e != JITPROV_OK) noteError(c, std::string("retire moved code: ") + jitprov_strerror(e));
   publish(c, l.iso, l.method_id, to, l.size, l.tier, l.host_tier, l.serial);
+}
+
+enum class By { kThread, kPrepare, kInline };
+
+// Publishes what the handler queued, in its order. Takes Client::mu, then qmu for the
+// swap alone: the handler queues on while a batch is published.
+void publishQueued(Client& c, By by) {
+  std::lock_guard<std::mutex> g(c.mu);
+  {
+    std::lock_guard<std::mutex> q(c.qmu);
+    if (c.queued.events.empty()) return;
+    std::swap(c.queued, c.publishing);  // the handler gets the cleared buffers
+  }
+  const uint64_t t0 = nowNs();
+  const Queue& q = c.publishing;
+  for (const Queued& ev : q.events) {
+    if (ev.kind == Queued::kAdded)
+      publishAdded(c, q, ev);
+    else
+      publishMoved(c, ev);
+  }
+  ++(by == By::kThread ? c.batches_thread : by == By::kPrepare ? c.batches_prepare : c.batches_inline);
+  c.batch_events += q.events.size();
+  c.batch_max = std::max<uint64_t>(c.batch_max, q.events.size());
+  c.batch_ns.add(nowNs() - t0);
+  c.publishing.clear();
+}
+
+// At the start of every rundown (jitprov_rundown_config.prepare), on its thread.
+void prepareRundown(void* client) { publishQueued(*static_cast<Client*>(client), By::kPrepare); }
+
+// The publisher thread's (hostagent::Publisher) view of the queue.
+void publishByThread(void* client) { publishQueued(*static_cast<Client*>(client), By::kThread); }
+bool queueEmpty(void* client) { return static_cast<Client*>(client)->queued.events.empty(); }
+
+// Before the handler is installed: the publisher thread, unless the handler publishes
+// inline (publish=inline, or the jitdump: its records carry their publication's time,
+// which must be the code's for perf to name samples in it).
+void startPublisher(Client& c) {
+  std::string why;
+  if (c.publish_ms == 0 || !c.opt.jitdump.empty()) {
+    c.publish_ms = 0;
+    return;
+  }
+  if (!c.publisher.start(&c.qmu, c.publish_ms, &publishByThread, &queueEmpty, &c, &why)) {
+    std::fprintf(stderr, "jitprov-node: start the publisher thread: %s: the handler publishes inline\n", why.c_str());
+    c.publish_ms = 0;
+    return;
+  }
+  std::lock_guard<std::mutex> q(c.qmu);
+  c.deferred = true;
+}
+
+// From here the handler publishes its own; the publisher stopped (joined) and what is
+// left published.
+void stopPublisher(Client& c) {
+  {
+    std::lock_guard<std::mutex> q(c.qmu);
+    c.deferred = false;
+  }
+  c.publisher.stop();
+  publishQueued(c, By::kInline);
 }
 
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
@@ -419,27 +516,46 @@ void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   if (ev->type != v8::JitCodeEvent::CODE_ADDED && ev->type != v8::JitCodeEvent::CODE_MOVED) return;
   const hostagent::OwnCpu::Span cpu(c->own, false);
   const uint64_t t0 = nowNs();
-  switch (ev->type) {
-    case v8::JitCodeEvent::CODE_ADDED:
-      if (ev->code_type == v8::JitCodeEvent::JIT_CODE) {
-        onAdded(*c, ev);
-        std::lock_guard<std::mutex> g(c->mu);
-        c->add_ns.add(nowNs() - t0);
-      } else {
-        std::lock_guard<std::mutex> g(c->mu);
-        ++(ev->code_type == v8::JitCodeEvent::BYTE_CODE ? c->n.bytecode : c->n.wasm);
-      }
-      break;
-    case v8::JitCodeEvent::CODE_MOVED:
-      onMoved(*c, ev);
-      {
-        std::lock_guard<std::mutex> g(c->mu);
-        c->move_ns.add(nowNs() - t0);
-      }
-      break;
-    default:
-      break;  // line info (left out: no user_data, V8 records nothing for us), future events
+  const bool added = ev->type == v8::JitCodeEvent::CODE_ADDED;
+  Queued q{};
+  q.isolate = ev->isolate;
+  q.start = reinterpret_cast<uintptr_t>(ev->code_start);
+  q.size = uint32_t(ev->code_len);
+  const std::string_view name(ev->name.str != nullptr ? ev->name.str : "", ev->name.len);
+  if (added) {
+    if (ev->code_type != v8::JitCodeEvent::JIT_CODE) {
+      std::lock_guard<std::mutex> g(c->qmu);
+      ++(ev->code_type == v8::JitCodeEvent::BYTE_CODE ? c->bytecode : c->wasm);
+      return;
+    }
+    q.kind = Queued::kAdded;
+    // The script id: a field read (no allocation), on the isolate's thread, now.
+    const Parsed p = parse(name);
+    q.script_id = (p.kind == Kind::kJs && p.marker != 0 && !ev->script.IsEmpty()) ? ev->script->GetId() : -1;
+  } else {
+    q.kind = Queued::kMoved;
+    q.to = reinterpret_cast<uintptr_t>(ev->new_code_start);
   }
+  bool inline_publish = false, wake = false;
+  {
+    std::lock_guard<std::mutex> g(c->qmu);
+    if (added) {
+      q.text = uint32_t(c->queued.text.size());
+      q.len = uint32_t(name.size());
+      c->queued.text.append(name);
+    }
+    c->queued.events.push_back(q);
+    inline_publish = !c->deferred;
+    wake = !inline_publish && c->publisher.mustWake();
+    if (!inline_publish) (added ? c->add_ns : c->move_ns).add(nowNs() - t0);
+  }
+  if (!inline_publish) {
+    if (wake) c->publisher.wake();
+    return;
+  }
+  publishQueued(*c, By::kInline);
+  std::lock_guard<std::mutex> g(c->qmu);
+  (added ? c->add_ns : c->move_ns).add(nowNs() - t0);
 }
 
 // A string inside JSON quotes: '"', '\\' and control characters escaped.
@@ -463,6 +579,7 @@ std::string jsonSafe(const std::string& v) {
 void writeStats(Client& c) {
   if (c.opt.stats.empty()) return;
   std::lock_guard<std::mutex> g(c.mu);
+  std::lock_guard<std::mutex> q(c.qmu);
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
   (void)jitprov_memory_stats_get(c.rt, &ms);
@@ -477,7 +594,7 @@ void writeStats(Client& c) {
   std::fprintf(f,
                "  \"added\": %" PRIu64 ", \"bytecode\": %" PRIu64 ", \"wasm\": %" PRIu64 ", \"shared_js\": %" PRIu64
                ", \"moves\": %" PRIu64 ", \"moves_unknown\": %" PRIu64 ", \"replays\": %" PRIu64 ",\n",
-               n.added, n.bytecode, n.wasm, n.shared_js, n.moves, n.moves_unknown, n.replays);
+               n.added, c.bytecode, c.wasm, n.shared_js, n.moves, n.moves_unknown, n.replays);
   std::fprintf(f,
                "  \"retired_overlap\": %" PRIu64 ", \"retired_isolate\": %" PRIu64 ", \"refused\": %" PRIu64
                ", \"errors\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n",
@@ -500,6 +617,13 @@ void writeStats(Client& c) {
                c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
                n.census_absent_max, n.census_absent_last);
   hostagent::histJson(f, "census_time", c.census_ns);
+  std::fprintf(f,
+               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
+               ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
+               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
+               c.publish_ms != 0 ? "batch" : "inline", c.publish_ms, c.batches_thread, c.batches_prepare,
+               c.batches_inline, c.batch_events, c.batch_max, c.queued.events.size(), c.publisher.woken());
+  hostagent::histJson(f, "publish_batch", c.batch_ns);
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
@@ -518,8 +642,9 @@ void writeStats(Client& c) {
 void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
-  if (c->own.on) c->own.snapshotThreads();  // before the thread ends
-  if (c->rd != nullptr) jitprov_rundown_stop(c->rd);
+  if (c->own.on) c->own.snapshotThreads();            // before the thread ends
+  if (c->rd != nullptr) jitprov_rundown_stop(c->rd);  // the exit rundown: the queue first
+  stopPublisher(*c);
   // The dump is closed before the stats are written, so that they count all of it;
   // code V8 adds after (node's last moments) is not in it, as a dump has no unloads.
   hostagent::closeJitdump("jitprov-node", c->rt, c->opt);
@@ -549,12 +674,14 @@ void onCensusTimer(uv_timer_t* t) {
   if (gcs == iso->full_gcs_at_census || c.finished.load(std::memory_order_relaxed)) return;
   iso->full_gcs_at_census = gcs;
   const uint64_t t0 = nowNs();
+  publishQueued(c, By::kInline);  // what came before the census is seen by the epoch before
   {
     std::lock_guard<std::mutex> g(c.mu);
     ++iso->epoch;
   }
   v8::HandleScope scope(iso->v8);
   iso->v8->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
+  publishQueued(c, By::kInline);  // the enumeration's replays mark what V8 listed
   std::lock_guard<std::mutex> g(c.mu);
   uint64_t absent = 0, versions = 0;
   for (const auto& [start, l] : c.live) {
@@ -603,6 +730,7 @@ void onIsolateCleanup(void* arg) {
   v8iso->SetJitCodeEventHandler(v8::kJitCodeEventDefault, nullptr);
   stopCensus(iso);
   Client& c = *g_client;
+  publishQueued(c, By::kInline);  // the isolate's last events, before its code is retired
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.isolates.find(v8iso);
   if (it == c.isolates.end() || it->second != iso) return;
@@ -656,7 +784,11 @@ const char kExtraHelp[] =
     "                     code again and count the versions it no longer lists (stats;\n"
     "                     a measurement: nothing is retired for it; default 0: off)\n"
     "  infer=off          for tests only: no death inference (code overlapped by newer\n"
-    "                     code stays in the registry, the newer code is refused)\n";
+    "                     code stays in the registry, the newer code is refused)\n"
+    "  publish=MS|inline  the handler queues V8's code events and a thread of the client\n"
+    "                     publishes them every MS ms while they come, and before each\n"
+    "                     rundown (default 100); inline: the handler publishes each one\n"
+    "                     (as with jitdump=, which publishes inline)\n";
 
 // Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
 // and the rundown engine. False: untraced (said).
@@ -673,6 +805,18 @@ bool startClient(const std::string* attach_options) {
             return -1;
           }
           c->census_ms = sec * 1000;
+          return 1;
+        }
+        if (k == "publish") {
+          uint64_t ms = 0;
+          if (v == "inline") {
+            c->publish_ms = 0;
+          } else if (!hostagent::parseCount(v, &ms) || ms < 1 || ms > 3600000) {
+            *w = "inline or MS, 1-3600000";
+            return -1;
+          } else {
+            c->publish_ms = uint32_t(ms);
+          }
           return 1;
         }
         if (k != "infer") return 0;
@@ -725,6 +869,9 @@ bool startClient(const std::string* attach_options) {
     rc.sink = &perfMapSink;
     rc.sink_ctx = c;
   }
+  rc.prepare = &prepareRundown;
+  rc.prepare_ctx = c;
+  startPublisher(*c);  // before the handler is installed (the first events)
   {
     const hostagent::RundownThreadName named;  // the engine's thread takes it when created
     e = jitprov_rundown_create(c->rt, &rc, &c->rd);

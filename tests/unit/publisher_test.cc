@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// hostagent::Publisher (tools/hostagent/publisher.h): the thread that publishes what a
+// host client's callbacks queued. Behaviour only; no timing is asserted (every wait has
+// a deadline of seconds, far beyond the periods used).
+#include "publisher.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using jitprov::hostagent::Publisher;
+using namespace std::chrono_literals;
+
+struct Client {
+  std::mutex mu;  // the queue's
+  std::vector<int> queued;
+  std::vector<int> published;  // the thread's alone (joined before it is read)
+  std::mutex pub_mu;           // published, read while the thread runs
+  Publisher p;
+
+  static bool empty(void* c) { return static_cast<Client*>(c)->queued.empty(); }
+  static void publish(void* c) {
+    auto* self = static_cast<Client*>(c);
+    std::vector<int> batch;
+    {
+      std::lock_guard<std::mutex> g(self->mu);
+      batch.swap(self->queued);
+    }
+    std::lock_guard<std::mutex> g(self->pub_mu);
+    self->published.insert(self->published.end(), batch.begin(), batch.end());
+  }
+  size_t publishedCount() {
+    std::lock_guard<std::mutex> g(pub_mu);
+    return published.size();
+  }
+  // Queues v as a callback does: wakes the thread when it says so.
+  void queue(int v) {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      queued.push_back(v);
+      wake = p.mustWake();
+    }
+    if (wake) p.wake();
+  }
+  bool waitPublished(size_t n) {
+    for (int i = 0; i < 10000 && publishedCount() < n; ++i) std::this_thread::sleep_for(1ms);
+    return publishedCount() >= n;
+  }
+};
+
+TEST(Publisher, PublishesWhatIsQueuedInOrder) {
+  Client c;
+  std::string why;
+  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  for (int i = 0; i < 1000; ++i) c.queue(i);
+  ASSERT_TRUE(c.waitPublished(1000));
+  c.p.stop();
+  std::vector<int> want(1000);
+  for (int i = 0; i < 1000; ++i) want[size_t(i)] = i;
+  EXPECT_EQ(c.published, want);
+}
+
+// Idle, it waits untimed until a callback wakes it: the first callback to queue is told
+// to wake it, the next ones are not, and the event is published.
+TEST(Publisher, AnIdleThreadIsWokenOnceByTheFirstEvent) {
+  Client c;
+  std::string why;
+  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  bool woke = false, again = true;
+  for (int i = 0; i < 10000 && !woke; ++i) {  // until its waits found the queue empty
+    {
+      std::lock_guard<std::mutex> g(c.mu);
+      woke = c.p.mustWake();
+      if (woke) {
+        c.queued.push_back(7);
+        again = c.p.mustWake();  // a second event in the same burst wakes nobody
+        c.queued.push_back(8);
+      }
+    }
+    if (woke) c.p.wake();
+    if (!woke) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(woke) << "the thread never went idle";
+  EXPECT_FALSE(again);
+  ASSERT_TRUE(c.waitPublished(2));
+  c.p.stop();
+  EXPECT_EQ(c.published, (std::vector<int>{7, 8}));
+  std::lock_guard<std::mutex> g(c.mu);
+  EXPECT_EQ(c.p.woken(), 1u);
+}
+
+// Stopped, while idle or while a long period runs: it returns at once (joined), and
+// what is still queued stays for the client to publish.
+TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
+  Client c;
+  std::string why;
+  ASSERT_TRUE(c.p.start(&c.mu, 3600000, &Client::publish, &Client::empty, &c, &why)) << why;
+  c.queue(1);  // waits an hour to be published
+  c.p.stop();
+  EXPECT_FALSE(c.p.running());
+  EXPECT_TRUE(c.published.empty());
+  EXPECT_EQ(c.queued, std::vector<int>{1});
+  Publisher never_started;
+  never_started.stop();  // a no-op
+}
+
+}  // namespace
