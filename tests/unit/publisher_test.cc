@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -109,6 +112,26 @@ TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
   EXPECT_EQ(c.queued, std::vector<int>{1});
   Publisher never_started;
   never_started.stop();  // a no-op
+}
+
+// The child of a fork() has no publisher thread (only the parent's handle of it): its
+// stop() forgets the thread instead of joining one that is not there, and returns.
+TEST(Publisher, StopInAForkedChildReturns) {
+  Client c;
+  std::string why;
+  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(30);  // a hang is a failure, not a stuck test
+    c.p.stop();
+    _exit(c.p.running() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_TRUE(c.p.running());  // the parent's thread runs on
+  c.p.stop();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "host_agent.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <system_error>
@@ -16,6 +17,7 @@ bool Publisher::start(std::mutex* mu, uint32_t ms, Publish publish, Empty empty,
   publish_ = publish;
   empty_ = empty;
   ctx_ = ctx;
+  owner_pid_ = int(getpid());
   try {
     thread_ = std::thread([this] { main(); });
   } catch (const std::system_error& e) {
@@ -52,6 +54,10 @@ void Publisher::main() {
 
 void Publisher::stop() {
   if (!thread_.joinable()) return;
+  if (int(getpid()) != owner_pid_) {  // a forked child: no such thread here (nor its lock)
+    thread_.detach();
+    return;
+  }
   {
     std::lock_guard<std::mutex> g(*mu_);
     stop_ = true;

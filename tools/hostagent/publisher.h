@@ -34,8 +34,10 @@ class Publisher {
     return true;
   }
   void wake() { cv_.notify_one(); }
-  // Stops and joins the thread (what is still queued is the client's to publish).
+  // Stops and joins the thread (what is still queued is the client's to publish). In
+  // the child of a fork() (the thread is the parent's): forgets it.
   void stop();
+  ~Publisher() { stop(); }
   bool running() const { return thread_.joinable(); }
   // Its wake-ups by a callback (mustWake() true), and its waits that found the queue
   // empty and turned untimed; `mu` held.
@@ -51,6 +53,7 @@ class Publisher {
   void* ctx_ = nullptr;
   std::condition_variable cv_;
   std::thread thread_;
+  int owner_pid_ = 0;                 // the process that started the thread
   bool idle_ = false, stop_ = false;  // guarded by *mu_
   uint64_t woken_ = 0;                // guarded by *mu_
 };

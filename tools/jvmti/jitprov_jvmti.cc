@@ -335,7 +335,11 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
 bool methodOf(Agent& a, const Queue& q, const Queued& ev, uint64_t* id) {
   if (!ev.named) {
     if (jitprov_method_find(a.rt, ev.jmid, id) == JITPROV_OK) return true;
+    // Its first load's registration failed (counted then): the next load queues the
+    // names again and registers, as each load did when the callbacks published.
     noteError(a, "a method's load after a first one that was not registered: not published");
+    std::lock_guard<std::mutex> q(a.qmu);
+    a.named.erase(ev.jmid);
     return false;
   }
   const char* cls = q.text.data() + ev.text;

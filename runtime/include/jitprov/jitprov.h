@@ -394,8 +394,9 @@ typedef struct jitprov_rundown_config {
   void* sink_ctx;
   /* Optional (after sink_ctx: a config of the earlier size leaves it unset):
    * prepare(prepare_ctx) at the start of every rundown, before its rundown_begin, on the
-   * thread that runs it, one rundown at a time, with no jitprov lock held: it may call
-   * jitprov (publish). A host that queues its runtime's code events and publishes them
+   * thread that runs it, one rundown at a time (in the engine's order: it must not call
+   * jitprov_rundown_* on this engine, and a stop waits for it), with no lock of the
+   * registry held: it may publish. A host that queues its runtime's code events and publishes them
    * later publishes what it queued here, so that each rundown holds everything the
    * runtime reported before the rundown began. */
   void (*prepare)(void* ctx);

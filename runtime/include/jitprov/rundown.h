@@ -124,7 +124,9 @@ class RundownEngine {
     sink_ctx_ = ctx;
   }
   // Called at the start of every rundown, before its rundown_begin, on the thread that
-  // runs it, one rundown at a time, holding no lock of the runtime's: it may publish
+  // runs it, one rundown at a time (run_mu_ held: it must not call this engine's stop(),
+  // runNow() or destructor, and a stop() waits for it), holding no lock of the
+  // registry's: it may publish
   // (a host that queues its runtime's code events publishes them here, so that the
   // rundown holds everything its runtime reported before it began). Set before start().
   using Prepare = void (*)(void* ctx);
