@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <system_error>
 
 namespace jitprov::hostagent {
@@ -64,6 +66,22 @@ void Publisher::stop() {
   }
   cv_.notify_all();
   thread_.join();
+}
+
+void BatchStats::add(By who, size_t n, uint64_t batch_ns) {
+  ++by[static_cast<int>(who)];
+  events += n;
+  largest = std::max<uint64_t>(largest, n);
+  ns.add(batch_ns);
+}
+
+void BatchStats::json(FILE* f, uint32_t ms, size_t queued_now, uint64_t woken) const {
+  std::fprintf(f,
+               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
+               ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
+               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
+               ms != 0 ? "batch" : "inline", ms, by[0], by[1], by[2], events, largest, queued_now, woken);
+  histJson(f, "publish_batch", ns);
 }
 
 }  // namespace jitprov::hostagent

@@ -10,13 +10,50 @@
 //     batch: a wake-up and a timed wait cost 30-50 us on this project's VM).
 #pragma once
 
+#include "host_agent.h"
+
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace jitprov::hostagent {
+
+// Who published a batch: the publisher thread, a rundown's prepare, a callback (inline).
+enum class By { kThread, kPrepare, kInline };
+
+// The batches a client published, for its stats file. Guarded by the client's mutex of
+// the publication.
+struct BatchStats {
+  uint64_t by[3] = {0, 0, 0};  // By
+  uint64_t events = 0, largest = 0;
+  Hist ns;  // a batch's publication (wall time)
+  void add(By who, size_t n, uint64_t batch_ns);
+  // `  "publish": {...},` (mode "batch" when ms != 0, else "inline") and
+  // `  "publish_batch": {...},`, each with a newline.
+  void json(FILE* f, uint32_t ms, size_t queued_now, uint64_t woken) const;
+};
+
+// Publishes a client's queue in its order: swaps `queued` (qmu held for the swap alone,
+// so that the callbacks queue on) with the empty `publishing`, calls each(publishing,
+// event) for every event, counts the batch and clears it. The caller holds the mutex of
+// the publication (lock order: it, then qmu). Queue: `events` and clear().
+template <class Queue, class Each>
+void publishBatch(std::mutex& qmu, Queue& queued, Queue& publishing, BatchStats& stats, By who, Each each) {
+  {
+    std::lock_guard<std::mutex> q(qmu);
+    if (queued.events.empty()) return;
+    std::swap(queued, publishing);  // the callbacks get the cleared buffers
+  }
+  const uint64_t t0 = nowNs();
+  for (const auto& ev : publishing.events) each(publishing, ev);
+  stats.add(who, publishing.events.size(), nowNs() - t0);
+  publishing.clear();
+}
 
 class Publisher {
  public:

@@ -100,10 +100,7 @@ struct Agent {
   std::mutex mu;     // guards everything below
   Queue publishing;  // the batch being published (swapped with `queued`)
   uint32_t publish_ms = 0;
-  // Batches published by the publisher thread, by rundowns' prepare() (counted when not
-  // empty) and by callbacks (inline); the events in them; the largest batch.
-  uint64_t batches_thread = 0, batches_prepare = 0, batches_inline = 0, batch_events = 0, batch_max = 0;
-  hostagent::Hist batch_ns;  // a batch's publication (wall time)
+  hostagent::BatchStats batches;  // the batches published (empty ones not counted)
   struct Live {
     uint64_t version_id, method_id;
     uint64_t jmid;  // the jmethodID loaded here (0: a stub): an unload must name it

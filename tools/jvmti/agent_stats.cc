@@ -58,13 +58,7 @@ void writeStats(Agent& a) {
                  a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped,
                  a.files_vmstructs.load(std::memory_order_relaxed), a.files_jvmti.load(std::memory_order_relaxed),
                  a.file_mismatches.load(std::memory_order_relaxed));
-  std::fprintf(f,
-               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
-               ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
-               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
-               a.publish_ms != 0 ? "batch" : "inline", a.publish_ms, a.batches_thread, a.batches_prepare,
-               a.batches_inline, a.batch_events, a.batch_max, a.queued.events.size(), a.publisher.woken());
-  hostagent::histJson(f, "publish_batch", a.batch_ns);
+  a.batches.json(f, a.publish_ms, a.queued.events.size(), a.publisher.woken());
   hostagent::histJson(f, "load_callback", a.load_ns);
   hostagent::histJson(f, "unload_callback", a.unload_ns);
   a.own.json(f);  // its threads snapped at VMDeath, before the rundown thread ends

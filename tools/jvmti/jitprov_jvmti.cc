@@ -420,22 +420,14 @@ void publishStub(Agent& a, const Queue& q, const Queued& ev) {
   publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), JITPROV_TIER0, 0, 0, true);
 }
 
-// Who publishes a batch.
-enum class By { kThread, kPrepare, kInline };
+using hostagent::By;
 
 // Publishes what the callbacks queued, in their order: the registry's work, the
-// method_load events, the agent's address map. Takes Agent::mu, then qmu for the swap
-// alone: the callbacks queue on while a batch is published.
+// method_load events, the agent's address map. Takes Agent::mu (then qmu for the swap
+// alone: the callbacks queue on while a batch is published).
 void publishQueued(Agent& a, By by) {
   std::lock_guard<std::mutex> g(a.mu);
-  {
-    std::lock_guard<std::mutex> q(a.qmu);
-    if (a.queued.events.empty()) return;
-    std::swap(a.queued, a.publishing);  // the callbacks get the cleared buffers
-  }
-  const uint64_t t0 = nowNs();
-  Queue& q = a.publishing;
-  for (const Queued& ev : q.events) {
+  hostagent::publishBatch(a.qmu, a.queued, a.publishing, a.batches, by, [&a](Queue& q, const Queued& ev) {
     switch (ev.kind) {
       case Queued::kLoad:
         publishLoad(a, q, ev);
@@ -447,12 +439,7 @@ void publishQueued(Agent& a, By by) {
         publishStub(a, q, ev);
         break;
     }
-  }
-  ++(by == By::kThread ? a.batches_thread : by == By::kPrepare ? a.batches_prepare : a.batches_inline);
-  a.batch_events += q.events.size();
-  a.batch_max = std::max<uint64_t>(a.batch_max, q.events.size());
-  a.batch_ns.add(nowNs() - t0);
-  q.clear();
+  });
 }
 
 // At the start of every rundown (jitprov_rundown_config.prepare), on its thread: what

@@ -167,9 +167,8 @@ struct Client {
   hostagent::Hist add_ns, move_ns;  // the handler's wall time (qmu)
   // The publisher's side (mu).
   Queue publishing;
-  uint32_t publish_ms = 100;  // publish=MS; 0: inline
-  uint64_t batches_thread = 0, batches_prepare = 0, batches_inline = 0, batch_events = 0, batch_max = 0;
-  hostagent::Hist batch_ns;
+  uint32_t publish_ms = 100;      // publish=MS; 0: inline
+  hostagent::BatchStats batches;  // the batches published (empty ones not counted)
 };
 
 Client* g_client = nullptr;
@@ -446,30 +445,18 @@ void publishMoved(Client& c, const Queued& ev) {
   publish(c, l.iso, l.method_id, to, l.size, l.tier, l.host_tier, l.serial);
 }
 
-enum class By { kThread, kPrepare, kInline };
+using hostagent::By;
 
-// Publishes what the handler queued, in its order. Takes Client::mu, then qmu for the
-// swap alone: the handler queues on while a batch is published.
+// Publishes what the handler queued, in its order. Takes Client::mu (then qmu for the
+// swap alone: the handler queues on while a batch is published).
 void publishQueued(Client& c, By by) {
   std::lock_guard<std::mutex> g(c.mu);
-  {
-    std::lock_guard<std::mutex> q(c.qmu);
-    if (c.queued.events.empty()) return;
-    std::swap(c.queued, c.publishing);  // the handler gets the cleared buffers
-  }
-  const uint64_t t0 = nowNs();
-  const Queue& q = c.publishing;
-  for (const Queued& ev : q.events) {
+  hostagent::publishBatch(c.qmu, c.queued, c.publishing, c.batches, by, [&c](const Queue& q, const Queued& ev) {
     if (ev.kind == Queued::kAdded)
       publishAdded(c, q, ev);
     else
       publishMoved(c, ev);
-  }
-  ++(by == By::kThread ? c.batches_thread : by == By::kPrepare ? c.batches_prepare : c.batches_inline);
-  c.batch_events += q.events.size();
-  c.batch_max = std::max<uint64_t>(c.batch_max, q.events.size());
-  c.batch_ns.add(nowNs() - t0);
-  c.publishing.clear();
+  });
 }
 
 // At the start of every rundown (jitprov_rundown_config.prepare), on its thread.
@@ -617,13 +604,7 @@ void writeStats(Client& c) {
                c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
                n.census_absent_max, n.census_absent_last);
   hostagent::histJson(f, "census_time", c.census_ns);
-  std::fprintf(f,
-               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
-               ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
-               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
-               c.publish_ms != 0 ? "batch" : "inline", c.publish_ms, c.batches_thread, c.batches_prepare,
-               c.batches_inline, c.batch_events, c.batch_max, c.queued.events.size(), c.publisher.woken());
-  hostagent::histJson(f, "publish_batch", c.batch_ns);
+  c.batches.json(f, c.publish_ms, c.queued.events.size(), c.publisher.woken());
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
