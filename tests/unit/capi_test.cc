@@ -528,7 +528,7 @@ TEST(CApi, ForkedChildKeepsWorking) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      alarm(kHangSeconds);  // a deadlock in the child fails the test instead of hanging it
+      armHangReport(kHangSeconds);  // a deadlock in the child fails the test, its stack on stderr
       uint64_t v = 0;
       int rc = 0;
       for (int i = 0; i < 50 && rc == 0; ++i)
@@ -607,7 +607,7 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      alarm(kHangSeconds);  // a hang fails the test (SIGALRM) instead of hanging it
+      armHangReport(kHangSeconds);  // a hang fails the test (SIGALRM), its stack on stderr
       const uint64_t child_method = h.method(90000 + uint64_t(f), "child");
       int rc = 0;
       for (int i = 0; i < 300 && rc == 0; ++i) {
@@ -665,7 +665,7 @@ TEST(CApi, ForkedChildReclaims) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    alarm(kHangSeconds);
+    armHangReport(kHangSeconds);
     int rc = 0;
     for (int i = 0; i < 2000 && rc == 0; ++i) {
       uint64_t v = 0;

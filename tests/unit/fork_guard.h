@@ -15,6 +15,10 @@
 // under ASan too.
 #pragma once
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #if defined(__SANITIZE_THREAD__)
 #define SKIP_FORK_UNDER_TSAN() GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer"
 #else
@@ -30,3 +34,26 @@
 #else
 #define SKIP_FORK_WITH_BUSY_THREADS() (void)0
 #endif
+
+// In a forked child: SIGALRM after `seconds` ends it (status: killed by SIGALRM, which the
+// test reports as a hang) after writing its only thread's stack to stderr, so that a hang
+// seen once in CI says where it was (the frames of libjitprov's hidden functions as
+// offsets: addr2line -e libjitprov.so.1 -f OFFSET names them). backtrace() is called
+// once here first: its first call loads libgcc's unwinder, which is not safe in a signal
+// handler.
+inline void armHangReport(unsigned seconds) {
+  void* warm[1];
+  (void)backtrace(warm, 1);
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {
+    static const char kHead[] = "fork test child hung; its stack:\n";
+    (void)!write(2, kHead, sizeof kHead - 1);
+    void* frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+    signal(SIGALRM, SIG_DFL);
+    raise(SIGALRM);  // killed by SIGALRM, as before
+  };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, nullptr);
+  alarm(seconds);
+}
