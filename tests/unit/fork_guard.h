@@ -15,9 +15,14 @@
 // under ASan too.
 #pragma once
 
+#include <dirent.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <initializer_list>
 
 #if defined(__SANITIZE_THREAD__)
 #define SKIP_FORK_UNDER_TSAN() GTEST_SKIP() << "fork() with threads is not supported under ThreadSanitizer"
@@ -50,6 +55,27 @@ inline void armHangReport(unsigned seconds) {
     (void)!write(2, kHead, sizeof kHead - 1);
     void* frames[64];
     backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+    // Its other threads (those it started after the fork): name and the system call each
+    // is in (/proc/self/task/TID/syscall: number, arguments). Not async-signal-safe
+    // (opendir), which a process hung for seconds can afford.
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (const dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        char path[320], buf[256];
+        for (const char* what : {"comm", "syscall"}) {
+          snprintf(path, sizeof path, "/proc/self/task/%s/%s", e->d_name, what);
+          const int fd = open(path, O_RDONLY);
+          if (fd < 0) continue;
+          const ssize_t n = read(fd, buf, sizeof buf - 1);
+          close(fd);
+          if (n <= 0) continue;
+          char line[400];
+          const int len = snprintf(line, sizeof line, "  task %s %s: %.*s", e->d_name, what, int(n), buf);
+          (void)!write(2, line, size_t(len < int(sizeof line) ? len : int(sizeof line) - 1));
+        }
+      }
+      closedir(d);
+    }
     signal(SIGALRM, SIG_DFL);
     raise(SIGALRM);  // killed by SIGALRM, as before
   };
