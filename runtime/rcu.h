@@ -69,7 +69,9 @@ void registerThread() noexcept;
 
 // Queues `reclaim(head)` to run after a grace period: once every read section that
 // might have loaded a pointer to the object has ended. The object must already be
-// unreachable for new readers. `reclaim` must open a ReclaimScope first thing.
+// unreachable for new readers. `reclaim` must open a ReclaimScope first thing. Never
+// with a lock that fork() takes (fork.cc), nor from a reclamation callback: fork() waits
+// for the enqueues in progress before it takes those locks and pauses the callbacks.
 void retire(rcu_head* head, void (*reclaim)(rcu_head*)) noexcept;
 
 // Spans the body of every reclamation callback. For TSan: acquires the grace-period
