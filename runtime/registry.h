@@ -109,6 +109,7 @@
 #pragma once
 
 #include <jitprov/function_ref.h>
+#include <jitprov/host_key_index.h>
 #include <jitprov/runtime.h>
 
 #include <absl/container/btree_map.h>
@@ -117,7 +118,6 @@
 #include "code_heap.h"
 #include "cvm_lock.h"
 #include "fork.h"
-#include "host_key_index.h"
 #include "jitdump.h"
 #include "name_arena.h"
 #include "rcu.h"

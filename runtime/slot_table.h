@@ -33,6 +33,7 @@
 
 #include "publish.h"
 
+#include <jitprov/populate.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -58,10 +59,6 @@
 #endif
 
 namespace jitprov {
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels refuse it (EINVAL), counted
-#endif
 
 // How a table's chunks are paged (docs/measurements.md, "Huge pages"):
 //  - kAtFirstTouch: chunks of 2 MB or more mapped at a 2 MB boundary and advised into
@@ -160,6 +157,16 @@ class SlotTable {
       // A fresh slot at or past the next trigger (the regions' bytes counted back to back):
       // ask for the huge pages up to kLookahead after the one it is in.
       const uint64_t at = indexOf(id) * sizeof(Slot);
+      // A fresh slot that enters a block of kPopulateBlock in 4 KB pages (the first huge
+      // page's, or every one without huge pages) with its last byte: the block made
+      // present now, by one system call where its first touches faulted a page at a time.
+      // (A slot lies in one chunk, and so in one region.)
+      const uint64_t last = at + sizeof(Slot) - 1;
+      if (fresh && last >= small_trigger_ && (last < kHugePage || !aheadWanted())) {
+        const uint64_t block = last & ~uint64_t(kPopulateBlock - 1);
+        small_trigger_ = block + kPopulateBlock;
+        (void)populatePages(byteAt(block), kPopulateBlock);
+      }
       if (fresh && at >= ahead_trigger_) {
         const uint64_t page = at / kHugePage;
         ahead_trigger_ = (page + 1) * kHugePage;
@@ -430,6 +437,7 @@ class SlotTable {
   static constexpr uint64_t kLookahead = 2;
   static constexpr uint64_t kPagesPerRegion = kRegionBytes / kHugePage;
   uint64_t ahead_trigger_ = kHugePage / 2;
+  uint64_t small_trigger_ = 0;  // where the next block in 4 KB pages begins (writer only)
   // The highest page asked for (the writer stores it), and populated up to (populateAhead).
   std::atomic<uint64_t> want_upto_{0};
   std::mutex populate_mu_;
@@ -469,6 +477,11 @@ class SlotTable {
     if (page == 0 || page >= kMaxChunks * kChunkBytes / kHugePage || !aheadWanted()) return nullptr;
     unsigned char* region = mapRegion(page / kPagesPerRegion);
     return region == nullptr ? nullptr : region + (page % kPagesPerRegion) * kHugePage;
+  }
+  // Writer: the address of byte `at` of the table (the regions' bytes back to back), in
+  // a region mapped.
+  unsigned char* byteAt(uint64_t at) const noexcept {
+    return regions_[at / kRegionBytes].load(std::memory_order_relaxed) + at % kRegionBytes;
   }
   // populateAhead(): the address of a page the writer asked for (its region mapped).
   unsigned char* hugePageAt(uint64_t page) const noexcept {

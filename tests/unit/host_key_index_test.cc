@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// HostKeyIndex (runtime/host_key_index.h) against std::unordered_map, through the
+// HostKeyIndex (common/include/jitprov/host_key_index.h) against std::unordered_map, through the
 // churn a host with collectible code makes: keys added and erased at random, runs of
 // colliding keys that wrap around the array's end, growth.
-#include "host_key_index.h"
+#include <jitprov/host_key_index.h>
 
 #include <gtest/gtest.h>
 

@@ -60,8 +60,7 @@ struct Client {
 
 TEST(Publisher, PublishesWhatIsQueuedInOrder) {
   Client c;
-  std::string why;
-  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
   for (int i = 0; i < 1000; ++i) c.queue(i);
   ASSERT_TRUE(c.waitPublished(1000));
   c.p.stop();
@@ -74,8 +73,7 @@ TEST(Publisher, PublishesWhatIsQueuedInOrder) {
 // to wake it, the next ones are not, and the event is published.
 TEST(Publisher, AnIdleThreadIsWokenOnceByTheFirstEvent) {
   Client c;
-  std::string why;
-  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
   bool woke = false, again = true;
   for (int i = 0; i < 10000 && !woke; ++i) {  // until its waits found the queue empty
     {
@@ -103,8 +101,7 @@ TEST(Publisher, AnIdleThreadIsWokenOnceByTheFirstEvent) {
 // what is still queued stays for the client to publish.
 TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
   Client c;
-  std::string why;
-  ASSERT_TRUE(c.p.start(&c.mu, 3600000, &Client::publish, &Client::empty, &c, &why)) << why;
+  ASSERT_TRUE(c.p.start("test", &c.mu, 3600000, &Client::publish, &Client::empty, &c));
   c.queue(1);  // waits an hour to be published
   c.p.stop();
   EXPECT_FALSE(c.p.running());
@@ -114,18 +111,34 @@ TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
   never_started.stop();  // a no-op
 }
 
+// Who publishes what a callback queues: the thread from start() to stop(), the callback
+// itself before, after, and when publication is inline (a period of 0: no thread).
+TEST(Publisher, DeferredFromStartToStop) {
+  Client c;
+  EXPECT_FALSE(c.p.deferred());
+  ASSERT_FALSE(c.p.start("test", &c.mu, 0, &Client::publish, &Client::empty, &c));
+  EXPECT_FALSE(c.p.running());
+  EXPECT_FALSE(c.p.deferred());
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
+  {
+    std::lock_guard<std::mutex> g(c.mu);
+    EXPECT_TRUE(c.p.deferred());
+  }
+  c.p.stop();
+  EXPECT_FALSE(c.p.deferred());
+}
+
 // The child of a fork() has no publisher thread (only the parent's handle of it): its
 // stop() forgets the thread instead of joining one that is not there, and returns.
 TEST(Publisher, StopInAForkedChildReturns) {
   Client c;
-  std::string why;
-  ASSERT_TRUE(c.p.start(&c.mu, 1, &Client::publish, &Client::empty, &c, &why)) << why;
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     alarm(30);  // a hang is a failure, not a stuck test
     c.p.stop();
-    _exit(c.p.running() ? 1 : 0);
+    _exit(c.p.running() || c.p.deferred() ? 1 : 0);  // the child's callbacks publish inline
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -268,6 +271,39 @@ TEST(SlotTable, PopulatesEachHugePageAheadOfTheWriterButTheFirst) {
     std::printf("%llu populations refused, THP %s: AnonHugePages not checked\n", (unsigned long long)st.failed,
                 thpAdvisable() ? "advisable" : "not advisable");
   }
+}
+
+// 4 KB pages resident in [p, p + n), p page-aligned (mincore).
+size_t residentPages(const void* p, size_t n) {
+  std::vector<unsigned char> v(n / 4096);
+  if (mincore(const_cast<void*>(p), n, v.data()) != 0) return SIZE_MAX;
+  size_t k = 0;
+  for (unsigned char b : v) k += b & 1;
+  return k;
+}
+
+// The table's first 2 MB stays in 4 KB pages: each block of kPopulateBlock is made
+// present by the claim that enters it (one system call), not a fault at a time by the
+// records' first writes; the block after it is not, until a claim enters it.
+TEST(SlotTable, MakesEachBlockOfSmallPagesPresentAsTheWriterEntersIt) {
+  Paged t;
+  auto claimOne = [&t](uint64_t i) {
+    Paged::Claim c;
+    ASSERT_TRUE(t.claim(&c));
+    new (c.storage) Pair{i, ~i};
+    t.commit(c);
+  };
+  claimOne(1);
+  const auto* base = static_cast<const unsigned char*>(t.slotAddress(0));  // the region's start
+  constexpr size_t kBlock = jitprov::kPopulateBlock, kPages = kBlock / 4096;
+  EXPECT_EQ(residentPages(base, kBlock), kPages) << "the first block, at the first claim";
+  EXPECT_EQ(residentPages(base + kBlock, kBlock), 0u) << "the second block, before a claim entered it";
+  const uint64_t first_in_second = kBlock / 24;  // 24-byte slots: the first whose last byte is there
+  for (uint64_t i = 2; i < first_in_second; ++i) claimOne(i);
+  EXPECT_EQ(residentPages(base + kBlock, kBlock), 0u) << "no claim in the second block yet";
+  claimOne(first_in_second);
+  EXPECT_EQ(residentPages(base + kBlock, kBlock), kPages) << "the second block, at the claim that entered it";
+  EXPECT_EQ(residentPages(base + 2 * kBlock, kBlock), 0u);
 }
 
 TEST(SlotTable, AHugePageTheWriterReachedFirstIsCountedLate) {

@@ -13,7 +13,8 @@
 
 namespace jitprov::hostagent {
 
-bool Publisher::start(std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx, std::string* why) {
+bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx) {
+  if (ms == 0) return false;
   mu_ = mu;
   ms_ = ms;
   publish_ = publish;
@@ -23,9 +24,11 @@ bool Publisher::start(std::mutex* mu, uint32_t ms, Publish publish, Empty empty,
   try {
     thread_ = std::thread([this] { main(); });
   } catch (const std::system_error& e) {
-    *why = e.what();
+    std::fprintf(stderr, "%s: start the publisher thread: %s: events are published inline\n", who, e.what());
     return false;
   }
+  std::lock_guard<std::mutex> g(*mu_);
+  deferred_ = true;
   return true;
 }
 
@@ -57,11 +60,13 @@ void Publisher::main() {
 void Publisher::stop() {
   if (!thread_.joinable()) return;
   if (int(getpid()) != owner_pid_) {  // a forked child: no such thread here (nor its lock)
+    deferred_ = false;
     thread_.detach();
     return;
   }
   {
     std::lock_guard<std::mutex> g(*mu_);
+    deferred_ = false;
     stop_ = true;
   }
   cv_.notify_all();

@@ -60,9 +60,13 @@ class Publisher {
   using Publish = void (*)(void* ctx);  // publishes the queue; called without `mu` held
   using Empty = bool (*)(void* ctx);    // nothing queued; called with `mu` held
 
-  // Starts the thread (named kPublishThread). False: not started (`why` says why);
-  // the client publishes inline.
-  bool start(std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx, std::string* why);
+  // Starts the thread (named kPublishThread), which publishes every `ms` while events
+  // come. False: not started (ms == 0, or the thread could not be made: `who`, the
+  // client's name, says so on stderr); the client's callbacks publish inline.
+  bool start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx);
+  // With `mu` held: whether what a callback queues is the thread's to publish (started,
+  // not stopped); false: the callback publishes it itself (inline).
+  bool deferred() const { return deferred_; }
   // With `mu` held, after queueing an event: true when the thread waits untimed and must
   // be woken, by wake() once `mu` is released (only the first such caller gets true).
   bool mustWake() {
@@ -71,8 +75,9 @@ class Publisher {
     return true;
   }
   void wake() { cv_.notify_one(); }
-  // Stops and joins the thread (what is still queued is the client's to publish). In
-  // the child of a fork() (the thread is the parent's): forgets it.
+  // From here the callbacks publish inline (deferred() false); stops and joins the
+  // thread (what is still queued is the client's to publish). In the child of a fork()
+  // (the thread is the parent's): forgets it.
   void stop();
   ~Publisher() { stop(); }
   bool running() const { return thread_.joinable(); }
@@ -83,6 +88,8 @@ class Publisher {
  private:
   void main();
 
+  // First: the one member a callback reads (mustWake()), in the line it reaches first.
+  bool idle_ = false, deferred_ = false, stop_ = false;  // guarded by *mu_
   std::mutex* mu_ = nullptr;
   uint32_t ms_ = 0;
   Publish publish_ = nullptr;
@@ -90,9 +97,8 @@ class Publisher {
   void* ctx_ = nullptr;
   std::condition_variable cv_;
   std::thread thread_;
-  int owner_pid_ = 0;                 // the process that started the thread
-  bool idle_ = false, stop_ = false;  // guarded by *mu_
-  uint64_t woken_ = 0;                // guarded by *mu_
+  int owner_pid_ = 0;   // the process that started the thread
+  uint64_t woken_ = 0;  // guarded by *mu_
 };
 
 }  // namespace jitprov::hostagent

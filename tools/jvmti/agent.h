@@ -4,6 +4,7 @@
 // (jitprov_jvmti.cc) with their counters (agent_stats.h writes them).
 #pragma once
 
+#include <jitprov/host_key_index.h>
 #include <jitprov/jitprov.h>
 
 #include "agent_options.h"
@@ -19,7 +20,6 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace jitprov::jvmti {
@@ -72,17 +72,28 @@ struct Agent {
 
   // ---- The queue: the callbacks' side (any thread; qmu) ---------------------------------
   // Lock order: mu, then qmu. The callbacks take qmu alone.
+  // HotSpot's Service Thread comes to these with the caches its compilers left cold, a
+  // miss a line: what every callback touches is declared together, from here to load_ns.
+  // Its own CPU time (stats= only): callbacks, start, its threads (agent_stats.cc).
+  hostagent::OwnCpu own;
   std::mutex qmu;  // guards this part
   Queue queued;
-  // Queued events are published by the publisher thread (publish_ms apart while they
-  // come) or a rundown's prepare(); false: by the callback that queued them
-  // (publish=inline, the jitdump, the publisher stopped or not started).
-  bool deferred = false;
-  hostagent::Publisher publisher;  // its thread; its wake-up state under qmu
-  // jmethodIDs whose names were queued: a later load of one goes without (the publisher
-  // finds its method by key).
-  std::unordered_set<uint64_t> named;
+  bool lines_on = false;  // jitdump on and the capabilities granted (set before the events)
   uint64_t loads = 0, unloads = 0, stubs = 0, name_failures = 0;
+  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
+  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
+  uint64_t osr = 0;
+  // jmethodIDs whose names were queued (-> 1): a later load of one goes without (the
+  // publisher finds its method by key). A flat array, one line a lookup (a
+  // std::unordered_set's division, bucket and node were a third of the agent's samples
+  // on the Service Thread).
+  HostKeyIndex named;
+  // Its thread, its wake-up state (qmu): queued events are published by it (publish_ms
+  // apart while they come) or a rundown's prepare() while publisher.deferred(); else by
+  // the callback that queued them (publish=inline, the jitdump, the publisher stopped or
+  // not started).
+  hostagent::Publisher publisher;
+  hostagent::Hist load_ns, unload_ns;  // the callbacks' wall time
   // Names (the first load of a method): from VMStructs while names_vm, each of the first
   // kNameChecks compared with JVMTI's (name_mismatches: the differences, which turn
   // names_vm off); the buffers they are converted in, reused.
@@ -91,10 +102,6 @@ struct Agent {
   uint64_t names_vmstructs = 0, names_jvmti = 0, names_checked = 0, name_mismatches = 0;
   uint64_t names_ns = 0;  // the names' wall time (stats: names.ms)
   std::string cls_buf, name_buf, sig_buf;
-  uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
-  uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown
-  uint64_t osr = 0;
-  hostagent::Hist load_ns, unload_ns;  // the callbacks' wall time
 
   // ---- The publisher's side (mu) ------------------------------------------------------
   std::mutex mu;     // guards everything below
@@ -131,10 +138,7 @@ struct Agent {
   // or source file: ABSENT_INFORMATION; or no address map), other JVMTI errors, and
   // address map entries left out (a bytecode index before the first line, outside the
   // code's range or out of address order).
-  bool lines_on = false;  // jitdump on and the capabilities granted
   uint64_t line_loads = 0, line_entries = 0, lines_absent = 0, line_errors = 0, line_map_skipped = 0;
-  // Its own CPU time (stats= only): callbacks, start, its threads (agent_stats.cc).
-  hostagent::OwnCpu own;
   std::string first_error;
 };
 

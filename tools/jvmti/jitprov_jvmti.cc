@@ -454,24 +454,14 @@ bool queueEmpty(void* agent) { return static_cast<Agent*>(agent)->queued.events.
 // (publish=inline, or the jitdump: its records carry the time of their publication,
 // which must be the load's for perf to name samples in the new code).
 void startPublisher(Agent& a) {
-  if (a.jopt.publish_ms == 0 || !a.opt.jitdump.empty()) return;
-  std::string why;
-  if (!a.publisher.start(&a.qmu, a.jopt.publish_ms, &publishByThread, &queueEmpty, &a, &why)) {
-    std::fprintf(stderr, "jitprov-jvmti: start the publisher thread: %s: the callbacks publish inline\n", why.c_str());
-    return;
-  }
-  a.publish_ms = a.jopt.publish_ms;
-  std::lock_guard<std::mutex> q(a.qmu);
-  a.deferred = true;
+  if (a.publisher.start("jitprov-jvmti", &a.qmu, a.opt.jitdump.empty() ? a.jopt.publish_ms : 0, &publishByThread,
+                        &queueEmpty, &a))
+    a.publish_ms = a.jopt.publish_ms;
 }
 
 // From here each callback publishes its own; the publisher thread stopped (joined), and
 // what is left published.
 void stopPublisher(Agent& a) {
-  {
-    std::lock_guard<std::mutex> q(a.qmu);
-    a.deferred = false;
-  }
   a.publisher.stop();
   publishQueued(a, By::kInline);
 }
@@ -523,14 +513,17 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
       ev.size = uint32_t(code_size);
       ev.level = int16_t(lv.level >= 0 && lv.level < kUnknownLevel ? lv.level : -1);
       ev.osr = lv.osr;
-      if (a.named.insert(ev.jmid).second) queueNames(a, jvmti, method, &ev);
+      if (a.named.find(ev.jmid) == 0) {
+        a.named.insert(ev.jmid, 1);
+        queueNames(a, jvmti, method, &ev);
+      }
       if (a.lines_on) {
         ev.lines = int32_t(a.queued.lines.size());
         a.queued.lines.push_back(std::move(lines));
       }
       a.queued.events.push_back(ev);
     }
-    inline_publish = !a.deferred;
+    inline_publish = !a.publisher.deferred();
     wake = !inline_publish && code_size > 0 && a.publisher.mustWake();
     if (!inline_publish) a.load_ns.add(nowNs() - t0);
   }
@@ -555,7 +548,7 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
     ev.jmid = reinterpret_cast<uintptr_t>(method);
     ev.addr = reinterpret_cast<uintptr_t>(code_addr);
     a.queued.events.push_back(ev);
-    inline_publish = !a.deferred;
+    inline_publish = !a.publisher.deferred();
     wake = !inline_publish && a.publisher.mustWake();
     if (!inline_publish) a.unload_ns.add(nowNs() - t0);
   }
@@ -584,7 +577,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     ev.name_len = uint32_t(n.size());
     a.queued.text.append(n).append(1, '\0');
     a.queued.events.push_back(ev);
-    inline_publish = !a.deferred;
+    inline_publish = !a.publisher.deferred();
     wake = !inline_publish && a.publisher.mustWake();
   }
   queued(a, inline_publish, wake);

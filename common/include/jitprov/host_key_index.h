@@ -23,7 +23,16 @@
 // drained long before the new one is half full (the next growth): it has twice as many
 // slots as it holds entries, kMigrateSlots >= 2 of them go per insertion, and the new
 // array takes as many insertions again before it is half full.
+// The new array's pages are made present ahead of its random writes, a block of
+// kPopulateBlock per insertion from its start (populate.h): a fault each cost 11-16 us
+// here, a block 20 us.
+//
+// In the common layer: the runtime's index of host keys, and the JVM agent's set of the
+// jmethodIDs whose names it queued (on HotSpot's Service Thread, where a node-based set
+// cost a division and two cache misses a lookup).
 #pragma once
+
+#include <jitprov/populate.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -49,6 +58,7 @@ class HostKeyIndex {
   void insert(uint64_t key, uint64_t value) {
     if (2 * (size_ + 1) > cur_.capacity()) grow();
     migrate(kMigrateSlots);
+    cur_.populateNext();
     cur_.insert(key, value);
     ++size_;
   }
@@ -86,6 +96,14 @@ class HostKeyIndex {
     }
     size_t capacity() const noexcept { return n_; }
     const Slot& at(size_t i) const noexcept { return slots_.get()[i]; }
+    // The next kPopulateBlock of the array made present, until all of it is.
+    void populateNext() noexcept {
+      const size_t bytes = n_ * sizeof(Slot);
+      if (populated_ >= bytes) return;
+      const size_t n = std::min(kPopulateBlock, bytes - populated_);
+      (void)populatePages(reinterpret_cast<unsigned char*>(slots_.get()) + populated_, n);
+      populated_ += n;
+    }
 
     uint64_t find(uint64_t key) const noexcept {
       if (n_ == 0) return 0;
@@ -144,6 +162,7 @@ class HostKeyIndex {
     std::unique_ptr<Slot, FreeDeleter> slots_;
     size_t n_ = 0;
     unsigned shift_ = 64;
+    size_t populated_ = 0;  // bytes from the start that populateNext() made present
   };
 
   void grow() {
