@@ -4,11 +4,11 @@
 //
 // A page fault on this project's paravirtualised VM costs 11-16 us (an exception into the
 // guest kernel, a page table write the hypervisor checks, the return); one
-// madvise(MADV_POPULATE_WRITE) of a 64 KB block makes its 16 pages present for 1.2-1.5 us
+// madvise(MADV_POPULATE_WRITE) of a 64 KB block makes its 16 pages present for 1.4-1.8 us
 // a page, and the writes that follow fault no more (docs/measurements.md, "Pages made
-// present ahead"). The registry's tables, its name arenas and the host key index use it
-// for memory they are about to write: the same pages, present before the writer needs
-// them.
+// present ahead, 4 KB ones"). The registry's tables, its name arenas and the host key
+// index use it for memory they are about to write: the same pages, present before the
+// writer needs them.
 #pragma once
 
 #include <sys/mman.h>
