@@ -364,7 +364,8 @@ struct Runtime::State {
   void reclaimLater(rcu_head* head, void (*reclaim)(rcu_head*), uint64_t records) noexcept;
 
   // The method, version and IL tables' next huge pages are populated (Paging::kAhead) on
-  // liburcu's call_rcu thread, not on the registering or JIT thread: a claim that asks
+  // liburcu's call_rcu thread, not on the registering or JIT thread (their 4 KB pages, 64
+  // KB at a time, by the claim, a system call where 16 page faults were): a claim that asks
   // for it queues the job, once at a time (populate_queued; the callback clears it
   // before it looks, so a request made meanwhile queues it again). drainReclamation()
   // waits for it too.

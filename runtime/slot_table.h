@@ -70,9 +70,10 @@ namespace jitprov {
 //    caller runs off the writer's path (and off its locks): the writer finds its pages
 //    present where a huge page's first touch costs milliseconds (a VM whose host takes
 //    free 2 MB blocks back), and the table's resident memory runs at most two huge pages
-//    ahead of its use.
+//    ahead of its use. Its 4 KB pages (the first 2 MB; all of them without huge pages)
+//    are populated by the writer, 64 KB at a time as it enters them (claim()).
 // JITPROV_HUGE_PAGES=0 in the environment leaves huge pages out (neither advice nor
-// population); JITPROV_HUGE_PAGES=noahead leaves kAhead tables in 4 KB pages.
+// their population); JITPROV_HUGE_PAGES=noahead leaves kAhead tables in 4 KB pages.
 enum class Paging { kAtFirstTouch, kAhead };
 
 inline bool hugePagesWanted(Paging paging) noexcept {
@@ -154,9 +155,7 @@ class SlotTable {
     JITPROV_UNPOISON(s.storage, sizeof(T));
     *out = Claim{id, s.storage, false};
     if constexpr (kPaging == Paging::kAhead) {
-      // A fresh slot at or past the next trigger (the regions' bytes counted back to back):
-      // ask for the huge pages up to kLookahead after the one it is in.
-      const uint64_t at = indexOf(id) * sizeof(Slot);
+      const uint64_t at = indexOf(id) * sizeof(Slot);  // the regions' bytes counted back to back
       // A fresh slot that enters a block of kPopulateBlock in 4 KB pages (the first huge
       // page's, or every one without huge pages) with its last byte: the block made
       // present now, by one system call where its first touches faulted a page at a time.
@@ -167,6 +166,8 @@ class SlotTable {
         small_trigger_ = block + kPopulateBlock;
         (void)populatePages(byteAt(block), kPopulateBlock);
       }
+      // A fresh slot at or past the next trigger: ask for the huge pages up to kLookahead
+      // after the one it is in.
       if (fresh && at >= ahead_trigger_) {
         const uint64_t page = at / kHugePage;
         ahead_trigger_ = (page + 1) * kHugePage;
@@ -449,13 +450,7 @@ class SlotTable {
 
   // Whether huge pages are asked for at all: wanted (JITPROV_HUGE_PAGES), and the kernel
   // can populate them ahead (MADV_POPULATE_WRITE, Linux 5.14; a zero length tells).
-  static bool aheadWanted() noexcept {
-    static const bool can = [] {
-      alignas(4096) static char probe[4096];
-      return madvise(probe, 0, MADV_POPULATE_WRITE) == 0;
-    }();
-    return hugePagesWanted(kPaging) && can;
-  }
+  static bool aheadWanted() noexcept { return hugePagesWanted(kPaging) && populateSupported(); }
   // Writer: region r, mapped now if it was not. Advised into huge pages but for the
   // first 2 MB of the first region, which, like every region without the advice, is
   // advised out of them (THP's "always" mode would make them huge at the first touch).

@@ -310,7 +310,7 @@ uint64_t threadCpuNs() {
 
 namespace {
 // OwnCpu::Span nesting on this thread. Initial-exec, as libjitprov's own TLS: an access
-// is one load at %fs, not a call to __tls_get_addr, on every callback.
+// is a load of its offset and one at %fs, not a call to __tls_get_addr, every callback.
 thread_local __attribute__((tls_model("initial-exec"))) int t_span_depth = 0;
 }  // namespace
 

@@ -88,7 +88,7 @@ class Publisher {
  private:
   void main();
 
-  // First: the one member a callback reads (mustWake()), in the line it reaches first.
+  // First: what a callback reads (deferred(), mustWake()), in the line it reaches first.
   bool idle_ = false, deferred_ = false, stop_ = false;  // guarded by *mu_
   std::mutex* mu_ = nullptr;
   uint32_t ms_ = 0;

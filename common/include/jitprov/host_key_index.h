@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 // HostKeyIndex: the host's keys of its methods (jitprov_method_desc.host_key) -> their
-// method ids, for registerMethod's duplicate check and findMethod. Loader mutex only.
+// method ids, for registerMethod's duplicate check and findMethod. Not thread-safe: its
+// owner serialises every call (the registry's loader mutex; the JVM agent's qmu).
 //
 // A host with collectible code registers and forgets methods all the time (the .NET
 // client: three in four loads are a method seen for the first time), so a lookup, an
@@ -96,7 +97,8 @@ class HostKeyIndex {
     }
     size_t capacity() const noexcept { return n_; }
     const Slot& at(size_t i) const noexcept { return slots_.get()[i]; }
-    // The next kPopulateBlock of the array made present, until all of it is.
+    // The next kPopulateBlock of the array made present (with the pages at its ends),
+    // until all of it is.
     void populateNext() noexcept {
       const size_t bytes = n_ * sizeof(Slot);
       if (populated_ >= bytes) return;

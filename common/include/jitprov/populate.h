@@ -27,15 +27,26 @@ namespace jitprov {
 // fits the VM's win above and is small beside any table that needs it).
 inline constexpr size_t kPopulateBlock = 64 * 1024;
 
-// Makes the whole pages inside [p, p + n) present and writable, as if each were written
-// (their contents unchanged). Memory of a private writable mapping only. False where the
-// kernel did not (an older kernel, no memory): those pages fault in at their first touch,
-// as without this; nothing else changes.
+// Whether this kernel populates at all (MADV_POPULATE_WRITE, Linux 5.14; a zero length
+// tells), asked once.
+inline bool populateSupported() noexcept {
+  static const bool can = [] {
+    alignas(4096) static char probe[4096];
+    return madvise(probe, 0, MADV_POPULATE_WRITE) == 0;
+  }();
+  return can;
+}
+
+// Makes every page that holds a byte of [p, p + n) present and writable, as if written
+// (contents unchanged): [p, p + n) lies in a private writable mapping (memory from
+// malloc or mmap), and so does every page it touches, a mapping being whole pages. False
+// where the kernel did not (no MADV_POPULATE_WRITE, no memory): those pages fault in at
+// their first touch, as without this; nothing else changes.
 inline bool populatePages(void* p, size_t n) noexcept {
+  if (n == 0 || !populateSupported()) return false;
   static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
-  if (end <= begin) return false;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n + page - 1) & ~(page - 1);
   return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
 }
 
