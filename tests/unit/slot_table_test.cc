@@ -324,8 +324,7 @@ TEST(SlotTable, AHugePageTheWriterReachedFirstIsCountedLate) {
 // (JITPROV_HUGE_PAGES) and the kernel has MADV_POPULATE_WRITE (Linux 5.14); where not,
 // they ask for nothing and count nothing.
 uint64_t pagesAskedFor(uint64_t when_asked) {
-  alignas(4096) static char probe[4096];
-  const bool asked = hugePagesWanted(Paging::kAhead) && madvise(probe, 0, MADV_POPULATE_WRITE) == 0;
+  const bool asked = hugePagesWanted(Paging::kAhead) && jitprov::populateSupported();
   return asked ? when_asked : 0;
 }
 

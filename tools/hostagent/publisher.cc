@@ -25,6 +25,7 @@ bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publ
     thread_ = std::thread([this] { main(); });
   } catch (const std::system_error& e) {
     std::fprintf(stderr, "%s: start the publisher thread: %s: events are published inline\n", who, e.what());
+    ms_ = 0;
     return false;
   }
   std::lock_guard<std::mutex> g(*mu_);

@@ -67,6 +67,9 @@ class Publisher {
   // With `mu` held: whether what a callback queues is the thread's to publish (started,
   // not stopped); false: the callback publishes it itself (inline).
   bool deferred() const { return deferred_; }
+  // The period the thread publishes at (`ms`), 0 if it never started: the mode of the
+  // client's stats, after stop() too.
+  uint32_t periodMs() const { return ms_; }
   // With `mu` held, after queueing an event: true when the thread waits untimed and must
   // be woken, by wake() once `mu` is released (only the first such caller gets true).
   bool mustWake() {

@@ -88,7 +88,7 @@ struct Agent {
   // std::unordered_set's division, bucket and node were a third of the agent's samples
   // on the Service Thread).
   HostKeyIndex named;
-  // Its thread, its wake-up state (qmu): queued events are published by it (publish_ms
+  // Its thread, its wake-up state (qmu): queued events are published by it (publish=MS
   // apart while they come) or a rundown's prepare() while publisher.deferred(); else by
   // the callback that queued them (publish=inline, the jitdump, the publisher stopped or
   // not started).
@@ -104,9 +104,8 @@ struct Agent {
   std::string cls_buf, name_buf, sig_buf;
 
   // ---- The publisher's side (mu) ------------------------------------------------------
-  std::mutex mu;     // guards everything below
-  Queue publishing;  // the batch being published (swapped with `queued`)
-  uint32_t publish_ms = 0;
+  std::mutex mu;                  // guards everything below
+  Queue publishing;               // the batch being published (swapped with `queued`)
   hostagent::BatchStats batches;  // the batches published (empty ones not counted)
   struct Live {
     uint64_t version_id, method_id;

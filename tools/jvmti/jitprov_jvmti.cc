@@ -454,9 +454,8 @@ bool queueEmpty(void* agent) { return static_cast<Agent*>(agent)->queued.events.
 // (publish=inline, or the jitdump: its records carry the time of their publication,
 // which must be the load's for perf to name samples in the new code).
 void startPublisher(Agent& a) {
-  if (a.publisher.start("jitprov-jvmti", &a.qmu, a.opt.jitdump.empty() ? a.jopt.publish_ms : 0, &publishByThread,
-                        &queueEmpty, &a))
-    a.publish_ms = a.jopt.publish_ms;
+  (void)a.publisher.start("jitprov-jvmti", &a.qmu, a.opt.jitdump.empty() ? a.jopt.publish_ms : 0, &publishByThread,
+                          &queueEmpty, &a);
 }
 
 // From here each callback publishes its own; the publisher thread stopped (joined), and

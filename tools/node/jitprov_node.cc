@@ -168,7 +168,7 @@ struct Client {
   hostagent::Hist add_ns, move_ns;  // the handler's wall time (qmu)
   // The publisher's side (mu).
   Queue publishing;
-  uint32_t publish_ms = 100;      // publish=MS; 0: inline
+  uint32_t publish_ms = 100;      // the option publish=MS; 0: inline (publisher.periodMs(): as run)
   hostagent::BatchStats batches;  // the batches published (empty ones not counted)
 };
 
@@ -471,9 +471,8 @@ bool queueEmpty(void* client) { return static_cast<Client*>(client)->queued.even
 // inline (publish=inline, or the jitdump: its records carry their publication's time,
 // which must be the code's for perf to name samples in it).
 void startPublisher(Client& c) {
-  if (!c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, &publishByThread,
-                         &queueEmpty, &c))
-    c.publish_ms = 0;
+  (void)c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, &publishByThread,
+                          &queueEmpty, &c);
 }
 
 // From here the handler publishes its own; the publisher stopped (joined) and what is
@@ -592,7 +591,7 @@ void writeStats(Client& c) {
                c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
                n.census_absent_max, n.census_absent_last);
   hostagent::histJson(f, "census_time", c.census_ns);
-  c.batches.json(f, c.publish_ms, c.queued.events.size(), c.publisher.woken());
+  c.batches.json(f, c.publisher.periodMs(), c.queued.events.size(), c.publisher.woken());
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
