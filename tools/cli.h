@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -62,10 +63,14 @@ inline CLI::Validator positiveUpTo(double max) {
 inline CLI::Validator wholeIn(long long lo, long long hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
-        char* end = nullptr;
+        // Digits only (after a '-'), no leading zero: CLI11 converts the value itself
+        // afterwards in base 0 (a validator sees a copy), so that "0755" would be 493.
+        const size_t first = !s.empty() && s[0] == '-' ? 1 : 0;
+        const bool digits = s.size() > first && (s[first] != '0' || s.size() == first + 1) &&
+                            std::all_of(s.begin() + long(first), s.end(), [](char c) { return c >= '0' && c <= '9'; });
         errno = 0;
-        const long long v = std::strtoll(s.c_str(), &end, 10);
-        if (end == s.c_str() || *end != '\0' || errno != 0 || v < lo || v > hi)
+        const long long v = digits ? std::strtoll(s.c_str(), nullptr, 10) : 0;
+        if (!digits || errno != 0 || v < lo || v > hi)
           return "'" + s + "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
         return {};
       },

@@ -133,6 +133,36 @@ expect 7 "does not catch SIGUSR1 .*nothing sent" "$NOUSR1"
 kill -0 "$NOUSR1" || fail "the node that cannot open its inspector died"
 pass "no SIGUSR1 handler: exit 7, left running"
 
+# An --inspect-port among the program's own arguments (after the script) is not node's:
+# the command watches the port node's options give, attaches, and the inspector closes.
+P5=$(free_port)
+P6=$(free_port)
+printf 'setInterval(() => {}, 1000);\n' >"$WORK/idle.js"
+node --inspect-port="127.0.0.1:$P6" "$WORK/idle.js" --inspect-port="127.0.0.1:$P5" &
+ARGS=$!
+track_pid "$ARGS"
+sleep 0.5
+"$ATTACH" attach "$ARGS" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/args.out" 2>"$WORK/args.err" ||
+  fail "attach to a node with --inspect-port after its script: exit $?: $(cat "$WORK/args.out" "$WORK/args.err")"
+grep -q "inspector on 127.0.0.1:$P6 open" "$WORK/args.out" || fail "not attached over 127.0.0.1:$P6: $(cat "$WORK/args.out")"
+listening "$ARGS" "$P6" && fail "its inspector still listens on 127.0.0.1:$P6 after the attach"
+pass "--inspect-port after the script is the program's: attached over node's own port, closed after"
+
+# An inspector that opens elsewhere than the command can know (process.debugPort set at
+# run time): exit 1, and the line names the port still open instead of "did not open".
+P7=$(free_port)
+P8=$(free_port)
+NODE_OPTIONS="--inspect-port=127.0.0.1:$P8" node -e "process.debugPort = $P7; setInterval(() => {}, 1000)" &
+MOVED=$!
+track_pid "$MOVED"
+sleep 0.5
+"$ATTACH" attach "$MOVED" --agent "$AGENT" --timeout 2 >"$WORK/moved.out" 2>"$WORK/moved.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "did not open on 127.0.0.1:$P8 .* but it listens on 127.0.0.1:$P7 since: an inspector may be STILL OPEN" "$WORK/moved.err" ||
+  fail "an inspector opened on another port: exit $rc: $(cat "$WORK/moved.out" "$WORK/moved.err")"
+echo "  exit $rc: $(cat "$WORK/moved.err")"
+pass "an inspector opened on a port the command could not know: exit 1, the open port named"
+
 NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 PRE=$!
 track_pid "$PRE"

@@ -320,6 +320,17 @@ TEST(ProcStatus, StateAndNoNamespace) {
   EXPECT_EQ(t.sig_cgt, 0u);  // -Xrs: SIGQUIT not caught
 }
 
+TEST(ProcMaps, APathReplacedOnDiskKeepsItsName) {
+  std::string p = "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so (deleted)";
+  jitprov::cli::stripDeleted(p);
+  EXPECT_EQ(p, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so");
+  jitprov::cli::stripDeleted(p);
+  EXPECT_EQ(p, "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so");
+  std::string only = " (deleted)";
+  jitprov::cli::stripDeleted(only);
+  EXPECT_EQ(only, " (deleted)");
+}
+
 TEST(ProcStatus, WithoutUidTheProcessIsGone) {
   TargetInfo t;
   EXPECT_FALSE(parseProcStatus("", &t));
@@ -834,6 +845,16 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   EXPECT_EQ(a.port, 9229);
   a = inspectorAddress({"node", "--", "--inspect-port=1"});
   EXPECT_EQ(a.port, 9229);  // the program's arguments
+  // Node's options end at the script: what follows is the program's.
+  a = inspectorAddress({"node", "app.js", "--inspect-port=9300"});
+  EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "-r", "pre.js", "--inspect-port", "4001", "app.js", "--inspect-port=9300"});
+  EXPECT_EQ(a.port, 4001);  // -r's value is not the script
+  // NODE_OPTIONS applies, and the command line overrides it.
+  a = inspectorAddress({"node", "app.js"}, {"--require", "x.js", "--inspect-port=6000"});
+  EXPECT_EQ(a.port, 6000);
+  a = inspectorAddress({"node", "--inspect-port=5000", "app.js"}, {"--inspect-port=6000"});
+  EXPECT_EQ(a.port, 5000);
 }
 
 TEST(NodeAttach, TcpListenersOfProcNetTcp) {

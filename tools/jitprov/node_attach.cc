@@ -3,6 +3,7 @@
 #include "node_attach.h"
 
 #include "attach_io.h"
+#include "json_text.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -95,6 +96,15 @@ std::set<unsigned long> socketInodes(pid_t pid) {
 }
 
 // Who listens on addr:port in the target's network namespace: 0 nobody, 1 the target, 2 another process.
+// The target's own listening IPv4 sockets.
+std::vector<TcpListener> listenersOf(pid_t pid) {
+  std::vector<TcpListener> out;
+  const auto mine = socketInodes(pid);
+  for (const TcpListener& l : parseTcpListeners(readText("/proc/" + std::to_string(pid) + "/net/tcp")))
+    if (mine.count(l.inode) != 0) out.push_back(l);
+  return out;
+}
+
 int listenerOf(pid_t pid, uint32_t addr, int port) {
   const auto rows = parseTcpListeners(readText("/proc/" + std::to_string(pid) + "/net/tcp"));
   std::vector<unsigned long> inodes;
@@ -351,7 +361,7 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
       {"id", 1},
       {"method", "Runtime.evaluate"},
       {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
-  if (std::string e = c.send(webSocketFrame(kOpText, req.dump(), Conn::mask())); !e.empty())
+  if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(req), Conn::mask())); !e.empty())
     return fail(kError, who + ": Runtime.evaluate: " + e);
   std::string answer;
   for (;;) {
@@ -360,10 +370,12 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
       return fail(e == "timed out" ? kTimedOut : kError, who + ": Runtime.evaluate: no answer: " + e);
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object() || !j.contains("id") || j["id"] != 1) continue;  // an event: not ours
-    if (j.contains("error")) return fail(kError, who + ": Runtime.evaluate: " + printable(j["error"].dump(), 300));
+    if (j.contains("error"))
+      return fail(kError, who + ": Runtime.evaluate: " + printable(jitprov::tools::jsonText(j["error"]), 300));
     const auto& r = j.value("result", nlohmann::json::object());
     if (r.contains("exceptionDetails"))
-      return fail(kAgentFailed, who + ": loading the client threw: " + printable(r["exceptionDetails"].dump(), 300));
+      return fail(kAgentFailed, who + ": loading the client threw: " +
+                                    printable(jitprov::tools::jsonText(r["exceptionDetails"]), 300));
     const auto v = r.value("result", nlohmann::json::object()).value("value", nlohmann::json());
     if (!v.is_string()) return fail(kError, who + ": Runtime.evaluate: an unexpected answer " + printable(msg, 300));
     answer = v.get<std::string>();
@@ -373,7 +385,7 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   const nlohmann::json close = {{"id", 2},
                                 {"method", "Runtime.evaluate"},
                                 {"params", {{"expression", kCloseExpression}, {"includeCommandLineAPI", true}}}};
-  if (std::string e = c.send(webSocketFrame(kOpText, close.dump(), Conn::mask())); !e.empty())
+  if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(close), Conn::mask())); !e.empty())
     return fail(kError, who + ": the client answered '" + printable(answer) + "', but the close was not sent: " + e);
   for (;;) {
     std::string msg;
@@ -386,32 +398,83 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
 
 }  // namespace
 
-InspectorAddress inspectorAddress(const std::vector<std::string>& args) {
+InspectorAddress inspectorAddress(const std::vector<std::string>& args, const std::vector<std::string>& node_options) {
   InspectorAddress a;
   auto hostPort = [&a](const std::string& v) {
     const size_t colon = v.rfind(':');
     const std::string port = colon == std::string::npos ? v : v.substr(colon + 1);
     if (colon != std::string::npos) a.host = v.substr(0, colon);
-    if (!port.empty() && std::all_of(port.begin(), port.end(), ::isdigit))
+    if (!port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit))
       a.port = std::atoi(port.c_str());
     else if (colon == std::string::npos)
       a.host = v;  // --inspect=HOST
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    if (w == "--") break;
-    for (const char* opt : {"--inspect-port", "--debug-port", "--inspect", "--inspect-brk", "--inspect-wait"}) {
-      const std::string o = opt;
-      const bool is_port = o == "--inspect-port" || o == "--debug-port";
-      if (w == o) {
-        if (is_port && i + 1 < args.size()) hostPort(args[++i]);
-        if (!is_port) a.explicit_inspect = true;
-      } else if (w.rfind(o + "=", 0) == 0) {
-        hostPort(w.substr(o.size() + 1));
-        if (!is_port) a.explicit_inspect = true;
+  // Node's options that take their value as the next word: that word is not the script.
+  static const std::set<std::string> kValued = {"-r",
+                                                "--require",
+                                                "--import",
+                                                "--loader",
+                                                "--experimental-loader",
+                                                "-e",
+                                                "--eval",
+                                                "-p",
+                                                "--print",
+                                                "--input-type",
+                                                "--inspect-port",
+                                                "--debug-port",
+                                                "--title",
+                                                "-C",
+                                                "--conditions",
+                                                "--redirect-warnings",
+                                                "--experimental-policy",
+                                                "--icu-data-dir",
+                                                "--openssl-config",
+                                                "--dns-result-order",
+                                                "--unhandled-rejections",
+                                                "--diagnostic-dir",
+                                                "--report-dir",
+                                                "--report-directory",
+                                                "--report-filename",
+                                                "--report-signal",
+                                                "--secure-heap",
+                                                "--secure-heap-min",
+                                                "--heapsnapshot-signal",
+                                                "--cpu-prof-dir",
+                                                "--cpu-prof-name",
+                                                "--heap-prof-dir",
+                                                "--heap-prof-name",
+                                                "--env-file",
+                                                "--watch-path",
+                                                "--stack-trace-limit",
+                                                "--disable-proto",
+                                                "--tls-cipher-list",
+                                                "--tls-keylog",
+                                                "--use-largepages",
+                                                "--trace-event-categories",
+                                                "--trace-event-file-pattern"};
+  // NODE_OPTIONS first: the command line overrides it. On the command line, node's own
+  // options end at the script (or "--"): what follows is the program's.
+  auto scan = [&](const std::vector<std::string>& words, size_t from, bool whole) {
+    for (size_t i = from; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      if (w == "--") break;
+      if (!whole && (w.empty() || w[0] != '-' || w == "-")) break;  // the script, or stdin
+      for (const char* opt : {"--inspect-port", "--debug-port", "--inspect", "--inspect-brk", "--inspect-wait"}) {
+        const std::string o = opt;
+        const bool is_port = o == "--inspect-port" || o == "--debug-port";
+        if (w == o) {
+          if (is_port && i + 1 < words.size()) hostPort(words[i + 1]);
+          if (!is_port) a.explicit_inspect = true;
+        } else if (w.rfind(o + "=", 0) == 0) {
+          hostPort(w.substr(o.size() + 1));
+          if (!is_port) a.explicit_inspect = true;
+        }
       }
+      if (kValued.count(w) != 0) ++i;  // its value
     }
-  }
+  };
+  scan(node_options, 0, true);
+  scan(args, 1, false);
   if (a.host == "localhost") a.host = "127.0.0.1";
   return a;
 }
@@ -493,11 +556,11 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      " does not catch SIGUSR1 (--disable-sigusr1, or a node without the inspector): "
                                      "its inspector cannot be opened, nothing sent");
   if (t.state == 'T' || t.state == 't') return fail(kTimedOut, who + " is stopped: nothing sent");
-  std::vector<std::string> args = splitNul(readText("/proc/" + std::to_string(pid) + "/cmdline"));
+  const std::vector<std::string> args = splitNul(readText("/proc/" + std::to_string(pid) + "/cmdline"));
+  std::vector<std::string> node_options;
   for (const std::string& e : splitNul(readText("/proc/" + std::to_string(pid) + "/environ")))
-    if (e.rfind("NODE_OPTIONS=", 0) == 0)
-      for (const std::string& w : splitBlanks(e.substr(13))) args.push_back(w);
-  const InspectorAddress ia = inspectorAddress(args);
+    if (e.rfind("NODE_OPTIONS=", 0) == 0) node_options = splitBlanks(e.substr(13));
+  const InspectorAddress ia = inspectorAddress(args, node_options);
   in_addr host{};
   if (inet_pton(AF_INET, ia.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
     return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
@@ -522,6 +585,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     default:
       break;
   }
+  // What the target listens on before: a socket it opens after SIGUSR1 elsewhere than
+  // `at` (an --inspect-port this command could not see) is named if the wait fails.
+  std::set<unsigned long> listening_before;
+  for (const TcpListener& l : listenersOf(pid)) listening_before.insert(l.inode);
   // The window opens here.
   const auto t_signal = Clock::now();
   if (const int err = signalTarget(t, SIGUSR1); err != 0)
@@ -536,10 +603,23 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const double open_ms = msSince(t_signal);
-  if (!listening)
+  if (!listening) {
+    std::string opened;
+    for (const TcpListener& l : listenersOf(pid))
+      if (listening_before.count(l.inode) == 0) {
+        const in_addr ip{htonl(l.addr)};
+        char text[INET_ADDRSTRLEN] = {};
+        inet_ntop(AF_INET, &ip, text, sizeof text);
+        opened += std::string(opened.empty() ? "" : ", ") + text + ":" + std::to_string(l.port);
+      }
+    if (!opened.empty())
+      return fail(kError, who + ": its inspector did not open on " + at + " within " + std::to_string(int(open_ms)) +
+                              " ms of SIGUSR1, but it listens on " + opened +
+                              " since: an inspector may be STILL OPEN there (nothing sent to it)");
     return fail(kAttachDisabled, who + ": its inspector did not open on " + at + " within " +
                                      std::to_string(int(open_ms)) +
                                      " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, or no inspector)");
+  }
   const std::string expr = nodeLoadExpression(req.agent, req.options);
   AttachOutcome o = runAsTarget(t, deadline, [&] { return exchange(who, addr, ia.port, expr, deadline); });
   const double eval_ms = msSince(t_signal);

@@ -28,8 +28,10 @@ struct InspectorAddress {
   int port = 9229;
   bool explicit_inspect = false;
 };
-// args: the words of /proc/PID/cmdline, then those of NODE_OPTIONS. Pure: unit-testable.
-InspectorAddress inspectorAddress(const std::vector<std::string>& args);
+// args: the words of /proc/PID/cmdline (node's options end at the script); node_options:
+// those of its NODE_OPTIONS, which the command line overrides. Pure: unit-testable.
+InspectorAddress inspectorAddress(const std::vector<std::string>& args,
+                                  const std::vector<std::string>& node_options = {});
 
 // A listening TCP socket of /proc/PID/net/tcp (IPv4; address in host order).
 struct TcpListener {

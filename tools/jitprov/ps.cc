@@ -2,6 +2,7 @@
 #include "ps.h"
 
 #include "hotspot_attach.h"
+#include "json_text.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -111,7 +112,9 @@ int ps(bool json) {
                      {"version", r.version},
                      {"jitprov", r.info.target.jitprov_loaded},
                      {"command", cmdline(r.info.target.pid)}});
-    std::printf("%s\n", nlohmann::json{{"processes", out}, {"not_inspected_other_users", hidden}}.dump(2).c_str());
+    std::printf(
+        "%s\n",
+        jitprov::tools::jsonText(nlohmann::json{{"processes", out}, {"not_inspected_other_users", hidden}}, 2).c_str());
     return 0;
   }
   std::printf("%7s %6s  %-8s %-12s %-8s %s\n", "PID", "UID", "RUNTIME", "VERSION", "JITPROV", "COMMAND");

@@ -26,6 +26,7 @@
 #include "report.h"
 #include "run.h"
 #include "target.h"
+#include "json_text.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -770,7 +771,7 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   {
     const std::string tmp = r.dir + "/summary.json.tmp";
     std::ofstream o(tmp);
-    o << s.dump(2) << "\n";
+    o << jitprov::tools::jsonText(s, 2) << "\n";
     o.close();
     if (!o || rename(tmp.c_str(), (r.dir + "/summary.json").c_str()) != 0)
       std::fprintf(stderr, "jitprov record: cannot write %s/summary.json\n", r.dir.c_str());

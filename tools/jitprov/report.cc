@@ -14,6 +14,7 @@
 
 #include "plots.h"
 #include "run.h"
+#include "json_text.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -389,7 +390,7 @@ int report(const ReportArgs& a) {
     if (!a.plots.empty() && r["plots"].contains("none") &&
         r["plots"]["none"].get<std::string>().rfind(a.plots + ": ", 0) == 0) {
       if (a.json)
-        std::printf("%s\n", r.dump(1).c_str());
+        std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
       else
         printText(r, size_t(a.top));
       std::fflush(stdout);
@@ -397,7 +398,7 @@ int report(const ReportArgs& a) {
     }
   }
   if (a.json)
-    std::printf("%s\n", r.dump(1).c_str());
+    std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
   else
     printText(r, size_t(a.top));
   return kReportOk;

@@ -19,6 +19,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #ifndef JITPROV_AGENT_DIR
@@ -51,6 +52,12 @@ std::vector<std::string> fields(const std::string& line) {
 AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, std::move(line), {}}; }
 
 }  // namespace
+
+void stripDeleted(std::string& path) {
+  static constexpr std::string_view kDeleted = " (deleted)";
+  if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+    path.resize(path.size() - kDeleted.size());
+}
 
 std::string describe(const TargetInfo& t) {
   return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
@@ -166,7 +173,8 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
   for (std::string line; std::getline(maps, line);) {
     const size_t slash = line.find('/');
     if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
+    std::string path = line.substr(slash);
+    stripDeleted(path);  // the runtime's library replaced on disk (a package upgraded) since it was mapped
     const std::string base = baseName(path);
     if (base == "libjvm.so" && t.target.runtime == Runtime::kNone) {
       t.target.runtime = Runtime::kHotSpot;
@@ -189,10 +197,12 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
     const ssize_t n = readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
     if (n > 0) {
       exe[n] = '\0';
-      const std::string b = baseName(exe);
+      std::string path = exe;
+      stripDeleted(path);
+      const std::string b = baseName(path);
       if (b == "node" || b == "nodejs" || b.rfind("node-", 0) == 0 || b.rfind("node2", 0) == 0) {
         t.target.runtime = Runtime::kNode;
-        t.target.runtime_lib = exe;
+        t.target.runtime_lib = path;
       }
     }
   }

@@ -38,6 +38,10 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out);
 // process is gone). Pure: unit-testable.
 bool parseProcStatus(const std::string& status, TargetInfo* t);
 
+// A path of /proc/PID/maps or /proc/PID/exe without the kernel's " (deleted)": the file
+// was replaced on disk (a package upgraded) since it was mapped. Pure: unit-testable.
+void stripDeleted(std::string& path);
+
 // Re-reads the status line State: of PID ('\0': the process is gone).
 char processState(pid_t pid);
 

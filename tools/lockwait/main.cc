@@ -16,6 +16,7 @@
 #include "report.h"
 #include "usdt_notes.h"
 #include "waits.h"
+#include "json_text.h"
 
 #include <poll.h>
 #include <sys/syscall.h>
@@ -188,7 +189,7 @@ class Session {
       j["final"] = final_report;
       j["target_exited"] = target_gone_;
       j["uprobe_path"] = path_;
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", jitprov::tools::jsonText(j).c_str());
     } else {
       jitprov::lw::printHuman(d, secs, waits_ != nullptr);
       if (o_.attach.verbose)

@@ -27,6 +27,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "json_text.h"
 
 #include <unistd.h>
 #include <algorithm>
@@ -90,7 +91,8 @@ bool writeStats(const std::string& path, const App& app, const jitprov_rundown* 
       {"lock", lockStatsToJson(*ls)},
       {"rundowns", rundownsToJson(results(engine))},
   };
-  if (const std::string why = jitprov::tools::writeFileAtomically(path, j.dump(1) + "\n"); !why.empty()) {
+  if (const std::string why = jitprov::tools::writeFileAtomically(path, jitprov::tools::jsonText(j, 1) + "\n");
+      !why.empty()) {
     std::fprintf(stderr, "jitprov-sim: write --stats-json %s: %s\n", path.c_str(), why.c_str());
     return false;
   }

@@ -21,6 +21,7 @@
 #include "report.h"
 #include "session.h"
 #include "trace_files.h"
+#include "json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -202,7 +203,7 @@ int main(int argc, char** argv) {
   if (auto rc = readSessions(o, sessions)) return *rc;
   const jitprov::verify::Report report = jitprov::verify::evaluate(o.dir, sessions, o.timeout);
   if (o.json)
-    std::printf("%s\n", jitprov::verify::toJson(report).dump(1).c_str());
+    std::printf("%s\n", jitprov::tools::jsonText(jitprov::verify::toJson(report), 1).c_str());
   else
     jitprov::verify::printText(report);
   return report.exit;
