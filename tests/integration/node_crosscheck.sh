@@ -40,6 +40,40 @@ out=$(JITPROV_NODE=help NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
 printf '%s\n' "$out" | grep -q "perfmap=DIR|off" && printf '%s\n' "$out" | grep -qx ran || fail "help: $out"
 pass "bad options cost one line and the program runs untraced; help lists the options"
 
+# --- a script's name that is not UTF-8 -------------------------------------------------
+# V8 writes a lone surrogate of a vm.Script's filename as bytes that are not UTF-8: the
+# module is registered all the same (U+FFFD), its code published, no error counted.
+mkdir -p "$WORK/lone/pm"
+cat >"$WORK/lone/app.js" <<'EOF2'
+const vm = require('vm');
+const s = new vm.Script('function hotLone(n) { let t = 0; for (let i = 0; i < n; i++) t += i; return t }\n' +
+  'let r = 0; for (let i = 0; i < 3000; i++) r += hotLone(100); r', { filename: '\uD800lone.js' });
+console.log(s.runInThisContext() > 0 ? 'ran' : 'no');
+EOF2
+out=$(JITPROV_NODE="perfmap=$WORK/lone/pm,stats=$WORK/lone/stats.json" NODE_OPTIONS=$PRELOAD node --always-sparkplug "$WORK/lone/app.js" 2>&1)
+[ "$out" = ran ] && grep -q '"errors": 0,' "$WORK/lone/stats.json" &&
+  LC_ALL=C grep -aq $'\^hotLone \xef\xbf\xbd.*lone\.js:1:' "$WORK/lone/pm"/perf-*.map ||
+  fail "a script named by a lone surrogate: $out; $(grep -a '"errors"\|first_error' "$WORK/lone/stats.json"); $(grep -a hotLone "$WORK/lone/pm"/perf-*.map)"
+pass "a script named by a lone surrogate: its module registered (U+FFFD), its code published, no error"
+
+# --- the client in a worker alone ---------------------------------------------------------
+# Loaded by a worker's execArgv, not by the main thread: the worker's exit retires its
+# code and ends nothing else (the client ends with the process, not with its first isolate).
+cat >"$WORK/lone/worker.js" <<'EOF2'
+const { Worker } = require('worker_threads');
+const w = new Worker(`
+  function hot(n) { let t = 0; for (let i = 0; i < n; i++) t += i * 2; return t }
+  let r = 0; for (let i = 0; i < 5000; i++) r += hot(200);
+  require('worker_threads').parentPort.postMessage(r);`, { eval: true, execArgv: ['--require', process.argv[2]] });
+w.on('message', () => {});
+w.on('exit', () => setTimeout(() => console.log('ran'), 200));
+EOF2
+out=$(JITPROV_NODE="perfmap=off,stats=$WORK/lone/worker.json" node --always-sparkplug "$WORK/lone/worker.js" "$ADDON/preload.js" 2>&1)
+[ "$out" = ran ] && grep -q '"errors": 0,' "$WORK/lone/worker.json" && grep -q '"isolates_gone": 1,' "$WORK/lone/worker.json" &&
+  grep -qE '"retired_isolate": [1-9]' "$WORK/lone/worker.json" ||
+  fail "the client in a worker alone: $out; $(grep -aE 'isolates|retired_isolate|errors' "$WORK/lone/worker.json")"
+pass "the client in a worker alone: its exit retired its code ($(grep -oE '"retired_isolate": [0-9]+' "$WORK/lone/worker.json")), the client went on"
+
 # --- jitprov record -- node (its own private lttng-sessiond: none runs yet) -----------
 cat >"$WORK/app.js" <<'JS'
 const { Worker, isMainThread } = require('worker_threads');

@@ -34,6 +34,7 @@
 // jitprov's registry is safe from any thread. Rundowns run on jitprov's engine thread,
 // lock-free.
 #include <jitprov/jitprov.h>
+#include <jitprov/utf8.h>
 
 #include "host_agent.h"
 #include "publisher.h"
@@ -96,6 +97,10 @@ struct Isolate {
   v8::Isolate* v8 = nullptr;
   uint32_t index = 0;
   bool gone = false;
+  bool main = false;  // the main thread's (its cleanup ends the client), not the first loaded
+  // V8's embedded builtins (GetEmbeddedCodeRange): a JS function's code there is a
+  // builtin's, whatever its name says. Set before the handler; 0: unknown.
+  uint64_t embedded_start = 0, embedded_size = 0;
   uint32_t epoch = 0;                 // censuses taken
   std::atomic<uint64_t> full_gcs{0};  // mark-compacts (the GC epilogue); relaxed: a count
   uint64_t full_gcs_at_census = 0;    // isolate's thread only
@@ -297,7 +302,10 @@ bool moduleOf(Client& c, Isolate& iso, std::string_view url, uint64_t* out) {
   auto it = iso.modules.find(url);
   if (it == iso.modules.end()) {
     std::string path(url);
-    if (iso.index > 1) path = "[isolate " + std::to_string(iso.index) + "] " + path;
+    if (!iso.main) path = "[isolate " + std::to_string(iso.index) + "] " + path;
+    // V8 writes a lone surrogate of a script's name (vm.Script's filename) as bytes that
+    // are not UTF-8, which the registry refuses: U+FFFD instead, as for method names.
+    if (std::string clean; jitprov::sanitizeUtf8(path, 64 * 1024, &clean)) path = std::move(clean);
     const int e = jitprov_module_register(c.rt, path.c_str(), 1, out);
     if (e != JITPROV_OK) {
       noteError(c, "register module " + path + ": " + jitprov_strerror(e));
@@ -387,24 +395,31 @@ void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32
 // A queued CODE_ADDED. Client::mu held.
 void publishAdded(Client& c, const Queue& q, const Queued& ev) {
   const std::string_view name(q.text.data() + ev.text, ev.len);
-  const Parsed p = parse(name);
-  if (p.kind == Kind::kJs && p.marker == 0) {
-    ++c.n.shared_js;  // a function whose code is a builtin's (e.g. CompileLazy): no code of its own
-    return;
-  }
-  const int script_id = ev.script_id;
+  Parsed p = parse(name);
   const uint64_t start = ev.start;
   const uint32_t size = ev.size;
+  Isolate* iso = isolateOf(c, ev.isolate);
+  if (p.kind == Kind::kJs) {
+    // A function whose code is a builtin's (CompileLazy, ...): no code of its own. Told
+    // by its address: the name's first character is a tier marker only when V8 put one
+    // (a function may be named "*"); without the range, by the marker's absence.
+    const bool embedded = iso->embedded_size != 0 ? start - iso->embedded_start < iso->embedded_size : p.marker == 0;
+    if (embedded) {
+      ++c.n.shared_js;
+      return;
+    }
+    if (p.marker == 0) p.marker = '~';  // code of its own with no marker: an interpreter entry's copy
+  }
+  const int script_id = ev.script_id;
   ++c.n.added;
   ++c.n.by_kind[int(p.kind)];
   if (p.kind == Kind::kJs) ++c.n.by_marker[std::string_view("~^+*").find(p.marker)];
   if (size == 0) return;
-  Isolate* iso = isolateOf(c, ev.isolate);
   uint64_t module = 0, key = 0, method = 0;
   const char* ns = "";
   switch (p.kind) {
     case Kind::kJs:
-      if (!moduleOf(c, *iso, scriptUrl(p.rest), &module)) return;
+      if (!moduleOf(c, *iso, scriptUrl(p.rest), &module)) return retireOverlapped(c, start, size, 0);
       key = hashKey(iso, script_id, p.rest, 0x4a53);
       break;
     case Kind::kBuiltin:  // embedded in the node binary: one copy for every isolate
@@ -423,7 +438,9 @@ void publishAdded(Client& c, const Queue& q, const Queued& ev) {
       key = hashKey(iso, 0, name, 0x4f54);
       break;
   }
-  if (!methodOf(c, module, key, ns, p.kind == Kind::kOther ? name : p.rest, uint32_t(script_id), &method)) return;
+  // Not registered (counted in errors): not published, but what it overlaps is dead all the same.
+  if (!methodOf(c, module, key, ns, p.kind == Kind::kOther ? name : p.rest, uint32_t(script_id), &method))
+    return retireOverlapped(c, start, size, 0);
   publish(c, iso, method, start, size, tierOf(p), hostTier(p), c.next_serial++);
 }
 
@@ -505,7 +522,7 @@ void onJitCodeEvent(const v8::JitCodeEvent* ev) {
     q.kind = Queued::kAdded;
     // The script id: a field read (no allocation), on the isolate's thread, now.
     const Parsed p = parse(name);
-    q.script_id = (p.kind == Kind::kJs && p.marker != 0 && !ev->script.IsEmpty()) ? ev->script->GetId() : -1;
+    q.script_id = (p.kind == Kind::kJs && !ev->script.IsEmpty()) ? ev->script->GetId() : -1;
   } else {
     q.kind = Queued::kMoved;
     q.to = reinterpret_cast<uintptr_t>(ev->new_code_start);
@@ -886,9 +903,16 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
     std::lock_guard<std::mutex> g(c.mu);
     if (auto it = c.isolates.find(v8iso); it != c.isolates.end()) return;  // another context of it
     iso = isolateOf(c, v8iso);
+    // The main thread's: its event loop is libuv's default one (a worker may load the
+    // addon first, or alone: its execArgv, its env's NODE_OPTIONS).
+    iso->main = node::GetCurrentEventLoop(v8iso) == uv_default_loop();
+    const void* blob = nullptr;
+    size_t blob_size = 0;
+    v8iso->GetEmbeddedCodeRange(&blob, &blob_size);
+    iso->embedded_start = reinterpret_cast<uintptr_t>(blob);
+    iso->embedded_size = blob != nullptr ? blob_size : 0;
   }
-  // The main thread's isolate loads the addon first.
-  node::AddEnvironmentCleanupHook(v8iso, iso->index == 1 ? &onMainCleanup : &onIsolateCleanup, iso);
+  node::AddEnvironmentCleanupHook(v8iso, iso->main ? &onMainCleanup : &onIsolateCleanup, iso);
   startCensus(c, iso);
   const uint64_t t0 = nowNs();
   // Every code object alive now is enumerated (on this thread) before this returns.
