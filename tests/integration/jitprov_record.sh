@@ -276,13 +276,16 @@ pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consum
 
 # --- Ctrl-C three times: a CMD that ignores SIGINT is killed -----------------------------
 # (before, jitprov waited for it however often SIGINT came, saying nothing)
-"$JITPROV" record -o "$WORK/int3" --runtime java -- sh -c 'trap "" INT; exec sleep 60' \
+# CMD's own child ignores SIGINT too: the third kills it with CMD (before, only CMD).
+"$JITPROV" record -o "$WORK/int3" --runtime java -- sh -c 'trap "" INT; sleep 61 & exec sleep 60' \
   >"$WORK/int3.out" 2>"$WORK/int3.err" &
 REC=$!
 track_pid "$REC"
 SLP=$(child_of "$REC" sleep) ||
   fail "record -- sh -c 'trap \"\" INT; exec sleep 60' did not start sleep: $(cat "$WORK/int3.err")"
 track_pid "$SLP"
+GRANDCHILD=$(child_of "$SLP" sleep) || fail "CMD's own child did not start"
+track_pid "$GRANDCHILD"
 kill -INT "$REC"; sleep 0.5
 kill -0 "$SLP" || fail "the sleep that ignores SIGINT ended at the first SIGINT"
 kill -INT "$REC"; sleep 0.5
@@ -295,7 +298,12 @@ kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the thi
 wait "$REC"; RC=$?
 [ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/int3.err" ||
   fail "the third SIGINT: exit $RC: $(cat "$WORK/int3.out" "$WORK/int3.err")"
-pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it (SIGKILL), exit 137"
+# (killed, it may stay a zombie of this script: the reaper of the test's pid namespace)
+case "$(awk '{print $3}' "/proc/$GRANDCHILD/stat" 2>/dev/null || echo gone)" in
+  Z | gone) ;;
+  *) fail "CMD's own child (pid $GRANDCHILD) still runs after the third SIGINT" ;;
+esac
+pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it and its child (SIGKILL), exit 137"
 
 # --- a running lttng-sessiond is used -------------------------------------------------------
 start_sessiond

@@ -290,6 +290,17 @@ rc=$?
   [ "$(sed -n '/^plots/,$p' "$WORK/nogp.txt" | wc -l)" -eq 1 ] ||
   fail "report without gnuplot: $(cat "$WORK/nogp.txt")"
 pass "report without gnuplot in PATH: exit 0, \"$(grep '^plots' "$WORK/nogp.txt")\", the rest unchanged"
+# A lockwait.json cut short (jitprov-lockwait killed in its report): that part left out,
+# said on stderr and in the JSON, the rest of the report as ever (before: exit 1, nothing).
+cp -r "$WORK/rec" "$WORK/cut"
+head -c 40 "$WORK/rec/lockwait.json" >"$WORK/cut/lockwait.json"
+"$JITPROV" report "$WORK/cut" --no-plots --json >"$WORK/cut.json" 2>"$WORK/cut.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$WORK/cut.err")" -eq 1 ] &&
+  grep -q "^jitprov report: $WORK/cut/lockwait.json: not JSON (.*): left out of the report$" "$WORK/cut.err" &&
+  $PY -c 'import json,sys; r = json.load(open(sys.argv[1])); assert r["lock_waits"] is None and len(r["unreadable"]) == 1 and r["verdict"], r.keys()' "$WORK/cut.json" ||
+  fail "report with lockwait.json cut short: exit $rc: $(cat "$WORK/cut.err")"
+pass "report with lockwait.json cut short: exit 0, $(cat "$WORK/cut.err")"
 # --no-plots: nothing said, nothing written; --plots DIR2 elsewhere.
 "$JITPROV" report "$WORK/rec" --no-plots --json >"$WORK/noplots.json" || fail "report --no-plots"
 $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["plots"] is None' "$WORK/noplots.json" ||

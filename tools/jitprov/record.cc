@@ -79,8 +79,10 @@ volatile sig_atomic_t g_cmd_pid = 0;
 
 // SIGINTs while CMD runs: a CMD that ignores them (or hangs in its exit) would keep
 // jitprov waiting however often Ctrl-C is pressed. The second says so, the third kills
-// CMD (SIGKILL); jitprov then stops the session and verifies as after any exit. The
-// lines are written before CMD starts (startCommand): a handler may only write(2).
+// CMD and every process it started (killTree(), from the wait: the tree is read from
+// /proc, which a handler may not); jitprov then stops the session and verifies as after
+// any exit. The lines are written before CMD starts (startCommand): a handler may only
+// write(2).
 volatile sig_atomic_t g_interrupts = 0;
 char g_second_note[192], g_kill_note[192];
 size_t g_second_len = 0, g_kill_len = 0;
@@ -97,9 +99,51 @@ void onSignal(int sig, siginfo_t* info, void*) {
   if (n == 2) {
     (void)!write(2, g_second_note, g_second_len);
   } else if (n == 3) {
-    kill(cmd, SIGKILL);
     (void)!write(2, g_kill_note, g_kill_len);
   }
+}
+
+// `root` and the processes descended from it, by the parent links of /proc/N/stat.
+std::vector<pid_t> treeOf(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  if (DIR* d = opendir("/proc")) {
+    while (const dirent* e = readdir(d)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (end == e->d_name || *end != '\0') continue;
+      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+      std::string stat;
+      std::getline(in, stat);
+      const size_t paren = stat.rfind(')');  // the comm may hold anything
+      char state = 0;
+      long ppid = 0;
+      if (paren != std::string::npos && std::sscanf(stat.c_str() + paren + 1, " %c %ld", &state, &ppid) == 2)
+        children.emplace(pid_t(ppid), pid_t(pid));
+    }
+    closedir(d);
+  }
+  std::vector<pid_t> tree{root};
+  for (size_t i = 0; i < tree.size(); ++i)
+    for (auto [it, end] = children.equal_range(tree[i]); it != end; ++it) tree.push_back(it->second);
+  return tree;
+}
+
+// The third Ctrl-C: CMD and what it started (a wrapper script's JVMs, perf's workload),
+// stopped first (SIGSTOP: none forks while the tree is read again), then killed. Only
+// what is still descended from CMD: a process whose parent ended before went to init.
+void killTree(pid_t root) {
+  std::vector<pid_t> stopped;
+  for (int pass = 0; pass < 4; ++pass) {
+    bool more = false;
+    for (const pid_t p : treeOf(root))
+      if (std::find(stopped.begin(), stopped.end(), p) == stopped.end()) {
+        kill(p, SIGSTOP);
+        stopped.push_back(p);
+        more = true;
+      }
+    if (!more) break;
+  }
+  for (const pid_t p : stopped) kill(p, SIGKILL);
 }
 
 // summary.json's "attach" of a -p PID whose agent an earlier attach loaded.
@@ -487,9 +531,14 @@ std::string libjitprovOf(const std::string& agent) {
 // argv started in a process group of its own (a terminal's Ctrl-C is not for it), stdin
 // from /dev/null, stdout into `out` and stderr into `err`. Its pid, or 0.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
+    // Ended with us, also when we are killed outright: jitprov-lockwait's uprobes and
+    // perf -p must not outlive the recording.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
     const int in = open("/dev/null", O_RDONLY);
     const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -882,6 +931,13 @@ int recordPid(const RecordArgs& a) {
                                     lastLine(readFile(r.dir + "/perf.log")));
     }
   }
+  if (g_signal != 0) {  // Ctrl-C during the set-up: nothing is loaded into the target
+    if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
+    tearDown(r);
+    std::fprintf(stderr, "jitprov record: SIG%s before the attach: nothing loaded into %s\n", sigabbrev_np(g_signal),
+                 who.c_str());
+    return 128 + g_signal;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   AttachRequest req;
   TargetInfo t2;
@@ -1040,7 +1096,12 @@ int record(const RecordArgs& a) {
       exec_error = int(-pid);
     } else {
       int st = 0;
+      bool killed = false;
       while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        if (g_interrupts >= 3 && !killed) {
+          killTree(pid);
+          killed = true;
+        }
       }
       g_cmd_pid = 0;
       if (WIFEXITED(st)) {

@@ -16,6 +16,7 @@
 #include "run.h"
 #include "json_text.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -351,28 +352,40 @@ int report(const ReportArgs& a) {
     return fail(kReportNoVerifier,
                 verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
   // The verifier's JSON into a file of our own (its stderr apart): DIR may be read-only.
+  // Unlinked at once and reached through our descriptor: nothing is left in /tmp when
+  // jitprov report is interrupted (the verifier, told by PR_SET_PDEATHSIG, stops too).
   char tmp[] = "/tmp/jitprov-report.XXXXXX";
-  const int fd = mkstemp(tmp);
+  const int fd = mkostemp(tmp, O_CLOEXEC);
   if (fd < 0) return fail(kReportError, std::string("a temporary file in /tmp: ") + std::strerror(errno));
-  close(fd);
+  unlink(tmp);
+  const std::string out = "/proc/self/fd/" + std::to_string(fd);
   Progress progress("jitprov report: reading " + trace);
-  const Ran ran = run({verifier, "--json", "--top", std::to_string(a.top), trace}, tmp);
+  const Ran ran = run({verifier, "--json", "--top", std::to_string(a.top), trace}, out);
   progress.stop();
   std::string bad;
-  const nlohmann::json v = readJson(tmp, &bad);
-  unlink(tmp);
+  const nlohmann::json v = readJson(out, &bad);
+  close(fd);
   if (ran.status == 2)  // jitprov-verify: usage or unreadable input
     return fail(kReportUnreadable, "cannot read the trace " + trace + ": " + firstLine(ran.output));
   if (ran.status < 0 || !v.is_object())
     return fail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) +
                                        "): " + firstLine(bad.empty() ? ran.output : bad));
   // What record left beside the trace, when it did.
+  // One that cannot be read (jitprov-lockwait killed in its report, a file cut short)
+  // costs its part of the report, said on stderr and in the JSON, not the report.
   const bool beside = trace != a.dir;
-  const nlohmann::json summary = beside ? readJson(a.dir + "/summary.json", &bad) : nlohmann::json();
-  const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad, true) : nlohmann::json();
-  const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad) : nlohmann::json();
-  if (!bad.empty()) return fail(kReportError, bad);
+  std::string bad_files[3];
+  const nlohmann::json summary = beside ? readJson(a.dir + "/summary.json", &bad_files[0]) : nlohmann::json();
+  const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad_files[1], true) : nlohmann::json();
+  const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad_files[2]) : nlohmann::json();
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (const std::string& b : bad_files)
+    if (!b.empty()) {
+      std::fprintf(stderr, "jitprov report: %s: left out of the report\n", b.c_str());
+      unreadable.push_back(b);
+    }
   nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
+  r["unreadable"] = unreadable;
   // The plots (plots.h): into --plots, else DIR/report; none with --no-plots.
   if (a.no_plots) {
     r["plots"] = nullptr;

@@ -6,12 +6,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,9 +74,14 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
       return r;
     }
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
+    // Ended with us (SIGTERM), also when we are killed or interrupted without a handler
+    // (jitprov report's Ctrl-C): a verifier of a large trace must not run on alone.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);  // we ended before the line above
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_fd >= 0 ? out_fd : pipefd[1], 1);
