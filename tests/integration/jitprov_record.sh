@@ -305,6 +305,45 @@ case "$(awk '{print $3}' "/proc/$GRANDCHILD/stat" 2>/dev/null || echo gone)" in
 esac
 pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it and its child (SIGKILL), exit 137"
 
+# --- the default directory is never another recording's ------------------------------------
+# Another recording's empty directory of this second (and of the next few) exists: this
+# one takes the name with -2 (before, it wrote its trace into the other's).
+mkdir -p "$WORK/same"
+now=$(date +%s)
+for i in 0 1 2 3 4 5; do mkdir "$WORK/same/jitprov-record-$(date -d "@$((now + i))" +%Y%m%d-%H%M%S)"; done
+(cd "$WORK/same" && "$JITPROV" record --runtime java -- true >"$WORK/same.out" 2>"$WORK/same.err") ||
+  fail "record in a directory of claimed names: $(cat "$WORK/same.out" "$WORK/same.err")"
+taken=$(find "$WORK/same" -mindepth 2 -maxdepth 2 | grep -c .)
+made=$(find "$WORK/same" -mindepth 1 -maxdepth 1 -name 'jitprov-record-*-2' | grep -c .)
+[ "$made" -eq 1 ] && [ -e "$(find "$WORK/same" -maxdepth 1 -name 'jitprov-record-*-2')/summary.json" ] &&
+  [ "$taken" -eq "$(find "$(find "$WORK/same" -maxdepth 1 -name 'jitprov-record-*-2')" -mindepth 1 -maxdepth 1 | grep -c .)" ] ||
+  fail "the default directory of a second already claimed: $(ls -R "$WORK/same" | head -20)"
+pass "the default directory of a second already claimed: $(basename "$(find "$WORK/same" -maxdepth 1 -name 'jitprov-record-*-2')"), the other left empty"
+
+# --- a user, not root: two recordings at once, each with a daemon of its own ---------------
+# (before: the daemon in the user's $HOME/.lttng, which the second recording took for a
+# running one and the first stopped under it; and none at all where $HOME is not writable)
+chmod 711 "$WORK"
+mkdir -p "$WORK/user"
+chmod 777 "$WORK/user"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$@"; }
+as_nobody "$JITPROV" record -o "$WORK/user/a" --runtime java -- sh -c 'sleep 3; exec java -Xshare:off -version' \
+  >"$WORK/user/a.out" 2>&1 &
+UA=$!
+track_pid "$UA"
+sleep 1
+as_nobody "$JITPROV" record -o "$WORK/user/b" -- java -Xshare:off -version >"$WORK/user/b.out" 2>&1 ||
+  fail "a user's second recording: $(cat "$WORK/user/b.out")"
+wait "$UA" || fail "a user's first recording, the second done meanwhile: $(cat "$WORK/user/a.out")"
+for x in a b; do
+  grep -q "private lttng-sessiond" "$WORK/user/$x.out" &&
+    grep -q "verdict:     verified: every guarantee holds" "$WORK/user/$x.out" &&
+    grep -qE "exit [0-9.]+ ms \([1-9][0-9]* records\)" "$WORK/user/$x.out" ||
+    fail "a user's recording $x: $(cat "$WORK/user/$x.out")"
+done
+for d in /tmp/jitprov-lttng-*; do [ -e "$d" ] && [ "$(stat -c %u "$d")" = 65534 ] && fail "left behind: $d"; done
+pass "a user (nobody, \$HOME not writable): two recordings at once, each verified with its own daemon, nothing left in /tmp"
+
 # --- a running lttng-sessiond is used -------------------------------------------------------
 start_sessiond
 run_record "$WORK/existing" -- java -version

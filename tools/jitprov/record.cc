@@ -29,6 +29,7 @@
 #include "json_text.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -191,12 +192,18 @@ std::string prepareDir(const std::string& dir) {
   return {};
 }
 
+// jitprov-record-YYYYmmdd-HHMMSS, claimed by its mkdir: a second recording started in the
+// same second gets -2 (and so on), never the first one's directory.
 std::string defaultDir() {
   const time_t now = time(nullptr);
   struct tm tm {};
   localtime_r(&now, &tm);
   char b[64];
   std::strftime(b, sizeof b, "jitprov-record-%Y%m%d-%H%M%S", &tm);
+  for (int n = 1; n < 1000; ++n) {
+    const std::string dir = n == 1 ? std::string(b) : std::string(b) + "-" + std::to_string(n);
+    if (mkdir(dir.c_str(), 0755) == 0 || errno != EEXIST) return dir;  // prepareDir says why not
+  }
   return b;
 }
 
@@ -690,10 +697,20 @@ std::string injectPerf(const std::string& dir, nlohmann::json* figures) {
 // What a recording set up, for its end.
 struct Recording {
   std::string dir, trace, session, verifier, runtime_name;
-  pid_t sessiond = 0;  // a private lttng-sessiond's, else 0
+  pid_t sessiond = 0;      // a private lttng-sessiond's, else 0
+  std::string lttng_home;  // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
   bool existing = false;
   pid_t lockwait = 0;  // --lockwait: jitprov-lockwait's
 };
+
+// A user's private LTTNG_HOME, once its daemon has stopped (its sockets and files).
+void removeLttngHome(Recording& r) {
+  if (r.lttng_home.empty()) return;
+  nftw(
+      r.lttng_home.c_str(), [](const char* p, const struct stat*, int, FTW*) { return remove(p); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+  r.lttng_home.clear();
+}
 
 // Every helper stopped and the session torn down (after a failure too).
 void tearDown(Recording& r) {
@@ -702,6 +719,7 @@ void tearDown(Recording& r) {
   run({"lttng", "destroy", r.session});
   stopSessiond(r.sessiond);
   r.sessiond = 0;
+  removeLttngHome(r);
 }
 
 // lttng: the running lttng-sessiond, else a private one (in a private mount namespace
@@ -709,6 +727,16 @@ void tearDown(Recording& r) {
 // of the failure (torn down).
 std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   r.existing = sessiondAnswers();
+  if (!r.existing && private_ns && geteuid() != 0) {
+    // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng
+    // commands inherit: in lttng's per-user place ($HOME/.lttng) another recording would
+    // take it for a running one, and stop with it, and $HOME may not be writable. (With
+    // -p the target looks in its own $HOME: a daemon of the user's there, or ours.)
+    char home[] = "/tmp/jitprov-lttng-XXXXXX";  // short: the daemon's sockets are in it
+    if (mkdtemp(home) == nullptr) return std::string("a directory for lttng in /tmp: ") + std::strerror(errno);
+    r.lttng_home = home;
+    setenv("LTTNG_HOME", home, 1);
+  }
   if (!r.existing) {
     std::string why;
     r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", private_ns, &why);
@@ -734,6 +762,7 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   const Ran destroyed = run({"lttng", "destroy", r.session});
   stopSessiond(r.sessiond);
   r.sessiond = 0;
+  removeLttngHome(r);
   if (stopped.status != 0 || destroyed.status != 0)
     return fail(kRecordLttng, "lttng stop/destroy " + r.session + ": " +
                                   firstLine(stopped.status != 0 ? stopped.output : destroyed.output));
