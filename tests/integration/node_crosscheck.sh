@@ -118,4 +118,17 @@ touch "$WORK/d/stop"
 node_end "$NODE_PID" "$WORK/node.out" "$WORK"
 node_check_trace "$WORK/trace" node-crosscheck "$WORK" 1000 --min-moves 1000 --min-reused 100
 pass "node rundowns verified and identical to V8's own account of live code"
+# A method whose last code object died is unloaded: the registry holds no more methods
+# than it holds live code (new Function and vm.Script make methods by the thousand).
+if [ -z "$EXTRA" ]; then
+  python3 - "$WORK/client.json" <<'PY' || fail "methods with no live code stay registered: $(grep -a '"methods' "$WORK/client.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+live = c["methods"] - c["methods_unloaded"]
+assert c["methods_unloaded"] > 0 and live <= c["live_versions"], (c["methods"], c["methods_unloaded"], c["live_versions"])
+print("  methods: %d registered, %d unloaded with their last code, %d live for %d live versions" %
+      (c["methods"], c["methods_unloaded"], live, c["live_versions"]))
+PY
+  pass "methods unloaded with their last code object"
+fi
 rm -rf "$WORK"

@@ -116,7 +116,7 @@ struct Counters {
   uint64_t replays = 0, retired_overlap = 0, retired_isolate = 0, refused = 0, errors = 0;
   uint64_t by_kind[4] = {};
   uint64_t by_marker[5] = {};  // ~ ^ + * none
-  uint64_t methods = 0, modules = 0, isolates = 0, isolates_gone = 0;
+  uint64_t methods = 0, methods_unloaded = 0, modules = 0, isolates = 0, isolates_gone = 0;
   // The census (census=SEC): V8's code enumerated again after a full GC; versions the
   // client holds that it no longer lists are counted (never retired: docs/node.md).
   uint64_t censuses = 0, census_versions = 0, census_absent = 0, census_absent_max = 0, census_absent_last = 0;
@@ -153,6 +153,10 @@ struct Client {
   // Code address -> the live object there: a B-tree, as the JVM agent's (a node-based
   // std::map's walk took twice the samples there).
   absl::btree_map<uint64_t, Live> live;
+  // Method id -> its versions in `live` (and a publication in progress, which pins it):
+  // a method with none left is unloaded, so that functions made and dropped by the
+  // million (new Function, eval, vm.Script, a worker's regexps) do not fill the registry.
+  std::unordered_map<uint64_t, uint32_t> live_per_method;
   std::unordered_map<v8::Isolate*, Isolate*> isolates;
   uint32_t next_serial = 1;
   Counters n;
@@ -341,6 +345,17 @@ bool methodOf(Client& c, uint64_t module, uint64_t key, const char* ns, std::str
   return true;
 }
 
+// One version of `method_id` out of `live` (or a pin let go): the method unloaded with
+// its last one. Client::mu held.
+void dropLive(Client& c, uint64_t method_id) {
+  auto it = c.live_per_method.find(method_id);
+  if (it == c.live_per_method.end() || --it->second != 0) return;
+  c.live_per_method.erase(it);
+  const int e = jitprov_method_unload(c.rt, method_id);
+  if (e != JITPROV_OK) noteError(c, std::string("unload a method with no live code: ") + jitprov_strerror(e));
+  ++c.n.methods_unloaded;
+}
+
 // V8 places code only where no live object is: every version that [start, start+size)
 // overlaps is dead, unless it is `keep` (the same method at the same range: a replay).
 // Client::mu held.
@@ -357,13 +372,18 @@ void retireOverlapped(Client& c, uint64_t start, uint32_t size, uint64_t keep_me
     const int e = jitprov_code_retire(c.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(c, std::string("retire overlapped code: ") + jitprov_strerror(e));
     ++c.n.retired_overlap;
+    const uint64_t method = it->second.method_id;
     it = c.live.erase(it);
+    dropLive(c, method);
   }
 }
 
 // Client::mu held.
 void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32_t size, int tier, uint16_t host_tier,
              uint32_t serial) {
+  // Pinned: retiring its older code here must not unload it. The pin becomes the new
+  // version's count, or is let go (a method that never got a version is unloaded too).
+  ++c.live_per_method[method_id];
   retireOverlapped(c, start, size, method_id);
   jitprov_code_desc d = JITPROV_CODE_DESC_INIT;
   d.code_start = start;
@@ -377,17 +397,17 @@ void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32
   if (e == JITPROV_E_RANGE_OVERLAP) {
     ++c.n.refused;
     if (c.overlap_retire) noteError(c, "code at " + std::to_string(start) + " overlaps live code: refused");
-    return;
+    return dropLive(c, method_id);
   }
   if (e != JITPROV_OK) {
     noteError(c, std::string("publish code: ") + jitprov_strerror(e));
-    return;
+    return dropLive(c, method_id);
   }
   auto [it, inserted] = c.live.emplace(start, Live{vid, method_id, size, serial, host_tier, uint8_t(tier), iso});
   if (!inserted) {
     ++c.n.replays;  // jitprov returned the version it has (the same code enumerated again)
     if (iso != nullptr) it->second.seen = iso->epoch;
-    return;
+    return dropLive(c, method_id);
   }
   if (iso != nullptr) it->second.seen = iso->epoch;
 }
@@ -461,6 +481,7 @@ void publishMoved(Client& c, const Queued& ev) {
   const int e = jitprov_code_retire(c.rt, l.version_id);
   if (e != JITPROV_OK) noteError(c, std::string("retire moved code: ") + jitprov_strerror(e));
   publish(c, l.iso, l.method_id, to, l.size, l.tier, l.host_tier, l.serial);
+  dropLive(c, l.method_id);  // the version at `from`: after, so that the method lives on
 }
 
 using hostagent::By;
@@ -598,9 +619,10 @@ void writeStats(Client& c) {
                "  \"by_marker\": {\"~\": %" PRIu64 ", \"^\": %" PRIu64 ", \"+\": %" PRIu64 ", \"*\": %" PRIu64 "},\n",
                n.by_marker[0], n.by_marker[1], n.by_marker[2], n.by_marker[3]);
   std::fprintf(f,
-               "  \"methods\": %" PRIu64 ", \"modules\": %" PRIu64 ", \"isolates\": %" PRIu64
-               ", \"isolates_gone\": %" PRIu64 ", \"infer\": %s,\n",
-               n.methods, n.modules, n.isolates, n.isolates_gone, c.overlap_retire ? "true" : "false");
+               "  \"methods\": %" PRIu64 ", \"methods_unloaded\": %" PRIu64 ", \"modules\": %" PRIu64
+               ", \"isolates\": %" PRIu64 ", \"isolates_gone\": %" PRIu64 ", \"infer\": %s,\n",
+               n.methods, n.methods_unloaded, n.modules, n.isolates, n.isolates_gone,
+               c.overlap_retire ? "true" : "false");
   std::fprintf(f,
                "  \"census\": {\"every_ms\": %" PRIu64 ", \"count\": %" PRIu64 ", \"versions\": %" PRIu64
                ", \"absent\": %" PRIu64 ", \"absent_baseline\": %" PRIu64 ", \"absent_max\": %" PRIu64
@@ -727,7 +749,9 @@ void onIsolateCleanup(void* arg) {
     const int e = jitprov_code_retire(c.rt, l->second.version_id);
     if (e != JITPROV_OK) noteError(c, std::string("retire an ended isolate's code: ") + jitprov_strerror(e));
     ++c.n.retired_isolate;
+    const uint64_t method = l->second.method_id;
     l = c.live.erase(l);
+    dropLive(c, method);
   }
   for (const auto& [url, module] : iso->modules) (void)jitprov_module_unload(c.rt, module);
   iso->last_module = nullptr;
