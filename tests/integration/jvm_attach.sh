@@ -224,6 +224,32 @@ else
   echo "note: unshare --pid unavailable: the namespace case not run" >&2
 fi
 
+# --- a JVM whose version cannot be read: attached all the same --------------------------
+# -XX:-UsePerfData (no hsperfdata) and a release file owned by another user (as in some
+# container images; here bound over the JDK's in the JVM's own mount namespace): before,
+# exit 1 "its Java version is unknown" and nothing done.
+JHOME=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+if [ -f "$JHOME/release" ] && unshare --mount true 2>/dev/null; then
+  mkdir -p "$WORK/rel"
+  cp "$JHOME/release" "$WORK/rel.release"
+  chown 4321 "$WORK/rel.release"
+  unshare --mount --propagation private sh -c 'mount --bind "$1" "$2/release" && shift 2 && exec "$@"' \
+    sh "$WORK/rel.release" "$JHOME" java -XX:-UsePerfData -Xmx64m -XX:TieredStopAtLevel=1 -cp "$WORK/classes" \
+    jitwork.JitWorkload "$WORK/rel" 0 0 100 "$WORK/rel" >"$WORK/rel.out" 2>&1 &
+  V_PID=$!
+  track_pid "$V_PID"
+  for _ in $(seq 300); do [ -f "$WORK/rel/quiet" ] && break; sleep 0.1; done
+  [ -f "$WORK/rel/quiet" ] || fail "the JVM with no readable version did not start: $(cat "$WORK/rel.out")"
+  [ "$(stat -c %u "/proc/$V_PID/root$JHOME/release")" = 4321 ] || fail "its release file is not the other user's"
+  "$JITPROV" attach "$V_PID" >"$WORK/attach-rel.out" 2>&1 ||
+    fail "attach to a JVM of unknown version: exit $?: $(cat "$WORK/attach-rel.out")"
+  grep -q "^jitprov: attached to PID $V_PID: HotSpot (version unknown), agent " "$WORK/attach-rel.out" &&
+    grep -q "/libjitprov\.so" "/proc/$V_PID/maps" || fail "attach to a JVM of unknown version: $(cat "$WORK/attach-rel.out")"
+  pass "a JVM of unknown version (-XX:-UsePerfData, release file of uid 4321): $(cat "$WORK/attach-rel.out")"
+else
+  echo "note: no release file or no unshare --mount: the unknown-version case not run" >&2
+fi
+
 # --- the attached JVM's quiet moment: rundowns against HotSpot's code list -----------
 for _ in $(seq 300); do [ -f "$WORK/ready/quiet" ] && break; sleep 0.1; done
 [ -f "$WORK/ready/quiet" ] || { cat "$WORK/java.out" >&2; fail "the workload did not reach its quiet phase"; }

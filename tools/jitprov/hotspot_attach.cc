@@ -264,8 +264,10 @@ struct Child {
   AttachOutcome check(const std::string& sock) {
     const PerfData pd = readPerfData(t);
     version = javaVersion(t, pd);
-    if (version.empty()) return done(kError, who() + ": its Java version is unknown (no release file, no hsperfdata)");
-    if (majorOf(version) < kMinHotSpotMajor)
+    // Unknown (-XX:-UsePerfData, and a release file owned by another user, as in some
+    // container images): attached all the same; an agent that cannot run in that JVM
+    // says so in its OnAttach code (no JVMTI 1.2, a capability refused).
+    if (!version.empty() && majorOf(version) < kMinHotSpotMajor)
       return done(kRuntimeTooOld, who() + " runs HotSpot " + version + ": jitprov attaches to " +
                                       std::to_string(kMinHotSpotMajor) + " and later");
     disabled = pd.found && !pd.capabilities.empty() && pd.capabilities[0] == '0';
@@ -392,6 +394,8 @@ AttachOutcome parseLoadReply(const std::string& reply, const std::string& who) {
       if (code == jvmti::kOnAttachOk) return out(kAttached, {});
       if (code == jvmti::kOnAttachAlreadyLoaded)
         return out(kAlreadyLoaded, "jitprov is already loaded in " + who + ": nothing registered twice");
+      if (code == jvmti::kOnAttachTooOld)
+        return out(kRuntimeTooOld, who + ": " + jvmti::onAttachCodeName(code) + ": the agent did not start");
       if (code == jvmti::kOnAttachReplayFailed)
         return out(kAgentFailed, "the agent started in " + who + " but " + jvmti::onAttachCodeName(code) +
                                      " (return code 6); it stays loaded: a new attach answers 9");

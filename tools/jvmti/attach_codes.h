@@ -17,6 +17,7 @@ enum OnAttachCode : int {
   kOnAttachStartFailed = 4,     // the jitprov runtime, the jitdump or the rundown engine did not start
   kOnAttachEventsFailed = 5,    // callbacks or events not enabled (the rundown thread runs: never retried)
   kOnAttachReplayFailed = 6,    // GenerateEvents failed: the agent runs, but code compiled before the attach is missing
+  kOnAttachTooOld = 7,          // a JVM before 17 (its replays do not keep their nmethods alive): not started
   kOnAttachAlreadyLoaded = 74,  // jitprov already runs in this JVM: nothing was registered again
 };
 
@@ -37,6 +38,8 @@ inline const char* onAttachCodeName(int code) {
     case kOnAttachReplayFailed:
       return "the replay of the code compiled before the attach (GenerateEvents) failed: the agent runs, but that "
              "code is missing from the registry";
+    case kOnAttachTooOld:
+      return "HotSpot before 17, whose replays do not keep their nmethods alive (docs/attach.md)";
     case kOnAttachAlreadyLoaded:
       return "already loaded";
     default:

@@ -736,6 +736,12 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // ("/<hash>"), and its methods may come after the first ones checked: JVMTI's names
   // there. Java 17 removed such classes; a hidden class has '+' (methodOf).
   const int java = javaSpecificationVersion(jvmti);
+  // Attached, the replays' correctness needs 17 (docs/attach.md); `jitprov attach` checks
+  // the release file first, which may be unreadable: the JVM's own word, here.
+  if (live && java != 0 && java < 17) {
+    std::fprintf(stderr, "jitprov-jvmti: Java %d: attaching needs HotSpot 17 or later (docs/attach.md)\n", java);
+    return undo(kOnAttachTooOld);
+  }
   a->names_vm = a->jopt.names != JvmOptions::Names::kJvmti && a->vm.namesUsable() && java >= 17;
   a->files_vm.store(a->names_vm, std::memory_order_relaxed);  // before any event
   if (a->jopt.names != JvmOptions::Names::kJvmti && !a->names_vm)
