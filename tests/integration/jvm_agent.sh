@@ -57,6 +57,15 @@ sys.exit(0 if p["mode"] == "inline" and b["inline"] > 100 and b["thread"] == b["
 PY
 pass "bad options (rate=-1, perfmap=FILE, perfmap= among them) stop the JVM with one line; help lists the options; good ones start it"
 
+# The agent given twice at start (JAVA_TOOL_OPTIONS and the command line): the JVM runs,
+# the first one registers, the second says so (before, its return of 74 ended the JVM:
+# "agent library failed to init").
+JAVA_TOOL_OPTIONS="-agentpath:$AGENT=perfmap=off,stats=$WORK/twice.json" java -agentpath:"$AGENT"=perfmap=off -version \
+  >"$WORK/out" 2>&1 || fail "the agent twice: the JVM did not run: $(cat "$WORK/out")"
+[ "$(grep -c "jitprov-jvmti: already loaded in this JVM" "$WORK/out")" -eq 1 ] &&
+  grep -qE '"loads": [1-9]' "$WORK/twice.json" || fail "the agent twice: $(cat "$WORK/out")"
+pass "the agent given twice at start: the JVM runs, one agent registers, one line says so"
+
 # Names and the jitdump's source files from VMStructs are checked against JVMTI's for the
 # first methods: read one byte off (names=mutant), the first difference turns them off,
 # and says so once.

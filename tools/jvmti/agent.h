@@ -78,7 +78,8 @@ struct Agent {
   hostagent::OwnCpu own;
   std::mutex qmu;  // guards this part
   Queue queued;
-  bool lines_on = false;  // jitdump on and the capabilities granted (set before the events)
+  bool lines_on = false;    // jitdump on and the capabilities granted (set before the events)
+  bool heaps_read = false;  // the code heaps' bounds read (VmStructs::readHeaps; qmu)
   uint64_t loads = 0, unloads = 0, stubs = 0, name_failures = 0;
   uint64_t tier_by[4] = {0, 0, 0, 0};         // VmStructs::Source
   uint64_t by_level[6] = {0, 0, 0, 0, 0, 0};  // 0-4, 5 = unknown

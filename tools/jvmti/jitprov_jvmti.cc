@@ -474,6 +474,14 @@ void queued(Agent& a, bool inline_publish, bool wake) {
     a.publisher.wake();
 }
 
+// The code heaps' bounds (VmStructs::readHeaps), once: the first load, VMInit or the
+// attach, whichever comes first. Agent::qmu held.
+void heapsRead(Agent& a) {
+  if (a.heaps_read) return;
+  logf("code heaps: %s", a.vm.readHeaps().c_str());
+  a.heaps_read = true;
+}
+
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
                                   jint map_length, const jvmtiAddrLocationMap* map, const void*) {
   Agent& a = *g_agent;
@@ -485,6 +493,9 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
   bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(a.qmu);  // also keeps levelOf() off readHeaps() (VMInit)
+    // A load may come before VMInit (HotSpot posts CompiledMethodLoad in the start phase):
+    // the heaps, which the blob scan needs (OSR code), are there once code is.
+    if (!a.heaps_read) heapsRead(a);
     VmStructs::Level lv = a.vm.levelOf(method, code_addr);
     jboolean native = JNI_FALSE;
     if (lv.source == VmStructs::Source::kUnknown && jvmti->IsMethodNative(method, &native) == JVMTI_ERROR_NONE &&
@@ -591,7 +602,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv*, jthread) {
     // CompiledMethodLoad events may already arrive (live phase): levelOf() runs under
     // the same mutex.
     std::lock_guard<std::mutex> g(a.qmu);
-    logf("VMInit: %s", a.vm.readHeaps().c_str());
+    heapsRead(a);
   }
   // Code compiled before the events were enabled: replayed (idempotent in jitprov).
   if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
@@ -697,7 +708,9 @@ jint start(JavaVM* vm, const char* options, bool live) {
   if (g_started.exchange(true)) {
     std::fprintf(stderr, "jitprov-jvmti: already loaded in this JVM (pid %d): nothing registered twice\n",
                  int(getpid()));
-    return kOnAttachAlreadyLoaded;
+    // At OnLoad (-agentpath twice, JAVA_TOOL_OPTIONS and the command line) a non-zero
+    // return ends the JVM: the first load runs, the second is a no-op.
+    return live ? kOnAttachAlreadyLoaded : JNI_OK;
   }
   auto* a = new Agent();
   std::optional<hostagent::OwnCpu::Span> cpu;  // the start's CPU time, when stats are on
@@ -755,17 +768,16 @@ jint start(JavaVM* vm, const char* options, bool live) {
   // From here the agent stays, even if HotSpot dlcloses the library after a non-zero
   // OnAttach (linked -z nodelete: nothing is unmapped): its publisher runs, callbacks may.
   startPublisher(*a);
+  if (live) {  // the heaps before the events: a load's level may need their blob scan
+    std::lock_guard<std::mutex> g(a->qmu);
+    heapsRead(*a);
+  }
   if (!setUpEvents(jvmti)) return kOnAttachEventsFailed;
   bool replay_failed = false;
   cpu.reset();  // the start's own part ends: the replays' callbacks count as callbacks
   if (live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
-    {
-      const hostagent::OwnCpu::Span own(a->own, true);  // the start's own part again
-      std::lock_guard<std::mutex> g(a->qmu);
-      logf("attached: %s", a->vm.readHeaps().c_str());
-    }
     const uint64_t t0 = nowNs();
     if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
       std::lock_guard<std::mutex> g(a->mu);
@@ -810,6 +822,10 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {
   // The JVM is going away; the rundown thread was stopped at VMDeath. The runtime is
   // left to the process exit (late callbacks may still be on their way).
-  if (jitprov::jvmti::g_agent != nullptr) jitprov_rundown_destroy(jitprov::jvmti::g_agent->rd);
+  // Once: HotSpot calls it for each -agentpath that named the library (a second one
+  // was a no-op at OnLoad).
+  if (jitprov::jvmti::g_agent != nullptr)
+    if (jitprov_rundown* rd = std::exchange(jitprov::jvmti::g_agent->rd, nullptr); rd != nullptr)
+      jitprov_rundown_destroy(rd);
 }
 }
