@@ -124,11 +124,20 @@ def main(trace, label, d, min_stable, min_loads=0, min_unloads=0, busy=True, att
           % (label, good, len(stable), len(rundowns), len(last), math.floor(1000.0 * good / len(stable)) / 10, intrinsics,
              len(extra), busy_rundowns, len(all_times), agent["loads"], agent["replays"], agent["unloads"],
              agent["unknown_unloads"], agent.get("stale_unloads", 0), agent["methods"], agent["tier_by"]))
+    # A method is unloaded with its last version: no more are left than live versions
+    # (class churn made them by the hundred thousand before).
+    left = agent["methods"] - agent.get("methods_unloaded", 0)
+    growth = "methods_unloaded" not in agent or left > agent["live_method_versions"]
+    print("%s methods: %d registered, %d unloaded with their last version, %d left for %d live versions"
+          % (label, agent["methods"], agent.get("methods_unloaded", 0), left, agent.get("live_method_versions", -1)))
+    if growth:
+        print("%s: %d methods registered with no live code" % (label, left - agent.get("live_method_versions", 0)),
+              file=sys.stderr)
     if bad:
         print("%s: %d of %d differ or are missing, e.g. %s" % (label, len(bad), len(stable), bad[:3]), file=sys.stderr)
     if extra:
         print("%s: %d extra records in the rundown, e.g. %s" % (label, len(extra), extra[:3]), file=sys.stderr)
-    return 1 if bad or extra else 0
+    return 1 if bad or extra or growth else 0
 
 
 if __name__ == "__main__":

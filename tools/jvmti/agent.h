@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace jitprov::jvmti {
@@ -119,6 +120,12 @@ struct Agent {
   // caches the compiler threads have cold; std::map's node-by-node walk took twice the
   // samples there (javac: docs/jvm-agent.md, "The agent against its floor").
   absl::btree_map<uint64_t, Live> live;
+  // Method id -> its versions in `live`, and the methods whose last one went in this
+  // batch (-> their jmethodID, 0 for a stub): unloaded at the batch's end (forgetDead),
+  // so that class churn does not fill the registry and `named` with methods of no code.
+  std::unordered_map<uint64_t, uint32_t> live_per_method;
+  std::vector<std::pair<uint64_t, uint64_t>> dead;
+  uint64_t methods_unloaded = 0, stubs_unloaded = 0;
   uint64_t replays = 0, unknown_unloads = 0, refused = 0, errors = 0;
   // Unloads of a range whose live code is another method's (a replay of newer code got
   // there first): nothing retired.

@@ -35,6 +35,11 @@ void writeStats(Agent& a) {
                "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
                ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
                a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
+  size_t method_versions = 0;
+  for (const auto& [addr, l] : a.live) method_versions += l.stub ? 0 : 1;
+  std::fprintf(f,
+               "  \"methods_unloaded\": %" PRIu64 ", \"stubs_unloaded\": %" PRIu64 ", \"live_method_versions\": %zu,\n",
+               a.methods_unloaded, a.stubs_unloaded, method_versions);
   std::fprintf(f, "  \"stale_unloads\": %" PRIu64 ", \"attached\": %s, \"attach_replay_ms\": %.1f,\n", a.stale_unloads,
                a.attached ? "true" : "false", double(a.attach_replay_ns) / 1e6);
   std::fprintf(f,

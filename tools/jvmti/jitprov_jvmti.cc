@@ -186,6 +186,45 @@ void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
   a.names_ns += nowNs() - tn0;
 }
 
+// A version out of `live`: its method is a candidate for unloading once it has none
+// (forgetDead, at the batch's end). Agent::mu held.
+void dropLive(Agent& a, const Agent::Live& l) {
+  auto it = a.live_per_method.find(l.method_id);
+  if (it != a.live_per_method.end() && --it->second == 0) a.dead.emplace_back(l.method_id, l.jmid);
+}
+
+// At the end of a batch: each method whose last version went in it, and that got none
+// again since, is unloaded and its jmethodID taken out of `named`, so that its next load
+// (HotSpot never reuses a jmethodID, but a method can be compiled again) queues its names
+// and registers it anew. Not while a load of it queued without names waits in the
+// callbacks' queue (queued after the batch was taken, before this): that one needs the
+// method. Agent::mu held.
+void forgetDead(Agent& a) {
+  if (a.dead.empty()) return;
+  std::vector<std::pair<uint64_t, bool>> unload;  // method, a stub's
+  {
+    std::lock_guard<std::mutex> q(a.qmu);
+    HostKeyIndex waiting;  // jmethodIDs of the queued loads without names
+    for (const Queued& ev : a.queued.events)
+      if (ev.kind == Queued::kLoad && !ev.named && waiting.find(ev.jmid) == 0) waiting.insert(ev.jmid, 1);
+    for (const auto& [method, jmid] : a.dead) {
+      auto it = a.live_per_method.find(method);
+      if (it != a.live_per_method.end() && it->second != 0) continue;  // it got a version again
+      if (jmid != 0 && waiting.find(jmid) != 0) continue;
+      if (it != a.live_per_method.end()) a.live_per_method.erase(it);
+      if (jmid != 0) a.named.erase(jmid);
+      unload.emplace_back(method, jmid == 0);
+    }
+  }
+  a.dead.clear();
+  // Before any later batch registers the method's next load (this thread, under mu).
+  for (const auto& [m, stub] : unload) {
+    const int e = jitprov_method_unload(a.rt, m);
+    if (e != JITPROV_OK) noteError(a, std::string("unload a method with no live code: ") + jitprov_strerror(e));
+    ++(stub ? a.stubs_unloaded : a.methods_unloaded);
+  }
+}
+
 // HotSpot places new code only in free memory: live code that overlaps it is gone
 // (retired here), unless it is the same method at the same range (a replay).
 // Agent::mu held.
@@ -201,6 +240,7 @@ void retireOverlapped(Agent& a, uint64_t method_id, uint64_t start, uint32_t siz
     const int e = jitprov_code_retire(a.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(a, std::string("retire superseded code: ") + jitprov_strerror(e));
     ++(it->second.stub ? a.superseded_stubs : a.superseded_methods);
+    dropLive(a, it->second);
     it = a.live.erase(it);
   }
 }
@@ -316,16 +356,19 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
   }
   uint64_t vid = 0;
   const int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
-  if (e == JITPROV_E_RANGE_OVERLAP) {
-    ++a.refused;
-    noteError(a, "code at " + std::to_string(c.code_start) + " overlaps live code: refused");
-    return;
-  }
   if (e != JITPROV_OK) {
-    noteError(a, std::string("publish code: ") + jitprov_strerror(e));
+    if (e == JITPROV_E_RANGE_OVERLAP) {
+      ++a.refused;
+      noteError(a, "code at " + std::to_string(c.code_start) + " overlaps live code: refused");
+    } else {
+      noteError(a, std::string("publish code: ") + jitprov_strerror(e));
+    }
+    // A method registered for it that has no version: unloaded with the batch too.
+    if (a.live_per_method.count(method_id) == 0) a.dead.emplace_back(method_id, jmid);
     return;
   }
   auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, jmid, c.code_size, stub});
+  if (inserted) ++a.live_per_method[method_id];
   if (!inserted && it->second.version_id == vid) ++a.replays;  // jitprov returned the version it has
   it->second = Agent::Live{vid, method_id, jmid, c.code_size, stub};
 }
@@ -396,6 +439,7 @@ void publishUnload(Agent& a, const Queued& ev) {
   } else {
     const int e = jitprov_code_retire(a.rt, it->second.version_id);
     if (e != JITPROV_OK) noteError(a, std::string("retire code: ") + jitprov_strerror(e));
+    dropLive(a, it->second);
     a.live.erase(it);
   }
 }
@@ -440,6 +484,7 @@ void publishQueued(Agent& a, By by) {
         break;
     }
   });
+  forgetDead(a);
 }
 
 // At the start of every rundown (jitprov_rundown_config.prepare), on its thread: what
