@@ -280,6 +280,11 @@ class GateHold {
 
 }  // namespace
 
+std::vector<uint64_t> methodModules(void* info, uint64_t fid) {
+  Resolved r = resolve(info, fid);
+  return r.ok ? std::move(r.modules) : std::vector<uint64_t>();
+}
+
 // Why nothing the catch-up reads is freed under it (the attach's SIGSEGV in
 // GetFunctionInfo2 of a freed MethodDesc, 2026-12). CoreCLR unloads a collectible
 // context on its finalizer thread (loaderallocator.cpp, LoaderAllocator::GCLoaderAllocators)

@@ -7,6 +7,8 @@
 // events flow.
 #pragma once
 
+#include <vector>
+
 #include <cstdint>
 
 #include "mirror.h"
@@ -36,5 +38,11 @@ struct CatchUpTestHooks {
 // mutex only around jitprov's own work (catchup.cc: why nothing it reads is freed under
 // it, and the lock order).
 CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks = {});
+
+// The modules whose unload can free the MethodDesc of FunctionID `fid`: its own, and
+// those of its class and its type arguments, recursively (CoreCLR allocates an exact
+// instantiation in the LoaderAllocator of its most collectible part). Empty when
+// CoreCLR could not say.
+std::vector<uint64_t> methodModules(void* info, uint64_t fid);
 
 }  // namespace jitprov::dotnet

@@ -104,6 +104,7 @@ constexpr uint32_t kLevelVerbose = 5;
 
 // MethodFlags of the method events.
 constexpr uint32_t kMethodDynamic = 0x1;
+constexpr uint32_t kMethodGeneric = 0x2, kMethodSharedGeneric = 0x4;
 constexpr uint32_t kMethodJitted = 0x8;
 constexpr uint32_t kMethodColdPart = 0x10000000;
 constexpr int kTierShift = 7;

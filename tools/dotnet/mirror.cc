@@ -34,9 +34,11 @@ uint64_t v(const std::atomic<uint64_t>& x) { return x.load(std::memory_order_rel
 
 }  // namespace
 
-std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info) {
+std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info,
+                          std::function<std::vector<uint64_t>(uint64_t)> method_modules) {
   opt_ = opt;
   module_info_ = std::move(module_info);
+  method_modules_ = std::move(method_modules);
   own_.on = !opt_.stats.empty();
   const hostagent::OwnCpu::Span cpu(own_, true);
   hostagent::setLttngEnvironment();  // before the runtime loads lttng-ust
@@ -102,6 +104,29 @@ Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
   return {id, info.collectible};
 }
 
+// The module a method's first body is filed under. The event names the module of the
+// method's own type: for an exact instantiation over a collectible type
+// (List<PluginStruct>.Add, a Release-built plugin's async state machine box), that is
+// System.Private.CoreLib, but CoreCLR allocates the method, and its code, in the plugin's
+// context and frees them with it, saying nothing more (no unload event without the
+// EndEnumeration keyword). Filed under the plugin's module, the method goes with it.
+// Only for an exact generic instantiation seen for the first time in a module that is
+// not collectible: a lookup, and CoreCLR's answer then.
+Mirror::ModuleRef Mirror::ownerOf(const MethodEvent& ev, ModuleRef module) {
+  if ((ev.flags & (kMethodGeneric | kMethodSharedGeneric)) != kMethodGeneric || !method_modules_) return module;
+  uint64_t known = 0;
+  if (jitprov_method_find(rt_, ev.method_id, &known) == JITPROV_OK) return module;  // filed already
+  for (const uint64_t m : method_modules_(ev.method_id)) {
+    if (m == ev.module_id || m == 0) continue;
+    const ModuleRef o = moduleOf(m);
+    if (o.id != 0 && o.collectible) {
+      c_.collectible_generics.fetch_add(1, std::memory_order_relaxed);
+      return o;
+    }
+  }
+  return module;
+}
+
 uint64_t Mirror::methodOf(const MethodEvent& ev, uint64_t module) {
   // jitprov's index of host keys is the client's: at most one lookup per load, and a
   // collectible module's unload in jitprov forgets its MethodIDs (CoreCLR may hand them
@@ -157,7 +182,8 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   }
   const uint32_t clr_tier = (ev.flags >> kTierShift) & kTierMask;
   c_.by_clr_tier[clr_tier].fetch_add(1, std::memory_order_relaxed);
-  const ModuleRef module = moduleOf(ev.module_id);
+  ModuleRef module = moduleOf(ev.module_id);
+  if (module.id != 0 && !module.collectible) module = ownerOf(ev, module);
   const uint64_t method = module.id != 0 ? methodOf(ev, module.id) : 0;
   if (method == 0) return;
   jitprov_code_desc cd = JITPROV_CODE_DESC_INIT;
@@ -370,6 +396,7 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
                ", \"retired\": %" PRIu64 ",\n",
                loads, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
                v(c_.module_unloads), v(c_.method_unloads), ms.live_host_code, ms.retired);
+  std::fprintf(f, "  \"collectible_generics\": %" PRIu64 ",\n", v(c_.collectible_generics));
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64

@@ -61,7 +61,10 @@ struct Counters {
   std::atomic<uint64_t> unloads{0}, unknown_unloads{0};
   std::atomic<uint64_t> method_unloads{0};  // of unloads: dynamic methods, unloaded whole
   std::atomic<uint64_t> methods{0}, modules{0}, module_unloads{0};
-  std::atomic<uint64_t> cold_parts{0};    // cold regions of split code (not mirrored: one range per version)
+  std::atomic<uint64_t> cold_parts{0};  // cold regions of split code (not mirrored: one range per version)
+  // Exact generic instantiations over a collectible type, filed under that type's
+  // collectible module rather than the (CoreLib) module the event names (ownerOf).
+  std::atomic<uint64_t> collectible_generics{0};
   std::atomic<uint64_t> r2r_methods{0};   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror
   std::atomic<uint64_t> bad_payloads{0};  // events that did not decode
   std::atomic<uint64_t> refused{0};       // jitprov refused a publication (overlap, size 0)
@@ -87,7 +90,10 @@ struct CallbackHist {
 class Mirror {
  public:
   // Creates the jitprov runtime and starts the rundowns. "" or why not.
-  std::string start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info);
+  // module_info: a CLR module's path and whether it is collectible; method_modules: the
+  // modules whose unload can free a method (methodModules(); may be empty).
+  std::string start(const hostagent::Options& opt, std::function<ModuleInfo(uint64_t)> module_info,
+                    std::function<std::vector<uint64_t>(uint64_t)> method_modules = {});
   // t0: when CoreCLR called the client (hostagent::nowNs()), for the callbacks' durations;
   // 0: not timed.
   void methodLoad(const MethodEvent& ev, uint64_t t0);
@@ -140,12 +146,14 @@ class Mirror {
     bool collectible = false;
   };
   ModuleRef moduleOf(uint64_t clr_module);
+  ModuleRef ownerOf(const MethodEvent& ev, ModuleRef module);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);
   void writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads, uint64_t session_stops);
 
   hostagent::Options opt_;
   std::function<ModuleInfo(uint64_t)> module_info_;
+  std::function<std::vector<uint64_t>(uint64_t)> method_modules_;
   jitprov_runtime* rt_ = nullptr;
   jitprov_rundown* rd_ = nullptr;
   hostagent::PerfMap perfmap_;

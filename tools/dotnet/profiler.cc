@@ -236,7 +236,10 @@ HRESULT startOnce(Profiler& p, void* info_unk, const std::string& options, bool 
   p.stats = opt.stats;
   p.verbose = opt.verbose;
   if (!p.mirror_off) {
-    if (std::string why = p.mirror.start(opt, [info](uint64_t m) { return moduleInfo(info, m); }); !why.empty()) {
+    if (std::string why = p.mirror.start(
+            opt, [info](uint64_t m) { return moduleInfo(info, m); },
+            [info](uint64_t fid) { return methodModules(info, fid); });
+        !why.empty()) {
       p.spent = true;  // jitprov's runtime may exist, half started
       return refuse(why, attached, kHrClientStartFailed);
     }

@@ -201,6 +201,11 @@ void dropLive(Agent& a, const Agent::Live& l) {
 // method. Agent::mu held.
 void forgetDead(Agent& a) {
   if (a.dead.empty()) return;
+  // A method can be there twice (a failed publication, then its only version's end).
+  std::sort(a.dead.begin(), a.dead.end());
+  a.dead.erase(
+      std::unique(a.dead.begin(), a.dead.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+      a.dead.end());
   std::vector<std::pair<uint64_t, bool>> unload;  // method, a stub's
   {
     std::lock_guard<std::mutex> q(a.qmu);
