@@ -209,8 +209,37 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   c_.loads.fetch_add(1, std::memory_order_relaxed);
 }
 
+// CoreCLR's shutdown walk (EEShutDownHelper: ETW::EnumerationLog::ProcessShutdown, before
+// the profiler's Shutdown and so before the exit rundown) reports every module still
+// loaded as unloaded (the Loader keyword: the client's), and with another session's
+// EndEnumeration keyword every JIT'd body, module by module: none of it dies before the
+// process does. A module that is not collectible is unloaded there only, and so is a
+// method of one that is not an instantiation filed elsewhere (ownerOf): from the first
+// such unload on, unloads are counted (shutdown_unloads), not applied, and the exit
+// rundown holds what was live at exit. `method`: a method unload's (0: a module's).
+bool Mirror::shutdownWalk(uint64_t clr_module, uint32_t method_flags, bool method) {
+  if (!shutting_down_.load(std::memory_order_acquire)) {
+    if (method && (method_flags & (kMethodDynamic | kMethodGeneric)) != 0) return false;
+    bool lasting = false;
+    {
+      std::lock_guard g(modules_mu_);
+      if (auto it = modules_.find(clr_module); it != modules_.end()) {
+        lasting = !it->second.collectible;
+      } else if (!method && module_info_) {  // no code of it mirrored: CoreCLR says
+        const ModuleInfo info = module_info_(clr_module);
+        lasting = info.known && !info.collectible;
+      }
+    }
+    if (!lasting) return false;
+    shutting_down_.store(true, std::memory_order_release);
+  }
+  c_.shutdown_unloads.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
   const Timed timed{unload_cb_, t0};
+  if (shutdownWalk(ev.module_id, ev.flags, true)) return;
   std::unique_lock<std::mutex> catchup;
   if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
     catchup = holdUnloads();
@@ -245,6 +274,7 @@ void Mirror::methodUnload(const MethodEvent& ev, uint64_t t0) {
 }
 
 void Mirror::moduleUnload(const ModuleEvent& ev) {
+  if (shutdownWalk(ev.module_id, 0, false)) return;
   if (catchup_.load(std::memory_order_acquire)) {  // an attach's catch-up may run
     // Through the gate (mirror.h): while it is closed the catch-up reads methods this
     // module's context may own, and CoreCLR frees the context only once this returns.
@@ -396,7 +426,8 @@ void Mirror::writeStats(const char* runtime_version, const jitprov_memory_stats&
                ", \"retired\": %" PRIu64 ",\n",
                loads, ms.replayed, v(c_.unloads), v(c_.unknown_unloads), v(c_.methods), v(c_.modules),
                v(c_.module_unloads), v(c_.method_unloads), ms.live_host_code, ms.retired);
-  std::fprintf(f, "  \"collectible_generics\": %" PRIu64 ",\n", v(c_.collectible_generics));
+  std::fprintf(f, "  \"collectible_generics\": %" PRIu64 ", \"shutdown_unloads\": %" PRIu64 ",\n",
+               v(c_.collectible_generics), v(c_.shutdown_unloads));
   std::fprintf(f,
                "  \"not_mirrored\": {\"r2r_methods\": %" PRIu64 ", \"cold_parts\": %" PRIu64
                ", \"not_jitted\": %" PRIu64 ", \"bad_payloads\": %" PRIu64 ", \"refused\": %" PRIu64

@@ -65,6 +65,8 @@ struct Counters {
   // Exact generic instantiations over a collectible type, filed under that type's
   // collectible module rather than the (CoreLib) module the event names (ownerOf).
   std::atomic<uint64_t> collectible_generics{0};
+  // Unloads of CoreCLR's shutdown walk, not applied (Mirror::shutdownWalk).
+  std::atomic<uint64_t> shutdown_unloads{0};
   std::atomic<uint64_t> r2r_methods{0};   // precompiled (ReadyToRun) methods used: no JIT'd body to mirror
   std::atomic<uint64_t> bad_payloads{0};  // events that did not decode
   std::atomic<uint64_t> refused{0};       // jitprov refused a publication (overlap, size 0)
@@ -147,6 +149,7 @@ class Mirror {
   };
   ModuleRef moduleOf(uint64_t clr_module);
   ModuleRef ownerOf(const MethodEvent& ev, ModuleRef module);
+  bool shutdownWalk(uint64_t clr_module, uint32_t method_flags, bool method);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);
   void writeStats(const char* runtime_version, const jitprov_memory_stats& ms, uint64_t loads, uint64_t session_stops);
@@ -176,7 +179,8 @@ class Mirror {
 
   // A catch-up may run: unloads take the gate or catchup_mu_.
   std::atomic<bool> catchup_{false};
-  std::mutex catchup_mu_;  // guards the method tombstones (unloaded since beginCatchUp)
+  std::atomic<bool> shutting_down_{false};  // CoreCLR's shutdown walk began (shutdownWalk)
+  std::mutex catchup_mu_;                   // guards the method tombstones (unloaded since beginCatchUp)
   std::unordered_set<uint64_t> dead_code_, dead_functions_;
   std::mutex gate_mu_;  // guards the gate and the module tombstones (unloaded since beginCatchUp)
   std::condition_variable gate_cv_;

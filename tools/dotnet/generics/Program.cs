@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// jitprov-collectible-generics N READY: loads a copy of itself into N collectible
+// jitprov-collectible-generics N READY [keep]: loads a copy of itself into N collectible
 // AssemblyLoadContexts in turn; in each, List<PluginStruct> (an exact instantiation over a
 // type of that context: CoreCLR allocates it, and JITs its code, in the context's loader
 // allocator, while its events name System.Private.CoreLib's module) is used until its
 // methods tier up, then the context is unloaded and collected. Meanwhile the default
 // context keeps its own List<KeptStruct> in use. When every context is gone it writes
 // READY and waits for a line on stdin (a rundown is taken then), then prints
-// "collectible-generics: N contexts made, 0 alive".
+// "collectible-generics: N contexts made, 0 alive". With `keep`, one more context is
+// made then and left loaded, its code in use until the process exits (the exit rundown
+// must hold it).
 using System.Runtime.CompilerServices;
 using System.Runtime.Loader;
 
@@ -33,6 +35,7 @@ public static class Plugin {
 
 public static class Program {
   static readonly List<KeptStruct> Kept = new();
+  static AssemblyLoadContext? Loaded;  // `keep`: alive to the end
 
   [MethodImpl(MethodImplOptions.NoInlining)]
   static WeakReference Once(int n) {
@@ -60,6 +63,14 @@ public static class Program {
       GC.WaitForPendingFinalizers();
     }
     int alive = contexts.FindAll(w => w.IsAlive).Count;
+    if (args.Length > 2 && args[2] == "keep") {
+      Loaded = new AssemblyLoadContext("generics-kept", isCollectible: true);
+      var run = Loaded.LoadFromAssemblyPath(typeof(Program).Assembly.Location).GetType("Plugin")!.GetMethod("Run")!;
+      for (int k = 0; k < 40; k++) {
+        run.Invoke(null, new object[] { 200 });
+        Thread.Sleep(2);
+      }
+    }
     File.WriteAllText(args[1], "ready\n");
     Console.In.ReadLine();
     Console.WriteLine($"collectible-generics: {n} contexts made, {alive} alive, {Kept.Count} kept");
