@@ -122,7 +122,10 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
         if (!tier1_side) {
           for (int i = 0; i < 8; ++i) {
             const uint64_t id = methodId(dynamicBase(pair, r), i);
-            const LoadEvent l = load(kStaticModule, id, codeStart(dynamicBase(pair, r), i, 0), kClrTierOptimized, 0);
+            LoadEvent l = load(kStaticModule, id, codeStart(dynamicBase(pair, r), i, 0), kClrTierOptimized, 0);
+            // Dynamic (CoreCLR unloads no other method of a module that is not
+            // collectible but in its shutdown walk, which the mirror applies nothing of).
+            l.ev.flags |= kMethodDynamic;
             m.methodLoad(l.ev, hostagent::nowNs());
             if (i % 4 != 0)
               m.methodUnload(l.ev, hostagent::nowNs());
@@ -272,6 +275,38 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   EXPECT_EQ(j["catch_up"]["gate_waits"].get<uint64_t>(), 3u);
   EXPECT_EQ(j["module_unloads"].get<uint64_t>(), 1u);
   EXPECT_EQ(j["live_versions"].get<uint64_t>(), 0u);
+}
+
+// CoreCLR's shutdown walk (ProcessShutdown, before the profiler's Shutdown and the exit
+// rundown) reports every module still loaded as unloaded: the static module's unload
+// says the walk began, and nothing of it is applied, a collectible module's unload after
+// it included, so that the exit rundown holds what was live at exit.
+TEST(MirrorStress, CoreClrsShutdownWalkIsNotApplied) {
+  StartedMirror sm("walk", "none");
+  ASSERT_EQ(sm.error, "");
+  Mirror& m = sm.m;
+  const uint64_t plugin = moduleId(0, 0);
+  m.methodLoad(load(plugin, methodId(plugin, 0), codeStart(plugin, 0, 0), kClrTierQuick, 0).ev, hostagent::nowNs());
+  m.methodLoad(load(kStaticModule, methodId(kStaticModule, 0), codeStart(kStaticModule, 0, 0), kClrTierQuick, 0).ev,
+               hostagent::nowNs());
+  // Before the walk, a collectible module's unload is applied: a second plugin goes.
+  const uint64_t gone = moduleId(0, 1);
+  m.methodLoad(load(gone, methodId(gone, 0), codeStart(gone, 0, 0), kClrTierQuick, 0).ev, hostagent::nowNs());
+  ModuleEvent ev;
+  ev.module_id = gone;
+  m.moduleUnload(ev);
+  for (const uint64_t mod : {kStaticModule, plugin}) {  // the walk: the static module first
+    ev.module_id = mod;
+    m.moduleUnload(ev);
+  }
+  m.methodUnload(load(plugin, methodId(plugin, 0), codeStart(plugin, 0, 0), kClrTierQuick, 0).ev, hostagent::nowNs());
+  m.shutdown("walk", 0);
+  const nlohmann::json j = sm.stats();
+  ASSERT_FALSE(j.empty()) << sm.path;
+  EXPECT_EQ(j["module_unloads"].get<uint64_t>(), 1u);  // the one before the walk
+  EXPECT_EQ(j["shutdown_unloads"].get<uint64_t>(), 3u);
+  EXPECT_EQ(j["unloads"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["live_versions"].get<uint64_t>(), 2u);  // the plugin's and the static module's
 }
 
 }  // namespace
