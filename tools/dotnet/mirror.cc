@@ -111,11 +111,13 @@ Mirror::ModuleRef Mirror::moduleOf(uint64_t clr_module) {
 // context and frees them with it, saying nothing more (no unload event without the
 // EndEnumeration keyword). Filed under the plugin's module, the method goes with it.
 // Only for an exact generic instantiation seen for the first time in a module that is
-// not collectible: a lookup, and CoreCLR's answer then.
-Mirror::ModuleRef Mirror::ownerOf(const MethodEvent& ev, ModuleRef module) {
+// not collectible: a lookup, and CoreCLR's answer then. *known: the method when the
+// lookup found it (filed already), else 0.
+Mirror::ModuleRef Mirror::ownerOf(const MethodEvent& ev, ModuleRef module, uint64_t* known) {
+  *known = 0;
   if ((ev.flags & (kMethodGeneric | kMethodSharedGeneric)) != kMethodGeneric || !method_modules_) return module;
-  uint64_t known = 0;
-  if (jitprov_method_find(rt_, ev.method_id, &known) == JITPROV_OK) return module;  // filed already
+  if (jitprov_method_find(rt_, ev.method_id, known) == JITPROV_OK) return module;
+  *known = 0;
   for (const uint64_t m : method_modules_(ev.method_id)) {
     if (m == ev.module_id || m == 0) continue;
     const ModuleRef o = moduleOf(m);
@@ -183,8 +185,9 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   const uint32_t clr_tier = (ev.flags >> kTierShift) & kTierMask;
   c_.by_clr_tier[clr_tier].fetch_add(1, std::memory_order_relaxed);
   ModuleRef module = moduleOf(ev.module_id);
-  if (module.id != 0 && !module.collectible) module = ownerOf(ev, module);
-  const uint64_t method = module.id != 0 ? methodOf(ev, module.id) : 0;
+  uint64_t method = 0;  // found by ownerOf's lookup: not looked up again
+  if (module.id != 0 && !module.collectible) module = ownerOf(ev, module, &method);
+  if (method == 0 && module.id != 0) method = methodOf(ev, module.id);
   if (method == 0) return;
   jitprov_code_desc cd = JITPROV_CODE_DESC_INIT;
   cd.code_start = ev.start;

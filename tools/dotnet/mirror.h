@@ -148,7 +148,7 @@ class Mirror {
     bool collectible = false;
   };
   ModuleRef moduleOf(uint64_t clr_module);
-  ModuleRef ownerOf(const MethodEvent& ev, ModuleRef module);
+  ModuleRef ownerOf(const MethodEvent& ev, ModuleRef module, uint64_t* known);
   bool shutdownWalk(uint64_t clr_module, uint32_t method_flags, bool method);
   uint64_t methodOf(const MethodEvent& ev, uint64_t module);
   void error(const std::string& what, int e);

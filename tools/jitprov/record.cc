@@ -33,7 +33,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -246,8 +245,7 @@ pid_t startPrivateSessiond(const std::string& log, bool private_ns, std::string*
     // Stopped with us, also when we are killed (SIGKILL: no handler of ours runs): it
     // stops its consumer daemons, and nothing is left behind in a namespace that no
     // `lttng list` sees. Its session is ours to destroy before, as ever.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);  // we died before the line above
+    endWithParent(parent);
     const int devnull = open("/dev/null", O_RDWR);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (devnull >= 0) dup2(devnull, 0);
@@ -544,8 +542,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
     setpgid(0, 0);
     // Ended with us, also when we are killed outright: jitprov-lockwait's uprobes and
     // perf -p must not outlive the recording.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
+    endWithParent(parent);
     const int in = open("/dev/null", O_RDONLY);
     const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -78,10 +78,9 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    // Ended with us (SIGTERM), also when we are killed or interrupted without a handler
-    // (jitprov report's Ctrl-C): a verifier of a large trace must not run on alone.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);  // we ended before the line above
+    // Ended with us, also when we are killed or interrupted without a handler (jitprov
+    // report's Ctrl-C): a verifier of a large trace must not run on alone.
+    endWithParent(parent);
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_fd >= 0 ? out_fd : pipefd[1], 1);
@@ -114,6 +113,11 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
   }
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+void endWithParent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(1);  // it ended before the line above
 }
 
 // The first line of a helper's output that says something (for a one-line error).

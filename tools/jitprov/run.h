@@ -4,6 +4,8 @@
 // trace found in a directory, durations formatted for a summary, a progress line.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -25,6 +27,10 @@ struct Ran {
 // Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
 // its stdout and stderr captured (or into `out_path` when given, stderr captured).
 Ran run(const std::vector<std::string>& argv, const std::string& out_path = {});
+
+// In a child just forked by `parent`: ended by SIGTERM when `parent` ends, killed
+// outright included (PR_SET_PDEATHSIG), or at once (_exit 1) if it already has.
+void endWithParent(pid_t parent);
 
 // The first line of a helper's output that says something (for a one-line error).
 std::string firstLine(const std::string& s);
