@@ -277,6 +277,80 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   EXPECT_EQ(j["live_versions"].get<uint64_t>(), 0u);
 }
 
+// An attach's catch-up publishes a method's bodies as enumerated before the session's
+// events for it, newest last and active; a tier-1 body the session activated meanwhile
+// (the tiering worker's, read after the enumeration) must stay the active one. One thread
+// raises the tier-1 events while another publishes the tier-0 bodies the catch-up read,
+// for the same methods at once; then a method with no event: the catch-up activates it.
+TEST(MirrorStress, TheCatchUpActivatesNoBodyOverANewerEvent) {
+  StartedMirror sm("activate", "exit");
+  ASSERT_EQ(sm.error, "");
+  Mirror& m = sm.m;
+  constexpr int kRaced = 4000;
+  const uint64_t module = kStaticModule;
+  m.beginCatchUp();
+  std::vector<LoadEvent> tier1;
+  tier1.reserve(kRaced);
+  for (int i = 0; i < kRaced; ++i)
+    tier1.push_back(load(module, methodId(module, i), codeStart(module, i, 1), kClrTierTier1, 1));
+  const auto caught = [module](int i) {
+    CaughtBody b;
+    b.method_id = methodId(module, i);
+    b.module_id = module;
+    b.start = codeStart(module, i, 0);
+    b.size = 0x40;
+    b.token = 0x06000001;
+    b.name_space = "Stress.C" + std::to_string(module);
+    b.name = "M" + std::to_string(b.method_id);
+    b.signature = "void ()";
+    b.activate = true;  // the catch-up's newest body of the method
+    return b;
+  };
+  // The finding's order: the event's tier 1 first, then the catch-up's older body.
+  m.methodLoad(tier1[0].ev, 0);
+  {
+    const std::unique_lock<std::mutex> hold = m.holdUnloads();
+    m.publishCaught(caught(0));
+  }
+  EXPECT_EQ(m.entryPoint(methodId(module, 0)), codeStart(module, 0, 1));
+  std::atomic<bool> go{false};
+  std::thread events([&] {
+    while (!go.load()) std::this_thread::yield();
+    for (int i = 1; i < kRaced; ++i) m.methodLoad(tier1[i].ev, 0);
+  });
+  std::thread catch_up([&] {
+    while (!go.load()) std::this_thread::yield();
+    for (int i = 1; i < kRaced; ++i) {
+      const CaughtBody b = caught(i);
+      const std::unique_lock<std::mutex> hold = m.holdUnloads();
+      m.publishCaught(b);
+    }
+  });
+  go.store(true);
+  events.join();
+  catch_up.join();
+  int older_active = 0;
+  for (int i = 0; i < kRaced; ++i) {
+    const uint64_t ep = m.entryPoint(methodId(module, i));
+    EXPECT_NE(ep, 0u) << i;
+    older_active += ep == codeStart(module, i, 0);
+  }
+  EXPECT_EQ(older_active, 0) << "methods whose catch-up body superseded the session's newer tier-1 body";
+  const CaughtBody alone = caught(kRaced);
+  {
+    const std::unique_lock<std::mutex> hold = m.holdUnloads();
+    m.publishCaught(alone);
+  }
+  EXPECT_EQ(m.entryPoint(alone.method_id), alone.start);
+  m.openGate();
+  m.endCatchUp();
+  m.shutdown("activate", 0);
+  const nlohmann::json j = sm.stats();
+  ASSERT_FALSE(j.empty()) << sm.path;
+  EXPECT_EQ(j["not_mirrored"]["errors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["live_versions"].get<uint64_t>(), uint64_t(2 * kRaced + 1));
+}
+
 // CoreCLR's shutdown walk (ProcessShutdown, before the profiler's Shutdown and the exit
 // rundown) reports every module still loaded as unloaded: the static module's unload
 // says the walk began, and nothing of it is applied, a collectible module's unload after

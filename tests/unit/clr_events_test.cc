@@ -2,6 +2,7 @@
 // The .NET client's decoding of CoreCLR's event payloads (tools/dotnet/clr_events.h),
 // on payloads built here field by field as the runtime lays them out.
 #include "clr_events.h"
+#include "images.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +127,37 @@ TEST(ClrEvents, ModuleUnload) {
   EXPECT_EQ(ev.il_path, "/app/JitWork.dll");
   EXPECT_EQ(ev.native_path, "");
   EXPECT_FALSE(decodeModule(p.bytes.data(), p.bytes.size() - 1, 2, &ev));
+}
+
+}  // namespace
+}  // namespace jitprov::dotnet
+
+namespace jitprov::dotnet {
+namespace {
+
+// The attach's catch-up skips precompiled code by the images it lies in: an image an app
+// was redeployed over keeps its mapping, named with the kernel's " (deleted)".
+TEST(ImageRanges, ImagesByNameAnImageReplacedOnDiskIncluded) {
+  ImageRanges r;
+  for (const char* line : {
+           "7f1000000000-7f1000100000 r-xp 00000000 08:01 11 /opt/app/App.dll\n",
+           "7f2000000000-7f2000200000 r-xp 00001000 08:01 12 /usr/share/dotnet/shared/Microsoft.NETCore.App/"
+           "10.0.12/System.Private.CoreLib.dll (deleted)\n",
+           "7f3000000000-7f3000001000 r-xp 00000000 08:01 13 /opt/app/TOOL.EXE\n",
+           "7f4000000000-7f4000100000 r-xp 00000000 08:01 14 /usr/share/dotnet/shared/libcoreclr.so\n",
+           "7f5000000000-7f5000100000 rwxp 00000000 00:00 0 \n",
+           "7f6000000000-7f6000100000 r-xp 00000000 08:01 15 /opt/app/dll (deleted)\n",
+       })
+    r.addMapsLine(line);
+  r.sort();
+  EXPECT_TRUE(r.contains(0x7f1000000000));
+  EXPECT_FALSE(r.contains(0x7f1000100000));  // the end is not in it
+  EXPECT_TRUE(r.contains(0x7f2000123456)) << "an image replaced on disk";
+  EXPECT_TRUE(r.contains(0x7f3000000fff));
+  EXPECT_FALSE(r.contains(0x7f4000000010));  // a library
+  EXPECT_FALSE(r.contains(0x7f5000000010));  // anonymous: JIT'd code
+  EXPECT_FALSE(r.contains(0x7f6000000010));  // a file named "dll"
+  EXPECT_FALSE(r.contains(0x1000));
 }
 
 }  // namespace

@@ -14,43 +14,12 @@
 #include "clr_abi.h"
 #include "clr_events.h"
 #include "clr_names.h"
+#include "images.h"
 
 namespace jitprov::dotnet {
 namespace {
 
 constexpr int kNameUnits = 1024;
-
-// The mapped images (*.dll, *.exe) of the process: precompiled (ReadyToRun) code lies in
-// them, JIT'd code never does (CoreCLR's code heaps are anonymous or its double mapping).
-class Images {
- public:
-  Images() {
-    FILE* f = std::fopen("/proc/self/maps", "re");
-    if (f == nullptr) return;
-    char line[4096];
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-      unsigned long long lo = 0, hi = 0;
-      int path = 0;
-      if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &path) < 2 || path == 0) continue;
-      std::string p = line + path;
-      while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
-      std::string low = p;
-      std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-      const bool image = low.size() > 4 &&
-                         (low.compare(low.size() - 4, 4, ".dll") == 0 || low.compare(low.size() - 4, 4, ".exe") == 0);
-      if (image) ranges_.emplace_back(lo, hi);
-    }
-    std::fclose(f);
-    std::sort(ranges_.begin(), ranges_.end());
-  }
-  bool contains(uint64_t a) const {
-    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), std::make_pair(a, ~uint64_t(0)));
-    return it != ranges_.begin() && a < std::prev(it)->second;
-  }
-
- private:
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
-};
 
 // Names as CoreCLR's method events give them: the class as CoreCLR's type printer
 // writes a method's MethodTable ("Ns.Outer+Inner`1[System.__Canon]"), the method's
@@ -366,7 +335,7 @@ CatchUpResult catchUp(void* info, Mirror& mirror, const CatchUpTestHooks& hooks)
   // waits on for the first unload after the resolution.
   if (hooks.delay_ms != 0) waitForAnUnload(mirror, hooks.delay_ms);
 
-  const Images images;
+  const ImageRanges images = ImageRanges::ofSelf();
   Namer namer(info);
   std::vector<uint64_t> addrs(64);
   for (const Resolved& m : methods) {

@@ -199,7 +199,15 @@ void Mirror::methodLoad(const MethodEvent& ev, uint64_t t0) {
   cd.host_version = static_cast<uint32_t>(ev.native_version);
   // CoreCLR makes each new non-OSR body the method's entry point once published: both
   // in one acquisition of jitprov's lock.
-  if (cd.tier != JITPROV_TIER1_OSR) cd.flags = JITPROV_CODE_ACTIVATE;
+  if (cd.tier != JITPROV_TIER1_OSR) {
+    cd.flags = JITPROV_CODE_ACTIVATE;
+    // An attach's catch-up publishes bodies older than this one, read before it: told
+    // before this publication, it activates none of them (publishCaught).
+    if (catchup_.load(std::memory_order_acquire)) {
+      const std::lock_guard g(catchup_mu_);
+      activated_.insert(ev.method_id);
+    }
+  }
   uint64_t version = 0;
   const int e = jitprov_code_publish(rt_, method, &cd, &version);  // no mirror lock held
   if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {
@@ -343,7 +351,9 @@ void Mirror::publishCaught(const CaughtBody& b) {
   cd.tier = b.tier;
   cd.host_tier = kClrTierUnknown;  // no profiling API tells a body's tier
   cd.host_version = b.host_version;
-  if (b.activate) cd.flags = JITPROV_CODE_ACTIVATE;
+  // The session's event activated a newer body since the catch-up began: it stays the
+  // active one (an event takes catchup_mu_ to say so before it publishes).
+  if (b.activate && activated_.count(b.method_id) == 0) cd.flags = JITPROV_CODE_ACTIVATE;
   uint64_t version = 0;
   const int e = jitprov_code_publish(rt_, method, &cd, &version);
   if (e == JITPROV_E_RANGE_OVERLAP || e == JITPROV_E_ZERO_CODE_SIZE) {
@@ -379,6 +389,12 @@ void Mirror::openGate() {
   gate_cv_.notify_all();
 }
 
+uint64_t Mirror::entryPoint(uint64_t clr_method) const {
+  uint64_t id = 0;
+  if (rt_ == nullptr || jitprov_method_find(rt_, clr_method, &id) != JITPROV_OK) return 0;
+  return jitprov_entry_point(rt_, id);
+}
+
 bool Mirror::anyModuleUnloaded(const std::vector<uint64_t>& clr_modules) {
   const std::lock_guard g(gate_mu_);
   for (const uint64_t m : clr_modules)
@@ -391,6 +407,7 @@ void Mirror::endCatchUp() {
     const std::lock_guard g(catchup_mu_);
     dead_code_.clear();
     dead_functions_.clear();
+    activated_.clear();
   }
   {
     const std::lock_guard g(gate_mu_);

@@ -138,6 +138,8 @@ class Mirror {
   uint64_t unloadsSeen() const { return unloads_seen_.load(std::memory_order_acquire); }
   void endCatchUp();
   Counters& counters() { return c_; }
+  // The active code of a CoreCLR method in jitprov (0: none, or not mirrored).
+  uint64_t entryPoint(uint64_t clr_method) const;
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
   // app stopped the client's session (toggle=on), for the file.
   void shutdown(const char* runtime_version, uint64_t session_stops);
@@ -182,6 +184,9 @@ class Mirror {
   std::atomic<bool> shutting_down_{false};  // CoreCLR's shutdown walk began (shutdownWalk)
   std::mutex catchup_mu_;                   // guards the method tombstones (unloaded since beginCatchUp)
   std::unordered_set<uint64_t> dead_code_, dead_functions_;
+  // Methods whose body the session's events activated since beginCatchUp (catchup_mu_):
+  // the catch-up's older bodies of them are published without activating.
+  std::unordered_set<uint64_t> activated_;
   std::mutex gate_mu_;  // guards the gate and the module tombstones (unloaded since beginCatchUp)
   std::condition_variable gate_cv_;
   bool gate_closed_ = false;

@@ -53,12 +53,6 @@ AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, 
 
 }  // namespace
 
-void stripDeleted(std::string& path) {
-  static constexpr std::string_view kDeleted = " (deleted)";
-  if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
-    path.resize(path.size() - kDeleted.size());
-}
-
 std::string describe(const TargetInfo& t) {
   return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "attach.h"
+#include "proc_path.h"
 
 #include <sys/types.h>
 
@@ -38,9 +39,8 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out);
 // process is gone). Pure: unit-testable.
 bool parseProcStatus(const std::string& status, TargetInfo* t);
 
-// A path of /proc/PID/maps or /proc/PID/exe without the kernel's " (deleted)": the file
-// was replaced on disk (a package upgraded) since it was mapped. Pure: unit-testable.
-void stripDeleted(std::string& path);
+// A path of /proc/PID/maps or /proc/PID/exe without the kernel's " (deleted)".
+using tools::stripDeleted;
 
 // Re-reads the status line State: of PID ('\0': the process is gone).
 char processState(pid_t pid);
