@@ -96,6 +96,7 @@ static_assert(sizeof(jitprov_line_entry) == sizeof(jitprov::LineEntry) &&
 static_assert(offsetof(jitprov_code_desc, lines) == 40 && offsetof(jitprov_code_desc, flags) == 56);
 static_assert(offsetof(jitprov_jitdump_stats, debug_records) == 88);
 static_assert(int(Errc::kTooManyVersions) == JITPROV_E_TOO_MANY_VERSIONS);
+static_assert(int(Errc::kCutShort) == JITPROV_E_CUT_SHORT);
 static_assert(int(jitprov::Tier::kOptimized) == JITPROV_TIER_OPTIMIZED);
 static_assert(int(jitprov::RundownMode::kPerMethod) == JITPROV_RUNDOWN_PER_METHOD);
 static_assert(int(jitprov::RundownTrigger::kEvery) == JITPROV_TRIGGER_EVERY);
@@ -299,9 +300,16 @@ int jitprov_method_register(jitprov_runtime* rt, uint64_t module_id, const jitpr
       }
     }
     jitprov::MethodDesc md{d.token, d.flags, ns, name, sig, d.host_key};
-    auto r = rt->rt.registerMethod(module_id, md);
-    if (r.error() == Errc::kAlreadyExists) (void)deliver(rt->rt.findMethod(d.host_key), method_id);
-    return deliver(r, method_id);
+    for (;;) {
+      auto r = rt->rt.registerMethod(module_id, md);
+      if (r.error() != Errc::kAlreadyExists) return deliver(r, method_id);
+      // EXISTS returns the live method's id. Unloaded between the two calls (a host
+      // unloading it on another thread), the key is free: register again.
+      if (auto found = rt->rt.findMethod(d.host_key); found.ok()) {
+        *method_id = *found;
+        return JITPROV_E_EXISTS;
+      }
+    }
   });
 }
 
@@ -510,7 +518,7 @@ int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_resul
       const jitprov_rundown_result c = toC(r);
       std::memcpy(out, &c, kRundownResultV0Size);
     }
-    return JITPROV_OK;
+    return r.cut_short ? JITPROV_E_CUT_SHORT : JITPROV_OK;
   });
 }
 

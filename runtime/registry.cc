@@ -788,7 +788,17 @@ bool Runtime::recordCall(MethodId method) noexcept {
   rcu::ReadSection rs;
   Method* m = s_->methods.load(method);
   if (m == nullptr) return false;
+  // The count stops at the threshold (give or take the calls racing the one that reaches
+  // it): a 32-bit count that went on would reach the threshold again after 2^32 calls,
+  // a second "tier up"; and a hot method's line is only read once it has tiered up.
+  if (m->call_count.load(std::memory_order_relaxed) >= config_.tier_up_threshold) return false;
   return m->call_count.fetch_add(1, std::memory_order_relaxed) + 1 == config_.tier_up_threshold;
+}
+
+uint32_t Runtime::callsCounted(MethodId method) const noexcept {
+  rcu::ReadSection rs;
+  const Method* m = s_->methods.load(method);
+  return m == nullptr ? 0 : m->call_count.load(std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------

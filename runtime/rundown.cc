@@ -56,7 +56,7 @@ RundownEngine::~RundownEngine() {
     life_cv_.wait(g, [this] { return calls_ == 0; });
   }
   fork::untrackHooks(this);
-  if (wake_fd_ >= 0) close(wake_fd_);
+  if (const int fd = wake_fd_.load(); fd >= 0) close(fd);
 }
 
 // The child has only the thread that forked. A rundown another thread was running holds
@@ -76,6 +76,13 @@ void RundownEngine::forkParent(void* self) {
 }
 void RundownEngine::forkChild(void* self) {
   auto* e = static_cast<RundownEngine*>(self);
+  // Not taken by forkPrepare: a stop() holds it across the exit rundown, whose prepare
+  // callback may wait for the CVM lock the fork's handlers hold. A start() or stop()
+  // another thread was in has no thread here to finish it.
+  if (e->control_mu_.try_lock())
+    e->control_mu_.unlock();
+  else
+    new (&e->control_mu_) std::mutex();
   if (e->run_mu_.try_lock()) {
     e->run_mu_.unlock();
   } else {
@@ -85,17 +92,21 @@ void RundownEngine::forkChild(void* self) {
   }
   e->calls_ = 0;                 // their threads are not here
   e->pending_sessions_.clear();  // the parent's sessions: the child's are its own
+  // The eventfd is the parent's too: a start() here makes the child's own (sharing it,
+  // the two processes' threads took each other's wake-ups, and a request was lost).
+  if (const int fd = e->wake_fd_.exchange(-1); fd >= 0) close(fd);
   e->results_mu_.unlock();
   e->sessions_mu_.unlock();
   e->life_mu_.unlock();
 }
 
 Result<void> RundownEngine::start() {
+  const std::lock_guard<std::mutex> control(control_mu_);
   if (thread_.joinable()) return Errc::kBusy;
   trace::loadProvider();
   // One eventfd for the engine's life, however often it is started and stopped.
-  if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return Errc::kCapacityExhausted;
+  if (wake_fd_.load() < 0) wake_fd_.store(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (wake_fd_.load() < 0) return Errc::kCapacityExhausted;
   stop_.store(false);
   owner_pid_ = getpid();
   if (triggers_.session) {
@@ -114,6 +125,9 @@ Result<void> RundownEngine::start() {
     watch_token_ = 0;
     return Errc::kCapacityExhausted;
   }
+  // A request() or signal before the eventfd existed wrote nothing: the thread, which
+  // sleeps untimed when no trigger is timed, looks at them now.
+  if (api_pending_.load(std::memory_order_acquire) || signal_pending_.load(std::memory_order_acquire)) wake();
   return {};
 }
 
@@ -136,6 +150,7 @@ void RundownEngine::cancelRunning() {
 }
 
 void RundownEngine::stop() {
+  const std::lock_guard<std::mutex> control(control_mu_);
   if (!thread_.joinable()) {
     cancelRunning();  // a runNow() on another thread
     return;
@@ -160,9 +175,10 @@ void RundownEngine::stop() {
 }
 
 void RundownEngine::wake() noexcept {
-  if (wake_fd_ < 0) return;
+  const int fd = wake_fd_.load(std::memory_order_acquire);  // lock-free: async-signal-safe
+  if (fd < 0) return;
   const uint64_t one = 1;
-  ssize_t r = write(wake_fd_, &one, sizeof one);  // async-signal-safe
+  ssize_t r = write(fd, &one, sizeof one);  // async-signal-safe
   (void)r;
 }
 
@@ -201,10 +217,11 @@ void RundownEngine::threadMain() {
     return int(std::min<uint64_t>((due - now + 999999) / 1000000, INT32_MAX));
   };
   while (!stop_.load(std::memory_order_acquire)) {
-    pollfd p{wake_fd_, POLLIN, 0};
+    const int fd = wake_fd_.load(std::memory_order_relaxed);  // start() made it before this thread
+    pollfd p{fd, POLLIN, 0};
     (void)poll(&p, 1, sleepMs());
     uint64_t drain;
-    while (read(wake_fd_, &drain, sizeof drain) > 0) {
+    while (read(fd, &drain, sizeof drain) > 0) {
     }
     if (stop_.load(std::memory_order_acquire)) break;
     if (poll_enabled) {

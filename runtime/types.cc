@@ -55,6 +55,8 @@ const char* errcMessage(Errc e) noexcept {
       return "too many methods: 67108863 live or awaiting reclamation is the registry's limit";
     case Errc::kTooManyVersions:
       return "too many native code versions: 268435455 live or awaiting reclamation is the registry's limit";
+    case Errc::kCutShort:
+      return "the rundown was cut short by a stop or destroy of its engine: not complete";
   }
   return "unknown error";
 }

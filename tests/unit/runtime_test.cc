@@ -421,6 +421,8 @@ TEST_F(RuntimeTest, TierUpFiresExactlyOnceAtTheThreshold) {
   }
   EXPECT_EQ(fired, 1);
   EXPECT_EQ(fired_at, 30);
+  // The count stops there: one that went on (32 bits) fired again after 2^32 calls.
+  EXPECT_EQ(rt.callsCounted(*m), 30u);
   Runtime custom(RuntimeConfig{.tier_up_threshold = 3});
   auto mo = custom.registerModule("m", false);
   auto cm = custom.registerMethod(*mo, desc("C"));

@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define JITPROV_VERSION_MAJOR 0
-#define JITPROV_VERSION_MINOR 3
+#define JITPROV_VERSION_MINOR 4
 
 /* The largest `sz` an input struct may declare (Conventions above). */
 #define JITPROV_STRUCT_SZ_MAX 65536
@@ -94,9 +94,10 @@ enum jitprov_error {
   JITPROV_E_INTERNAL = 21,
   /* The registry's limits are on records live or awaiting reclamation at once, never on
    * ids handed out (ids are 64-bit and never reused): */
-  JITPROV_E_TOO_MANY_MODULES = 22, /* 1048575 modules */
-  JITPROV_E_TOO_MANY_METHODS = 23, /* 67108863 methods */
-  JITPROV_E_TOO_MANY_VERSIONS = 24 /* 268435455 native code versions */
+  JITPROV_E_TOO_MANY_MODULES = 22,  /* 1048575 modules */
+  JITPROV_E_TOO_MANY_METHODS = 23,  /* 67108863 methods */
+  JITPROV_E_TOO_MANY_VERSIONS = 24, /* 268435455 native code versions */
+  JITPROV_E_CUT_SHORT = 25          /* jitprov_rundown_stop()/destroy() ended the rundown early */
 };
 
 /* A sentence fragment for an error ("unknown method id"); never NULL. */
@@ -220,8 +221,8 @@ typedef struct jitprov_code_desc {
   uint32_t host_tier;     /* the host's own tier number (0-65535), e.g. HotSpot's comp level */
   uint32_t osr_il_offset; /* for JITPROV_TIER1_OSR */
   uint32_t host_version;  /* the host's own id of this native version (CoreCLR: its native
-                             code version id); 0 when the host has none. Since 0.6. */
-  /* --- since line tables (40 bytes before: the layout of 0.6) --- */
+                             code version id); 0 when the host has none. */
+  /* --- since line tables (40 bytes before: the original layout) --- */
   /* Optional (host mode): the code's source lines, for the jitdump sink only: written
    * as a JIT_CODE_DEBUG_INFO record just before the publication's JIT_CODE_LOAD while
    * the sink is open, ignored otherwise (a host may leave them out when it is closed).
@@ -449,13 +450,16 @@ typedef struct jitprov_rundown_result {
   uint64_t caught_up;   /* versions published during the walk, added by its catch-up */
   uint64_t catch_up_ns; /* time the catch-up took */
   int cut_short;        /* 1: jitprov_rundown_stop()/destroy() ended it early: not complete */
-  /* --- since methods were counted by their records (ABI of 0.4.0) --- */
+  /* --- since methods were counted by their records --- */
   uint64_t caught_up_methods; /* of `methods`, those only the catch-up added records of */
 } jitprov_rundown_result;
 
 /* Runs one rundown on the calling thread (trigger api), into every lttng session that
  * records the rundown events. out may be NULL; it receives the original layout only
- * (the fields up to `traced`, 88 bytes): read the rest with jitprov_rundown_results(). */
+ * (the fields up to `traced`, 88 bytes): read the rest with jitprov_rundown_results().
+ * JITPROV_E_CUT_SHORT (out filled all the same): a jitprov_rundown_stop() or
+ * jitprov_rundown_destroy() on another thread ended it early, or it began after destroy
+ * did (no rundown: rundown_id 0). Before 0.4.0 that returned JITPROV_OK. */
 JITPROV_API int jitprov_rundown_run_now(jitprov_rundown* rd, int mode, jitprov_rundown_result* out);
 /* Rundowns completed so far. */
 JITPROV_API uint64_t jitprov_rundown_completed(const jitprov_rundown* rd);

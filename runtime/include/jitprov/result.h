@@ -37,8 +37,9 @@ enum class Errc : uint8_t {
   kTooManyModules,   // the module table is full of live (or not yet reclaimed) modules
   kTooManyMethods,   // the method table is full of live (or not yet reclaimed) methods
   kTooManyVersions,  // the version table is full of live (or not yet reclaimed) versions
+  kCutShort,         // a rundown stop() or the engine's destruction ended early: not complete
 };
-inline constexpr int kErrcCount = static_cast<int>(Errc::kTooManyVersions) + 1;
+inline constexpr int kErrcCount = static_cast<int>(Errc::kCutShort) + 1;
 
 // A stable, human-readable sentence fragment for an error code.
 const char* errcMessage(Errc e) noexcept;

@@ -156,9 +156,14 @@ class RundownEngine {
   const std::vector<RundownMode> modes_;
   std::atomic<uint64_t> mode_turn_{0};
   const RundownTriggers triggers_;
+  // start() and stop() one at a time (thread_, watch_token_, wake_fd_'s creation): two
+  // starts at once assigned thread_ twice (std::terminate), two stops joined it twice.
+  std::mutex control_mu_;
   std::thread thread_;
   int owner_pid_ = 0;  // the process that started thread_ (a forked child has no thread)
-  int wake_fd_ = -1;   // eventfd: written by request*(), polled by the thread
+  // eventfd: written by request*() (any thread, a signal handler), polled by the thread;
+  // made by the first start(), which a request() may overlap.
+  std::atomic<int> wake_fd_{-1};
   std::atomic<bool> stop_{false};
   std::atomic<bool> cancel_{false};  // stop(): cut the rundown in progress short
   // Set by request()/requestFromSignal(), consumed by the thread. lock-free atomics so

@@ -196,6 +196,9 @@ class Runtime {
   // Lock-free call counting: true for exactly one call, the one that reaches the
   // tier-up threshold. Unknown methods return false.
   bool recordCall(MethodId method) noexcept;
+  // The calls recordCall() counted for `method` (0: unknown): it stops counting at the
+  // threshold, give or take the calls racing the one that reached it.
+  uint32_t callsCounted(MethodId method) const noexcept;
 
   // --- reads --------------------------------------------------------------------
   // Lock-free: the code callers of `method` run, 0 when none is active or the method
