@@ -19,9 +19,11 @@
 SRC=$(realpath "${1:?usage: package_test.sh SOURCE_DIR [BUILD_DIR]}")
 BUILD=${2:+$(realpath "$2")}
 PACKAGES=(libjitprov1 libjitprov-dev jitprov jitprov-jvm jitprov-dotnet)
-# jitprov-node as tools/package decides: built when node's headers are there.
+# jitprov-node as tools/package decides: built when node's headers are there, node 20's
+# or a later one's.
 NODE=0
-[ -f /usr/include/node/node_version.h ] && NODE=1 && PACKAGES+=(jitprov-node)
+node_major=$(sed -n 's/^#define NODE_MAJOR_VERSION \([0-9]*\).*/\1/p' /usr/include/node/node_version.h 2>/dev/null)
+[ -n "$node_major" ] && [ "$node_major" -ge 20 ] && NODE=1 && PACKAGES+=(jitprov-node)
 require_lttng
 require_cmd apt-get dpkg dpkg-deb java javac dotnet cc pkg-config man
 installed_ours() {
@@ -38,8 +40,16 @@ WORK=$(work_dir jitprov-package)
 export DEBIAN_FRONTEND=noninteractive
 dpkg-query -W -f='${Package}:${Architecture}\n' | sort >"$WORK/before"
 
-# Purges ours, then whatever else apt installed since the test began (their
-# dependencies, marked automatic), by name: nothing the machine had before.
+# The packages installed now that were not before and that the test's apt-get install
+# brought ($WORK/would: what it said it would install, ours and their dependencies):
+# another job installing packages meanwhile is none of the test's business.
+brought() {
+  [ -f "$WORK/would" ] || return 0
+  dpkg-query -W -f='${Package}:${Architecture}\n' | sort | comm -13 "$WORK/before" - |
+    while IFS= read -r p; do grep -qx "${p%%:*}" "$WORK/would" && echo "$p"; done
+}
+# Purges ours, then whatever else the test's install brought (their dependencies, marked
+# automatic), by name: nothing the machine had before, nothing another job installed.
 purge_installed() {
   local ours extra
   ours=$(installed_ours)
@@ -47,7 +57,7 @@ purge_installed() {
     # shellcheck disable=SC2086
     apt-get purge -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
   fi
-  extra=$(dpkg-query -W -f='${Package}:${Architecture}\n' | sort | comm -13 "$WORK/before" -)
+  extra=$(brought)
   if [ -n "$extra" ]; then
     # shellcheck disable=SC2086
     apt-get purge -y -qq $extra >>"$WORK/purge.log" 2>&1
@@ -82,8 +92,18 @@ t=$(date +%s)
   fail "tools/package ${from[*]}: $(tail -30 "$WORK/package.out")"
 build_s=$(($(date +%s) - t))
 tree_state | diff "$WORK/tree-before" - >"$WORK/tree.diff" || fail "tools/package changed the source tree: $(cat "$WORK/tree.diff")"
-version=$(meson introspect --projectinfo "$SRC/meson.build" | $PY -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+base=$(meson introspect --projectinfo "$SRC/meson.build" | $PY -c 'import json, sys; print(json.load(sys.stdin)["version"])')
 arch=$(dpkg --print-architecture)
+# Each commit's own version: meson's, +git<commits>.<hash> (+dirty with changes not
+# committed), so that apt replaces a build of another commit.
+version=$(dpkg-deb -f "$(ls "$WORK/debs"/libjitprov1_*_"$arch".deb | head -1)" Version 2>/dev/null)
+if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  want=$base+git$(git -C "$SRC" rev-list --count HEAD).$(git -C "$SRC" rev-parse --short=10 HEAD)
+  [ -z "$(git -C "$SRC" status --porcelain)" ] || want=$want+dirty
+else
+  want=$base
+fi
+[ "$version" = "$want" ] || fail "the packages' version is '$version', not '$want'"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for p in "${PACKAGES[@]}"; do
   [ -f "$WORK/debs/${p}_${version}_$arch.deb" ] || fail "no ${p}_${version}_$arch.deb: $(ls "$WORK/debs")"
@@ -120,6 +140,8 @@ $(for p in "${PACKAGES[@]}"; do printf '    %-15s %s\n' "$p" "$(field "$p" Depen
 
 # --- installed ---------------------------------------------------------------------------------
 t=$(date +%s)
+apt-get install -s "$WORK/debs"/*.deb 2>/dev/null | sed -n 's/^Inst \([^ ]*\) .*/\1/p' | sort -u >"$WORK/would"
+grep -qx libjitprov1 "$WORK/would" || fail "apt-get install -s does not name libjitprov1: $(head -5 "$WORK/would")"
 apt-get install -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -qx "ii  $version" || fail "$p is not installed: $(dpkg -l "$p")"
@@ -144,7 +166,12 @@ printf '#include <jitprov/jitprov.h>\n#include <stdio.h>\nint main(void) { puts(
 cc -std=c11 -Wall -Werror "$WORK/capi.c" $(pkg-config --cflags --libs jitprov) -o "$WORK/capi" 2>"$WORK/cc.err" &&
   "$WORK/capi" >/dev/null || fail "a program built with pkg-config jitprov: $(cat "$WORK/cc.err")"
 jitprov ps >"$WORK/ps.out" 2>&1 || fail "jitprov ps: $(cat "$WORK/ps.out")"
-pass "installed: jitprov and jitprov-verify in /usr/bin, the four man pages (man jitprov names $AGENT_DIR), a C program built with pkg-config jitprov, jitprov ps"
+# The documentation by the names the man pages give (not compressed to spec.md.gz).
+for d in spec tracing attach jvm-agent dotnet node; do
+  [ -f "/usr/share/doc/jitprov/$d.md" ] || fail "/usr/share/doc/jitprov/$d.md: not there ($(ls /usr/share/doc/jitprov | paste -sd' '))"
+done
+MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep -q "node.md" || fail "man jitprov does not name node.md"
+pass "installed: jitprov and jitprov-verify in /usr/bin, the four man pages (man jitprov names $AGENT_DIR), the documentation they name, a C program built with pkg-config jitprov, jitprov ps"
 
 # check_record DIR RUNTIME AGENT: the summary says verified, nothing lost, the installed
 # agent, code bodies; the installed jitprov-verify agrees on the trace.
@@ -244,7 +271,7 @@ for p in "${PACKAGES[@]}"; do
 done
 [ ${#left[@]} -eq 0 ] || fail "left behind after the purge: ${left[*]}"
 nfiles=$(cat "$WORK"/files-* | sort -u | wc -l)
-now=$(dpkg-query -W -f='${Package}:${Architecture}\n' | sort)
-[ "$now" = "$(cat "$WORK/before")" ] || fail "the installed packages differ from before: $(diff <(echo "$now") "$WORK/before")"
-pass "apt-get purge in $(($(date +%s) - t)) s: the $nfiles paths dpkg -L listed gone (shared directories aside), the machine's packages as before"
+left_pkgs=$(brought)
+[ -z "$left_pkgs" ] || fail "still installed after the purge, brought by the test: $left_pkgs"
+pass "apt-get purge in $(($(date +%s) - t)) s: the $nfiles paths dpkg -L listed gone (shared directories aside), nothing it brought left installed"
 pass "packages: all checks in $(($(date +%s) - T0)) s"

@@ -1059,7 +1059,12 @@ int record(const RecordArgs& a) {
                         : defaultAgentPath(java ? Runtime::kHotSpot : Runtime::kCoreClr);
   char real[4096];
   if (realpath(agent_wanted.c_str(), real) == nullptr)
-    return fail(kRecordNoAgent, "the agent " + agent_wanted + ": " + std::strerror(errno) + " (not installed?)");
+    return fail(kRecordNoAgent, "the agent " + agent_wanted + ": " + std::strerror(errno) +
+                                    " (not installed? the package " +
+                                    agentPackage(java                ? Runtime::kHotSpot
+                                                 : runtime == "node" ? Runtime::kNode
+                                                                     : Runtime::kCoreClr) +
+                                    ")");
   const std::string agent = real;
   if (findCommand("lttng", &err).empty() || findCommand("lttng-sessiond", &err).empty())
     return fail(kRecordLttng, "lttng and lttng-sessiond are needed (Debian: lttng-tools)");

@@ -230,12 +230,18 @@ std::string defaultAgentPath(Runtime runtime) {
   return built.empty() ? std::string(JITPROV_AGENT_DIR) + "/" + name : built;
 }
 
+const char* agentPackage(Runtime runtime) {
+  return runtime == Runtime::kHotSpot ? "jitprov-jvm" : runtime == Runtime::kNode ? "jitprov-node" : "jitprov-dotnet";
+}
+
 AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path) {
   std::string p = requested.empty() ? defaultAgentPath(t.target.runtime) : requested;
   char real[PATH_MAX];
   if (realpath(p.c_str(), real) == nullptr)
     return fail(kNoAgent, "the agent " + p + ": " + std::strerror(errno) +
-                              (requested.empty() ? " (not installed? --agent PATH names it)" : ""));
+                              (requested.empty() ? std::string(" (not installed? the package ") +
+                                                       agentPackage(t.target.runtime) + "; --agent PATH names one)"
+                                                 : std::string()));
   p = real;
   struct stat ours {
   }, theirs{};

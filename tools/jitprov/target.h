@@ -66,6 +66,8 @@ AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::
 // The agent library for `runtime` when none is named: the one beside this binary in a
 // build tree, else the one installed in JITPROV_AGENT_DIR (not checked to exist).
 std::string defaultAgentPath(Runtime runtime);
+// The Debian package that installs that agent (tools/package): "jitprov-jvm", ...
+const char* agentPackage(Runtime runtime);
 
 // <build>/SUBDIR/NAME when this binary is <build>/tools/jitprov/jitprov in a build tree
 // (SUBDIR relative to <build>/tools) and that file exists; "" otherwise.
