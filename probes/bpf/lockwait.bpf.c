@@ -27,6 +27,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Knobs, set before load. */
 const volatile unsigned int target_tgid = 0; /* 0: any process */
+/* The pid namespace target_tgid and the waits' tids are numbered in: the tool's own
+ * (the device and inode of its /proc/self/ns/pid), which is not the kernel's first one
+ * when the tool runs in a container; 0: the first one. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 const volatile unsigned int emit_waits = 0;  /* 1: a record per wait into `waits` */
 
 /* Per-wait records (struct lw_wait); user space sizes it before load (a page when off). */
@@ -69,9 +74,16 @@ static __always_inline void count_drop(__u32 kind) {
   if (d) *d += 1;
 }
 
-static __always_inline int mine(void) {
-  return target_tgid == 0 || (bpf_get_current_pid_tgid() >> 32) == target_tgid;
+/* The current task's (tgid << 32 | pid) as the tool numbers them; 0 when it cannot be
+ * numbered there (a task outside the tool's pid namespace). */
+static __always_inline __u64 current_ids(void) {
+  if (pidns_ino == 0) return bpf_get_current_pid_tgid();
+  struct bpf_pidns_info ns = {};
+  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) != 0) return 0;
+  return ((__u64)ns.tgid << 32) | ns.pid;
 }
+
+static __always_inline int mine(void) { return target_tgid == 0 || (current_ids() >> 32) == target_tgid; }
 
 /* A duration the runtime did not measure (trace_abi.h). */
 #define LW_UNMEASURED JITPROV_UNMEASURED_NS
@@ -198,7 +210,7 @@ int lock_released(struct pt_regs* ctx) {
       r->begin_ns = bpf_ktime_get_ns() - hold - wait;
       r->wait_ns = wait;
       r->hold_ns = hold;
-      r->tid = (__u32)bpf_get_current_pid_tgid();
+      r->tid = (__u32)current_ids();
       r->site = (unsigned char)site;
       r->blocked_by = (unsigned char)by;
       r->in_rundown = (unsigned char)in_rundown;

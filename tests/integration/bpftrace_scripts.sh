@@ -20,8 +20,8 @@ run_script lockwait
 grep -qE '^@wait_us\[2, outside\]:' "$WORK/lockwait.out" || fail "lockwait.bt: no tier1_publish waits outside rundowns"
 grep -qE '^@wait_us\[[0-9], rundown\]:' "$WORK/lockwait.out" || fail "lockwait.bt: no waits during a rundown"
 grep -qE '^@max_wait_us\[7, rundown\]:' "$WORK/lockwait.out" || fail "lockwait.bt: the locked rundown's own acquisition (site 7) is missing"
-grep -qE '^@blocked_us\[[1-6], 7\]: [1-9]' "$WORK/lockwait.out" || fail "lockwait.bt: no JIT wait blamed on the locked rundown (site 7)"
-grep -qE '^@jit_blocked_by_rundown_us: [1-9]' "$WORK/lockwait.out" || fail "lockwait.bt: no JIT time blocked by the locked rundown"
+grep -qE '^@blocked_ns\[[1-6], 7\]: [1-9]' "$WORK/lockwait.out" || fail "lockwait.bt: no JIT wait blamed on the locked rundown (site 7)"
+grep -qE '^@jit_blocked_by_rundown_ns: [1-9]' "$WORK/lockwait.out" || fail "lockwait.bt: no JIT time blocked by the locked rundown"
 pass "lockwait.bt: waits by site and rundown state, blamed on the holder: $(grep '^@jit_blocked_by_rundown_us' "$WORK/lockwait.out")"
 run_script rundown
 # METHODS: the methods with records (rundown_end's methods): of the 50 000 registered,

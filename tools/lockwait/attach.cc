@@ -7,6 +7,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
@@ -50,6 +52,11 @@ std::string Bpf::attach(const AttachOptions& o) {
   skel_ = lockwait__open();
   if (skel_ == nullptr) return std::string("open BPF skeleton: ") + std::strerror(errno);
   skel_->rodata->target_tgid = unsigned(o.pid);
+  // Pids as this tool sees them: its pid namespace may be a container's.
+  struct stat ns {};
+  if (stat("/proc/self/ns/pid", &ns) != 0) return std::string("stat /proc/self/ns/pid: ") + std::strerror(errno);
+  skel_->rodata->pidns_dev = uint64_t(ns.st_dev);
+  skel_->rodata->pidns_ino = uint64_t(ns.st_ino);
   skel_->rodata->emit_waits = o.waits ? 1 : 0;
   if (o.waits && bpf_map__set_max_entries(skel_->maps.waits, kWaitsRingBytes) != 0)
     return std::string("size the waits ring buffer: ") + std::strerror(errno);

@@ -17,6 +17,7 @@ struct AttachOptions {
   bool locks_only = false;
   bool verbose = false;  // libbpf's own messages on stderr
   bool waits = false;    // a record per wait into the `waits` ring buffer (--waits)
+  std::string shown;     // the object's name as the target maps it, for messages ("": binary)
 };
 
 // The loaded programs; detached and freed by the destructor.

@@ -75,6 +75,14 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
     std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
     return 2;
   }
+  if (o->interval != 0 && o->interval < 0.001) {  // else a report every pass, 100 % CPU
+    std::fprintf(stderr, "jitprov-lockwait: --interval %g: 0 (once, at the end) or at least 0.001 s\n", o->interval);
+    return 2;
+  }
+  if (o->count != 0 && o->interval == 0) {
+    std::fprintf(stderr, "jitprov-lockwait: --count counts intervals: give --interval SEC too (see --help)\n");
+    return 2;
+  }
   return std::nullopt;
 }
 
@@ -84,12 +92,23 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
   if (geteuid() != 0) return "attach BPF uprobes: needs root";
   const std::string pid = std::to_string(a->pid);
   if (a->pid != 0 && kill(a->pid, 0) != 0 && errno == ESRCH) return "attach to pid " + pid + ": No such process";
-  if (a->binary.empty()) a->binary = jitprov::lw::probeObjectOf(a->pid);
+  // A thread's id (top -H, jstack) is no process's: the probes would filter every hit out.
+  if (a->pid != 0) {
+    const int tgid = jitprov::lw::tgidOf(a->pid);
+    if (tgid > 0 && tgid != a->pid)
+      return "pid " + pid + " is a thread of process " + std::to_string(tgid) + ": give -p " + std::to_string(tgid);
+  }
+  if (a->binary.empty()) a->binary = jitprov::lw::probeObjectOf(a->pid, &a->shown);
   if (a->binary.empty())
     return "pid " + pid + ": neither its executable nor a library it maps has the jitprov USDT probes";
-  if (access(a->binary.c_str(), R_OK) != 0) return "open binary " + a->binary + ": " + std::strerror(errno);
+  const std::string name = a->shown.empty() ? a->binary : a->shown;
+  if (access(a->binary.c_str(), R_OK) != 0) return "open binary " + name + ": " + std::strerror(errno);
   const jitprov::lw::ProbeArgs notes = jitprov::lw::jitprovProbes(a->binary);
-  if (notes.empty()) return a->binary + ": no jitprov USDT probes in it (not an ELF file built with jitprov)";
+  if (notes.empty()) {
+    if (!a->shown.empty())
+      return "pid " + pid + ": neither its executable nor a library it maps has the jitprov USDT probes";
+    return name + ": no jitprov USDT probes in it (not an ELF file built with jitprov)";
+  }
   // The probes this tool reads and the arguments it needs of them (the runtime's own
   // measurements, appended to the probes: an older build's do not carry them).
   struct Need {
@@ -100,9 +119,9 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
   for (const Need& n : needs) {
     if (!n.wanted) continue;
     const auto it = notes.find(n.name);
-    if (it == notes.end()) return a->binary + ": no jitprov:" + n.name + " probe in it";
+    if (it == notes.end()) return name + ": no jitprov:" + n.name + " probe in it";
     if (it->second < n.args)
-      return a->binary + ": its jitprov:" + n.name + " probe has " + std::to_string(it->second) +
+      return name + ": its jitprov:" + n.name + " probe has " + std::to_string(it->second) +
              " arguments, this tool needs " + std::to_string(n.args) +
              " (the durations the runtime measures): a jitprov built before them; use the jitprov-lockwait built "
              "with it";
@@ -242,7 +261,12 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   const int pid = o.attach.pid;
   const int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
-  std::fprintf(stderr, "jitprov-lockwait: attached to %s%s; Ctrl-C to stop\n", o.attach.binary.c_str(),
+  if (pid != 0 && pidfd < 0) {  // without it the target's exit would go unseen: reports until Ctrl-C
+    std::fprintf(stderr, "jitprov-lockwait: pidfd_open %d: %s\n", pid, std::strerror(errno));
+    return 1;
+  }
+  std::fprintf(stderr, "jitprov-lockwait: attached to %s%s; Ctrl-C to stop\n",
+               (o.attach.shown.empty() ? o.attach.binary : o.attach.shown).c_str(),
                pid ? (" pid " + std::to_string(pid)).c_str() : "");
   const int rc = Session(o, bpf, o.attach.waits ? &waits : nullptr).run(pidfd);
   if (pidfd >= 0) close(pidfd);

@@ -113,20 +113,35 @@ std::string readlinkStr(const std::string& p) {
 bool hasJitprovProbes(const std::string& path) { return !jitprovProbes(path).empty(); }
 }  // namespace
 
-std::string probeObjectOf(int pid) {
-  const std::string exe = readlinkStr("/proc/" + std::to_string(pid) + "/exe");
-  if (!exe.empty() && hasJitprovProbes(exe)) return exe;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+std::string probeObjectOf(int pid, std::string* shown) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string exe = readlinkStr(proc + "/exe");
+  *shown = exe;
+  if (!exe.empty() && hasJitprovProbes(proc + "/exe")) return proc + "/exe";
+  std::ifstream maps(proc + "/maps");
   std::string line, last;
   while (std::getline(maps, line)) {
-    const size_t slash = line.find('/');
-    if (slash == std::string::npos) continue;
+    // START-END PERMS OFFSET DEV INODE PATH: the mapping's own link names the file.
+    const size_t slash = line.find('/'), dash = line.find('-'), space = line.find(' ');
+    if (slash == std::string::npos || dash == std::string::npos || space == std::string::npos || dash > space) continue;
     const std::string file = line.substr(slash);
     if (file == last || file == exe) continue;
     last = file;
-    if (hasJitprovProbes(file)) return file;
+    const std::string mapped = proc + "/map_files/" + line.substr(0, space);
+    if (hasJitprovProbes(mapped)) {
+      *shown = file;
+      return mapped;
+    }
   }
-  return exe;  // attaching then says which probe is missing
+  return exe.empty() ? std::string() : proc + "/exe";  // attaching then says which probe is missing
+}
+
+int tgidOf(int tid) {
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Tgid:", 0) == 0) return std::atoi(line.c_str() + 5);
+  return 0;
 }
 
 }  // namespace jitprov::lw

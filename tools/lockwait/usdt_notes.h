@@ -22,7 +22,14 @@ ProbeArgs jitprovProbes(const std::string& path);
 
 // The object in process `pid` that holds the jitprov probes: its executable, or the
 // first mapped file that has them (libjitprov.so.1); else its executable (attaching then
-// says which probe is missing); empty when the process has none.
-std::string probeObjectOf(int pid);
+// says which probe is missing); empty when the process has none. A path this process
+// opens as the file the target maps, whatever the target's mount namespace (a container)
+// and even when the file was since replaced or removed on disk: /proc/PID/exe, or
+// /proc/PID/map_files/START-END (root only). *shown: its name as the target maps it.
+std::string probeObjectOf(int pid, std::string* shown);
+
+// The process (thread group) that thread `tid` belongs to, from /proc/TID/status; 0 when
+// it cannot be read.
+int tgidOf(int tid);
 
 }  // namespace jitprov::lw

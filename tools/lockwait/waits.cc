@@ -41,7 +41,8 @@ int WaitWriter::onRecord(void* ctx, void* data, size_t size) {
                    std::string(lockSiteOrUnknown(w.site)).c_str(), w.wait_ns, w.hold_ns,
                    std::string(lockSiteOrUnknown(w.blocked_by)).c_str(), unsigned(w.in_rundown)) < 0) {
     self->failed_ = true;
-    return -EIO;  // stops this consume(); the error is reported at the end
+    self->errno_ = errno;  // the write's: other calls overwrite errno before finish()
+    return -EIO;           // stops this consume(); the error is reported at the end
   }
   ++self->written_;
   return 0;
@@ -56,7 +57,7 @@ std::string WaitWriter::finish() {
   consume();
   if (failed_) {
     file_.abort();
-    return std::string("write: ") + std::strerror(errno);
+    return std::string("write: ") + std::strerror(errno_);
   }
   return file_.commit() ? "" : file_.error();
 }

@@ -41,6 +41,7 @@ class WaitWriter {
   std::string path_;
   uint64_t written_ = 0;
   bool failed_ = false;
+  int errno_ = 0;  // of the write that failed
 };
 
 }  // namespace jitprov::lw
