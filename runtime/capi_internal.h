@@ -12,7 +12,7 @@ class Runtime;
 
 extern "C" {
 // Test-only: breaks every rundown of `rd` on purpose (RundownFault names: duplicate,
-// torn, torn-name, skip, no-end, begin-twice), so that trace verifiers are tested on real traces.
+// torn, torn-name, skip, no-end, begin-twice, end-twice), so that trace verifiers are tested on real traces.
 __attribute__((visibility("hidden"))) int jitprov_internal_inject_fault(jitprov_rundown* rd, const char* fault);
 }
 

@@ -30,7 +30,7 @@ class RundownEmitter {
 // record twice), "torn" (one record with a wrong code_size), "torn-name" (one record's
 // signature changed, same length), "skip" (one record neither emitted nor counted),
 // "no-end" (no rundown_end), "begin-twice" (rundown_begin again after rundown_end, with
-// the same id). Null for any other name. rundown_faults.cc.
+// the same id), "end-twice" (rundown_end twice). Null for any other name. rundown_faults.cc.
 std::unique_ptr<RundownEmitter> faultyEmitter(std::string_view fault);
 
 }  // namespace jitprov

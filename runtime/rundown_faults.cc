@@ -64,7 +64,7 @@ std::string tornSignature(std::string_view sig) {
 
 namespace {
 
-enum class Fault { kDuplicate, kTorn, kTornName, kSkip, kNoEnd, kBeginTwice };
+enum class Fault { kDuplicate, kTorn, kTornName, kSkip, kNoEnd, kBeginTwice, kEndTwice };
 
 // The fault hits the 100th version of each rundown (torn-name: the first from there
 // with a signature of 16 bytes or more, which tornSignature needs).
@@ -86,7 +86,7 @@ class FaultyEmitter final : public RundownEmitter {
   bool method(const trace::Rundown& ev, const VersionView& v) override {
     constexpr uint64_t kFaultAt = 100;
     const bool hit = !faulted_ && ++visited_ >= kFaultAt && (fault_ != Fault::kTornName || v.signature.size() >= 16);
-    if (!hit || fault_ == Fault::kNoEnd || fault_ == Fault::kBeginTwice) {
+    if (!hit || fault_ == Fault::kNoEnd || fault_ == Fault::kBeginTwice || fault_ == Fault::kEndTwice) {
       trace::rundownMethod(ev, v);
       return true;
     }
@@ -116,6 +116,7 @@ class FaultyEmitter final : public RundownEmitter {
   void end(const trace::Rundown& whole, const trace::Rundown& restarted, const trace::RundownEnd& e) override {
     if (fault_ == Fault::kNoEnd) return;
     trace::rundownEnd(whole, e);
+    if (fault_ == Fault::kEndTwice) trace::rundownEnd(whole, e);
     trace::RundownEnd cut = e;
     cut.cut_short = true;
     trace::rundownEnd(restarted, cut);
@@ -136,7 +137,8 @@ class FaultyEmitter final : public RundownEmitter {
 std::unique_ptr<RundownEmitter> faultyEmitter(std::string_view fault) {
   static constexpr std::pair<std::string_view, Fault> kNames[] = {
       {"duplicate", Fault::kDuplicate}, {"torn", Fault::kTorn},    {"torn-name", Fault::kTornName},
-      {"skip", Fault::kSkip},           {"no-end", Fault::kNoEnd}, {"begin-twice", Fault::kBeginTwice}};
+      {"skip", Fault::kSkip},           {"no-end", Fault::kNoEnd}, {"begin-twice", Fault::kBeginTwice},
+      {"end-twice", Fault::kEndTwice}};
   for (const auto& [name, f] : kNames)
     if (name == fault) return std::make_unique<FaultyEmitter>(f);
   return nullptr;

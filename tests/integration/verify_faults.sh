@@ -7,7 +7,7 @@
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
 # With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
 # build must print the same report with the same exit status, and no race.
-#   CASE: good | duplicate | torn | torn-name | skip | no-end | begin-twice | lost | unreadable | processes | runtime-only | cut-short | restarted
+#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | lost | unreadable | processes | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -78,6 +78,22 @@ skip)
   trace skip --inject-fault skip
   expect skip 1 'VIOLATION G3: version_id [0-9]+ \(method [0-9]+, publish_seq [0-9]+\) was published before the rundown.s end \(publish_seq [0-9]+\), not removed, but is missing'
   ;;
+skip-gap)
+  # The same fault, the session stopped and started again before the rundown while the
+  # sim goes on compiling: the version left out cannot be shown removed or alive (the
+  # trace lacks part of the publication sequence), so the rundown is not complete as far
+  # as the trace tells: exit 4, not the pass the other versions' checks gave (was: exit
+  # 0, "everything checked").
+  setup_session skipgap "$WORK/skipgap"
+  lttng start skipgap >/dev/null || fail "lttng start"
+  start_sim --methods 20000 --rundown-trigger signal --unload-rate 0 --inject-fault skip
+  lttng stop skipgap >/dev/null && sleep 0.5 && lttng start skipgap >/dev/null || fail "lttng stop and start"
+  kill -USR2 "$SIM_PID"
+  wait_rundowns 1 30
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop skipgap >/dev/null && lttng destroy skipgap >/dev/null || fail "lttng stop/destroy"
+  expect skipgap 4 'G3\+: [1-9][0-9]* version\(s\) published before its end are not in it'
+  ;;
 no-end)
   trace noend --inject-fault no-end
   expect noend 1 'VIOLATION end: no rundown_end'
@@ -87,6 +103,12 @@ begin-twice)
   # trace, so the checking thread finds it after babeltrace2's graph has ended.
   trace begintwice --inject-fault begin-twice
   expect begintwice 2 'a second rundown_begin with the same id'
+  ;;
+end-twice)
+  # A second rundown_end with the same id: refused as a second begin is (was: it
+  # overwrote the first's counts unseen).
+  trace endtwice --inject-fault end-twice
+  expect endtwice 2 'a second rundown_end with the same id'
   ;;
 lost)
   TINY=1 trace lost

@@ -143,7 +143,7 @@ EngineOwner startRundown(App& app, const Options& opt, const std::vector<int>& m
   if (opt.fault != "none" && jitprov_internal_inject_fault(engine, opt.fault.c_str()) != JITPROV_OK) {
     std::fprintf(stderr,
                  "jitprov-sim: --inject-fault: '%s' is not one of duplicate, torn, torn-name, skip, no-end, "
-                 "begin-twice\n",
+                 "begin-twice, end-twice\n",
                  opt.fault.c_str());
     *status = 2;
     return EngineOwner(nullptr, jitprov_rundown_destroy);

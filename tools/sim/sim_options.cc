@@ -48,7 +48,7 @@ void addOptions(CLI::App& cli, Options& o) {
       ->check(jitprov::tools::finiteIn(1e9));
 #ifdef JITPROV_SIM_FAULTS
   cli.add_option("--inject-fault", o.fault,
-                 "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice");
+                 "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice, end-twice");
 #endif
   cli.add_option("--calls-per-ms", o.calls_per_ms, "calls per JIT thread per millisecond")
       ->check(CLI::Range(1u, 100000u));

@@ -134,6 +134,12 @@ void Checker::applyRundownEvent(Process& p, const Item& it, const Batch& b) {
 }
 
 void Checker::onRundownEnd(Process& p, Rundown& r, const Item& it, const RareItem& x) {
+  if (r.has_end) {  // as a second begin: the second would overwrite the first's counts unseen
+    error_ =
+        "event jitprov_rundown:rundown_end: missing or malformed rundown_id (a second rundown_end with the same "
+        "id)";
+    return;
+  }
   r.has_end = true;
   r.end_ts = it.ts;
   r.end_modules = x.modules;
@@ -458,6 +464,15 @@ RundownVerdict Checker::judge(Process& p, Rundown& r, const std::string& who, bo
     out->not_checked.push_back(rname + (v.exact ? ": G3+: the trace shows no version published before its end "
                                                   "other than its own records (nothing to check them against)"
                                                 : ": G3+: the rundown lacks its begin, end or sequence fields"));
+  // Versions it lacks that the trace cannot show were removed or alive at its end: a
+  // stretch of the publication sequence is missing from the trace (the runtime events
+  // not enabled throughout, a session stopped and started). The others passing does not
+  // make the rundown complete.
+  if (r.undecidable != 0 && !r.cut_short)
+    out->not_checked.push_back(rname + ": G3+: " + std::to_string(r.undecidable) +
+                               " version(s) published before its end are not in it, and the trace lacks part of the "
+                               "publication sequence after they were last seen: whether they were removed cannot be "
+                               "decided (enable jitprov_runtime:* for the whole session)");
   return v;
 }
 
