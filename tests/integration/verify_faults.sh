@@ -7,7 +7,7 @@
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
 # With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
 # build must print the same report with the same exit status, and no race.
-#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | lost | unreadable | processes | runtime-only | cut-short | restarted
+#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | snapshot | lost | unreadable | processes | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -113,6 +113,22 @@ end-twice)
 lost)
   TINY=1 trace lost
   expect lost 3 'EVENTS LOST: [1-9][0-9]* events'
+  ;;
+snapshot)
+  # A snapshot session (the flight recorder: overwrite-mode buffers, their last packets
+  # written on demand) whose small buffers wrapped: babeltrace2 reports no loss before a
+  # stream's first packet, the stream indexes' packet_seq_num do (was: no loss said).
+  lttng create snap --snapshot --output="$WORK/snapout" >/dev/null || fail "lttng create --snapshot"
+  lttng enable-channel -u -s snap --subbuf-size=4096 --num-subbuf=4 --overwrite ch >/dev/null &&
+    lttng enable-event -u -s snap -c ch 'jitprov_runtime:*,jitprov_rundown:*' >/dev/null &&
+    lttng add-context -u -s snap -c ch -t vpid >/dev/null && lttng start snap >/dev/null || fail "lttng set-up"
+  start_sim --methods 20000 --rundown-trigger signal --unload-rate 0
+  kill -USR2 "$SIM_PID"
+  wait_rundowns 1 30
+  lttng snapshot record -s snap >/dev/null || fail "lttng snapshot record"
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop snap >/dev/null && lttng destroy snap >/dev/null || fail "lttng stop/destroy"
+  expect snapout 3 "EVENTS LOST: .*[1-9][0-9]* packets missing before the streams' first"
   ;;
 unreadable)
   # One line, exit 2, never a crash.

@@ -149,7 +149,11 @@ std::optional<int> fileSessions(const Options& o, Sessions& sessions) {
       return kExitUnreadable;
     }
   }
-  for (const std::string& t : traces) sessionFor(sessions, jitprov::verify::sessionRoot(t), o).traces.push_back(t);
+  for (const std::string& t : traces) {
+    auto& s = sessionFor(sessions, jitprov::verify::sessionRoot(t), o);
+    s.traces.push_back(t);
+    s.packets_before_first += jitprov::verify::packetsBeforeFirst(t);
+  }
   return std::nullopt;
 }
 

@@ -18,7 +18,7 @@ Report evaluate(const std::string& trace, std::map<std::string, Session>& sessio
   Outcome& out = rep.outcome;
   for (auto& [root, s] : sessions) {
     rep.lost = rep.lost || s.discarded_events > 0 || s.discarded_packets > 0 || s.discarded_unknown > 0 ||
-               !s.connection_lost.empty();
+               s.packets_before_first > 0 || !s.connection_lost.empty();
     if (s.timed_out)
       out.not_checked.push_back("live session " + root + ": still recording after --timeout " +
                                 std::to_string(timeout) + " s (what was received is checked)");
@@ -110,6 +110,7 @@ nlohmann::json sessionJson(const SessionReport& sr) {
                        {"traces", s.traces},
                        {"discarded_events", s.discarded_events},
                        {"discarded_packets", s.discarded_packets},
+                       {"packets_before_first", s.packets_before_first},
                        {"discard_messages_without_count", s.discarded_unknown}};
   if (!s.connection_lost.empty()) sj["live_connection_lost"] = s.connection_lost;
   nlohmann::json pjs = nlohmann::json::array();
@@ -142,13 +143,18 @@ void printRundown(const nlohmann::json& j) {
 }
 
 void printSession(const nlohmann::json& sj) {
-  std::printf("session %s%s: %zu process%s, %llu events discarded%s\n", sj["session"].get<std::string>().c_str(),
+  const uint64_t before_first = sj["packets_before_first"].get<uint64_t>();
+  std::printf("session %s%s: %zu process%s, %llu events discarded%s%s\n", sj["session"].get<std::string>().c_str(),
               sj["name"].get<std::string>().empty() ? "" : (" (" + sj["name"].get<std::string>() + ")").c_str(),
               sj["processes"].size(), sj["processes"].size() == 1 ? "" : "es",
               (unsigned long long)sj["discarded_events"].get<uint64_t>(),
               sj["discarded_packets"].get<uint64_t>()
                   ? (", " + std::to_string(sj["discarded_packets"].get<uint64_t>()) + " packets discarded").c_str()
-                  : "");
+                  : "",
+              before_first ? (", " + std::to_string(before_first) +
+                              " packets before its streams' first (a snapshot, or earlier files removed)")
+                                 .c_str()
+                           : "");
   for (const auto& pj : sj["processes"]) {
     const uint32_t inst = pj["runtime_instance"].get<uint32_t>();
     std::printf(" process %lld%s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
@@ -180,18 +186,19 @@ void printText(const Report& r) {
   for (const auto& sj : sjs) printSession(sj);
   for (const std::string& n : r.outcome.not_checked) std::printf("not checked: %s\n", n.c_str());
   if (r.lost) {
-    uint64_t ev = 0, pk = 0;
+    uint64_t ev = 0, pk = 0, bf = 0;
     for (const SessionReport& sr : r.sessions) {
       const Session& s = *sr.session;
-      ev += s.discarded_events, pk += s.discarded_packets;
+      ev += s.discarded_events, pk += s.discarded_packets, bf += s.packets_before_first;
       if (!s.connection_lost.empty())
         std::printf("EVENTS LOST: the live connection to the relay daemon ended before the session did: %s\n",
                     s.connection_lost.c_str());
     }
     std::printf(
-        "EVENTS LOST: %llu events and %llu packets discarded by the tracer: the checks above cannot be "
+        "EVENTS LOST: %llu events and %llu packets discarded by the tracer%s: the checks above cannot be "
         "trusted\n",
-        (unsigned long long)ev, (unsigned long long)pk);
+        (unsigned long long)ev, (unsigned long long)pk,
+        bf ? (", " + std::to_string(bf) + " packets missing before the streams' first").c_str() : "");
   }
   std::printf("verdict: %s (exit %d)\n", r.verdict, r.exit);
 }

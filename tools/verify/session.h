@@ -27,7 +27,8 @@ struct Session {
   std::string name;             // the trace's trace_name, when it has one
   std::vector<std::string> traces;
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
-  uint64_t unattributed = 0;  // jitprov events of no known process
+  uint64_t packets_before_first = 0;  // lacking before the streams' first (trace_files.h)
+  uint64_t unattributed = 0;          // jitprov events of no known process
   // The fields of G2 mismatches were read a second time (Reader::explain).
   bool explaining = false;
   // --top: the code the trace shows, fed by the reader on its first reading (null: not

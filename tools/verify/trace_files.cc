@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -138,6 +140,41 @@ std::string checkStreamFiles(const std::string& trace) {
     if (ec) return (dir == trace ? "" : "index: ") + ec.message();
   }
   return "";
+}
+
+uint64_t packetsBeforeFirst(const std::string& trace) {
+  // lttng-ust's layout, declared in the metadata: the packet header (magic 0xC1FC1FC1,
+  // uuid, stream_id, stream_instance_id: 32 bytes), then the packet context, whose fifth
+  // field is packet_seq_num. Used only when the metadata declares it there, in the
+  // trace's native byte order (little-endian here: the x86-64 the project builds for).
+  constexpr uint32_t kMagic = 0xC1FC1FC1;
+  constexpr size_t kSizeAt = 56, kSeqAt = 64;
+  {
+    std::ifstream meta(trace + "/metadata", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
+    if (text.find("uint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;") == std::string::npos ||
+        text.find("byte_order = le") == std::string::npos)
+      return 0;  // not a layout known here: cannot tell
+  }
+  uint64_t lost = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(trace, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.' || name == "metadata" || !it->is_regular_file(ec)) continue;
+    std::ifstream f(it->path(), std::ios::binary);
+    unsigned char p[kSeqAt + 8];
+    if (!f.read(reinterpret_cast<char*>(p), sizeof p)) continue;  // empty: no packet
+    uint32_t magic = 0;
+    uint64_t packet_bits = 0, seq = 0;
+    std::memcpy(&magic, p, sizeof magic);
+    std::memcpy(&packet_bits, p + kSizeAt, sizeof packet_bits);
+    std::memcpy(&seq, p + kSeqAt, sizeof seq);
+    if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > uint64_t(it->file_size(ec)))
+      continue;  // not a packet as declared: cannot tell
+    lost += seq;
+  }
+  return lost;
 }
 
 }  // namespace jitprov::verify

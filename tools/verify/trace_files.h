@@ -28,4 +28,11 @@ std::string checkMetadata(const std::string& trace);
 // and their indexes must be regular files. "" or which is not.
 std::string checkStreamFiles(const std::string& trace);
 
+// The packets the trace's streams lack before their first one: the sum of each stream
+// file's first packet_seq_num (lttng-ust's packet context, as the trace's metadata
+// declares it). babeltrace2 counts packets lost between two packets of a stream, never
+// before its first: a snapshot (the buffers' last packets), a trace whose first files
+// were removed. 0 for a layout it does not know.
+uint64_t packetsBeforeFirst(const std::string& trace);
+
 }  // namespace jitprov::verify
