@@ -17,6 +17,7 @@
  * `waits` ring buffer; a record it has no room for is counted in `drops`
  * (LW_WAIT_RECORD_LOST), never silently lost. */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
@@ -33,6 +34,13 @@ const volatile unsigned int target_tgid = 0; /* 0: any process */
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 const volatile unsigned int emit_waits = 0;  /* 1: a record per wait into `waits` */
+/* With tree_root set (--tree PID): only the processes that descend from PID (PID
+ * included: `jitprov record --lockwait` gives its own pid, the parent of CMD), numbered
+ * as the tool numbers them: in the pid namespace at pidns_level (its /proc/self/ns/pid is
+ * pidns_ino). */
+const volatile unsigned int tree_root = 0;
+const volatile unsigned int pidns_level = 0;
+#define LW_TREE_DEPTH 32
 
 /* Per-wait records (struct lw_wait); user space sizes it before load (a page when off). */
 struct {
@@ -83,7 +91,31 @@ static __always_inline __u64 current_ids(void) {
   return ((__u64)ns.tgid << 32) | ns.pid;
 }
 
-static __always_inline int mine(void) { return target_tgid == 0 || (current_ids() >> 32) == target_tgid; }
+/* The process id of task t in the tool's pid namespace; 0 when it has none there. */
+static __always_inline __u32 tgid_in_ns(struct task_struct* t) {
+  struct pid* p = BPF_CORE_READ(t, group_leader, thread_pid);
+  if (!p || BPF_CORE_READ(p, level) < pidns_level) return 0;
+  struct upid u = {};
+  if (bpf_core_read(&u, sizeof(u), &p->numbers[pidns_level]) != 0) return 0;
+  if (pidns_ino != 0 && BPF_CORE_READ(u.ns, ns.inum) != pidns_ino) return 0;
+  return (__u32)u.nr;
+}
+
+static __always_inline int in_tree(void) {
+  struct task_struct* t = bpf_get_current_task_btf();
+  for (int i = 0; i < LW_TREE_DEPTH && t; i++) {
+    if (tgid_in_ns(t) == tree_root) return 1;
+    struct task_struct* parent = BPF_CORE_READ(t, real_parent);
+    if (parent == t) break; /* the first process */
+    t = parent;
+  }
+  return 0;
+}
+
+static __always_inline int mine(void) {
+  if (tree_root != 0) return in_tree();
+  return target_tgid == 0 || (current_ids() >> 32) == target_tgid;
+}
 
 /* A duration the runtime did not measure (trace_abi.h). */
 #define LW_UNMEASURED JITPROV_UNMEASURED_NS

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # `jitprov report`, `jitprov record -p PID`, `--lockwait` and `--perf` (docs/spec.md,
 # "jitprov record", "jitprov report") on a small Java program (OpenJDK 17):
-#  - `jitprov record --lockwait --perf -- java Hot`: exit 0, verified; the lock waits
-#    (jitprov-lockwait's own report, DIR/lockwait.json) and the hottest JIT methods in the
+#  - `jitprov record --lockwait --perf -- java Hot`, a jitprov-sim mapping the same library
+#    beside it: exit 0, verified; the lock waits (jitprov-lockwait's own report,
+#    DIR/lockwait.json, none of the sim's) and the hottest JIT methods in the
 #    summary; `perf report -i DIR/perf.jit.data` names the program's hot method, the
 #    summary's hottest method is it, and its counts of samples, all and in JIT code
 #    (the DSOs perf inject --jit wrote), are perf report's;
@@ -62,8 +63,18 @@ EOF
 javac -d "$WORK/hot" "$WORK/hot/Hot.java" || fail "javac Hot.java"
 
 # --- record --lockwait --perf -- java Hot ---------------------------------------------
+# Beside it, another process that maps the same libjitprov.so.1: a sim publishing
+# thousands of versions a second. record --lockwait counts CMD's processes alone (was:
+# every process mapping the library): the acquisitions at the publication sites are at
+# most the agent's own publications (its loads and stubs, each one acquisition).
+SIM=$(dirname "$JITPROV")/../sim/jitprov-sim
+"$SIM" --methods 20000 --rundown locked --rundown-trigger every:1 --duration 120 >"$WORK/sim.out" 2>&1 &
+sim=$!
+track_pid $sim
 "$JITPROV" record --lockwait --perf -o "$WORK/rec" -- java -cp "$WORK/hot" Hot >"$WORK/rec.out" 2>"$WORK/rec.err"
 rc=$?
+kill $sim 2>/dev/null
+wait $sim 2>/dev/null
 [ $rc -eq 0 ] || fail "record --lockwait --perf: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
 grep -q "^  verdict:     verified" "$WORK/rec.out" || fail "record: $(cat "$WORK/rec.out")"
 # perf itself names the hot method in the injected data, and the summary's hottest is it.
@@ -92,7 +103,15 @@ waited = sum(b["count"] for site in lw["sites"].values() for b in site["blocked_
 f = s["lock_waits"]
 assert acq > 0 and f["acquisitions"] == acq and f["contended"] == waited and f["lost"] == 0, (f, acq, waited)
 assert f["jit_blocked_by_rundown"] == lw["jit_blocked_by_rundown"], f
-print("lock waits: %d acquisitions, %d waited" % (acq, waited))
+import glob
+agent = json.load(open(glob.glob(d + "/agent-*.json")[0]))
+pub = sum(lw["sites"][k][p]["wait"]["count"] for k in ("tier0_publish", "tier1_publish", "osr_publish")
+          for p in ("outside", "rundown"))
+assert pub <= agent["loads"] + agent["stubs"], \
+    "%d acquisitions at the publication sites, the agent published %d: the sim's counted too" % (
+        pub, agent["loads"] + agent["stubs"])
+print("lock waits: %d acquisitions, %d waited; %d at the publication sites for the agent's %d publications, "
+      "none of the sim's beside it" % (acq, waited, pub, agent["loads"] + agent["stubs"]))
 PY
 grep -qE "^  lock waits:  [0-9]+ lock acquisitions, [0-9]+ waited .*; lost 0$" "$WORK/rec.out" ||
   fail "the summary's lock waits line: $(cat "$WORK/rec.out")"

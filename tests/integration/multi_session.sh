@@ -83,13 +83,34 @@ print(sum(1 for _, f in events(sys.argv[1], ["lttng_ust_statedump:start"]) if f.
 [ "$starts" -ge 2 ] || fail "session C: $starts lttng_ust_statedump:start events of the sim, expected 2 (start, regenerate)"
 pass "lttng-ust's own statedump: $starts lttng_ust_statedump:start events in session C"
 
-# Each session on its own: exit 0 (everything checked and holds), and the rundowns it
-# must have, all of them by the session trigger.
+# restart_gap_only JSON: jitprov-verify's exit 4 has one reason only: a rundown after
+# `lttng stop` and `lttng start` lacks versions the sim retired while the session was
+# stopped, which the trace cannot show removed (the retirements went unrecorded): never
+# the session's first rundown, every check of every rundown passing otherwise.
+restart_gap_only() {
+  $PY - "$1" <<'PY'
+import json, re, sys
+v = json.load(open(sys.argv[1]))
+assert v["exit"] == 4 and v["violations"] == 0, "exit %s, %s violations" % (v["exit"], v["violations"])
+for s in v["sessions"]:
+    for p in s["processes"]:
+        for r in p["rundowns"]:
+            assert r["G2"]["status"] == r["G3"]["status"] == r["G4"]["status"] == "pass", r
+for line in v["not_checked"]:
+    m = re.search(r"rundown (\d+): G3\+: \d+ version\(s\) published before its end are not in it, and the trace lacks", line)
+    assert m and int(m.group(1)) >= 2, line
+PY
+}
+# Each session on its own: exit 0 (everything checked and holds; for B and L, stopped
+# and started, exit 0 or the gap's exit 4 alone), and the rundowns it must have, all of
+# them by the session trigger.
 for s in A B C D E L; do
   "$VERIFY" --json "$WORK/traces/$s" >"$WORK/$s.json"; rc=$?
+  [ $rc -eq 4 ] && [ "$s" = B -o "$s" = L ] && restart_gap_only "$WORK/$s.json" && rc=0
   [ $rc -eq 0 ] || { "$VERIFY" "$WORK/traces/$s" | tail -20; fail "session $s: jitprov-verify exit $rc"; }
 done
 "$VERIFY" --json "$WORK/traces" >"$WORK/all.json"; rc=$?
+[ $rc -eq 4 ] && restart_gap_only "$WORK/all.json" && rc=0
 [ $rc -eq 0 ] || { "$VERIFY" "$WORK/traces" | tail -30; fail "all sessions: jitprov-verify exit $rc"; }
 $PY - "$WORK" "$t_b1" "$t_b2" "$t_c" "$t_de" <<'PY' || fail "per-session rundowns"
 import json, sys

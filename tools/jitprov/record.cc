@@ -610,7 +610,12 @@ pid_t startLockwait(const std::string& dir, const std::string& lib, pid_t target
   }
   // --waits: every wait, for the timeline `jitprov report` plots (plots.h).
   std::vector<std::string> argv = {tool, "--json", "--waits", dir + "/lockwait-waits.csv", "-b", lib};
-  if (target > 0) argv.insert(argv.end(), {"-p", std::to_string(target)});
+  // CMD and what it starts, never another process that maps the same library: the
+  // processes descending from this one (CMD is started after the attach).
+  if (target > 0)
+    argv.insert(argv.end(), {"-p", std::to_string(target)});
+  else
+    argv.insert(argv.end(), {"--tree", std::to_string(getpid())});
   const std::string log = dir + "/lockwait.log";
   const pid_t pid = spawn(argv, dir + "/lockwait.json", log);
   if (pid == 0) {

@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace jitprov::lw {
@@ -42,6 +44,23 @@ bool sumPerCpu(bpf_map* map, V* out, size_t n, int ncpu, Add add) {
 
 }  // namespace
 
+namespace {
+// The depth of this process's pid namespace (0: the first one): NSpid lists its pid in
+// each namespace from the first down to its own.
+int pidNamespaceLevel() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("NSpid:", 0) == 0) {
+      std::istringstream ids(line.substr(6));
+      int n = 0;
+      for (long id; ids >> id;) ++n;
+      return n > 0 ? n - 1 : 0;
+    }
+  return 0;
+}
+}  // namespace
+
 Bpf::~Bpf() {
   if (skel_ != nullptr) lockwait__destroy(skel_);
 }
@@ -57,6 +76,8 @@ std::string Bpf::attach(const AttachOptions& o) {
   if (stat("/proc/self/ns/pid", &ns) != 0) return std::string("stat /proc/self/ns/pid: ") + std::strerror(errno);
   skel_->rodata->pidns_dev = uint64_t(ns.st_dev);
   skel_->rodata->pidns_ino = uint64_t(ns.st_ino);
+  skel_->rodata->tree_root = unsigned(o.tree);
+  skel_->rodata->pidns_level = unsigned(pidNamespaceLevel());
   skel_->rodata->emit_waits = o.waits ? 1 : 0;
   if (o.waits && bpf_map__set_max_entries(skel_->maps.waits, kWaitsRingBytes) != 0)
     return std::string("size the waits ring buffer: ") + std::strerror(errno);

@@ -18,6 +18,7 @@ struct AttachOptions {
   bool verbose = false;  // libbpf's own messages on stderr
   bool waits = false;    // a record per wait into the `waits` ring buffer (--waits)
   std::string shown;     // the object's name as the target maps it, for messages ("": binary)
+  int tree = 0;          // --tree: only processes that descend from this one (0: not asked)
 };
 
 // The loaded programs; detached and freed by the destructor.

@@ -47,7 +47,13 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
   CLI::App cli{
       "jitprov-lockwait: code-version-manager lock wait and hold times and JIT-path latency, by site "
       "and rundown state, from the jitprov USDT probes (eBPF)"};
-  cli.add_option("-p,--pid", o->attach.pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
+  auto* pid = cli.add_option("-p,--pid", o->attach.pid, "process to trace")->check(jitprov::tools::wholeIn(1, 4194304));
+  cli.add_option("--tree", o->attach.tree,
+                 "with -b: only the processes that descend from PID, PID included (jitprov record --lockwait gives "
+                 "its own pid: CMD and its children)")
+      ->check(jitprov::tools::wholeIn(1, 4194304))
+      ->excludes(pid)
+      ->type_name("PID");
   cli.add_option("-b,--binary", o->attach.binary,
                  "binary (or library) with the jitprov probes; default: the executable of PID, or the library "
                  "mapped in it that has them (libjitprov.so.1)");
@@ -71,6 +77,10 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
   cli.add_flag("-v,--verbose", o->attach.verbose,
                "show libbpf's own messages, and whether the kernel runs the probes through the uprobe trampoline");
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-lockwait", argc, argv)) return rc;
+  if (o->attach.tree != 0 && o->attach.binary.empty()) {
+    std::fprintf(stderr, "jitprov-lockwait: --tree needs -b BINARY (see --help)\n");
+    return 2;
+  }
   if (o->attach.pid == 0 && o->attach.binary.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: give -p PID and/or -b BINARY (see --help)\n");
     return 2;

@@ -78,6 +78,10 @@ std::optional<int> parseOptions(int argc, char** argv, Options* o) {
       ->check(jitprov::tools::wholeIn(1, 1000000));
   cli.add_option("--show", o->show, "violations shown per check")->check(jitprov::tools::wholeIn(0, 1000000));
   if (auto rc = jitprov::tools::parseArgs(cli, "jitprov-verify", argc, argv)) return rc;
+  if (o->top > 0 && !o->json) {  // was: built and never shown
+    std::fprintf(stderr, "jitprov-verify: --top is shown in the --json report: give --json too\n");
+    return kExitUnreadable;
+  }
   o->live = o->dir.rfind("net://", 0) == 0;
   if (!o->live && o->timeout != 0) {
     std::fprintf(stderr, "jitprov-verify: --timeout is for live sessions (net://...)\n");

@@ -72,7 +72,7 @@ class VersionTable {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
     if (c >= chunks_.size()) chunks_.resize(c + 1);
-    if (chunks_[c] == nullptr) chunks_[c] = newChunk();
+    if (chunks_[c] == nullptr) chunks_[c] = newChunk(c != 0);
     VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
     if (e.version_id == id) return found(e, false, created);
     if (e.version_id == 0) {
@@ -108,10 +108,13 @@ class VersionTable {
   };
   using Chunk = std::unique_ptr<VersionEntry, Free>;
 
-  static Chunk newChunk() {
+  // Huge pages for a large table only: the first chunk of every process's table in 4 KB
+  // pages, so that a trace of thousands of short-lived runtimes (a version or two each)
+  // does not take a 2 MB page for each.
+  static Chunk newChunk(bool huge) {
     void* p = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
+    if (huge) madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
     return Chunk(static_cast<VersionEntry*>(p));
   }
   VersionEntry& found(VersionEntry& e, bool fresh, bool* created) {
