@@ -42,9 +42,6 @@ bool sumPerCpu(bpf_map* map, V* out, size_t n, int ncpu, Add add) {
   return true;
 }
 
-}  // namespace
-
-namespace {
 // The depth of this process's pid namespace (0: the first one): NSpid lists its pid in
 // each namespace from the first down to its own.
 int pidNamespaceLevel() {
