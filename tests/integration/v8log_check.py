@@ -127,6 +127,13 @@ def replay(path, heap, stop_at_marker):
                             else ",".join(p[6:]))
             if stop_at_marker and name.startswith(MARKER):
                 return True
+            # A script's top-level code that V8 enumerates (kJitCodeEventEnumExisting, its
+            # LogExistingFunction): its log names it by the script alone, its JIT code
+            # event by " " and the script (V8's CodeEventLogger, for a Script tag without
+            # a line): the event's name is the account's. Only Sparkplug code of a
+            # top-level script made before the handler is named so (--always-sparkplug).
+            if p[1] == "Script":
+                name = " " + name
             if size > 0:
                 heap.place(a, size, kind, name, t)
         elif line.startswith("code-move,"):
