@@ -62,7 +62,8 @@ start_sessiond() {
 # CREATE_OPTS replaces --output (e.g. a live session: --live=... --set-url=net://...);
 # RUNTIME_CHANNEL_OPTS replaces the runtime channel's options; VPID=0 leaves out the
 # vpid context (per-UID buffers mix processes: jitprov-verify tells them apart by vpid;
-# VPID=0 is for the test that the verifier refuses to guess).
+# VPID=0 is for the test that the verifier refuses to guess; VPID=pidns adds the pid_ns
+# context: processes of several pid namespaces).
 setup_session() {
   local name=$1 out=$2; shift 2
   local opts=(--runtime)
@@ -70,6 +71,7 @@ setup_session() {
   [ -n "${RUNTIME_CHANNEL_OPTS:-}" ] && opts+=(--runtime-opts "$RUNTIME_CHANNEL_OPTS")
   [ -n "${CREATE_OPTS:-}" ] && opts+=(--create "$CREATE_OPTS")
   [ "${VPID:-1}" = 1 ] && opts+=(--vpid)
+  [ "${VPID:-1}" = pidns ] && opts+=(--pidns)
   lttng_lossless_session "$name" "$out" "${opts[@]}" || fail "lttng session $name set-up"
 }
 

@@ -7,7 +7,7 @@
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
 # With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
 # build must print the same report with the same exit status, and no race.
-#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | snapshot | lost | unreadable | processes | runtime-only | cut-short | restarted
+#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | snapshot | lost | unreadable | processes | pid-reuse | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -170,6 +170,43 @@ unreadable)
     [ $rc -eq 2 ] || fail "'jitprov-verify $args' exited $rc, expected 2"
   done
   pass "usage errors and a missing directory exit 2"
+  ;;
+pid-reuse)
+  # Processes that share a vpid, in one session with the pid_ns context: two pid
+  # namespaces (as two containers), each with its sim as pid 1; and one vpid reused in
+  # a namespace (ns_last_pid set back, so that the second sim gets the first one's pid).
+  # Each is its own process, both rundowns of each verified (lives.h); never merged.
+  VPID=pidns setup_session reuse "$WORK/reuse"
+  lttng start reuse >/dev/null || fail "lttng start"
+  sim=(--methods 4000 --rundown-trigger session,exit --unload-rate 0 --duration 1)
+  unshare --pid --fork "$SIM" "${sim[@]}" --seed 1 >/dev/null 2>"$WORK/c1.err" & c1=$!
+  unshare --pid --fork "$SIM" "${sim[@]}" --seed 2 >/dev/null 2>"$WORK/c2.err" & c2=$!
+  track_pid "$c1"; track_pid "$c2"
+  wait "$c1" && wait "$c2" || { cat "$WORK"/c?.err; fail "the sims in their own pid namespaces"; }
+  unshare --pid --fork --mount-proc bash -c '
+    "$0" "${@:2}" --seed 3 & a=$!; wait $a || exit 1
+    echo $((a - 1)) >/proc/sys/kernel/ns_last_pid
+    "$0" "${@:2}" --seed 4 & b=$!; wait $b || exit 1
+    echo "$a $b"' "$SIM" x "${sim[@]}" >"$WORK/reused" 2>"$WORK/r.err" ||
+    { cat "$WORK/r.err"; fail "the sims of one pid namespace"; }
+  read -r a b <"$WORK/reused"
+  [ "$a" = "$b" ] || fail "the second sim got pid $b, not the first one's ($a)"
+  lttng stop reuse >/dev/null && lttng destroy reuse >/dev/null || fail "lttng stop/destroy"
+  expect reuse 0 'verdict: every guarantee holds, everything checked'
+  "$VERIFY" --json "$WORK/reuse" | $PY -c '
+import json, sys
+d = json.load(sys.stdin); ps = d["sessions"][0]["processes"]
+assert d["exit"] == 0 and len(ps) == 4, [(p["label"], len(p["rundowns"])) for p in ps]
+for p in ps:
+    assert [r["rundown_id"] for r in p["rundowns"]] == [1, 2], p["label"]
+    assert all(r["G3"]["status"] == "pass" and r["G2"]["status"] == "pass" for r in p["rundowns"]), p["label"]
+ones = [p for p in ps if p["vpid"] == 1]
+again = [p for p in ps if p["vpid"] == int(sys.argv[1])]
+assert len(ones) == 2 and ones[0]["pid_ns"] != ones[1]["pid_ns"], [p["label"] for p in ones]
+assert len(again) == 2 and again[0]["pid_ns"] == again[1]["pid_ns"], [p["label"] for p in again]
+assert sorted(p.get("life", 0) for p in again) == [0, 1], [p["label"] for p in again]
+print("processes:", "; ".join("%s: %d records" % (p["label"], p["rundowns"][1]["method_records"]) for p in ps))' "$a" ||
+    fail "pid-reuse: four processes, each verified"
   ;;
 processes)
   # Two processes in one session (per-UID buffers: one stream holds both), each with its

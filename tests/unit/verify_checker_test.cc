@@ -369,7 +369,7 @@ TEST(VerifyChecker, SecondBeginIsAnError) {
   EXPECT_FALSE(c.apply(s.batch()));
   EXPECT_EQ(c.error(),
             "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with the "
-            "same id)");
+            "same id; or a later process of this vpid, in a session without the runtime events that tell it apart)");
 }
 
 }  // namespace

@@ -94,3 +94,63 @@ TEST(VerifyInventory, TiersOutsideTheAbiAreOther) {
 }
 
 }  // namespace
+
+// --- the processes of a session (tools/verify/lives.h) ----------------------------------
+
+namespace {
+
+using jitprov::verify::Lives;
+using jitprov::verify::ProcessId;
+
+TEST(VerifyLives, AVpidIsItsOwnKeyUntilAnotherProcessSharesIt) {
+  Lives l;
+  const ProcessId a{1234, 0};
+  EXPECT_EQ(l.keyOf(a), 1234);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 1), 1234);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 3), 1234);  // out of order: ids taken, then emitted
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), 1234);
+  EXPECT_EQ(l.onModuleLoad(a, 2, 1), 1234);  // a second runtime's own module 1
+  EXPECT_EQ(l.label(1234), "process 1234");
+  EXPECT_EQ(l.reused(), 0u);
+}
+
+TEST(VerifyLives, AModuleIdLoadedAgainBeginsTheVpidsNextProcess) {
+  Lives l;
+  const ProcessId a{77, 0};
+  EXPECT_EQ(l.onModuleLoad(a, 1, 1), 77);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), 77);
+  // The next process of pid 77: its first module is 1 again.
+  const int64_t second = l.onModuleLoad(a, 1, 1);
+  EXPECT_NE(second, 77);
+  EXPECT_EQ(second & 0xffffffff, 77);
+  EXPECT_EQ(l.keyOf(a), second);               // later events are its
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), second);  // its own module 2 begins nothing new
+  const int64_t third = l.onModuleLoad(a, 1, 2);
+  EXPECT_NE(third, second);
+  EXPECT_EQ(l.identity(third).life, 2u);
+  EXPECT_EQ(l.label(second), "process 77 (its 2nd process)");
+  EXPECT_EQ(l.label(third), "process 77 (its 3rd process)");
+  EXPECT_EQ(l.reused(), 2u);
+  // Read again: the same events get the same keys.
+  l.rewind();
+  EXPECT_EQ(l.onModuleLoad(a, 1, 1), 77);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), 77);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 1), second);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), second);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 2), third);
+}
+
+TEST(VerifyLives, OneVpidInTwoPidNamespacesIsTwoProcesses) {
+  Lives l;
+  const ProcessId x{1, 4026532001}, y{1, 4026532002};
+  const int64_t kx = l.keyOf(x), ky = l.keyOf(y);
+  EXPECT_EQ(kx, 1);
+  EXPECT_NE(ky, kx);
+  EXPECT_EQ(l.identity(ky).pidns, 4026532002u);
+  EXPECT_EQ(l.onModuleLoad(x, 1, 1), kx);  // each its own module 1
+  EXPECT_EQ(l.onModuleLoad(y, 1, 1), ky);
+  EXPECT_EQ(l.label(kx), "process 1 (pid namespace 4026532001)");
+  EXPECT_EQ(l.reused(), 0u);
+}
+
+}  // namespace

@@ -316,7 +316,9 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
   if (!(e = step(ch)).empty()) return e;
   if (!(e = step({"lttng", "enable-event", "-u", "-s", name, "-c", "jitprov_runtime", "jitprov_runtime:*"})).empty())
     return e;
-  if (!(e = step({"lttng", "add-context", "-u", "-s", name, "-t", "vpid"})).empty()) return e;
+  // The pid namespace beside the vpid: jitprov-verify tells apart processes of two
+  // namespaces that have one vpid (containers), and a vpid's later process by its ids.
+  if (!(e = step({"lttng", "add-context", "-u", "-s", name, "-t", "vpid", "-t", "pid_ns"})).empty()) return e;
   if (vpid > 0 && !(e = step({"lttng", "track", "-u", "-s", name, "--vpid=" + std::to_string(vpid)})).empty()) return e;
   return step({"lttng", "start", name});
 }
@@ -421,6 +423,7 @@ nlohmann::json summarize(const nlohmann::json& v, const std::string& runtime_nam
     lost_packets += s.value("discarded_packets", uint64_t{0});
     for (const auto& p : s.value("processes", nlohmann::json::array())) {
       nlohmann::json pr = {{"vpid", p.value("vpid", int64_t{0})},
+                           {"label", p.value("label", "process " + std::to_string(p.value("vpid", int64_t{0})))},
                            {"runtime", runtime_name},
                            {"runtime_instance", p.value("runtime_instance", 0)}};
       const nlohmann::json cb = p.value("code_bodies", nlohmann::json::object());
@@ -482,7 +485,7 @@ void printSummary(const nlohmann::json& s) {
               std::to_string(r["method_records"].get<uint64_t>()) + " records" +
               (r["cut_short"].get<bool>() ? ", cut short" : "") + ")";
       }
-      std::printf("  rundowns:    pid %lld: %zu%s%s\n", (long long)p["vpid"].get<int64_t>(), p["rundowns"].size(),
+      std::printf("  rundowns:    %s: %zu%s%s\n", p["label"].get<std::string>().c_str(), p["rundowns"].size(),
                   rs.empty() ? "" : ": ", rs.c_str());
     }
     std::printf("  events lost: %llu\n", (unsigned long long)s["events_lost"].get<uint64_t>());

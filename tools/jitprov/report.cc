@@ -155,6 +155,7 @@ nlohmann::json build(const std::string& dir, const std::string& trace, const nlo
                       {"cut_short", d.value("cut_short", false)}});
       }
       procs.push_back({{"vpid", p.value("vpid", int64_t{0})},
+                       {"label", p.value("label", "process " + std::to_string(p.value("vpid", int64_t{0})))},
                        {"runtime_instance", p.value("runtime_instance", 0)},
                        {"code", p.value("code", nlohmann::json::object())},
                        {"rundowns", rs}});
@@ -189,7 +190,7 @@ void printText(const nlohmann::json& r, size_t top) {
   for (const auto& p : r["processes"]) {
     const auto& c = p["code"];
     const uint32_t inst = p["runtime_instance"].get<uint32_t>();
-    std::printf("\nprocess %lld%s: %llu code bodies, %s of code, %llu methods\n", (long long)p["vpid"].get<int64_t>(),
+    std::printf("\n%s%s: %llu code bodies, %s of code, %llu methods\n", p["label"].get<std::string>().c_str(),
                 inst > 1 ? (" runtime " + std::to_string(inst)).c_str() : "", (unsigned long long)num(c, "bodies"),
                 bytes(num(c, "bytes")).c_str(), (unsigned long long)num(c, "methods"));
     if (c.contains("by_tier")) std::printf("  by tier:     %s\n", tierList(c["by_tier"], true).c_str());

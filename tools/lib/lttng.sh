@@ -100,6 +100,7 @@ lttng_channel() {
 #   --rundown-opts 'O' the rundown channel with options O instead of the lossless ones
 #   --events LIST      more events (comma-separated) in the rundown channel
 #   --vpid             the vpid context (jitprov-verify keys events by process)
+#   --pidns            the pid_ns context too (processes of several pid namespaces)
 #   --create 'O'       lttng create options O instead of --output (e.g. a live session)
 lttng_lossless_session() {
   local name=$1 runtime=0 vpid=0 events='jitprov_rundown:*' create="--output=$2"
@@ -112,6 +113,7 @@ lttng_lossless_session() {
       --rundown-opts) read -ra rundown_opts <<<"$2"; shift 2 ;;
       --events) events="$events,$2"; shift 2 ;;
       --vpid) vpid=1; shift ;;
+      --pidns) vpid=2; shift ;;
       --create) create=$2; shift 2 ;;
       *) lttng_err "lttng_lossless_session: unknown option '$1'"; return 2 ;;
     esac
@@ -122,8 +124,11 @@ lttng_lossless_session() {
   if [ $runtime = 1 ]; then
     lttng_channel "$name" jitprov_runtime 'jitprov_runtime:*' "${runtime_opts[@]}" || return 1
   fi
-  if [ $vpid = 1 ]; then
+  if [ $vpid != 0 ]; then
     lttng add-context -u -s "$name" -t vpid >/dev/null || { lttng_err "lttng add-context vpid"; return 1; }
+  fi
+  if [ $vpid = 2 ]; then
+    lttng add-context -u -s "$name" -t pid_ns >/dev/null || { lttng_err "lttng add-context pid_ns"; return 1; }
   fi
   return 0
 }

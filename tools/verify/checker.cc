@@ -101,7 +101,8 @@ void Checker::applyRundownEvent(Process& p, const Item& it, const Batch& b) {
     if (r.has_begin) {
       error_ =
           "event jitprov_rundown:rundown_begin: missing or malformed rundown_id (a second rundown_begin with "
-          "the same id)";
+          "the same id; or a later process of this vpid, in a session without the runtime events that tell "
+          "it apart)";
       return;
     }
     const RareItem& x = b.rare[it.rare];
@@ -160,9 +161,9 @@ void Checker::onRundownEnd(Process& p, Rundown& r, const Item& it, const RareIte
   if (options_.live) {  // following a live session: say so as each rundown completes
     FILE* out = options_.progress != nullptr ? options_.progress : stdout;
     std::fprintf(out,
-                 "live: process %lld: rundown %llu ended: %llu method records received, %llu versions by its "
+                 "live: %s: rundown %llu ended: %llu method records received, %llu versions by its "
                  "count%s, %.1f ms after its begin\n",
-                 (long long)p.pid, (unsigned long long)it.rid, (unsigned long long)r.method_records,
+                 who(p).c_str(), (unsigned long long)it.rid, (unsigned long long)r.method_records,
                  (unsigned long long)r.end_versions, r.cut_short ? ", cut short" : "",
                  r.has_begin ? double(it.ts - r.begin_ts) / 1e6 : 0.0);
     std::fflush(out);
@@ -337,11 +338,15 @@ void Checker::checkVersion(Process& p, const VersionEntry& v) {
   }
 }
 
+std::string Checker::who(const Process& p) const {
+  return (lives_ != nullptr ? lives_->label(p.pid) : "process " + std::to_string(p.pid)) +
+         (p.instance != 0 ? " runtime " + std::to_string(p.instance) : "");
+}
+
 ProcessVerdict Checker::check(Process& p, bool explained, Outcome* out) {
   settle(p);
   p.versions.forEach([&](const VersionEntry& v) { checkVersion(p, v); });
-  const std::string who =
-      "process " + std::to_string(p.pid) + (p.instance != 0 ? " runtime " + std::to_string(p.instance) : "");
+  const std::string who = this->who(p);
   if (p.rundowns.empty()) out->not_checked.push_back(who + ": no rundown in the trace");
   if (!p.seq_fields)
     out->not_checked.push_back(who +

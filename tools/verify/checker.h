@@ -22,6 +22,7 @@
 #pragma once
 
 #include "events.h"
+#include "lives.h"
 #include "verify_g2.h"
 #include "verify_state.h"
 
@@ -141,6 +142,10 @@ class Checker {
   explicit Checker(const CheckerOptions& o = {}) : options_(o) {}
   Checker(const Checker&) = delete;
   Checker& operator=(const Checker&) = delete;
+  // The session's processes (their keys are Item::pid): names them in messages.
+  void setLives(const Lives* lives) { lives_ = lives; }
+  // "process 1234" (Lives::label), " runtime N" when the process has an instance number.
+  std::string who(const Process& p) const;
 
   // The checking side of a batch of events, in order: false at the first error (a field
   // missing or malformed, or the batch's own error), then error() says which.
@@ -175,6 +180,7 @@ class Checker {
   RundownVerdict judge(Process& p, Rundown& r, const std::string& who, bool explained, Outcome* out);
 
   CheckerOptions options_;
+  const Lives* lives_ = nullptr;
   std::map<std::pair<int64_t, uint32_t>, Process> processes_;
   std::string error_;                // fatal: a field missing or malformed
   Process* last_process_ = nullptr;  // of the last event (most events are of the one before's)

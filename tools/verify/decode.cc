@@ -291,12 +291,30 @@ Kind Decoder::kindOf(const bt_event_class* ec) {
   return k;
 }
 
-int64_t Decoder::processOf(const bt_event* ev) {
+bool Decoder::moduleLoadId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* module_id) {
+  if (kind != Kind::kJitprovOther ||
+      std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0)
+    return false;
+  const bt_field* f = bt_event_borrow_payload_field_const(ev);
+  *instance = instanceOf(f);
+  return u64(f, "module_id", module_id);
+}
+
+ProcessId Decoder::processOf(const bt_event* ev) {
+  ProcessId id;
   if (const bt_field* ctx = bt_event_borrow_common_context_field_const(ev)) {
-    uint64_t pid;
-    if (u64(ctx, "vpid", &pid)) return int64_t(pid);
+    uint64_t v;
+    if (u64(ctx, "pid_ns", &v)) id.pidns = v;
+    if (u64(ctx, "vpid", &v)) {
+      id.vpid = int64_t(v);
+      return id;
+    }
   }
-  const bt_stream* stream = bt_event_borrow_stream_const(ev);
+  id.vpid = streamPid(bt_event_borrow_stream_const(ev));
+  return id;
+}
+
+int64_t Decoder::streamPid(const bt_stream* stream) {
   auto it = stream_pid_.find(stream);
   if (it != stream_pid_.end()) return it->second;
   int64_t pid = -1;

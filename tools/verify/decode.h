@@ -9,6 +9,7 @@
 
 #include <babeltrace2/babeltrace.h>
 #include "events.h"
+#include "lives.h"
 #include "verify_g2.h"
 
 #include <cstdint>
@@ -27,8 +28,11 @@ class Decoder {
   // What an event of class `ec` is.
   Kind kindOf(const bt_event_class* ec);
   // The process an event belongs to: its `vpid` context, else the vpid of its trace
-  // (per-process buffers); -1 when neither says.
-  int64_t processOf(const bt_event* ev);
+  // (per-process buffers), -1 when neither says; with its `pid_ns` context (0: none).
+  ProcessId processOf(const bt_event* ev);
+  // A module_load's module_id, with its runtime instance (Lives::onModuleLoad); false:
+  // another event, or unreadable (the checker's to refuse).
+  bool moduleLoadId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* module_id);
   // Event message `msg`, of kind `kind` (not kOther) and process `pid`, as an Item at the
   // end of `b`; or, when it cannot be read, b.error says why.
   void decode(const bt_message* msg, Kind kind, int64_t pid, Batch& b);
@@ -52,6 +56,7 @@ class Decoder {
   bool enumLabel(const bt_field* s, const char* name, std::string* out);
   uint32_t instanceOf(const bt_field* payload);
   bool seqField(const bt_field* f, const char* field, uint64_t* out, Item* it);
+  int64_t streamPid(const bt_stream* stream);  // its trace's vpid (environment), -1: none
   // Where a method record's members are, per payload class: found by name once, then
   // read by index with their types known (the records are nearly every event).
   static constexpr int kMethodMembers = 15;

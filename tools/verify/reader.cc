@@ -98,6 +98,7 @@ std::string Reader::read(Session& s) { return readGraph(s); }
 std::string Reader::explain(Session& s) {
   if (s.live || !s.checker.wantExplanations()) return "";
   s.explaining = true;
+  s.lives.rewind();  // the same events, the same processes
   return readGraph(s);
 }
 
@@ -228,8 +229,8 @@ void Reader::onEvent(const bt_message* msg) {
   const Kind kind = decoder_.kindOf(bt_event_borrow_class_const(ev));
   if (kind == Kind::kOther) return;
   if (s.explaining) {
+    const int64_t pid = processKey(ev, kind);
     if (kind != Kind::kMethodLoad && kind != Kind::kRundownMethod) return;
-    const int64_t pid = decoder_.processOf(ev);
     MethodRecordView r;
     uint64_t rid = 0;
     uint32_t instance = 0;
@@ -240,13 +241,24 @@ void Reader::onEvent(const bt_message* msg) {
       s.checker.explainRecord(pid, instance, rid, r);
     return;
   }
-  const int64_t pid = decoder_.processOf(ev);
+  const int64_t pid = processKey(ev, kind);
   if (pid < 0) {
     ++s.unattributed;
     return;
   }
   if (s.inventory) takeInventory(ev, kind, pid);
   decoder_.decode(msg, kind, pid, pipe_->current());
+}
+
+// The key of the event's process (lives.h), -1 when its trace does not say.
+int64_t Reader::processKey(const bt_event* ev, Kind kind) {
+  const ProcessId id = decoder_.processOf(ev);
+  if (id.vpid < 0) return -1;
+  uint32_t instance = 0;
+  uint64_t module_id = 0;
+  if (kind == Kind::kJitprovOther && decoder_.moduleLoadId(ev, kind, &instance, &module_id))
+    return session_->lives.onModuleLoad(id, instance, module_id);
+  return session_->lives.keyOf(id);
 }
 
 // --top: the event's method or module into the session's inventory (an event it cannot

@@ -40,6 +40,7 @@ class Reader {
   void onEvent(const bt_message* m);
   void onStreamBeginning(const bt_message* m);
   void takeInventory(const bt_event* ev, Kind kind, int64_t pid);
+  int64_t processKey(const bt_event* ev, Kind kind);
 
   Decoder decoder_;
   Session* session_ = nullptr;        // the session being read

@@ -80,14 +80,12 @@ nlohmann::json rundownJson(const RundownVerdict& v) {
   return j;
 }
 
-nlohmann::json processJson(const ProcessVerdict& v) {
+nlohmann::json processJson(const ProcessVerdict& v, const Lives& lives) {
   const Process& p = *v.process;
-  nlohmann::json pj = {{"vpid", p.pid},
-                       {"runtime_instance", p.instance},
-                       {"events", p.events},
-                       {"method_load", p.method_loads},
-                       {"method_unload", p.method_unloads},
-                       {"code_unload", p.code_unloads}};
+  const Identity& id = lives.identity(p.pid);
+  nlohmann::json pj = {
+      {"vpid", id.vpid >= 0 ? id.vpid : p.pid}, {"runtime_instance", p.instance},    {"events", p.events},
+      {"method_load", p.method_loads},          {"method_unload", p.method_unloads}, {"code_unload", p.code_unloads}};
   // The code bodies the trace shows, by tier (only the tiers that have some).
   nlohmann::json tiers = nlohmann::json::object();
   uint64_t bodies = 0;
@@ -97,6 +95,10 @@ nlohmann::json processJson(const ProcessVerdict& v) {
     tiers[t < Process::kTierSlots - 1 ? kTierNames[t] : "other"] = p.bodies_by_tier[t];
   }
   pj["code_bodies"] = {{"total", bodies}, {"by_tier", tiers}};
+  // Told apart from others of its vpid (lives.h): its pid namespace, its life.
+  if (id.pidns != 0) pj["pid_ns"] = id.pidns;
+  if (id.life != 0) pj["life"] = id.life;
+  pj["label"] = lives.label(p.pid);
   nlohmann::json rjs = nlohmann::json::array();
   for (const RundownVerdict& r : v.rundowns) rjs.push_back(rundownJson(r));
   pj["rundowns"] = rjs;
@@ -115,7 +117,7 @@ nlohmann::json sessionJson(const SessionReport& sr) {
   if (!s.connection_lost.empty()) sj["live_connection_lost"] = s.connection_lost;
   nlohmann::json pjs = nlohmann::json::array();
   for (const ProcessVerdict& p : sr.processes) {
-    pjs.push_back(processJson(p));
+    pjs.push_back(processJson(p, s.lives));
     if (s.inventory) pjs.back()["code"] = s.inventory->toJson(p.process->pid, p.process->instance, s.inventory_top);
   }
   sj["processes"] = pjs;
@@ -157,8 +159,8 @@ void printSession(const nlohmann::json& sj) {
                            : "");
   for (const auto& pj : sj["processes"]) {
     const uint32_t inst = pj["runtime_instance"].get<uint32_t>();
-    std::printf(" process %lld%s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
-                (long long)pj["vpid"].get<int64_t>(), inst != 0 ? (" runtime " + std::to_string(inst)).c_str() : "",
+    std::printf(" %s%s: %zu rundowns, %llu method_load, %llu method_unload, %llu code_unload\n",
+                pj["label"].get<std::string>().c_str(), inst != 0 ? (" runtime " + std::to_string(inst)).c_str() : "",
                 pj["rundowns"].size(), (unsigned long long)pj["method_load"].get<uint64_t>(),
                 (unsigned long long)pj["method_unload"].get<uint64_t>(),
                 (unsigned long long)pj["code_unload"].get<uint64_t>());

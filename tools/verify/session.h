@@ -6,6 +6,7 @@
 
 #include "checker.h"
 #include "inventory.h"
+#include "lives.h"
 
 #include <chrono>
 #include <memory>
@@ -16,7 +17,9 @@
 namespace jitprov::verify {
 
 struct Session {
-  explicit Session(const CheckerOptions& o) : live(o.live), checker(o) {}
+  explicit Session(const CheckerOptions& o) : live(o.live), checker(o) { checker.setLives(&lives); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   std::string root;  // the directory above ust/ (or the trace itself), or the live URL
   // Live (net://): read from lttng-relayd while the session records.
@@ -29,6 +32,7 @@ struct Session {
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
   uint64_t packets_before_first = 0;  // lacking before the streams' first (trace_files.h)
   uint64_t unattributed = 0;          // jitprov events of no known process
+  Lives lives;                        // its processes (the reader's; the report reads them)
   // The fields of G2 mismatches were read a second time (Reader::explain).
   bool explaining = false;
   // --top: the code the trace shows, fed by the reader on its first reading (null: not
