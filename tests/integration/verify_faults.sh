@@ -7,7 +7,7 @@
 #   verify_faults.sh SIM_FAULTS_BINARY VERIFY_BINARY CASE [VERIFY_TSAN_BINARY]
 # With a ThreadSanitizer build of the verifier (it reads and checks on two threads), that
 # build must print the same report with the same exit status, and no race.
-#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | snapshot | lost | unreadable | processes | pid-reuse | runtime-only | cut-short | restarted
+#   CASE: good | duplicate | torn | torn-name | skip | skip-gap | no-end | begin-twice | end-twice | snapshot | lost | unreadable | processes | pid-reuse | rotated | runtime-only | cut-short | restarted
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
 VERIFY=${2:?usage: verify_faults.sh SIM_FAULTS VERIFY CASE}
@@ -207,6 +207,37 @@ assert len(again) == 2 and again[0]["pid_ns"] == again[1]["pid_ns"], [p["label"]
 assert sorted(p.get("life", 0) for p in again) == [0, 1], [p["label"] for p in again]
 print("processes:", "; ".join("%s: %d records" % (p["label"], p["rundowns"][1]["method_records"]) for p in ps))' "$a" ||
     fail "pid-reuse: four processes, each verified"
+  ;;
+rotated)
+  # A session rotated twice while the sim runs (lttng rotate: SESSION/archives/CHUNK/ust/
+  # ...): its three chunks are one session, read together. Every rundown of the later
+  # chunks has its method_load in an earlier chunk: exit 0, each record checked against
+  # one. With the first chunk removed, its packets are missing before the streams' first
+  # in the next: exit 3.
+  setup_session rot "$WORK/rot"
+  lttng start rot >/dev/null || fail "lttng start"
+  start_sim --methods 20000 --warm 0.5 --rundown-trigger session,every:1,exit --unload-rate 5 --collectible 0.5
+  wait_rundowns 2 30
+  lttng rotate rot >/dev/null || fail "lttng rotate"
+  wait_rundowns 3 30
+  lttng rotate rot >/dev/null || fail "lttng rotate"
+  wait_rundowns 4 30
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop rot >/dev/null && lttng destroy rot >/dev/null || fail "lttng stop/destroy"
+  [ "$(ls "$WORK/rot/archives" | wc -l)" = 3 ] || fail "rotated: $(ls "$WORK/rot/archives" | wc -l) chunks, not 3"
+  expect rot 0 'verdict: every guarantee holds, everything checked'
+  "$VERIFY" --json "$WORK/rot" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert len(d["sessions"]) == 1, [s["session"] for s in d["sessions"]]
+ps = d["sessions"][0]["processes"]
+rs = ps[0]["rundowns"]
+assert len(ps) == 1 and len(rs) >= 5, [len(p["rundowns"]) for p in ps]
+assert all(r["G2"]["records_without_method_load"] == 0 and r["G3"]["status"] == "pass" for r in rs), rs
+print("rotated:", len(d["sessions"][0]["traces"]), "traces,", len(rs), "rundowns, every record against its method_load")' ||
+    fail "rotated: one session"
+  rm -rf "$WORK/rot/archives/$(ls "$WORK/rot/archives" | head -1)"
+  expect rot 3 'packets missing before the streams. first'
   ;;
 processes)
   # Two processes in one session (per-UID buffers: one stream holds both), each with its

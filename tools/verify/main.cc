@@ -153,11 +153,14 @@ std::optional<int> fileSessions(const Options& o, Sessions& sessions) {
       return kExitUnreadable;
     }
   }
+  std::map<std::string, std::map<std::string, uint64_t>> first_seqs;  // session root -> stream file ->
   for (const std::string& t : traces) {
-    auto& s = sessionFor(sessions, jitprov::verify::sessionRoot(t), o);
-    s.traces.push_back(t);
-    s.packets_before_first += jitprov::verify::packetsBeforeFirst(t);
+    const std::string root = jitprov::verify::sessionRoot(t);
+    sessionFor(sessions, root, o).traces.push_back(t);
+    jitprov::verify::firstPacketSeqs(t, &first_seqs[root]);
   }
+  for (const auto& [root, firsts] : first_seqs)
+    for (const auto& [file, seq] : firsts) sessions.at(root).packets_before_first += seq;
   return std::nullopt;
 }
 

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -71,17 +73,42 @@ std::vector<std::string> findTraces(const std::string& dir, std::string* why) {
   return out;
 }
 
-// The session a trace belongs to: the directory above its `ust` (or `kernel`) component
-// (lttng's output layout SESSION/ust/uid/UID/64-bit or SESSION/ust/pid/NAME-PID-DATE),
-// or the trace itself.
-std::string sessionRoot(const std::string& trace) {
-  const std::filesystem::path p(trace);
-  std::filesystem::path root, acc;
+namespace {
+
+// The directory above a trace's `ust` (or `kernel`) component, and what follows it
+// (ust/uid/0/64-bit); root empty when the path has neither.
+std::pair<std::filesystem::path, std::filesystem::path> splitAtDomain(const std::string& trace) {
+  const std::filesystem::path p = std::filesystem::path(trace).lexically_normal();
+  std::filesystem::path root, acc, rest;
+  bool found = false;
   for (const auto& part : p) {
-    if (part == "ust" || part == "kernel") root = acc;
+    if (part == "ust" || part == "kernel") {
+      root = acc;
+      rest.clear();
+      found = true;
+    }
+    if (found) rest /= part;
     acc /= part;
   }
-  return root.empty() ? trace : root.lexically_normal().string();
+  return {root, rest};
+}
+
+}  // namespace
+
+std::string sessionRoot(const std::string& trace) {
+  const auto [root, rest] = splitAtDomain(trace);
+  if (root.empty()) return trace;
+  // A rotated session's chunk, SESSION/archives/CHUNK/ust/...: the session's.
+  std::filesystem::path r = root;
+  if (r.filename().empty()) r = r.parent_path();
+  if (r.has_parent_path() && r.parent_path().filename() == "archives")
+    return r.parent_path().parent_path().lexically_normal().string();
+  return root.lexically_normal().string();
+}
+
+std::string streamDirKey(const std::string& trace) {
+  const auto [root, rest] = splitAtDomain(trace);
+  return root.empty() ? std::string() : rest.string();
 }
 
 // Checks a trace's metadata before libbabeltrace2 reads it: a regular file (a FIFO
@@ -142,7 +169,7 @@ std::string checkStreamFiles(const std::string& trace) {
   return "";
 }
 
-uint64_t packetsBeforeFirst(const std::string& trace) {
+void firstPacketSeqs(const std::string& trace, std::map<std::string, uint64_t>* first) {
   // lttng-ust's layout, declared in the metadata: the packet header (magic 0xC1FC1FC1,
   // uuid, stream_id, stream_instance_id: 32 bytes), then the packet context, whose fifth
   // field is packet_seq_num. Used only when the metadata declares it there, in the
@@ -154,9 +181,9 @@ uint64_t packetsBeforeFirst(const std::string& trace) {
     const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
     if (text.find("uint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;") == std::string::npos ||
         text.find("byte_order = le") == std::string::npos)
-      return 0;  // not a layout known here: cannot tell
+      return;  // not a layout known here: cannot tell
   }
-  uint64_t lost = 0;
+  const std::string dir = streamDirKey(trace);
   std::error_code ec;
   for (std::filesystem::directory_iterator it(trace, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
@@ -172,9 +199,10 @@ uint64_t packetsBeforeFirst(const std::string& trace) {
     std::memcpy(&seq, p + kSeqAt, sizeof seq);
     if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > uint64_t(it->file_size(ec)))
       continue;  // not a packet as declared: cannot tell
-    lost += seq;
+    const std::string key = dir + "/" + name;
+    auto [at, fresh] = first->try_emplace(key, seq);
+    if (!fresh) at->second = std::min(at->second, seq);
   }
-  return lost;
 }
 
 }  // namespace jitprov::verify
