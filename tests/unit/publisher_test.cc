@@ -148,3 +148,33 @@ TEST(Publisher, StopInAForkedChildReturns) {
 }
 
 }  // namespace
+
+namespace {
+
+// hostagent::LiveCounts: a method's live versions, counted; its last dropped says so.
+TEST(LiveCounts, CountsEachMethodsVersionsAndSaysWhenTheLastGoes) {
+  jitprov::hostagent::LiveCounts c;
+  EXPECT_EQ(c.count(7), 0u);
+  EXPECT_FALSE(c.drop(7));  // none: nothing to say
+  c.add(7);
+  c.add(7);
+  c.add(9);
+  EXPECT_EQ(c.count(7), 2u);
+  EXPECT_FALSE(c.drop(7));
+  EXPECT_EQ(c.count(7), 1u);
+  EXPECT_TRUE(c.drop(7));  // its last
+  EXPECT_EQ(c.count(7), 0u);
+  EXPECT_FALSE(c.drop(7));
+  EXPECT_EQ(c.count(9), 1u);
+  // Many methods, through the index's growth: each count its own.
+  for (uint64_t m = 1; m <= 100000; ++m)
+    for (uint64_t k = 0; k < m % 3 + 1; ++k) c.add(m * 16);
+  for (uint64_t m = 1; m <= 100000; ++m) {
+    ASSERT_EQ(c.count(m * 16), m % 3 + 1) << m;
+    for (uint64_t k = 0; k < m % 3; ++k) ASSERT_FALSE(c.drop(m * 16)) << m;
+    ASSERT_TRUE(c.drop(m * 16)) << m;
+  }
+  EXPECT_EQ(c.count(9), 1u);
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <jitprov/hist.h>
+#include <jitprov/host_key_index.h>
 #include <jitprov/jitprov.h>
 
 #include <algorithm>
@@ -97,26 +98,45 @@ uint64_t nowNs();
 inline constexpr const char* kRundownThread = "jitprov-rundown";
 // The JVM agent's thread that publishes the loads its callbacks queue (docs/jvm-agent.md).
 inline constexpr const char* kPublishThread = "jitprov-publish";
-// RAII: the calling thread goes by `name` (at most 15 bytes kept) while it lives, and
-// by its old name after.
-class ThreadName {
+// Live versions per method (method id -> count), for a client that unloads a method with
+// its last version: in one flat array (HostKeyIndex), not a node-based map (an
+// allocation per method, frees and rehashes on the publisher's path). Its owner
+// serialises the calls.
+class LiveCounts {
  public:
-  explicit ThreadName(const char* name);
-  ~ThreadName();
-  ThreadName(const ThreadName&) = delete;
-  ThreadName& operator=(const ThreadName&) = delete;
+  void add(uint64_t method) {
+    const uint64_t n = index_.find(method);
+    if (n != 0) index_.erase(method);
+    index_.insert(method, n + 1);
+  }
+  // One fewer; true when that was its last (it is gone from here).
+  bool drop(uint64_t method) {
+    const uint64_t n = index_.find(method);
+    if (n == 0) return false;
+    index_.erase(method);
+    if (n == 1) return true;
+    index_.insert(method, n - 1);
+    return false;
+  }
+  uint64_t count(uint64_t method) const { return index_.find(method); }
+
+ private:
+  HostKeyIndex index_;
+};
+
+// RAII: the calling thread goes by kRundownThread while it lives, so that the rundown
+// engine's thread, which takes its creator's name, is named so; the old name after.
+class RundownThreadName {
+ public:
+  RundownThreadName();
+  ~RundownThreadName();
+  RundownThreadName(const RundownThreadName&) = delete;
+  RundownThreadName& operator=(const RundownThreadName&) = delete;
 
  private:
   char old_[16] = {};
   bool renamed_ = false;
 };
-// The calling thread goes by kRundownThread while it lives, so that the rundown engine's
-// thread, which takes its creator's name, is named so.
-struct RundownThreadName : ThreadName {
-  RundownThreadName() : ThreadName(kRundownThread) {}
-};
-// The process's name (its main thread's, /proc/self/comm), "" if unreadable.
-std::string processName();
 // CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time, user and system (a system
 // call: the vDSO serves no CPU clock).
 uint64_t threadCpuNs();

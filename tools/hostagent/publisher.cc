@@ -13,13 +13,11 @@
 
 namespace jitprov::hostagent {
 
-bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx,
-                      Publish init) {
+bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx) {
   if (ms == 0) return false;
   mu_ = mu;
   ms_ = ms;
   publish_ = publish;
-  init_ = init;
   empty_ = empty;
   ctx_ = ctx;
   owner_pid_ = int(getpid());
@@ -37,7 +35,6 @@ bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publ
 
 void Publisher::main() {
   pthread_setname_np(pthread_self(), kPublishThread);
-  if (init_ != nullptr) init_(ctx_);
   std::unique_lock<std::mutex> q(*mu_);
   bool found_empty = false;  // the last wait of ms_ found nothing queued
   while (!stop_) {

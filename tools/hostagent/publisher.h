@@ -63,10 +63,7 @@ class Publisher {
   // Starts the thread (named kPublishThread), which publishes every `ms` while events
   // come. False: not started (ms == 0, or the thread could not be made: `who`, the
   // client's name, says so on stderr); the client's callbacks publish inline.
-  // `init`, when given, runs first on the thread (without `mu`), before it publishes
-  // anything: the client's own start, which the callbacks do not wait for (they queue).
-  bool start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx,
-             Publish init = nullptr);
+  bool start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx);
   // With `mu` held: whether what a callback queues is the thread's to publish (started,
   // not stopped); false: the callback publishes it itself (inline).
   bool deferred() const { return deferred_; }
@@ -98,7 +95,7 @@ class Publisher {
   bool idle_ = false, deferred_ = false, stop_ = false;  // guarded by *mu_
   std::mutex* mu_ = nullptr;
   uint32_t ms_ = 0;
-  Publish publish_ = nullptr, init_ = nullptr;
+  Publish publish_ = nullptr;
   Empty empty_ = nullptr;
   void* ctx_ = nullptr;
   std::condition_variable cv_;

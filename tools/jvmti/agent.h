@@ -123,7 +123,7 @@ struct Agent {
   // Method id -> its versions in `live`, and the methods whose last one went in this
   // batch (-> their jmethodID, 0 for a stub): unloaded at the batch's end (forgetDead),
   // so that class churn does not fill the registry and `named` with methods of no code.
-  std::unordered_map<uint64_t, uint32_t> live_per_method;
+  hostagent::LiveCounts live_per_method;
   std::vector<std::pair<uint64_t, uint64_t>> dead;
   uint64_t methods_unloaded = 0, stubs_unloaded = 0;
   uint64_t replays = 0, unknown_unloads = 0, refused = 0, errors = 0;

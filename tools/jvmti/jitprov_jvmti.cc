@@ -189,8 +189,7 @@ void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
 // A version out of `live`: its method is a candidate for unloading once it has none
 // (forgetDead, at the batch's end). Agent::mu held.
 void dropLive(Agent& a, const Agent::Live& l) {
-  auto it = a.live_per_method.find(l.method_id);
-  if (it != a.live_per_method.end() && --it->second == 0) a.dead.emplace_back(l.method_id, l.jmid);
+  if (a.live_per_method.drop(l.method_id)) a.dead.emplace_back(l.method_id, l.jmid);
 }
 
 // At the end of a batch: each method whose last version went in it, and that got none
@@ -213,10 +212,8 @@ void forgetDead(Agent& a) {
     for (const Queued& ev : a.queued.events)
       if (ev.kind == Queued::kLoad && !ev.named && waiting.find(ev.jmid) == 0) waiting.insert(ev.jmid, 1);
     for (const auto& [method, jmid] : a.dead) {
-      auto it = a.live_per_method.find(method);
-      if (it != a.live_per_method.end() && it->second != 0) continue;  // it got a version again
+      if (a.live_per_method.count(method) != 0) continue;  // it got a version again
       if (jmid != 0 && waiting.find(jmid) != 0) continue;
-      if (it != a.live_per_method.end()) a.live_per_method.erase(it);
       if (jmid != 0) a.named.erase(jmid);
       unload.emplace_back(method, jmid == 0);
     }
@@ -373,7 +370,7 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     return;
   }
   auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, jmid, c.code_size, stub});
-  if (inserted) ++a.live_per_method[method_id];
+  if (inserted) a.live_per_method.add(method_id);
   if (!inserted && it->second.version_id == vid) ++a.replays;  // jitprov returned the version it has
   it->second = Agent::Live{vid, method_id, jmid, c.code_size, stub};
 }

@@ -49,7 +49,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdarg>
 #include <cinttypes>
 #include <cstdio>
@@ -157,7 +156,7 @@ struct Client {
   // Method id -> its versions in `live` (and a publication in progress, which pins it):
   // a method with none left is unloaded, so that functions made and dropped by the
   // million (new Function, eval, vm.Script, a worker's regexps) do not fill the registry.
-  std::unordered_map<uint64_t, uint32_t> live_per_method;
+  hostagent::LiveCounts live_per_method;
   std::unordered_map<v8::Isolate*, Isolate*> isolates;
   uint32_t next_serial = 1;
   Counters n;
@@ -169,22 +168,6 @@ struct Client {
   hostagent::OwnCpu own;
   uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
-
-  // The start (docs/node.md, "The start"): the jitprov runtime, whose tracing provider
-  // loads lttng-ust and waits for its registration with the session daemon, the modules
-  // and the rundown engine. On the publisher thread, while node goes on (the handler
-  // queues, nobody publishes before kPublishing), unless the callbacks publish inline
-  // (publish=inline, the jitdump) or `jitprov attach` loads the client: then on the
-  // loading thread, before the handler is installed.
-  enum Up : uint8_t { kStarting, kPublishing, kReady, kFailed };
-  std::mutex up_mu;
-  std::condition_variable up_cv;
-  Up up = kStarting;                // guarded by up_mu; only ever goes forward
-  std::atomic<bool> failed{false};  // kFailed: the handler returns at once (relaxed)
-  bool started_by_thread = false;   // set before the thread starts
-  uint64_t start_t0 = 0;            // startClient's entry (CLOCK_MONOTONIC ns)
-  uint64_t start_wall_ns = 0;       // from it to kReady (guarded by up_mu)
-  uint64_t queued_at_start = 0;     // events the handler queued before kPublishing
 
   // The queue: the handler's side (any thread). Lock order: mu, then qmu.
   std::mutex qmu;  // guards this part
@@ -365,9 +348,7 @@ bool methodOf(Client& c, uint64_t module, uint64_t key, const char* ns, std::str
 // One version of `method_id` out of `live` (or a pin let go): the method unloaded with
 // its last one. Client::mu held.
 void dropLive(Client& c, uint64_t method_id) {
-  auto it = c.live_per_method.find(method_id);
-  if (it == c.live_per_method.end() || --it->second != 0) return;
-  c.live_per_method.erase(it);
+  if (!c.live_per_method.drop(method_id)) return;
   const int e = jitprov_method_unload(c.rt, method_id);
   if (e != JITPROV_OK) noteError(c, std::string("unload a method with no live code: ") + jitprov_strerror(e));
   ++c.n.methods_unloaded;
@@ -400,7 +381,7 @@ void publish(Client& c, Isolate* iso, uint64_t method_id, uint64_t start, uint32
              uint32_t serial) {
   // Pinned: retiring its older code here must not unload it. The pin becomes the new
   // version's count, or is let go (a method that never got a version is unloaded too).
-  ++c.live_per_method[method_id];
+  c.live_per_method.add(method_id);
   retireOverlapped(c, start, size, method_id);
   jitprov_code_desc d = JITPROV_CODE_DESC_INIT;
   d.code_start = start;
@@ -503,35 +484,9 @@ void publishMoved(Client& c, const Queued& ev) {
 
 using hostagent::By;
 
-// Waits until the start reached `at` (kPublishing: the runtime is there; kReady: the
-// rundown engine too) or failed; true: reached. Any thread but the publisher's before
-// its start returned.
-bool waitUp(Client& c, Client::Up at) {
-  std::unique_lock<std::mutex> g(c.up_mu);
-  c.up_cv.wait(g, [&] { return c.up >= at; });
-  return c.up != Client::kFailed;
-}
-
-// The start moves on to `to` (a failed one drops what the handler queued).
-void setUp(Client& c, Client::Up to) {
-  {
-    std::lock_guard<std::mutex> g(c.up_mu);
-    c.up = to;
-    if (to == Client::kReady) c.start_wall_ns = nowNs() - c.start_t0;
-  }
-  if (to == Client::kFailed) {
-    c.failed.store(true, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> q(c.qmu);
-    c.queued.clear();
-  }
-  c.up_cv.notify_all();
-}
-
 // Publishes what the handler queued, in its order. Takes Client::mu (then qmu for the
-// swap alone: the handler queues on while a batch is published); first waits for the
-// runtime (the start on the publisher thread).
+// swap alone: the handler queues on while a batch is published).
 void publishQueued(Client& c, By by) {
-  if (!waitUp(c, Client::kPublishing)) return;
   std::lock_guard<std::mutex> g(c.mu);
   hostagent::publishBatch(c.qmu, c.queued, c.publishing, c.batches, by, [&c](const Queue& q, const Queued& ev) {
     if (ev.kind == Queued::kAdded)
@@ -565,8 +520,7 @@ void stopPublisher(Client& c) {
 
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   Client* c = g_client;
-  // relaxed: a late event is harmless; a failed start drops what comes
-  if (c == nullptr || c->finished.load(std::memory_order_relaxed) || c->failed.load(std::memory_order_relaxed)) return;
+  if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
   // Line info events (about 17 a code object) return here: they are V8's for any
   // handler, and timing them would cost more than they do.
   if (ev->type != v8::JitCodeEvent::CODE_ADDED && ev->type != v8::JitCodeEvent::CODE_MOVED) return;
@@ -678,11 +632,6 @@ void writeStats(Client& c) {
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
-  {
-    std::lock_guard<std::mutex> u(c.up_mu);
-    std::fprintf(f, "  \"start\": {\"on\": \"%s\", \"wall_ns\": %" PRIu64 ", \"queued_before\": %" PRIu64 "},\n",
-                 c.started_by_thread ? "publisher" : "inline", c.start_wall_ns, c.queued_at_start);
-  }
   hostagent::jitdumpStatsJson(f, c.rt, c.opt);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
@@ -698,12 +647,6 @@ void writeStats(Client& c) {
 void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
-  // The start first (lttng-ust's registration: its LTTNG_UST_REGISTER_TIMEOUT, 3 s by
-  // default, bounds it), so that the exit rundown and the stats have their runtime.
-  if (!waitUp(*c, Client::kReady)) {
-    stopPublisher(*c);
-    return;
-  }
   if (c->own.on) c->own.snapshotThreads();            // before the thread ends
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);  // the exit rundown: the queue first
   stopPublisher(*c);
@@ -856,67 +799,6 @@ const char kExtraHelp[] =
 
 // Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
 // and the rundown engine. False: untraced (said).
-// The start: the runtime (lttng-ust's load and registration), the modules, the jitdump,
-// the publisher (unless it runs this), the rundown engine (Client::Up). On the publisher
-// thread (startByThread) or in startClient. False: failed (said on stderr).
-bool bringUp(Client& c) {
-  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
-  cfg.code_mode = JITPROV_CODE_HOST;
-  cfg.lock_stats = 0;
-  int e = jitprov_runtime_create(&cfg, &c.rt);
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-builtins", 0, &c.builtin_module);
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-regexp", 0, &c.regexp_module);
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-other", 0, &c.other_module);
-  if (e != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
-                 int(getpid()));
-    setUp(c, Client::kFailed);
-    return false;
-  }
-  c.provider = jitprov_trace_provider_status();
-  c.perfmap.bare_module = c.builtin_module;  // perfMapSink above names every record itself
-  if (const std::string jd = hostagent::openJitdump(c.rt, c.opt); !jd.empty())
-    std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
-  {
-    std::lock_guard<std::mutex> q(c.qmu);
-    c.queued_at_start = c.queued.events.size();
-  }
-  setUp(c, Client::kPublishing);
-  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
-  rc.modes = &c.opt.mode;
-  rc.n_modes = 1;
-  rc.triggers = c.opt.trigger.c_str();
-  rc.max_rate = c.opt.rate;
-  if (!c.opt.perfmap.empty()) {
-    c.perfmap.final_path = c.opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
-    rc.sink = &perfMapSink;
-    rc.sink_ctx = &c;
-  }
-  rc.prepare = &prepareRundown;
-  rc.prepare_ctx = &c;
-  if (!c.started_by_thread) startPublisher(c);  // before the handler is installed (the first events)
-  {
-    const hostagent::RundownThreadName named;  // the engine's thread takes it when created
-    e = jitprov_rundown_create(c.rt, &rc, &c.rd);
-    if (e == JITPROV_OK) e = jitprov_rundown_start(c.rd);
-  }
-  if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
-  setUp(c, Client::kReady);
-  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s; started %s", c.opt.trigger.c_str(),
-       c.opt.perfmap.empty() ? "off" : c.perfmap.final_path.c_str(), jitprov_rundown_mode_name(c.opt.mode),
-       c.overlap_retire ? "on" : "off", jitprov_trace_provider_status(),
-       c.started_by_thread ? "on the publisher thread" : "inline");
-  return true;
-}
-
-// The start on the publisher thread, before it publishes. lttng-ust registers the
-// process with the session daemon by the name of the thread that loads it, and names
-// its own threads after it: node's name for that time, not the publisher's.
-void startByThread(void* client) {
-  const hostagent::ThreadName as(hostagent::processName().c_str());
-  bringUp(*static_cast<Client*>(client));
-}
-
 bool startClient(const std::string* attach_options) {
   auto* c = new Client();
   const char* env = attach_options != nullptr ? attach_options->c_str() : std::getenv("JITPROV_NODE");
@@ -966,20 +848,48 @@ bool startClient(const std::string* attach_options) {
   }
   c->own.on = !c->opt.stats.empty();
   const hostagent::OwnCpu::Span cpu(c->own, true);  // c is not freed from here on
-  c->start_t0 = nowNs();
-  hostagent::setLttngEnvironment();  // before the runtime loads lttng-ust, on this thread (setenv)
-  g_client = c;
-  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
-  // The start on the publisher thread: node goes on meanwhile (the session daemon's
-  // answer to lttng-ust's registration took 8-16 ms of node's main thread here, more on a
-  // busy machine; docs/node.md, "The start").
-  if (attach_options == nullptr && c->opt.jitdump.empty() && c->publish_ms != 0) {
-    c->started_by_thread = true;
-    if (c->publisher.start("jitprov-node", &c->qmu, c->publish_ms, &publishByThread, &queueEmpty, c, &startByThread))
-      return true;
-    c->started_by_thread = false;  // no thread: the start here, the callbacks publish inline
+  hostagent::setLttngEnvironment();                 // before the runtime loads lttng-ust
+  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+  cfg.code_mode = JITPROV_CODE_HOST;
+  cfg.lock_stats = 0;
+  int e = jitprov_runtime_create(&cfg, &c->rt);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-builtins", 0, &c->builtin_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-regexp", 0, &c->regexp_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-other", 0, &c->other_module);
+  if (e != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
+                 int(getpid()));
+    return false;
   }
-  return bringUp(*c);
+  g_client = c;
+  c->provider = jitprov_trace_provider_status();
+  c->perfmap.bare_module = c->builtin_module;  // perfMapSink above names every record itself
+  if (const std::string jd = hostagent::openJitdump(c->rt, c->opt); !jd.empty())
+    std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = &c->opt.mode;
+  rc.n_modes = 1;
+  rc.triggers = c->opt.trigger.c_str();
+  rc.max_rate = c->opt.rate;
+  if (!c->opt.perfmap.empty()) {
+    c->perfmap.final_path = c->opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
+    rc.sink = &perfMapSink;
+    rc.sink_ctx = c;
+  }
+  rc.prepare = &prepareRundown;
+  rc.prepare_ctx = c;
+  startPublisher(*c);  // before the handler is installed (the first events)
+  {
+    const hostagent::RundownThreadName named;  // the engine's thread takes it when created
+    e = jitprov_rundown_create(c->rt, &rc, &c->rd);
+    if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
+  }
+  if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
+  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
+  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
+       c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(), jitprov_rundown_mode_name(c->opt.mode),
+       c->overlap_retire ? "on" : "off", jitprov_trace_provider_status());
+  return true;
 }
 
 // exports.finish(): preload.js calls it from the main thread's process 'exit' event,
