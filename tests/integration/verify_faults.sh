@@ -99,10 +99,12 @@ no-end)
   expect noend 1 'VIOLATION end: no rundown_end'
   ;;
 begin-twice)
-  # A second rundown_begin with the same id, after rundown_end: the last events of the
-  # trace, so the checking thread finds it after babeltrace2's graph has ended.
+  # A second rundown_begin with the same id, after rundown_end: a runtime hands out a
+  # rundown id once, so it reads as the vpid's next process (lives.h), whose rundown
+  # never ends while its events go on: a violation.
   trace begintwice --inject-fault begin-twice
-  expect begintwice 2 'a second rundown_begin with the same id'
+  expect begintwice 1 'VIOLATION end: no rundown_end, although the process.s events go on'
+  grep -q "process [0-9]* (its 2nd process) runtime 1" "$WORK/begintwice.out" || fail "begintwice: no 2nd process"
   ;;
 end-twice)
   # A second rundown_end with the same id: refused as a second begin is (was: it
@@ -213,7 +215,8 @@ rotated)
   # ...): its three chunks are one session, read together. Every rundown of the later
   # chunks has its method_load in an earlier chunk: exit 0, each record checked against
   # one. With the first chunk removed, its packets are missing before the streams' first
-  # in the next: exit 3.
+  # in the next, and with the middle one, between the first chunk's and the last one's:
+  # exit 3 (babeltrace2 counts only the packets lost within one chunk).
   setup_session rot "$WORK/rot"
   lttng start rot >/dev/null || fail "lttng start"
   start_sim --methods 20000 --warm 0.5 --rundown-trigger session,every:1,exit --unload-rate 5 --collectible 0.5
@@ -236,6 +239,10 @@ assert len(ps) == 1 and len(rs) >= 5, [len(p["rundowns"]) for p in ps]
 assert all(r["G2"]["records_without_method_load"] == 0 and r["G3"]["status"] == "pass" for r in rs), rs
 print("rotated:", len(d["sessions"][0]["traces"]), "traces,", len(rs), "rundowns, every record against its method_load")' ||
     fail "rotated: one session"
+  # The middle chunk removed: the packets between the first chunk's and the last one's.
+  cp -a "$WORK/rot" "$WORK/rotmid"
+  rm -rf "$WORK/rotmid/archives/$(ls "$WORK/rotmid/archives" | sed -n 2p)"
+  expect rotmid 3 'packets missing before the streams. first'
   rm -rf "$WORK/rot/archives/$(ls "$WORK/rot/archives" | head -1)"
   expect rot 3 'packets missing before the streams. first'
   ;;

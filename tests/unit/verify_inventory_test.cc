@@ -154,3 +154,25 @@ TEST(VerifyLives, OneVpidInTwoPidNamespacesIsTwoProcesses) {
 }
 
 }  // namespace
+
+namespace {
+
+using jitprov::verify::Lives;
+using jitprov::verify::ProcessId;
+
+TEST(VerifyLives, ARundownIdNotAboveTheLastBegunBeginsTheNextProcess) {
+  Lives l;
+  const ProcessId a{500, 0};
+  EXPECT_EQ(l.onRundownBegin(a, 1, 1), 500);
+  EXPECT_EQ(l.onRundownBegin(a, 1, 3), 500);  // ids a session skipped (another session's)
+  EXPECT_EQ(l.onRundownBegin(a, 2, 1), 500);  // a second runtime's own
+  // The next process of pid 500 (its first rundown before any module, as .NET's).
+  const int64_t second = l.onRundownBegin(a, 1, 1);
+  EXPECT_NE(second, 500);
+  EXPECT_EQ(l.onModuleLoad(a, 1, 1), second);  // its first module: still its
+  EXPECT_EQ(l.onRundownBegin(a, 1, 2), second);
+  EXPECT_EQ(l.onRundownBegin(a, 2, 1), second);  // the old life's instance 2 is forgotten
+  EXPECT_EQ(l.reused(), 1u);
+}
+
+}  // namespace

@@ -291,13 +291,14 @@ Kind Decoder::kindOf(const bt_event_class* ec) {
   return k;
 }
 
-bool Decoder::moduleLoadId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* module_id) {
-  if (kind != Kind::kJitprovOther ||
-      std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0)
+bool Decoder::startId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* id) {
+  if (kind != Kind::kRundownBegin &&
+      (kind != Kind::kJitprovOther ||
+       std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0))
     return false;
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
   *instance = instanceOf(f);
-  return u64(f, "module_id", module_id);
+  return u64(f, kind == Kind::kRundownBegin ? "rundown_id" : "module_id", id);
 }
 
 ProcessId Decoder::processOf(const bt_event* ev) {

@@ -30,9 +30,9 @@ class Decoder {
   // The process an event belongs to: its `vpid` context, else the vpid of its trace
   // (per-process buffers), -1 when neither says; with its `pid_ns` context (0: none).
   ProcessId processOf(const bt_event* ev);
-  // A module_load's module_id, with its runtime instance (Lives::onModuleLoad); false:
-  // another event, or unreadable (the checker's to refuse).
-  bool moduleLoadId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* module_id);
+  // A module_load's module_id or a rundown_begin's rundown_id, with its runtime
+  // instance (lives.h); false: another event, or unreadable (the checker's to refuse).
+  bool startId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* id);
   // Event message `msg`, of kind `kind` (not kOther) and process `pid`, as an Item at the
   // end of `b`; or, when it cannot be read, b.error says why.
   void decode(const bt_message* msg, Kind kind, int64_t pid, Batch& b);

@@ -28,14 +28,31 @@ Lives::Current& Lives::current(const ProcessId& id) {
 
 int64_t Lives::keyOf(const ProcessId& id) { return current(id).key; }
 
+void Lives::newLife(Current& c, const ProcessId& id) {
+  ++c.life;
+  c.key = keyFor(id, c.life);
+  c.modules.clear();
+  c.last_rundown.clear();
+  ++reused_;
+}
+
 int64_t Lives::onModuleLoad(const ProcessId& id, uint32_t instance, uint64_t module_id) {
   Current& c = current(id);
   if (!c.modules[instance].insert(module_id).second) {
-    ++c.life;
-    c.key = keyFor(id, c.life);
-    c.modules.clear();
+    newLife(c, id);
     c.modules[instance].insert(module_id);
-    ++reused_;
+  }
+  return c.key;
+}
+
+int64_t Lives::onRundownBegin(const ProcessId& id, uint32_t instance, uint64_t rundown_id) {
+  Current& c = current(id);
+  uint64_t& last = c.last_rundown[instance];
+  if (last != 0 && rundown_id <= last) {
+    newLife(c, id);
+    c.last_rundown[instance] = rundown_id;
+  } else {
+    last = rundown_id;
   }
   return c.key;
 }

@@ -153,14 +153,14 @@ std::optional<int> fileSessions(const Options& o, Sessions& sessions) {
       return kExitUnreadable;
     }
   }
-  std::map<std::string, std::map<std::string, uint64_t>> first_seqs;  // session root -> stream file ->
+  std::map<std::string, jitprov::verify::StreamPackets> packets;  // session root ->
   for (const std::string& t : traces) {
     const std::string root = jitprov::verify::sessionRoot(t);
     sessionFor(sessions, root, o).traces.push_back(t);
-    jitprov::verify::firstPacketSeqs(t, &first_seqs[root]);
+    jitprov::verify::packetSeqRanges(t, &packets[root]);
   }
-  for (const auto& [root, firsts] : first_seqs)
-    for (const auto& [file, seq] : firsts) sessions.at(root).packets_before_first += seq;
+  for (const auto& [root, streams] : packets)
+    sessions.at(root).packets_before_first += jitprov::verify::packetsLacking(streams);
   return std::nullopt;
 }
 

@@ -255,9 +255,10 @@ int64_t Reader::processKey(const bt_event* ev, Kind kind) {
   const ProcessId id = decoder_.processOf(ev);
   if (id.vpid < 0) return -1;
   uint32_t instance = 0;
-  uint64_t module_id = 0;
-  if (kind == Kind::kJitprovOther && decoder_.moduleLoadId(ev, kind, &instance, &module_id))
-    return session_->lives.onModuleLoad(id, instance, module_id);
+  uint64_t start = 0;
+  if ((kind == Kind::kJitprovOther || kind == Kind::kRundownBegin) && decoder_.startId(ev, kind, &instance, &start))
+    return kind == Kind::kRundownBegin ? session_->lives.onRundownBegin(id, instance, start)
+                                       : session_->lives.onModuleLoad(id, instance, start);
   return session_->lives.keyOf(id);
 }
 

@@ -154,7 +154,8 @@ void printSession(const nlohmann::json& sj) {
                   ? (", " + std::to_string(sj["discarded_packets"].get<uint64_t>()) + " packets discarded").c_str()
                   : "",
               before_first ? (", " + std::to_string(before_first) +
-                              " packets before its streams' first (a snapshot, or earlier files removed)")
+                              " packets missing before its streams' first or between its chunks (a snapshot, "
+                              "or earlier files or chunks removed)")
                                  .c_str()
                            : "");
   for (const auto& pj : sj["processes"]) {
@@ -200,7 +201,7 @@ void printText(const Report& r) {
         "EVENTS LOST: %llu events and %llu packets discarded by the tracer%s: the checks above cannot be "
         "trusted\n",
         (unsigned long long)ev, (unsigned long long)pk,
-        bf ? (", " + std::to_string(bf) + " packets missing before the streams' first").c_str() : "");
+        bf ? (", " + std::to_string(bf) + " packets missing before the streams' first or between chunks").c_str() : "");
   }
   std::printf("verdict: %s (exit %d)\n", r.verdict, r.exit);
 }

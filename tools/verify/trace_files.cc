@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <utility>
 #include <cstring>
 #include <filesystem>
@@ -96,12 +97,17 @@ std::pair<std::filesystem::path, std::filesystem::path> splitAtDomain(const std:
 }  // namespace
 
 std::string sessionRoot(const std::string& trace) {
-  const auto [root, rest] = splitAtDomain(trace);
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(trace, ec);
+  const auto [root, rest] = splitAtDomain(ec ? trace : abs.string());
   if (root.empty()) return trace;
-  // A rotated session's chunk, SESSION/archives/CHUNK/ust/...: the session's.
+  // A rotated session's chunk, SESSION/archives/BEGIN-END-N/ust/... (lttng's name of a
+  // chunk: 20261206T005451+0000-20261206T005453+0000-0): the session's.
   std::filesystem::path r = root;
   if (r.filename().empty()) r = r.parent_path();
-  if (r.has_parent_path() && r.parent_path().filename() == "archives")
+  static const std::regex kChunk(R"(\d{8}T\d{6}[+-]\d{4}-\d{8}T\d{6}[+-]\d{4}-\d+)");
+  if (r.has_parent_path() && r.parent_path().filename() == "archives" &&
+      std::regex_match(r.filename().string(), kChunk))
     return r.parent_path().parent_path().lexically_normal().string();
   return root.lexically_normal().string();
 }
@@ -169,7 +175,7 @@ std::string checkStreamFiles(const std::string& trace) {
   return "";
 }
 
-void firstPacketSeqs(const std::string& trace, std::map<std::string, uint64_t>* first) {
+void packetSeqRanges(const std::string& trace, StreamPackets* streams) {
   // lttng-ust's layout, declared in the metadata: the packet header (magic 0xC1FC1FC1,
   // uuid, stream_id, stream_instance_id: 32 bytes), then the packet context, whose fifth
   // field is packet_seq_num. Used only when the metadata declares it there, in the
@@ -189,20 +195,44 @@ void firstPacketSeqs(const std::string& trace, std::map<std::string, uint64_t>* 
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.' || name == "metadata" || !it->is_regular_file(ec)) continue;
+    const uint64_t size = uint64_t(it->file_size(ec));
     std::ifstream f(it->path(), std::ios::binary);
-    unsigned char p[kSeqAt + 8];
-    if (!f.read(reinterpret_cast<char*>(p), sizeof p)) continue;  // empty: no packet
-    uint32_t magic = 0;
-    uint64_t packet_bits = 0, seq = 0;
-    std::memcpy(&magic, p, sizeof magic);
-    std::memcpy(&packet_bits, p + kSizeAt, sizeof packet_bits);
-    std::memcpy(&seq, p + kSeqAt, sizeof seq);
-    if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > uint64_t(it->file_size(ec)))
-      continue;  // not a packet as declared: cannot tell
-    const std::string key = dir + "/" + name;
-    auto [at, fresh] = first->try_emplace(key, seq);
-    if (!fresh) at->second = std::min(at->second, seq);
+    // Each packet's header, from the first to the last (each packet_size on).
+    bool any = false;
+    uint64_t first = 0, last = 0;
+    for (uint64_t off = 0; off < size;) {
+      unsigned char p[kSeqAt + 8];
+      f.seekg(std::streamoff(off));
+      if (!f.read(reinterpret_cast<char*>(p), sizeof p)) break;
+      uint32_t magic = 0;
+      uint64_t packet_bits = 0, seq = 0;
+      std::memcpy(&magic, p, sizeof magic);
+      std::memcpy(&packet_bits, p + kSizeAt, sizeof packet_bits);
+      std::memcpy(&seq, p + kSeqAt, sizeof seq);
+      if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > size - off)
+        break;  // not a packet as declared: what came before counts
+      if (!any) first = seq;
+      any = true;
+      last = seq;
+      off += packet_bits / 8;
+    }
+    if (any) (*streams)[dir + "/" + name].push_back({first, last});
   }
+}
+
+uint64_t packetsLacking(const StreamPackets& streams) {
+  uint64_t lacking = 0;
+  for (const auto& [file, given] : streams) {
+    if (given.empty()) continue;
+    // In the stream's order (chunks rotated within one second can sort out of it by
+    // their names).
+    std::vector<std::pair<uint64_t, uint64_t>> ranges = given;
+    std::sort(ranges.begin(), ranges.end());
+    lacking += ranges.front().first;            // before the stream's first packet
+    for (size_t i = 1; i < ranges.size(); ++i)  // between one chunk's last and the next one's first
+      if (ranges[i].first > ranges[i - 1].second + 1) lacking += ranges[i].first - ranges[i - 1].second - 1;
+  }
+  return lacking;
 }
 
 }  // namespace jitprov::verify

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace jitprov::verify {
@@ -34,13 +35,17 @@ std::string checkMetadata(const std::string& trace);
 // and their indexes must be regular files. "" or which is not.
 std::string checkStreamFiles(const std::string& trace);
 
-// The first packet_seq_num of each stream file of the trace (lttng-ust's packet
-// context, as the trace's metadata declares it), into `first` under streamDirKey/FILE,
-// keeping the smallest: the same stream's file in a rotated session's later chunk goes
-// on from the earlier one's. Their sum over a session is the packets its streams lack
-// before their first: babeltrace2 counts packets lost between two packets of a stream,
-// never before its first (a snapshot: the buffers' last packets; a trace whose first
-// files, or first chunks, were removed). Nothing for a layout it does not know.
-void firstPacketSeqs(const std::string& trace, std::map<std::string, uint64_t>* first);
+// Stream file (streamDirKey/FILE) -> the packet_seq_num of its first and last packet in
+// each trace of a session that has it (a rotated session's chunks).
+using StreamPackets = std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>>;
+// Adds the trace's stream files to `streams` (lttng-ust's packet context, as the trace's
+// metadata declares it; nothing for a layout it does not know).
+void packetSeqRanges(const std::string& trace, StreamPackets* streams);
+// The packets a session's streams lack that babeltrace2 does not count: before each
+// stream's first packet (a snapshot: the buffers' last packets; a trace whose first
+// files, or first chunks, were removed), and between one chunk's last packet of a stream
+// and the next chunk's first (a chunk removed): babeltrace2 counts only the packets lost
+// between two packets of a stream in one trace.
+uint64_t packetsLacking(const StreamPackets& streams);
 
 }  // namespace jitprov::verify
