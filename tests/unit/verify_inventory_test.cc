@@ -153,13 +153,6 @@ TEST(VerifyLives, OneVpidInTwoPidNamespacesIsTwoProcesses) {
   EXPECT_EQ(l.reused(), 0u);
 }
 
-}  // namespace
-
-namespace {
-
-using jitprov::verify::Lives;
-using jitprov::verify::ProcessId;
-
 TEST(VerifyLives, ARundownIdNotAboveTheLastBegunBeginsTheNextProcess) {
   Lives l;
   const ProcessId a{500, 0};
