@@ -101,10 +101,13 @@ std::string tiersCsv(const nlohmann::json& procs) {
   for (const auto& p : procs) {
     const nlohmann::json by = p["code"].value("by_tier", nlohmann::json::object());
     const std::string pid = std::to_string(p["vpid"].get<int64_t>());
+    // jitprov-verify's label tells apart two processes of one vpid (another pid
+    // namespace, or the pid reused).
+    const std::string who = p.value("label", "process " + pid);
     for (const auto& [tier, v] : by.items())
       s += pid + "," + std::to_string(p["runtime_instance"].get<int>()) + "," + csvField(tier) + "," +
            std::to_string(num(v, "bodies")) + "," + std::to_string(num(v, "bytes")) + "," +
-           csvField(procs.size() > 1 ? "pid " + pid + " " + tier : tier) + "\n";
+           csvField(procs.size() > 1 ? who + " " + tier : tier) + "\n";
   }
   return s;
 }
