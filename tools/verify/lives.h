@@ -10,7 +10,8 @@
 // on its own. (The rundown ids tell a later process apart in a session without the
 // runtime events, and one whose first rundown comes before its first module, as the
 // .NET client's do; a runtime that emitted a rundown_begin twice reads as two
-// processes, the second's rundown never ended: not checked, exit 4.) Each life has a key, the process of the reader's
+// processes, the second's rundown never ended: a violation while its events go on,
+// exit 1, else not checked, exit 4.) Each life has a key, the process of the reader's
 // items and of the checker's tables: the vpid itself for the first life of a vpid, else a number above 2^32 of which
 // the low 32 bits are the vpid.
 #pragma once

@@ -109,6 +109,11 @@ std::string sessionRoot(const std::string& trace) {
   if (r.has_parent_path() && r.parent_path().filename() == "archives" &&
       std::regex_match(r.filename().string(), kChunk))
     return r.parent_path().parent_path().lexically_normal().string();
+  // The chunk still open after a rotation, SESSION/BEGIN-N/ust/... (renamed into
+  // archives/ when it closes).
+  static const std::regex kOpenChunk(R"(\d{8}T\d{6}[+-]\d{4}-\d+)");
+  if (r.has_parent_path() && std::regex_match(r.filename().string(), kOpenChunk))
+    return r.parent_path().lexically_normal().string();
   return root.lexically_normal().string();
 }
 
@@ -175,13 +180,47 @@ std::string checkStreamFiles(const std::string& trace) {
   return "";
 }
 
+namespace {
+
+uint64_t beU64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
+  return v;
+}
+
+// The packet_seq_num of the last packet of a stream file, from its index
+// (index/FILE.idx: lttng's CTF packet index, big-endian, version 1.1 or later with the
+// sequence number), when the index covers the file as it is; false: no usable index.
+bool lastSeqFromIndex(const std::string& trace, const std::string& name, uint64_t data_size, uint64_t* last) {
+  std::ifstream f(trace + "/index/" + name + ".idx", std::ios::binary);
+  const std::string idx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  constexpr size_t kHeader = 16, kSeqAt = 64;
+  if (idx.size() < kHeader) return false;
+  const auto* u = reinterpret_cast<const unsigned char*>(idx.data());
+  const auto be32 = [u](size_t at) {
+    return uint32_t(u[at]) << 24 | uint32_t(u[at + 1]) << 16 | u[at + 2] << 8 | u[at + 3];
+  };
+  const uint32_t magic = be32(0), major = be32(4), minor = be32(8), len = be32(12);
+  if (magic != 0xC1F1DCC1u || major != 1 || minor < 1 || len < kSeqAt + 8) return false;
+  const size_t n = (idx.size() - kHeader) / len;
+  if (n == 0) return false;
+  const unsigned char* e = u + kHeader + (n - 1) * len;
+  const uint64_t offset = beU64(e), packet_bits = beU64(e + 8);
+  if (packet_bits % 8 != 0 || offset > data_size || packet_bits / 8 > data_size - offset) return false;
+  *last = beU64(e + kSeqAt);
+  return true;
+}
+
+}  // namespace
+
 void packetSeqRanges(const std::string& trace, StreamPackets* streams) {
   // lttng-ust's layout, declared in the metadata: the packet header (magic 0xC1FC1FC1,
-  // uuid, stream_id, stream_instance_id: 32 bytes), then the packet context, whose fifth
-  // field is packet_seq_num. Used only when the metadata declares it there, in the
-  // trace's native byte order (little-endian here: the x86-64 the project builds for).
+  // uuid, stream_id at 20, stream_instance_id at 24: 32 bytes), then the packet context,
+  // whose fifth field is packet_seq_num. Used only when the metadata declares it there,
+  // in the trace's native byte order (little-endian here: the x86-64 the project builds
+  // for).
   constexpr uint32_t kMagic = 0xC1FC1FC1;
-  constexpr size_t kSizeAt = 56, kSeqAt = 64;
+  constexpr size_t kStreamIdAt = 20, kInstanceAt = 24, kSizeAt = 56, kSeqAt = 64;
   {
     std::ifstream meta(trace + "/metadata", std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
@@ -196,41 +235,59 @@ void packetSeqRanges(const std::string& trace, StreamPackets* streams) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.' || name == "metadata" || !it->is_regular_file(ec)) continue;
     const uint64_t size = uint64_t(it->file_size(ec));
-    std::ifstream f(it->path(), std::ios::binary);
-    // Each packet's header, from the first to the last (each packet_size on).
-    bool any = false;
-    uint64_t first = 0, last = 0;
-    for (uint64_t off = 0; off < size;) {
+    const int fd = open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    // A packet's header at `off`: its size and sequence number; false: not a packet.
+    uint32_t stream_id = 0;
+    uint64_t instance = 0;
+    const auto packetAt = [&](uint64_t off, uint64_t* bytes, uint64_t* seq, bool ids) {
       unsigned char p[kSeqAt + 8];
-      f.seekg(std::streamoff(off));
-      if (!f.read(reinterpret_cast<char*>(p), sizeof p)) break;
+      if (pread(fd, p, sizeof p, off_t(off)) != ssize_t(sizeof p)) return false;
       uint32_t magic = 0;
-      uint64_t packet_bits = 0, seq = 0;
+      uint64_t packet_bits = 0;
       std::memcpy(&magic, p, sizeof magic);
       std::memcpy(&packet_bits, p + kSizeAt, sizeof packet_bits);
-      std::memcpy(&seq, p + kSeqAt, sizeof seq);
-      if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > size - off)
-        break;  // not a packet as declared: what came before counts
-      if (!any) first = seq;
-      any = true;
-      last = seq;
-      off += packet_bits / 8;
+      std::memcpy(seq, p + kSeqAt, sizeof *seq);
+      if (magic != kMagic || packet_bits == 0 || packet_bits % 8 != 0 || packet_bits / 8 > size - off) return false;
+      if (ids) {
+        std::memcpy(&stream_id, p + kStreamIdAt, sizeof stream_id);
+        std::memcpy(&instance, p + kInstanceAt, sizeof instance);
+      }
+      *bytes = packet_bits / 8;
+      return true;
+    };
+    uint64_t bytes = 0, first = 0, last = 0;
+    if (packetAt(0, &bytes, &first, true)) {
+      // The last packet: from the index, else each packet's header in turn (a snapshot
+      // writes no index).
+      if (!lastSeqFromIndex(trace, name, size, &last)) {
+        last = first;
+        uint64_t seq = 0;
+        for (uint64_t off = bytes; off < size && packetAt(off, &bytes, &seq, false); off += bytes) last = seq;
+      }
+      // One stream by its ids, whatever its files are named (--tracefile-size splits one
+      // into chan_0_0, chan_0_1...).
+      (*streams)[dir + "/stream " + std::to_string(stream_id) + "." + std::to_string(instance)].push_back(
+          {first, std::max(first, last)});
     }
-    if (any) (*streams)[dir + "/" + name].push_back({first, last});
+    close(fd);
   }
 }
 
 uint64_t packetsLacking(const StreamPackets& streams) {
+  // Saturating: a damaged trace's numbers must not wrap to "nothing lacking".
+  const auto add = [](uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; };
   uint64_t lacking = 0;
   for (const auto& [file, given] : streams) {
     if (given.empty()) continue;
-    // In the stream's order (chunks rotated within one second can sort out of it by
-    // their names).
+    // In the stream's order (chunks rotated within one second, or a split stream's
+    // files, can sort out of it by their names).
     std::vector<std::pair<uint64_t, uint64_t>> ranges = given;
     std::sort(ranges.begin(), ranges.end());
-    lacking += ranges.front().first;            // before the stream's first packet
-    for (size_t i = 1; i < ranges.size(); ++i)  // between one chunk's last and the next one's first
-      if (ranges[i].first > ranges[i - 1].second + 1) lacking += ranges[i].first - ranges[i - 1].second - 1;
+    lacking = add(lacking, ranges.front().first);  // before the stream's first packet
+    for (size_t i = 1; i < ranges.size(); ++i)     // between one file's last and the next one's first
+      if (ranges[i].first > ranges[i - 1].second && ranges[i].first - ranges[i - 1].second > 1)
+        lacking = add(lacking, ranges[i].first - ranges[i - 1].second - 1);
   }
   return lacking;
 }

@@ -21,7 +21,8 @@ std::vector<std::string> findTraces(const std::string& dir, std::string* why);
 // The session a trace belongs to: the directory above its `ust` (or `kernel`) component
 // (lttng's output layout SESSION/ust/uid/UID/64-bit or SESSION/ust/pid/NAME-PID-DATE),
 // or the trace itself; for a rotated session's chunk (SESSION/archives/CHUNK/ust/...),
-// SESSION: its chunks are read together, as one session.
+// SESSION (and so for the chunk still open, SESSION/BEGIN-N/ust/...): its chunks are
+// read together, as one session.
 std::string sessionRoot(const std::string& trace);
 // A trace's path from its `ust` (or `kernel`) component on ("ust/uid/0/64-bit"): one
 // stream's files in successive chunks of a rotated session share it. "" without one.
@@ -35,8 +36,9 @@ std::string checkMetadata(const std::string& trace);
 // and their indexes must be regular files. "" or which is not.
 std::string checkStreamFiles(const std::string& trace);
 
-// Stream file (streamDirKey/FILE) -> the packet_seq_num of its first and last packet in
-// each trace of a session that has it (a rotated session's chunks).
+// Stream (streamDirKey, its stream_id and stream_instance_id) -> the packet_seq_num of
+// the first and last packet of each of its files in a session's traces (a rotated
+// session's chunks, the files --tracefile-size splits it into).
 using StreamPackets = std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>>;
 // Adds the trace's stream files to `streams` (lttng-ust's packet context, as the trace's
 // metadata declares it; nothing for a layout it does not know).
