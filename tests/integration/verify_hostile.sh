@@ -5,6 +5,7 @@
 # input. From a good trace of the sim (a real session), copies where
 #   - `metadata` is a symlink to /dev/zero, an 8 GiB sparse file, a FIFO or a socket;
 #   - a stream file, or a stream's index, is a FIFO (babeltrace2 would wait in open);
+#   - a stream's index is 8 GiB (sparse): the verdict as on the good trace;
 #   - one of two sessions in a directory is unreadable by the user (mode 000, the verifier
 #     run as nobody), and such a directory is given directly.
 # Each run under `timeout 20` (a hang fails the test) and 4 GiB of address space.
@@ -59,6 +60,17 @@ refused() {
 copy ok
 "${AS_NOBODY[@]}" "$VERIFY" "$H/ok" >"$WORK/ok.out" 2>&1 || { cat "$WORK/ok.out"; fail "the good trace, as nobody"; }
 pass "the good trace verifies, as nobody too"
+
+# A stream's index of 8 GiB (sparse): only its header and last entry are read (it was
+# read whole: 8 GiB of memory, refused by the 4 GiB limit); a last entry that points at
+# no packet is no index: the verdict stands, as on the good trace.
+copy bigindex
+IDX=$(find "$TRACE/index" -name '*.idx' | sort | head -1)
+[ -n "$IDX" ] || fail "bigindex: no index in the copy"
+truncate -s 8G "$IDX"
+(ulimit -v 4194304; exec timeout 20 "$VERIFY" "$H/bigindex") >"$WORK/bigindex.out" 2>&1; rc=$?
+[ $rc -eq 0 ] || { cat "$WORK/bigindex.out"; fail "bigindex: exit $rc, expected 0"; }
+pass "a stream index of 8 GiB: $(tail -1 "$WORK/bigindex.out")"
 
 copy devzero
 ln -sf /dev/zero "$META"

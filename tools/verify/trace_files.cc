@@ -192,23 +192,30 @@ uint64_t beU64(const unsigned char* p) {
 // (index/FILE.idx: lttng's CTF packet index, big-endian, version 1.1 or later with the
 // sequence number), when the index covers the file as it is; false: no usable index.
 bool lastSeqFromIndex(const std::string& trace, const std::string& name, uint64_t data_size, uint64_t* last) {
-  std::ifstream f(trace + "/index/" + name + ".idx", std::ios::binary);
-  const std::string idx((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   constexpr size_t kHeader = 16, kSeqAt = 64;
-  if (idx.size() < kHeader) return false;
-  const auto* u = reinterpret_cast<const unsigned char*>(idx.data());
-  const auto be32 = [u](size_t at) {
-    return uint32_t(u[at]) << 24 | uint32_t(u[at + 1]) << 16 | u[at + 2] << 8 | u[at + 3];
-  };
-  const uint32_t magic = be32(0), major = be32(4), minor = be32(8), len = be32(12);
-  if (magic != 0xC1F1DCC1u || major != 1 || minor < 1 || len < kSeqAt + 8) return false;
-  const size_t n = (idx.size() - kHeader) / len;
-  if (n == 0) return false;
-  const unsigned char* e = u + kHeader + (n - 1) * len;
-  const uint64_t offset = beU64(e), packet_bits = beU64(e + 8);
-  if (packet_bits % 8 != 0 || offset > data_size || packet_bits / 8 > data_size - offset) return false;
-  *last = beU64(e + kSeqAt);
-  return true;
+  const int fd = open((trace + "/index/" + name + ".idx").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // Its header and its last entry only: an index of any size (a hostile one of 8 GiB)
+  // costs two reads.
+  bool ok = false;
+  unsigned char h[kHeader];
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof h, 0) == ssize_t(sizeof h)) {
+    const auto be32 = [&h](size_t at) {
+      return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 | h[at + 3];
+    };
+    const uint32_t magic = be32(0), major = be32(4), minor = be32(8), len = be32(12);
+    const uint64_t n = st.st_size > off_t(kHeader) && len != 0 ? (uint64_t(st.st_size) - kHeader) / len : 0;
+    unsigned char e[kSeqAt + 8];
+    if (magic == 0xC1F1DCC1u && major == 1 && minor >= 1 && len >= kSeqAt + 8 && n != 0 &&
+        pread(fd, e, sizeof e, off_t(kHeader + (n - 1) * len)) == ssize_t(sizeof e)) {
+      const uint64_t offset = beU64(e), packet_bits = beU64(e + 8);
+      ok = packet_bits != 0 && packet_bits % 8 == 0 && offset <= data_size && packet_bits / 8 <= data_size - offset;
+      if (ok) *last = beU64(e + kSeqAt);
+    }
+  }
+  close(fd);
+  return ok;
 }
 
 }  // namespace
