@@ -36,7 +36,8 @@ void prepare() {
   rcu::beforeFork();
   g_mu.lock();
   for (Runtime::State* s : *g_runtimes) {
-    s->reclaim_mu.lock();  // first: a reclamation in progress takes the heap's mutex
+    s->rundown_turn_mu.lock();  // held only while a rundown_begin is emitted
+    s->reclaim_mu.lock();       // first: a reclamation in progress takes the heap's mutex
     s->loader.lock();
     s->lock.lockForFork();
     s->retire_batch_mu.lock();  // after the CVM lock: the lock order of retireVersion()
@@ -60,6 +61,7 @@ void release(bool child) {
     } else {
       (*it)->reclaim_mu.unlock();
     }
+    (*it)->rundown_turn_mu.unlock();
   }
   g_mu.unlock();
 }

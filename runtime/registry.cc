@@ -1105,6 +1105,12 @@ uint64_t Runtime::walkModules(FunctionRef<void(const ModuleView&)> visit) const 
 
 uint32_t Runtime::instance() const noexcept { return s_->instance; }
 
+Runtime::RundownTurn Runtime::takeRundownTurn() {
+  RundownTurn t{std::unique_lock<std::mutex>(s_->rundown_turn_mu), 0};
+  t.id = s_->next_rundown_id++;
+  return t;
+}
+
 uint64_t Runtime::registeredMethods() const noexcept { return s_->methods_registered.load(std::memory_order_relaxed); }
 
 MemoryStats Runtime::memoryStats() const {

@@ -323,6 +323,10 @@ struct Runtime::State {
     return next.fetch_add(1, std::memory_order_relaxed);  // relaxed: uniqueness only
   }
   const uint32_t instance;
+  // Rundown ids, by whichever engine (Runtime::takeRundownTurn): the next one, and the
+  // mutex held from taking one to its rundown_begin's emission.
+  std::mutex rundown_turn_mu;
+  uint64_t next_rundown_id = 1;  // guarded by rundown_turn_mu
   CvmLock lock;
   std::mutex loader;  // registration and unload of modules and methods
   const CodeMode code_mode;

@@ -283,8 +283,10 @@ RundownResult RundownEngine::runNow(RundownMode mode, RundownTrigger trigger) {
 // read sections, the walk's figures, and its end. On the rundown's thread, run_mu_ held.
 class RundownEngine::Pass {
  public:
-  Pass(RundownEngine& e, const trace::Rundown& ev, RundownMode mode, RundownTrigger trigger, RundownResult& r)
+  Pass(RundownEngine& e, const trace::Rundown& ev, RundownMode mode, RundownTrigger trigger, RundownResult& r,
+       std::unique_lock<std::mutex>& turn)
       : e_(e),
+        turn_(turn),
         ev_(ev),
         mode_(mode),
         trigger_(trigger),
@@ -317,6 +319,7 @@ class RundownEngine::Pass {
   static constexpr uint64_t kStallNs = 50'000'000;
 
   RundownEngine& e_;
+  std::unique_lock<std::mutex>& turn_;  // the runtime's rundown turn, until the begin is emitted
   const trace::Rundown& ev_;
   const RundownMode mode_;
   const RundownTrigger trigger_;
@@ -345,6 +348,7 @@ void RundownEngine::Pass::begin(uint64_t begin_seq) {
     e_.emitter_->begin(ev_, mode_, trigger_, r_.method_count, begin_seq);
   else
     trace::rundownBegin(ev_, mode_, trigger_, r_.method_count, begin_seq);
+  turn_.unlock();  // the next rundown of this runtime, by any engine, may begin
   if (e_.sink_ != nullptr) e_.sink_(e_.sink_ctx_, SinkEvent{SinkEvent::kBegin, r_.rundown_id, nullptr, nullptr});
   r_.modules = e_.rt_.walkModules([&](const ModuleView& m) {
     trace::rundownModule(ev_, m);
@@ -436,7 +440,8 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   running_ = true;
   const trace::Sessions to(sessions);
   RundownResult r;
-  r.rundown_id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  Runtime::RundownTurn turn = rt_.takeRundownTurn();  // released by the pass's begin
+  r.rundown_id = turn.id;
   const trace::Rundown ev{to, rt_.instance(), r.rundown_id};
   r.mode = mode;
   r.trigger = trigger;
@@ -446,7 +451,7 @@ RundownResult RundownEngine::run(RundownMode mode, RundownTrigger trigger, std::
   JITPROV_PROBE_RUNDOWN_BEGIN(r.rundown_id, static_cast<int>(mode), static_cast<int>(trigger));
   r.begin_ns = monotonicNs();
   r.method_count = rt_.registeredMethods();
-  Pass pass(*this, ev, mode, trigger, r);
+  Pass pass(*this, ev, mode, trigger, r, turn.lock);
   const auto begin = [&](uint64_t begin_seq) { pass.begin(begin_seq); };
   const auto between = [&] { pass.pace(); };
   if (pass.plain()) {

@@ -181,7 +181,6 @@ class RundownEngine {
   void* sink_ctx_ = nullptr;
   Prepare prepare_ = nullptr;
   void* prepare_ctx_ = nullptr;
-  std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> completed_{0};
   std::mutex run_mu_;     // one rundown at a time (the engine's thread and runNow callers)
   bool running_ = false;  // a rundown holds run_mu_ (guarded by it; read by forkChild)

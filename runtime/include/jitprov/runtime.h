@@ -249,6 +249,17 @@ class Runtime {
   // handed out twice. Every event carries it (field runtime_instance), because ids are
   // per runtime: two runtimes of one process hand out the same ones.
   uint32_t instance() const noexcept;
+  // A rundown's turn, taken by any engine of this runtime (RundownEngine::run): its id,
+  // the next of this runtime's (from 1, never handed out twice: an engine made again,
+  // or a second engine, goes on from the last), and the lock held until its
+  // rundown_begin is emitted, so that this runtime's rundowns begin in their ids' order
+  // (a reader tells a vpid's next process by an id not above the last begun:
+  // docs/spec.md, "jitprov-verify"). Release the lock once the begin is emitted.
+  struct RundownTurn {
+    std::unique_lock<std::mutex> lock;
+    uint64_t id = 0;
+  };
+  RundownTurn takeRundownTurn();
   MemoryStats memoryStats() const;
 
   // --- jitdump ------------------------------------------------------------------
