@@ -89,20 +89,32 @@ pass "jitdump names every .NET JIT sample right by CoreCLR's own record; the per
 
 # bpftrace names .NET JIT frames through the perf map, CoreCLR's defaults: a profile of
 # the workload's threads in windows of 3 s (up to 3) until a frame names one of its
-# methods. BPF_PERFMAP=off (a test of the test): no perf map, and this part must fail.
+# methods. The window is bpftrace's own (interval:s:3 from its probes' attachment), and
+# the workload runs until the profile is read: bpftrace names a frame when it prints
+# its map, from the process's mappings and perf map, and a window timed from outside
+# (timeout -s INT 3) could end before bpftrace had attached under load, the 16 s
+# workload gone before bpftrace printed (failed once in about ten checks, 2026-12-06).
+# BPF_PERFMAP=off (a test of the test): no perf map, and this part must fail.
 CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}' \
   CORECLR_PROFILER_PATH="$(realpath "$PROFILER")" JITPROV_DOTNET="trigger=every:1,perfmap=${BPF_PERFMAP:-/tmp}" \
-  dotnet "$WORK/wl/out/JitWork.dll" --seconds 16 >"$WORK/bpf-app.out" 2>&1 &
+  dotnet "$WORK/wl/out/JitWork.dll" --seconds 600 >"$WORK/bpf-app.out" 2>&1 &
 BPF_PID=$!
 track_pid "$BPF_PID"
 sleep 3  # a rundown (every:1) has written the map
 named=0
 for window in 1 2 3; do
-  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -s INT -k 60 3 bpftrace \
-    -e "profile:hz:199 /pid == $BPF_PID/ { @[ustack(perf, 4)] = count(); }" >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
+  kill -0 "$BPF_PID" 2>/dev/null || break
+  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -k 10 120 bpftrace \
+    -e "profile:hz:199 /pid == $BPF_PID/ { @[ustack(perf, 4)] = count(); } interval:s:3 { exit(); }" \
+    >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
   named=$(grep -cE 'JitWork\.(C[0-9]+::M[0-9]+|Program::[A-Za-z]+)\+[0-9]+ \(/tmp/perf-[0-9]+\.map\)' "$WORK/ustack.txt")
   [ "$named" -gt 0 ] && break
 done
-wait "$BPF_PID" || { cat "$WORK/bpf-app.out" >&2; fail "the workload under bpftrace: exit status $?"; }
+if ! kill -0 "$BPF_PID" 2>/dev/null; then
+  wait "$BPF_PID"
+  rc=$?
+  cat "$WORK/bpf-app.out" >&2
+  fail "the workload under bpftrace ended before the profile was read: exit status $rc"
+fi  # the workload is ended at the exit (cleanup_pids)
 [ "$named" -gt 0 ] || { head -30 "$WORK/ustack.txt" "$WORK/bpftrace.err" >&2; fail "no ustack frame named a workload method"; }
 pass "bpftrace ustack (CoreCLR's defaults, W^X on): $named frames name workload methods through the perf map, e.g. $(grep -oE -m1 'JitWork\.[A-Za-z0-9]+::[A-Za-z0-9]+' "$WORK/ustack.txt")"

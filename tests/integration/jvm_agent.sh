@@ -127,11 +127,13 @@ sleep 2  # a rundown (every:1) has written the map with the hot code
 # the thread that runs the workload ("java"; the launcher's own thread is "java" too, and
 # waits) is sampled: with two busy loops beside it the compiler threads took every sample
 # of a 3 s window (1 run in 4). Up to 5 windows of 3 s, until one names a workload
-# method. Six frames: the workload's methods run below reflection and stubs. A bpftrace
-# still running 60 s after its SIGINT is killed (once one ignored it and hung the test).
+# method. Six frames: the workload's methods run below reflection and stubs. The window is
+# bpftrace's own (interval:s:3, from its probes' attachment: a SIGINT timed from outside
+# could come before bpftrace had attached under load); one still running after 120 s is
+# stopped (once one ignored its SIGINT and hung the test).
 named=0
 for window in 1 2 3 4 5; do
-  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -s INT -k 60 3 bpftrace -e "profile:hz:499 /pid == $JAVA_PID && comm == \"java\"/ { @[ustack(perf, 6)] = count(); }" \
+  BPFTRACE_CACHE_USER_SYMBOLS=1 timeout -k 10 120 bpftrace -e "profile:hz:499 /pid == $JAVA_PID && comm == \"java\"/ { @[ustack(perf, 6)] = count(); } interval:s:3 { exit(); }" \
     >"$WORK/ustack.txt" 2>"$WORK/bpftrace.err"
   named=$(grep -c 'jitwork\.Gen[0-9]*::m[0-9]*' "$WORK/ustack.txt")
   [ "$named" -gt 0 ] && break
