@@ -79,6 +79,7 @@ void Checker::applyItem(const Item& it, const Batch& b) {
       if (fl.publish_seq != 0) p.seen_seqs.add(fl.publish_seq);
       return;
     }
+    case Kind::kModuleLoad:
     case Kind::kJitprovOther:
       return;
     default:

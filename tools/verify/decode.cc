@@ -242,10 +242,7 @@ bool Decoder::methodRecord(const bt_event* ev, Kind kind, MethodRecordView* r, u
 
 bool Decoder::moduleRecord(const bt_event* ev, Kind kind, uint64_t* module_id, std::string_view* path,
                            uint32_t* instance) {
-  if (kind != Kind::kRundownModule &&
-      (kind != Kind::kJitprovOther ||
-       std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0))
-    return false;
+  if (kind != Kind::kRundownModule && kind != Kind::kModuleLoad) return false;
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
   *instance = instanceOf(f);
   const bt_field* p = member(f, "path");
@@ -274,6 +271,8 @@ Kind Decoder::kindOf(const bt_event_class* ec) {
     k = Kind::kMethodUnload;
   else if (n == "jitprov_runtime:code_unload")
     k = Kind::kCodeUnload;
+  else if (n == "jitprov_runtime:module_load")
+    k = Kind::kModuleLoad;
   else if (n == "jitprov_rundown:rundown_begin")
     k = Kind::kRundownBegin;
   else if (n == "jitprov_rundown:module")
@@ -292,10 +291,7 @@ Kind Decoder::kindOf(const bt_event_class* ec) {
 }
 
 bool Decoder::startId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* id) {
-  if (kind != Kind::kRundownBegin &&
-      (kind != Kind::kJitprovOther ||
-       std::strcmp(bt_event_class_get_name(bt_event_borrow_class_const(ev)), "jitprov_runtime:module_load") != 0))
-    return false;
+  if (kind != Kind::kRundownBegin && kind != Kind::kModuleLoad) return false;
   const bt_field* f = bt_event_borrow_payload_field_const(ev);
   *instance = instanceOf(f);
   return u64(f, kind == Kind::kRundownBegin ? "rundown_id" : "module_id", id);
@@ -349,6 +345,7 @@ void Decoder::decode(const bt_message* msg, Kind kind, int64_t pid, Batch& b) {
     case Kind::kCodeUnload:
       no = decodeRuntime(f, &it);
       break;
+    case Kind::kModuleLoad:
     case Kind::kJitprovOther:
       break;
     default:  // a rundown's event

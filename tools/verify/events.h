@@ -25,6 +25,7 @@ enum class Kind : uint8_t {
   kRundownMethod,
   kRundownEnd,
   kRundownOther,
+  kModuleLoad,   // jitprov_runtime:module_load: its module id tells a vpid's next process (lives.h)
   kJitprovOther  // another jitprov event: counted as the process's
 };
 

@@ -256,7 +256,7 @@ int64_t Reader::processKey(const bt_event* ev, Kind kind) {
   if (id.vpid < 0) return -1;
   uint32_t instance = 0;
   uint64_t start = 0;
-  if ((kind == Kind::kJitprovOther || kind == Kind::kRundownBegin) && decoder_.startId(ev, kind, &instance, &start))
+  if ((kind == Kind::kModuleLoad || kind == Kind::kRundownBegin) && decoder_.startId(ev, kind, &instance, &start))
     return kind == Kind::kRundownBegin ? session_->lives.onRundownBegin(id, instance, start)
                                        : session_->lives.onModuleLoad(id, instance, start);
   return session_->lives.keyOf(id);
@@ -270,7 +270,7 @@ void Reader::takeInventory(const bt_event* ev, Kind kind, int64_t pid) {
     MethodRecordView r;
     uint64_t rid = 0;
     if (decoder_.methodRecord(ev, kind, &r, &rid, &instance)) session_->inventory->addRecord(pid, instance, r);
-  } else if (kind == Kind::kRundownModule || kind == Kind::kJitprovOther) {
+  } else if (kind == Kind::kRundownModule || kind == Kind::kModuleLoad) {
     uint64_t module_id = 0;
     std::string_view path;
     if (decoder_.moduleRecord(ev, kind, &module_id, &path, &instance))
