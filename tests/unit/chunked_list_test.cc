@@ -25,7 +25,7 @@ TEST(ChunkedList, MatchesAVectorThroughAppendsAndErasures) {
   ChunkedList<uint64_t> l;
   std::vector<uint64_t> ref;
   uint64_t next = 1;
-  for (int step = 0; step < 60000; ++step) {
+  for (int step = 0; step < 24000; ++step) {
     if (ref.empty() || rng() % 4 != 0) {
       l.reserveOne();
       l.push_back(next);
