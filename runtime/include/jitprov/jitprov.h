@@ -411,6 +411,9 @@ typedef struct jitprov_rundown_config {
  * JITPROV_E_INVALID_ARGUMENT. */
 JITPROV_API int jitprov_rundown_triggers_check(const char* triggers, char* why, size_t why_len);
 
+/* A rundown engine over `rt`. A runtime may have several, one after another or at once:
+ * their rundowns take the runtime's ids (from 1, never twice) and begin in the ids'
+ * order, one at a time up to each rundown_begin. */
 JITPROV_API int jitprov_rundown_create(jitprov_runtime* rt, const jitprov_rundown_config* config,
                                        jitprov_rundown** out);
 /* Starts the engine's thread, which answers the triggers. */
