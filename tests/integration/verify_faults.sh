@@ -185,6 +185,7 @@ pid-reuse)
   # namespaces (as two containers), each with its sim as pid 1; and one vpid reused in
   # a namespace (ns_last_pid set back, so that the second sim gets the first one's pid).
   # Each is its own process, both rundowns of each verified (lives.h); never merged.
+  # Then a session with the pid_ns context on one channel only.
   VPID=pidns setup_session reuse "$WORK/reuse"
   lttng start reuse >/dev/null || fail "lttng start"
   sim=(--methods 4000 --rundown-trigger session,exit --unload-rate 0 --duration 1)
@@ -216,6 +217,21 @@ assert len(again) == 2 and again[0]["pid_ns"] == again[1]["pid_ns"], [p["label"]
 assert sorted(p.get("life", 0) for p in again) == [0, 1], [p["label"] for p in again]
 print("processes:", "; ".join("%s: %d records" % (p["label"], p["rundowns"][1]["method_records"]) for p in ps))' "$a" ||
     fail "pid-reuse: four processes, each verified"
+  # The pid_ns context on the runtime channel only: its events and the rundowns' would
+  # read as two processes of one vpid (the records without their method_load, the loads
+  # without a rundown). Read without it, as one process, and said so.
+  setup_session part "$WORK/part"
+  lttng add-context -u -s part -c jitprov_runtime -t pid_ns >/dev/null || fail "lttng add-context pid_ns"
+  lttng start part >/dev/null || fail "lttng start part"
+  "$SIM" "${sim[@]}" --seed 5 >/dev/null 2>"$WORK/p.err" || { cat "$WORK/p.err"; fail "the sim of session part"; }
+  lttng stop part >/dev/null && lttng destroy part >/dev/null || fail "lttng stop/destroy part"
+  expect part 0 'the pid_ns context is on some channels of jitprov events only'
+  "$VERIFY" --json "$WORK/part" 2>/dev/null | $PY -c '
+import json, sys
+d = json.load(sys.stdin); s = d["sessions"][0]
+assert d["exit"] == 0 and s.get("pid_ns_ignored") is True and len(s["processes"]) == 1, s
+assert [r["rundown_id"] for r in s["processes"][0]["rundowns"]] == [1, 2], s["processes"][0]["label"]' ||
+    fail "part: one process, pid_ns_ignored"
   ;;
 rotated)
   # A session rotated twice while the sim runs (lttng rotate: SESSION/archives/CHUNK/ust/

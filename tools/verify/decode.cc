@@ -70,6 +70,8 @@ void Decoder::reset() {
   for (KindCacheEntry& e : kind_cache_) e = KindCacheEntry{};
   layouts_.clear();
   stream_pid_.clear();
+  pidns_usable_.clear();
+  pidns_sc_ = nullptr;
 }
 
 // --- field access -------------------------------------------------------------------
@@ -297,11 +299,44 @@ bool Decoder::startId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_
   return u64(f, kind == Kind::kRundownBegin ? "rundown_id" : "module_id", id);
 }
 
-ProcessId Decoder::processOf(const bt_event* ev) {
+bool Decoder::pidnsUsable(const bt_stream_class* sc) {
+  if (sc == pidns_sc_) return pidns_sc_usable_;
+  const bt_trace_class* tc = bt_stream_class_borrow_trace_class_const(sc);
+  auto it = pidns_usable_.find(tc);
+  if (it == pidns_usable_.end()) {
+    const auto has = [](const bt_field_class* s, const char* name) {
+      return s != nullptr && bt_field_class_get_type(s) == BT_FIELD_CLASS_TYPE_STRUCTURE &&
+             bt_field_class_structure_borrow_member_by_name_const(s, name) != nullptr;
+    };
+    bool with = false, without = false;
+    for (uint64_t i = 0, n = bt_trace_class_get_stream_class_count(tc); i < n; ++i) {
+      const bt_stream_class* c = bt_trace_class_borrow_stream_class_by_index_const(tc, i);
+      bool jitprov = false;
+      for (uint64_t e = 0, m = bt_stream_class_get_event_class_count(c); e < m && !jitprov; ++e) {
+        const char* name = bt_event_class_get_name(bt_stream_class_borrow_event_class_by_index_const(c, e));
+        jitprov = name != nullptr && std::strncmp(name, "jitprov_", 8) == 0;
+      }
+      const bt_field_class* ctx = bt_stream_class_borrow_event_common_context_field_class_const(c);
+      if (!jitprov || !has(ctx, "vpid")) continue;
+      (has(ctx, "pid_ns") ? with : without) = true;
+    }
+    it = pidns_usable_.emplace(tc, !(with && without)).first;
+  }
+  pidns_sc_ = sc;
+  pidns_sc_usable_ = it->second;
+  return it->second;
+}
+
+ProcessId Decoder::processOf(const bt_event* ev, bool* pidns_partial) {
   ProcessId id;
   if (const bt_field* ctx = bt_event_borrow_common_context_field_const(ev)) {
     uint64_t v;
-    if (u64(ctx, "pid_ns", &v)) id.pidns = v;
+    if (u64(ctx, "pid_ns", &v)) {
+      if (pidnsUsable(bt_stream_borrow_class_const(bt_event_borrow_stream_const(ev))))
+        id.pidns = v;
+      else
+        *pidns_partial = true;
+    }
     if (u64(ctx, "vpid", &v)) {
       id.vpid = int64_t(v);
       return id;

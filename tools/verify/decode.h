@@ -29,7 +29,10 @@ class Decoder {
   Kind kindOf(const bt_event_class* ec);
   // The process an event belongs to: its `vpid` context, else the vpid of its trace
   // (per-process buffers), -1 when neither says; with its `pid_ns` context (0: none).
-  ProcessId processOf(const bt_event* ev);
+  // A trace whose channels of jitprov events have the vpid context but the pid_ns
+  // context only some of them is read without it (every pid_ns 0: one process's events
+  // in two channels would read as two processes), and *pidns_partial is set.
+  ProcessId processOf(const bt_event* ev, bool* pidns_partial);
   // A module_load's module_id or a rundown_begin's rundown_id, with its runtime
   // instance (lives.h); false: another event, or unreadable (the checker's to refuse).
   bool startId(const bt_event* ev, Kind kind, uint32_t* instance, uint64_t* id);
@@ -57,6 +60,9 @@ class Decoder {
   uint32_t instanceOf(const bt_field* payload);
   bool seqField(const bt_field* f, const char* field, uint64_t* out, Item* it);
   int64_t streamPid(const bt_stream* stream);  // its trace's vpid (environment), -1: none
+  // Whether the pid_ns context of `sc`'s events is read: false when the trace's stream
+  // classes of jitprov events with a vpid context have it only some of them.
+  bool pidnsUsable(const bt_stream_class* sc);
   // Where a method record's members are, per payload class: found by name once, then
   // read by index with their types known (the records are nearly every event).
   static constexpr int kMethodMembers = 15;
@@ -96,6 +102,10 @@ class Decoder {
   KindCacheEntry kind_cache_[64];
   // The process of each stream whose trace names one (per-process buffers).
   std::unordered_map<const bt_stream*, int64_t> stream_pid_;
+  // pidnsUsable(), per trace class, and the last stream class asked.
+  std::unordered_map<const bt_trace_class*, bool> pidns_usable_;
+  const bt_stream_class* pidns_sc_ = nullptr;
+  bool pidns_sc_usable_ = true;
 };
 
 }  // namespace jitprov::verify

@@ -181,6 +181,12 @@ std::optional<int> readSessions(const Options& o, Sessions& sessions) {
                    root.c_str(), (unsigned long long)s.unattributed);
       return kExitUnreadable;
     }
+    if (s.pidns_partial)
+      std::fprintf(stderr,
+                   "jitprov-verify: trace %s: the pid_ns context is on some channels of jitprov events only: processes "
+                   "told apart by vpid alone (record it on every channel: lttng add-context -u -t pid_ns, without "
+                   "-c)\n",
+                   root.c_str());
     for (const auto& [pid, p] : s.checker.processes()) jitprov_events += p.events;
     if (s.live && s.checker.processes().empty() && !s.timed_out) {
       std::fprintf(stderr, "jitprov-verify: live session %s: %s\n", root.c_str(),

@@ -252,7 +252,7 @@ void Reader::onEvent(const bt_message* msg) {
 
 // The key of the event's process (lives.h), -1 when its trace does not say.
 int64_t Reader::processKey(const bt_event* ev, Kind kind) {
-  const ProcessId id = decoder_.processOf(ev);
+  const ProcessId id = decoder_.processOf(ev, &session_->pidns_partial);
   if (id.vpid < 0) return -1;
   uint32_t instance = 0;
   uint64_t start = 0;

@@ -115,6 +115,7 @@ nlohmann::json sessionJson(const SessionReport& sr) {
                        {"packets_before_first", s.packets_before_first},
                        {"discard_messages_without_count", s.discarded_unknown}};
   if (!s.connection_lost.empty()) sj["live_connection_lost"] = s.connection_lost;
+  if (s.pidns_partial) sj["pid_ns_ignored"] = true;  // on some channels only (decode.h)
   nlohmann::json pjs = nlohmann::json::array();
   for (const ProcessVerdict& p : sr.processes) {
     pjs.push_back(processJson(p, s.lives));

@@ -32,6 +32,7 @@ struct Session {
   uint64_t discarded_events = 0, discarded_packets = 0, discarded_unknown = 0;
   uint64_t packets_before_first = 0;  // lacking before the streams' first (trace_files.h)
   uint64_t unattributed = 0;          // jitprov events of no known process
+  bool pidns_partial = false;         // the pid_ns context on some channels only: not read (decode.h)
   Lives lives;                        // its processes (the reader's; the report reads them)
   // The fields of G2 mismatches were read a second time (Reader::explain).
   bool explaining = false;
