@@ -100,7 +100,14 @@ CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D
   dotnet "$WORK/wl/out/JitWork.dll" --seconds 600 >"$WORK/bpf-app.out" 2>&1 &
 BPF_PID=$!
 track_pid "$BPF_PID"
-sleep 3  # a rundown (every:1) has written the map
+# Until a rundown (every:1) has written the map with the workload's methods (its start
+# under load took longer than the 3 s once waited: 1 run in 200 beside two busy loops
+# and a build named nothing in 3 windows); at most 60 s, then the windows decide.
+for _ in $(seq 600); do
+  grep -qE 'JitWork\.C[0-9]+::M[0-9]+' "/tmp/perf-$BPF_PID.map" 2>/dev/null && break
+  kill -0 "$BPF_PID" 2>/dev/null || break
+  sleep 0.1
+done
 named=0
 for window in 1 2 3; do
   kill -0 "$BPF_PID" 2>/dev/null || break
