@@ -986,7 +986,7 @@ CompleteWalk Runtime::walkCompleteImpl(WalkLocking locking, FunctionRef<void(uin
   begin(c.begin_seq);
   c.walk = walkImpl<std::memory_order_acquire>(locking, emit, 0, c.begin_seq, between_batches, &marks);
   c.publish_seq = publicationSeq();
-  if (fault::kCatchUp && c.publish_seq != c.begin_seq) {
+  if (fault::catchUp() && c.publish_seq != c.begin_seq) {
     between_batches();  // the passes' read sections are apart too
     const uint64_t t0 = monotonicNs();
     marks.catching_up = true;

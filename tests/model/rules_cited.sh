@@ -17,7 +17,7 @@ for r in $rules; do
   else echo "$r: cited by $n lines of the model"; fi
 done
 faults=$(sed -n "/option('protocol_fault'/,/description/{s/.*choices : \[\(.*\)\],*/\1/p}" "$root/meson_options.txt" |
-  tr -d "' " | tr , '\n' | grep -v '^none$')
+  tr -d "' " | tr , '\n' | grep -vxE 'none|runtime')
 [ -n "$faults" ] || { echo "no protocol_fault choices in meson_options.txt"; exit 1; }
 for f in $faults; do
   macro=FAULT_$(tr 'a-z-' 'A-Z_' <<<"$f")
