@@ -16,7 +16,7 @@ PROFILER=${1:?usage: dotnet_dynamic.sh PROFILER_SO SOURCE_DIR}
 SRC=${2:?usage: dotnet_dynamic.sh PROFILER_SO SOURCE_DIR}
 require_cmd dotnet
 WORK=$(work_dir jitprov-dotnet-dynamic)
-trap '[ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
+trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
 . "$SRC/tools/lib/dotnet.sh"
 dotnet_build_copy "$SRC/tools/dotnet/dynamic" "$WORK/dm" "$WORK/build.log" || fail "dotnet build jitprov-dynamic-methods"
 N=2000

@@ -17,7 +17,7 @@ PROFILER=${1:?usage: dotnet_generics.sh PROFILER_SO SOURCE_DIR}
 SRC=${2:?usage: dotnet_generics.sh PROFILER_SO SOURCE_DIR}
 require_cmd dotnet
 WORK=$(work_dir jitprov-dotnet-generics)
-trap '[ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
+trap 'cleanup_pids; [ -z "${KEEP:-}" ] && rm -rf "$WORK"' EXIT
 . "$SRC/tools/lib/dotnet.sh"
 dotnet_build_copy "$SRC/tools/dotnet/generics" "$WORK/g" "$WORK/build.log" || fail "dotnet build jitprov-collectible-generics"
 N=12

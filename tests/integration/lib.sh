@@ -25,15 +25,26 @@ enter_private_namespace() {
   lttng_enter_namespace "$@" || fail "private mount namespace"
 }
 
-# Kills, by pid, only processes this test started.
+# Kills, by pid, only processes this test started; then removes the perf maps
+# (/tmp/perf-PID.map, which the agents write for perf) made since the test began whose
+# process is gone, so that the check leaves none behind (about 50 a check before
+# 2026-12-06). A test's EXIT trap calls it.
 STARTED_PIDS=()
+PERF_MAPS_AT_START=" $(cd /tmp && echo perf-*.map) "
 track_pid() { STARTED_PIDS+=("$1"); }
 cleanup_pids() {
-  local p
+  local p f
   for p in "${STARTED_PIDS[@]+"${STARTED_PIDS[@]}"}"; do kill "$p" 2>/dev/null; done
   for p in "${STARTED_PIDS[@]+"${STARTED_PIDS[@]}"}"; do
     for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null
+  done
+  for f in /tmp/perf-*.map; do
+    [ -e "$f" ] || continue
+    case $PERF_MAPS_AT_START in *" ${f#/tmp/} "*) continue ;; esac
+    p=${f#/tmp/perf-}
+    p=${p%.map}
+    kill -0 "$p" 2>/dev/null || rm -f "$f"
   done
   return 0
 }
