@@ -34,66 +34,56 @@ enum class Fault : uint8_t {
   kRelaxedIlHead,
 };
 
+// Each fault by its name in meson_options.txt; kNone for none.
+struct FaultName {
+  std::string_view name;
+  Fault fault;
+};
+inline constexpr FaultName kFaultNames[] = {
+    {"none", Fault::kNone},
+    {"relaxed-head", Fault::kRelaxedHead},
+    {"link-before-init", Fault::kLinkBeforeInit},
+    {"relaxed-code-start", Fault::kRelaxedCodeStart},
+    {"unload-reuse-without-grace", Fault::kUnloadReuseWithoutGrace},
+    {"retire-reuse-without-grace", Fault::kRetireReuseWithoutGrace},
+    {"unlink-poison-next", Fault::kUnlinkPoisonNext},
+    {"no-catch-up", Fault::kNoCatchUp},
+    {"unload-names-without-grace", Fault::kUnloadNamesWithoutGrace},
+    {"relaxed-il-head", Fault::kRelaxedIlHead},
+};
+// The fault NAME names, or nullptr.
+constexpr const FaultName* faultNamed(std::string_view name) noexcept {
+  for (const auto& n : kFaultNames) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
 #if defined(JITPROV_PROTOCOL_FAULT_RUNTIME)
-// The fault JITPROV_PROTOCOL_FAULT names (meson_options.txt's names), read at the first
-// call: an active fault is said once on stderr (tools/check looks for that line), an
-// unknown name aborts.
+// The fault JITPROV_PROTOCOL_FAULT names, read at the first call: an active fault is said
+// once on stderr (tools/check looks for that line), an unknown name aborts.
 inline Fault activeFault() noexcept {
   static const Fault active = [] {
-    static constexpr struct {
-      std::string_view name;
-      Fault fault;
-    } kNames[] = {
-        {"relaxed-head", Fault::kRelaxedHead},
-        {"link-before-init", Fault::kLinkBeforeInit},
-        {"relaxed-code-start", Fault::kRelaxedCodeStart},
-        {"unload-reuse-without-grace", Fault::kUnloadReuseWithoutGrace},
-        {"retire-reuse-without-grace", Fault::kRetireReuseWithoutGrace},
-        {"unlink-poison-next", Fault::kUnlinkPoisonNext},
-        {"no-catch-up", Fault::kNoCatchUp},
-        {"unload-names-without-grace", Fault::kUnloadNamesWithoutGrace},
-        {"relaxed-il-head", Fault::kRelaxedIlHead},
-    };
     const char* name = std::getenv("JITPROV_PROTOCOL_FAULT");
     if (name == nullptr || *name == '\0') return Fault::kNone;
-    for (const auto& n : kNames) {
-      if (n.name == name) {
-        std::fprintf(stderr, "jitprov: protocol fault %s active (a test build: the registry is broken on purpose)\n",
-                     name);
-        return n.fault;
-      }
+    const FaultName* f = faultNamed(name);
+    if (f == nullptr) {
+      std::fprintf(stderr, "jitprov: JITPROV_PROTOCOL_FAULT=%s names no protocol fault (meson_options.txt)\n", name);
+      std::abort();
     }
-    std::fprintf(stderr, "jitprov: JITPROV_PROTOCOL_FAULT=%s names no protocol fault (meson_options.txt)\n", name);
-    std::abort();
+    if (f->fault != Fault::kNone) {
+      std::fprintf(stderr, "jitprov: protocol fault %s active (a test build: the registry is broken on purpose)\n",
+                   name);
+    }
+    return f->fault;
   }();
   return active;
 }
 inline bool on(Fault f) noexcept { return activeFault() == f; }
 #else
-constexpr Fault builtFault() noexcept {
-#if defined(JITPROV_PROTOCOL_FAULT_RELAXED_HEAD)
-  return Fault::kRelaxedHead;
-#elif defined(JITPROV_PROTOCOL_FAULT_LINK_BEFORE_INIT)
-  return Fault::kLinkBeforeInit;
-#elif defined(JITPROV_PROTOCOL_FAULT_RELAXED_CODE_START)
-  return Fault::kRelaxedCodeStart;
-#elif defined(JITPROV_PROTOCOL_FAULT_UNLOAD_REUSE_WITHOUT_GRACE)
-  return Fault::kUnloadReuseWithoutGrace;
-#elif defined(JITPROV_PROTOCOL_FAULT_RETIRE_REUSE_WITHOUT_GRACE)
-  return Fault::kRetireReuseWithoutGrace;
-#elif defined(JITPROV_PROTOCOL_FAULT_UNLINK_POISON_NEXT)
-  return Fault::kUnlinkPoisonNext;
-#elif defined(JITPROV_PROTOCOL_FAULT_NO_CATCH_UP)
-  return Fault::kNoCatchUp;
-#elif defined(JITPROV_PROTOCOL_FAULT_UNLOAD_NAMES_WITHOUT_GRACE)
-  return Fault::kUnloadNamesWithoutGrace;
-#elif defined(JITPROV_PROTOCOL_FAULT_RELAXED_IL_HEAD)
-  return Fault::kRelaxedIlHead;
-#else
-  return Fault::kNone;
-#endif
-}
-constexpr bool on(Fault f) noexcept { return builtFault() == f; }
+// The build's fault, a constant (protocol_fault_config.h names it).
+static_assert(faultNamed(JITPROV_PROTOCOL_FAULT_NAME) != nullptr, "a protocol_fault choice without its Fault");
+constexpr bool on(Fault f) noexcept { return faultNamed(JITPROV_PROTOCOL_FAULT_NAME)->fault == f; }
 #endif
 
 // P1 with a native version: its `next` when it is initialised (link-before-init: null,
