@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <new>
 #include <string_view>
 #include <thread>
@@ -51,12 +52,13 @@ inline constexpr FaultName kFaultNames[] = {
     {"unload-names-without-grace", Fault::kUnloadNamesWithoutGrace},
     {"relaxed-il-head", Fault::kRelaxedIlHead},
 };
-// The fault NAME names, or nullptr.
-constexpr const FaultName* faultNamed(std::string_view name) noexcept {
-  for (const auto& n : kFaultNames) {
-    if (n.name == name) return &n;
+// The index in kFaultNames of the fault NAME names, or -1 (an index, not a pointer: GCC
+// does not take a pointer's comparison as a constant under -fsanitize=undefined).
+constexpr int faultIndex(std::string_view name) noexcept {
+  for (size_t i = 0; i < std::size(kFaultNames); i++) {
+    if (kFaultNames[i].name == name) return static_cast<int>(i);
   }
-  return nullptr;
+  return -1;
 }
 
 #if defined(JITPROV_PROTOCOL_FAULT_RUNTIME)
@@ -66,24 +68,27 @@ inline Fault activeFault() noexcept {
   static const Fault active = [] {
     const char* name = std::getenv("JITPROV_PROTOCOL_FAULT");
     if (name == nullptr || *name == '\0') return Fault::kNone;
-    const FaultName* f = faultNamed(name);
-    if (f == nullptr) {
+    const int i = faultIndex(name);
+    if (i < 0) {
       std::fprintf(stderr, "jitprov: JITPROV_PROTOCOL_FAULT=%s names no protocol fault (meson_options.txt)\n", name);
       std::abort();
     }
-    if (f->fault != Fault::kNone) {
+    const Fault f = kFaultNames[i].fault;
+    if (f != Fault::kNone) {
       std::fprintf(stderr, "jitprov: protocol fault %s active (a test build: the registry is broken on purpose)\n",
                    name);
     }
-    return f->fault;
+    return f;
   }();
   return active;
 }
 inline bool on(Fault f) noexcept { return activeFault() == f; }
 #else
 // The build's fault, a constant (protocol_fault_config.h names it).
-static_assert(faultNamed(JITPROV_PROTOCOL_FAULT_NAME) != nullptr, "a protocol_fault choice without its Fault");
-constexpr bool on(Fault f) noexcept { return faultNamed(JITPROV_PROTOCOL_FAULT_NAME)->fault == f; }
+inline constexpr int kBuiltFaultIndex = faultIndex(JITPROV_PROTOCOL_FAULT_NAME);
+static_assert(kBuiltFaultIndex >= 0, "a protocol_fault choice without its Fault");
+inline constexpr Fault kBuiltFault = kFaultNames[kBuiltFaultIndex].fault;
+constexpr bool on(Fault f) noexcept { return kBuiltFault == f; }
 #endif
 
 // P1 with a native version: its `next` when it is initialised (link-before-init: null,
