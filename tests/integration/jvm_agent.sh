@@ -41,9 +41,12 @@ refused rate=18446744073709551616 \
 refused perfmap="$WORK/a-file" "perfmap=$WORK/a-file: not a directory (the map is written as DIR/perf-PID.map)"
 refused perfmap= "perfmap=: empty (perfmap=off turns the perf map off)"  # was: silently off
 refused names=bogus "names=bogus: vmstructs or jvmti"
-refused publish=0 "publish=0: inline or MS, 1-3600000"
-refused publish=5ms "publish=5ms: inline or MS, 1-3600000"
-refused publish= "publish=: inline or MS, 1-3600000"
+refused publish=0 "publish=0: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
+refused publish=5ms "publish=5ms: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
+refused publish= "publish=: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
+refused publish=100/ "publish=100/: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
+refused publish=100/x "publish=100/x: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
+refused publish=/64 "publish=/64: inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)"
 java -agentpath:"$AGENT"=help -version >"$WORK/out" 2>&1 && fail "help started the JVM"
 grep -q "perfmap=DIR|off" "$WORK/out" || fail "help does not list the options"
 java -agentpath:"$AGENT"=trigger=session,exit,perfmap=off -version >"$WORK/out" 2>&1 || fail "good options refused: $(cat "$WORK/out")"
@@ -55,7 +58,17 @@ p = json.load(open(sys.argv[1]))["publish"]
 b = p["batches"]
 sys.exit(0 if p["mode"] == "inline" and b["inline"] > 100 and b["thread"] == b["prepare"] == 0 else p)
 PY
-pass "bad options (rate=-1, perfmap=FILE, perfmap= among them) stop the JVM with one line; help lists the options; good ones start it"
+# publish=MS/EVENTS: an hour's period, a batch of 16 events: the thread publishes (full
+# batches) before VM death, which would otherwise publish everything.
+java -agentpath:"$AGENT"=publish=3600000/16,stats="$WORK/batch.json" -version >"$WORK/out" 2>&1 ||
+  fail "publish=3600000/16 refused: $(cat "$WORK/out")"
+$PY - "$WORK/batch.json" <<'PY' || fail "publish=3600000/16: no batch ended at 16 events"
+import json, sys
+p = json.load(open(sys.argv[1]))["publish"]
+sys.exit(0 if p["mode"] == "batch" and p["ms"] == 3600000 and p["batch_events"] == 16 and p["batches"]["thread"] >= 1
+         else p)
+PY
+pass "bad options (rate=-1, perfmap=FILE, perfmap=, publish=100/x among them) stop the JVM with one line; help lists the options; good ones start it; publish=MS/EVENTS ends a batch at EVENTS"
 
 # The agent given twice at start (JAVA_TOOL_OPTIONS and the command line): the JVM runs,
 # the first one registers, the second says so (before, its return of 74 ended the JVM:
@@ -93,12 +106,12 @@ mkdir -p "$WORK/ready"
 start_sessiond
 RUNTIME_CHANNEL_OPTS="--subbuf-size=8M --num-subbuf=8" setup_session jvm "$WORK/trace"
 lttng start jvm >/dev/null || fail "lttng start"
-# publish=60000: the queued loads and unloads wait for a rundown's prepare (or VM death),
-# so the code list's comparison below holds only if each rundown publishes the queue
-# before it walks (the default, 100 ms, would hide a rundown that does not: jvm-apps,
-# jvm-attach and jitprov-record run it).
+# publish=60000/0 (a minute, no batch size): the queued loads and unloads wait for a
+# rundown's prepare (or VM death), so the code list's comparison below holds only if each
+# rundown publishes the queue before it walks (the default, 250 ms or 1024 events, would
+# hide a rundown that does not: jvm-apps, jvm-attach and jitprov-record run it).
 java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
-  -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,publish=60000,stats="$WORK/agent.json" \
+  -agentpath:"$AGENT"=trigger=session,every:1,perfmap=/tmp,publish=60000/0,stats="$WORK/agent.json" \
   -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 6 120 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
 JAVA_PID=$!
 track_pid "$JAVA_PID"
@@ -166,5 +179,5 @@ ok = n["mismatches"] == 0 and n["vmstructs"] >= 10000 and n["checked"] == 32
 ok = ok and p["mode"] == "batch" and p["batches"]["prepare"] >= 10 and p["batches"]["thread"] <= 1
 sys.exit(0 if ok else "names: %s; publish: %s" % (n, p))
 PY
-pass "JVM rundowns verified and identical to HotSpot's own code list (names from VMStructs; loads published by the rundowns, publish=60000)"
+pass "JVM rundowns verified and identical to HotSpot's own code list (names from VMStructs; loads published by the rundowns, publish=60000/0)"
 rm -rf "$WORK"

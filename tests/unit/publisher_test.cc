@@ -27,7 +27,7 @@ struct Client {
   std::mutex pub_mu;           // published, read while the thread runs
   Publisher p;
 
-  static bool empty(void* c) { return static_cast<Client*>(c)->queued.empty(); }
+  static size_t count(void* c) { return static_cast<Client*>(c)->queued.size(); }
   static void publish(void* c) {
     auto* self = static_cast<Client*>(c);
     std::vector<int> batch;
@@ -48,7 +48,7 @@ struct Client {
     {
       std::lock_guard<std::mutex> g(mu);
       queued.push_back(v);
-      wake = p.mustWake();
+      wake = p.mustWake(queued.size());
     }
     if (wake) p.wake();
   }
@@ -60,7 +60,7 @@ struct Client {
 
 TEST(Publisher, PublishesWhatIsQueuedInOrder) {
   Client c;
-  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, 0, &Client::publish, &Client::count, &c));
   for (int i = 0; i < 1000; ++i) c.queue(i);
   ASSERT_TRUE(c.waitPublished(1000));
   c.p.stop();
@@ -73,15 +73,15 @@ TEST(Publisher, PublishesWhatIsQueuedInOrder) {
 // to wake it, the next ones are not, and the event is published.
 TEST(Publisher, AnIdleThreadIsWokenOnceByTheFirstEvent) {
   Client c;
-  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, 0, &Client::publish, &Client::count, &c));
   bool woke = false, again = true;
   for (int i = 0; i < 10000 && !woke; ++i) {  // until its waits found the queue empty
     {
       std::lock_guard<std::mutex> g(c.mu);
-      woke = c.p.mustWake();
+      woke = c.p.mustWake(1);
       if (woke) {
         c.queued.push_back(7);
-        again = c.p.mustWake();  // a second event in the same burst wakes nobody
+        again = c.p.mustWake(2);  // a second event in the same burst wakes nobody
         c.queued.push_back(8);
       }
     }
@@ -97,11 +97,41 @@ TEST(Publisher, AnIdleThreadIsWokenOnceByTheFirstEvent) {
   EXPECT_EQ(c.p.woken(), 1u);
 }
 
+// With a batch size, a batch that gathers ends when that many are queued: the callback
+// that queues the batch-th event is told to wake the thread (once), and the batch is
+// published long before its period (an hour) ends. Without one, the period rules.
+TEST(Publisher, ABatchEndsEarlyWhenItIsFull) {
+  Client c;
+  ASSERT_TRUE(c.p.start("test", &c.mu, 3600000, 64, &Client::publish, &Client::count, &c));
+  // The thread gathers a batch for the hour from its start; the 64th event ends it
+  // (a wake-up if the thread waits by then, else it finds the batch full when it looks).
+  for (int i = 0; i < 64; ++i) c.queue(i);
+  ASSERT_TRUE(c.waitPublished(64)) << "a full batch waited for its period";
+  for (int i = 64; i < 128; ++i) c.queue(i);
+  ASSERT_TRUE(c.waitPublished(128)) << "the next full batch waited for its period";
+  for (int i = 128; i < 138; ++i) c.queue(i);  // not a batch: waits for the hour
+  c.p.stop();
+  std::vector<int> want(128);
+  for (int i = 0; i < 128; ++i) want[size_t(i)] = i;
+  EXPECT_EQ(c.published, want);
+  EXPECT_EQ(c.queued.size(), 10u);
+  EXPECT_EQ(c.p.batchEvents(), 64u);
+
+  Client d;  // no batch size: a full queue wakes nobody
+  ASSERT_TRUE(d.p.start("test", &d.mu, 3600000, 0, &Client::publish, &Client::count, &d));
+  for (int i = 0; i < 10000; ++i) {
+    std::lock_guard<std::mutex> g(d.mu);
+    d.queued.push_back(i);
+    ASSERT_FALSE(d.p.mustWake(d.queued.size()) && i > 0) << "woken at " << i;
+  }
+  d.p.stop();
+}
+
 // Stopped, while idle or while a long period runs: it returns at once (joined), and
 // what is still queued stays for the client to publish.
 TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
   Client c;
-  ASSERT_TRUE(c.p.start("test", &c.mu, 3600000, &Client::publish, &Client::empty, &c));
+  ASSERT_TRUE(c.p.start("test", &c.mu, 3600000, 0, &Client::publish, &Client::count, &c));
   c.queue(1);  // waits an hour to be published
   c.p.stop();
   EXPECT_FALSE(c.p.running());
@@ -116,10 +146,10 @@ TEST(Publisher, StopJoinsAndLeavesTheQueueToTheClient) {
 TEST(Publisher, DeferredFromStartToStop) {
   Client c;
   EXPECT_FALSE(c.p.deferred());
-  ASSERT_FALSE(c.p.start("test", &c.mu, 0, &Client::publish, &Client::empty, &c));
+  ASSERT_FALSE(c.p.start("test", &c.mu, 0, 0, &Client::publish, &Client::count, &c));
   EXPECT_FALSE(c.p.running());
   EXPECT_FALSE(c.p.deferred());
-  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, 0, &Client::publish, &Client::count, &c));
   {
     std::lock_guard<std::mutex> g(c.mu);
     EXPECT_TRUE(c.p.deferred());
@@ -132,7 +162,7 @@ TEST(Publisher, DeferredFromStartToStop) {
 // stop() forgets the thread instead of joining one that is not there, and returns.
 TEST(Publisher, StopInAForkedChildReturns) {
   Client c;
-  ASSERT_TRUE(c.p.start("test", &c.mu, 1, &Client::publish, &Client::empty, &c));
+  ASSERT_TRUE(c.p.start("test", &c.mu, 1, 0, &Client::publish, &Client::count, &c));
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

@@ -13,12 +13,14 @@
 
 namespace jitprov::hostagent {
 
-bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx) {
+bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, size_t batch, Publish publish, Count count,
+                      void* ctx) {
   if (ms == 0) return false;
   mu_ = mu;
   ms_ = ms;
+  batch_ = batch;
   publish_ = publish;
-  empty_ = empty;
+  count_ = count;
   ctx_ = ctx;
   owner_pid_ = int(getpid());
   try {
@@ -26,6 +28,7 @@ bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, Publish publ
   } catch (const std::system_error& e) {
     std::fprintf(stderr, "%s: start the publisher thread: %s: events are published inline\n", who, e.what());
     ms_ = 0;
+    batch_ = 0;
     return false;
   }
   std::lock_guard<std::mutex> g(*mu_);
@@ -38,7 +41,8 @@ void Publisher::main() {
   std::unique_lock<std::mutex> q(*mu_);
   bool found_empty = false;  // the last wait of ms_ found nothing queued
   while (!stop_) {
-    if (empty_(ctx_)) {
+    const size_t n = count_(ctx_);
+    if (n == 0) {
       if (found_empty) {
         idle_ = true;
         cv_.wait(q, [this] { return stop_ || !idle_; });  // mustWake() cleared idle_
@@ -50,8 +54,14 @@ void Publisher::main() {
     } else {
       found_empty = false;
     }
-    cv_.wait_for(q, std::chrono::milliseconds(ms_), [this] { return stop_; });  // a batch gathers
-    if (stop_ || empty_(ctx_)) continue;  // stopped: what is queued is the client's
+    if (batch_ == 0 || n < batch_) {  // a batch gathers, for the period or `batch` events
+      gathering_ = true;
+      full_ = false;
+      cv_.wait_for(q, std::chrono::milliseconds(ms_), [this] { return stop_ || full_; });
+      if (full_) ++full_batches_;
+      gathering_ = false;
+    }
+    if (stop_ || count_(ctx_) == 0) continue;  // stopped: what is queued is the client's
     q.unlock();
     publish_(ctx_);
     q.lock();
@@ -81,12 +91,14 @@ void BatchStats::add(By who, size_t n, uint64_t batch_ns) {
   ns.add(batch_ns);
 }
 
-void BatchStats::json(FILE* f, uint32_t ms, size_t queued_now, uint64_t woken) const {
+void BatchStats::json(FILE* f, const Publisher& p, size_t queued_now) const {
+  const uint32_t ms = p.periodMs();
   std::fprintf(f,
-               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batches\": {\"thread\": %" PRIu64
+               "  \"publish\": {\"mode\": \"%s\", \"ms\": %u, \"batch_events\": %zu, \"batches\": {\"thread\": %" PRIu64
                ", \"prepare\": %" PRIu64 ", \"inline\": %" PRIu64 "}, \"events\": %" PRIu64 ", \"largest\": %" PRIu64
-               ", \"queued_now\": %zu, \"woken\": %" PRIu64 "},\n",
-               ms != 0 ? "batch" : "inline", ms, by[0], by[1], by[2], events, largest, queued_now, woken);
+               ", \"queued_now\": %zu, \"woken\": %" PRIu64 ", \"full\": %" PRIu64 "},\n",
+               ms != 0 ? "batch" : "inline", ms, p.batchEvents(), by[0], by[1], by[2], events, largest, queued_now,
+               p.woken(), p.full());
   histJson(f, "publish_batch", ns);
 }
 

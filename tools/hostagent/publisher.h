@@ -4,10 +4,14 @@
 // off the Service Thread". The client owns the queue and its mutex; this owns the
 // thread and when it wakes:
 //   - while events come, it publishes every `ms` (a batch gathers in between) and
-//     nobody wakes it;
+//     nobody wakes it, unless `batch` events are queued first: the callback that queues
+//     the batch-th wakes it, so that a burst is published in batches of about that many
+//     instead of waiting out the period;
 //   - a wait of `ms` that finds nothing queued ends that: the thread waits untimed, and
 //     the callback that queues the next event wakes it (one wake-up a burst, not one a
 //     batch: a wake-up and a timed wait cost 30-50 us on this project's VM).
+// A batch's first events cost the most (the registry's, lttng-ust's and the client's
+// data and code are cold after the host's own threads ran): docs/jvm-agent.md.
 #pragma once
 
 #include "host_agent.h"
@@ -23,6 +27,8 @@
 
 namespace jitprov::hostagent {
 
+class Publisher;
+
 // Who published a batch: the publisher thread, a rundown's prepare, a callback (inline).
 enum class By { kThread, kPrepare, kInline };
 
@@ -33,9 +39,9 @@ struct BatchStats {
   uint64_t events = 0, largest = 0;
   Hist ns;  // a batch's publication (wall time)
   void add(By who, size_t n, uint64_t batch_ns);
-  // `  "publish": {...},` (mode "batch" when ms != 0, else "inline") and
+  // `  "publish": {...},` (mode "batch" when the publisher ran, else "inline") and
   // `  "publish_batch": {...},`, each with a newline.
-  void json(FILE* f, uint32_t ms, size_t queued_now, uint64_t woken) const;
+  void json(FILE* f, const Publisher& p, size_t queued_now) const;
 };
 
 // Publishes a client's queue in its order: swaps `queued` (qmu held for the swap alone,
@@ -58,23 +64,31 @@ void publishBatch(std::mutex& qmu, Queue& queued, Queue& publishing, BatchStats&
 class Publisher {
  public:
   using Publish = void (*)(void* ctx);  // publishes the queue; called without `mu` held
-  using Empty = bool (*)(void* ctx);    // nothing queued; called with `mu` held
+  using Count = size_t (*)(void* ctx);  // the events queued; called with `mu` held
 
   // Starts the thread (named kPublishThread), which publishes every `ms` while events
-  // come. False: not started (ms == 0, or the thread could not be made: `who`, the
-  // client's name, says so on stderr); the client's callbacks publish inline.
-  bool start(const char* who, std::mutex* mu, uint32_t ms, Publish publish, Empty empty, void* ctx);
+  // come, or as soon as `batch` are queued (0: the period alone). False: not started
+  // (ms == 0, or the thread could not be made: `who`, the client's name, says so on
+  // stderr); the client's callbacks publish inline.
+  bool start(const char* who, std::mutex* mu, uint32_t ms, size_t batch, Publish publish, Count count, void* ctx);
   // With `mu` held: whether what a callback queues is the thread's to publish (started,
   // not stopped); false: the callback publishes it itself (inline).
   bool deferred() const { return deferred_; }
   // The period the thread publishes at (`ms`), 0 if it never started: the mode of the
-  // client's stats, after stop() too.
+  // client's stats, after stop() too; and the count that ends a batch early (0: none).
   uint32_t periodMs() const { return ms_; }
-  // With `mu` held, after queueing an event: true when the thread waits untimed and must
-  // be woken, by wake() once `mu` is released (only the first such caller gets true).
-  bool mustWake() {
-    if (!idle_) return false;
-    idle_ = false;
+  size_t batchEvents() const { return batch_; }
+  // With `mu` held, after queueing an event (`queued`: the events queued now): true when
+  // the thread must be woken, by wake() once `mu` is released: it waits untimed (only
+  // the first such caller gets true), or it gathers a batch and `queued` reached `batch`
+  // (the first caller to reach it).
+  bool mustWake(size_t queued) {
+    if (idle_) {
+      idle_ = false;
+      return true;
+    }
+    if (!gathering_ || full_ || batch_ == 0 || queued < batch_) return false;
+    full_ = true;
     return true;
   }
   void wake() { cv_.notify_one(); }
@@ -84,24 +98,29 @@ class Publisher {
   void stop();
   ~Publisher() { stop(); }
   bool running() const { return thread_.joinable(); }
-  // Its wake-ups by a callback (mustWake() true), and its waits that found the queue
-  // empty and turned untimed; `mu` held.
+  // Its wake-ups by a callback from an untimed wait (mustWake() true), which are its
+  // waits that found the queue empty and turned untimed; `mu` held.
   uint64_t woken() const { return woken_; }
+  // Its batches ended early by `batch` events queued (mustWake() true); `mu` held.
+  uint64_t full() const { return full_batches_; }
 
  private:
   void main();
 
   // First: what a callback reads (deferred(), mustWake()), in the line it reaches first.
-  bool idle_ = false, deferred_ = false, stop_ = false;  // guarded by *mu_
+  // Guarded by *mu_: idle_ (an untimed wait), gathering_ (a timed wait for a batch),
+  // full_ (that wait's batch is full: woken).
+  bool idle_ = false, gathering_ = false, full_ = false, deferred_ = false, stop_ = false;
+  size_t batch_ = 0;
   std::mutex* mu_ = nullptr;
   uint32_t ms_ = 0;
   Publish publish_ = nullptr;
-  Empty empty_ = nullptr;
+  Count count_ = nullptr;
   void* ctx_ = nullptr;
   std::condition_variable cv_;
   std::thread thread_;
-  int owner_pid_ = 0;   // the process that started the thread
-  uint64_t woken_ = 0;  // guarded by *mu_
+  int owner_pid_ = 0;                      // the process that started the thread
+  uint64_t woken_ = 0, full_batches_ = 0;  // guarded by *mu_
 };
 
 }  // namespace jitprov::hostagent

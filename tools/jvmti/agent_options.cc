@@ -10,11 +10,18 @@ namespace jitprov::jvmti {
 bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
   const auto extra = [j](const std::string& k, const std::string& v, std::string* why) -> int {
     if (k == "publish") {
-      char* end = nullptr;
-      const unsigned long ms = v == "inline" ? 0 : std::strtoul(v.c_str(), &end, 10);
-      if (v != "inline" && (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' || ms < 1 || ms > 3600000))
-        return *why = "inline or MS, 1-3600000", -1;
+      if (v == "inline") {
+        j->publish_ms = 0;
+        return 1;
+      }
+      // MS or MS/EVENTS
+      const size_t slash = v.find('/');
+      uint64_t ms = 0, events = 0;
+      if (!hostagent::parseCount(v.substr(0, slash), &ms) || ms < 1 || ms > 3600000 ||
+          (slash != std::string::npos && (!hostagent::parseCount(v.substr(slash + 1), &events) || events > 10000000)))
+        return *why = "inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)", -1;
       j->publish_ms = uint32_t(ms);
+      if (slash != std::string::npos) j->publish_batch = size_t(events);
       return 1;
     }
     if (k != "names") return 0;
@@ -44,10 +51,11 @@ bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
         "  names=vmstructs|jvmti  where compiled methods' names come from: HotSpot's VMStructs\n"
         "                     (default; checked against JVMTI for the first methods, JVMTI from\n"
         "                     the first difference on) or JVMTI alone\n"
-        "  publish=MS|inline  the load and unload callbacks queue what they saw and a thread\n"
-        "                     of the agent publishes it every MS ms while events come, and\n"
-        "                     before each rundown (default 100); inline: each callback publishes\n"
-        "                     its own (as with jitdump=, which publishes inline)\n",
+        "  publish=MS[/EVENTS]|inline  the load and unload callbacks queue what they saw and a\n"
+        "                     thread of the agent publishes it every MS ms while events come,\n"
+        "                     or once EVENTS are queued (0: the period alone), and before each\n"
+        "                     rundown (default 250/1024); inline: each callback publishes its\n"
+        "                     own (as with jitdump=, which publishes inline)\n",
         stdout);
     std::fputs(
         "example: -agentpath:/usr/lib/x86_64-linux-gnu/jitprov/libjitprov-jvmti.so=trigger=session,every:30,"

@@ -15,11 +15,14 @@ struct JvmOptions {
   // turns them off for good); kJvmti: JVMTI for every method; kMutant: a test hook,
   // VMStructs read one byte off, which that check must catch.
   enum class Names { kVmStructs, kJvmti, kMutant } names = Names::kVmStructs;
-  // publish=: the callbacks queue their events and the agent's publisher thread
-  // publishes them every this many ms while they come (a rundown first publishes
-  // what is queued); 0 (publish=inline): each callback publishes its own. A jitdump
-  // publishes inline, whatever this says (its records carry the loads' times).
-  uint32_t publish_ms = 100;
+  // publish=MS/EVENTS: the callbacks queue their events and the agent's publisher
+  // thread publishes them every MS ms while they come, or as soon as EVENTS are queued
+  // (0: the period alone); a rundown first publishes what is queued. MS 0
+  // (publish=inline): each callback publishes its own. A jitdump publishes inline,
+  // whatever this says (its records carry the loads' times). The defaults: a batch's
+  // first events cost the most (docs/jvm-agent.md, "Publication off the Service Thread").
+  uint32_t publish_ms = 250;
+  size_t publish_batch = 1024;
 };
 
 // False when the JVM must not start: `help` (printed on stdout) or a bad option (one

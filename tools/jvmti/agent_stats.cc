@@ -63,7 +63,7 @@ void writeStats(Agent& a) {
                  a.line_loads, a.line_entries, a.lines_absent, a.line_errors, a.line_map_skipped,
                  a.files_vmstructs.load(std::memory_order_relaxed), a.files_jvmti.load(std::memory_order_relaxed),
                  a.file_mismatches.load(std::memory_order_relaxed));
-  a.batches.json(f, a.publisher.periodMs(), a.queued.events.size(), a.publisher.woken());
+  a.batches.json(f, a.publisher, a.queued.events.size());
   hostagent::histJson(f, "load_callback", a.load_ns);
   hostagent::histJson(f, "unload_callback", a.unload_ns);
   a.own.json(f);  // its threads snapped at VMDeath, before the rundown thread ends

@@ -495,14 +495,14 @@ void prepareRundown(void* agent) { publishQueued(*static_cast<Agent*>(agent), By
 
 // The publisher thread's (hostagent::Publisher) view of the queue.
 void publishByThread(void* agent) { publishQueued(*static_cast<Agent*>(agent), By::kThread); }
-bool queueEmpty(void* agent) { return static_cast<Agent*>(agent)->queued.events.empty(); }
+size_t queueCount(void* agent) { return static_cast<Agent*>(agent)->queued.events.size(); }
 
 // Before the events are enabled: the publisher thread, unless the loads publish inline
 // (publish=inline, or the jitdump: its records carry the time of their publication,
 // which must be the load's for perf to name samples in the new code).
 void startPublisher(Agent& a) {
-  (void)a.publisher.start("jitprov-jvmti", &a.qmu, a.opt.jitdump.empty() ? a.jopt.publish_ms : 0, &publishByThread,
-                          &queueEmpty, &a);
+  (void)a.publisher.start("jitprov-jvmti", &a.qmu, a.opt.jitdump.empty() ? a.jopt.publish_ms : 0, a.jopt.publish_batch,
+                          &publishByThread, &queueCount, &a);
 }
 
 // From here each callback publishes its own; the publisher thread stopped (joined), and
@@ -581,7 +581,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
       a.queued.events.push_back(ev);
     }
     inline_publish = !a.publisher.deferred();
-    wake = !inline_publish && code_size > 0 && a.publisher.mustWake();
+    wake = !inline_publish && code_size > 0 && a.publisher.mustWake(a.queued.events.size());
     if (!inline_publish) a.load_ns.add(nowNs() - t0);
   }
   if (code_size <= 0) return;
@@ -606,7 +606,7 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
     ev.addr = reinterpret_cast<uintptr_t>(code_addr);
     a.queued.events.push_back(ev);
     inline_publish = !a.publisher.deferred();
-    wake = !inline_publish && a.publisher.mustWake();
+    wake = !inline_publish && a.publisher.mustWake(a.queued.events.size());
     if (!inline_publish) a.unload_ns.add(nowNs() - t0);
   }
   queued(a, inline_publish, wake);
@@ -635,7 +635,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
     a.queued.text.append(n).append(1, '\0');
     a.queued.events.push_back(ev);
     inline_publish = !a.publisher.deferred();
-    wake = !inline_publish && a.publisher.mustWake();
+    wake = !inline_publish && a.publisher.mustWake(a.queued.events.size());
   }
   queued(a, inline_publish, wake);
 }

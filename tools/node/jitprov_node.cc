@@ -501,14 +501,14 @@ void prepareRundown(void* client) { publishQueued(*static_cast<Client*>(client),
 
 // The publisher thread's (hostagent::Publisher) view of the queue.
 void publishByThread(void* client) { publishQueued(*static_cast<Client*>(client), By::kThread); }
-bool queueEmpty(void* client) { return static_cast<Client*>(client)->queued.events.empty(); }
+size_t queueCount(void* client) { return static_cast<Client*>(client)->queued.events.size(); }
 
 // Before the handler is installed: the publisher thread, unless the handler publishes
 // inline (publish=inline, or the jitdump: its records carry their publication's time,
 // which must be the code's for perf to name samples in it).
 void startPublisher(Client& c) {
-  (void)c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, &publishByThread,
-                          &queueEmpty, &c);
+  (void)c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, 0, &publishByThread,
+                          &queueCount, &c);
 }
 
 // From here the handler publishes its own; the publisher stopped (joined) and what is
@@ -556,7 +556,7 @@ void onJitCodeEvent(const v8::JitCodeEvent* ev) {
     }
     c->queued.events.push_back(q);
     inline_publish = !c->publisher.deferred();
-    wake = !inline_publish && c->publisher.mustWake();
+    wake = !inline_publish && c->publisher.mustWake(c->queued.events.size());
     if (!inline_publish) (added ? c->add_ns : c->move_ns).add(nowNs() - t0);
   }
   if (!inline_publish) {
@@ -628,7 +628,7 @@ void writeStats(Client& c) {
                c.census_ms, n.censuses, n.census_versions, n.census_absent, n.census_absent_baseline,
                n.census_absent_max, n.census_absent_last);
   hostagent::histJson(f, "census_time", c.census_ns);
-  c.batches.json(f, c.publisher.periodMs(), c.queued.events.size(), c.publisher.woken());
+  c.batches.json(f, c.publisher, c.queued.events.size());
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
