@@ -174,7 +174,9 @@ $PY - "$WORK/agent.json" <<'PY' || fail "the agent's names"
 import json, sys
 a = json.load(open(sys.argv[1]))
 n, p = a["names"], a["publish"]
-ok = n["mismatches"] == 0 and n["vmstructs"] >= 10000 and n["checked"] == 32
+# Hidden classes' (LambdaForm$MH+0x...) too: named both ways and compared (a wrong
+# conversion of their '+' is a mismatch).
+ok = n["mismatches"] == 0 and n["vmstructs"] >= 10000 and n["checked"] == 32 and n["hidden_checked"] >= 1
 # Published by the rundowns' prepare, in batches: at most the first by the thread (60 s).
 ok = ok and p["mode"] == "batch" and p["batches"]["prepare"] >= 10 and p["batches"]["thread"] <= 1
 sys.exit(0 if ok else "names: %s; publish: %s" % (n, p))

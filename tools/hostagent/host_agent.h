@@ -163,6 +163,9 @@ struct OwnCpu {
     ~Span();
     Span(const Span&) = delete;
     Span& operator=(const Span&) = delete;
+    // When it began (nowNs()), for a callback's outermost span; 0 for another (off, nested,
+    // the start's), whose callback reads the clock itself if it times anything.
+    uint64_t beganNs() const { return own_ != nullptr && !start_ ? t0_ : 0; }
 
    private:
     OwnCpu* own_ = nullptr;  // set: this span is the outermost one

@@ -102,7 +102,8 @@ struct Agent {
   static constexpr uint64_t kNameChecks = 32;
   bool names_vm = false;
   uint64_t names_vmstructs = 0, names_jvmti = 0, names_checked = 0, name_mismatches = 0;
-  uint64_t names_ns = 0;  // the names' wall time (stats: names.ms)
+  uint64_t hidden_names_checked = 0;  // of hidden classes, after the first kNameChecks
+  uint64_t names_ns = 0;              // the names' wall time (stats: names.ms)
   std::string cls_buf, name_buf, sig_buf;
 
   // ---- The publisher's side (mu) ------------------------------------------------------

@@ -44,8 +44,9 @@ void writeStats(Agent& a) {
                a.attached ? "true" : "false", double(a.attach_replay_ns) / 1e6);
   std::fprintf(f,
                "  \"names\": {\"vmstructs\": %" PRIu64 ", \"jvmti\": %" PRIu64 ", \"checked\": %" PRIu64
-               ", \"mismatches\": %" PRIu64 ", \"ms\": %.1f},\n",
-               a.names_vmstructs, a.names_jvmti, a.names_checked, a.name_mismatches, double(a.names_ns) / 1e6);
+               ", \"hidden_checked\": %" PRIu64 ", \"mismatches\": %" PRIu64 ", \"ms\": %.1f},\n",
+               a.names_vmstructs, a.names_jvmti, a.names_checked, a.hidden_names_checked, a.name_mismatches,
+               double(a.names_ns) / 1e6);
   std::fprintf(f,
                "  \"tier_by\": {\"method_code\": %" PRIu64 ", \"blob_scan\": %" PRIu64 ", \"native\": %" PRIu64
                ", \"unknown\": %" PRIu64 "},\n",

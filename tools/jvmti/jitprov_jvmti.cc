@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cinttypes>
 #include <cstdarg>
@@ -109,6 +110,17 @@ const char* javaClassName(char* sig) {
   return sig;
 }
 
+// A hidden class's internal name: its last '+' followed by "0x" and hex digits to the
+// end (HotSpot appends the class's address so). Sets *plus to that '+'.
+bool hiddenClassPlus(std::string_view k, size_t* plus) {
+  const size_t p = k.rfind('+');
+  if (p == std::string_view::npos || k.size() - p < 4 || k.compare(p + 1, 2, "0x") != 0) return false;
+  for (size_t i = p + 3; i < k.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(k[i]))) return false;
+  *plus = p;
+  return true;
+}
+
 int tierOf(int level, bool osr) {
   if (osr) return JITPROV_TIER1_OSR;
   switch (level) {
@@ -130,18 +142,24 @@ void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
   jclass klass = nullptr;
   const char *cls = "?", *mname = "?", *msig = "";
   // From VMStructs: the class's internal name converted as javaClassName() converts
-  // JVMTI's signature. A hidden class ('+' in its internal name, which JVMTI shows as
-  // '.') takes JVMTI's way, as does everything while the first methods are checked.
+  // JVMTI's signature. A hidden class's internal name ends in '+' and its address
+  // ("LambdaForm$MH+0x0000000800c01000"), a '+' JVMTI's signature shows as '.', so '/'
+  // here; the first kNameChecks methods, and the first kNameChecks of hidden classes,
+  // are named both ways and compared. Another '+' in a name: JVMTI's way.
   const uint64_t tn0 = nowNs();
   VmStructs::Names vn;
-  const bool from_vm = a.names_vm && a.vm.namesOf(method, &vn) && vn.klass.find('+') == std::string_view::npos;
+  size_t hidden = std::string_view::npos;  // the hidden class's '+'
+  const bool from_vm = a.names_vm && a.vm.namesOf(method, &vn) &&
+                       (vn.klass.find('+') == std::string_view::npos || hiddenClassPlus(vn.klass, &hidden));
   if (from_vm) {
     a.cls_buf.assign(vn.klass);
     for (char& ch : a.cls_buf) ch = ch == '/' ? '.' : ch == '.' ? '/' : ch;
+    if (hidden != std::string_view::npos) a.cls_buf[hidden] = '/';
     a.name_buf.assign(vn.name);
     a.sig_buf.assign(vn.signature);
   }
-  if (from_vm && a.names_checked >= Agent::kNameChecks) {
+  const bool hidden_checked = hidden == std::string_view::npos || a.hidden_names_checked >= Agent::kNameChecks;
+  if (from_vm && a.names_checked >= Agent::kNameChecks && hidden_checked) {
     cls = a.cls_buf.c_str();
     mname = a.name_buf.c_str();
     msig = a.sig_buf.c_str();
@@ -161,7 +179,7 @@ void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
       ++a.name_failures;
     }
     if (from_vm) {
-      ++a.names_checked;
+      ++(a.names_checked < Agent::kNameChecks ? a.names_checked : a.hidden_names_checked);
       if (a.cls_buf != cls || a.name_buf != mname || a.sig_buf != msig) {
         ++a.name_mismatches;
         a.names_vm = false;
@@ -529,11 +547,19 @@ void heapsRead(Agent& a) {
   a.heaps_read = true;
 }
 
+// When a load or unload callback began, for its histogram in the stats file (which alone
+// shows it): its own-CPU span's start, or 0 without stats (no clock read at all).
+uint64_t callbackBegan(const Agent& a, const hostagent::OwnCpu::Span& cpu) {
+  if (!a.own.on) return 0;
+  const uint64_t t = cpu.beganNs();
+  return t != 0 ? t : nowNs();
+}
+
 void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_size, const void* code_addr,
                                   jint map_length, const jvmtiAddrLocationMap* map, const void*) {
   Agent& a = *g_agent;
   const hostagent::OwnCpu::Span cpu(a.own, false);
-  const uint64_t t0 = nowNs();
+  const uint64_t t0 = callbackBegan(a, cpu);
   // Before the lock: JVMTI calls only. lines_on is set before the events are enabled.
   Lines lines;
   if (a.lines_on && code_size > 0) lines = lineEntries(a, jvmti, method, code_addr, code_size, map_length, map);
@@ -582,20 +608,20 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv* jvmti, jmethodID method, jint code_s
     }
     inline_publish = !a.publisher.deferred();
     wake = !inline_publish && code_size > 0 && a.publisher.mustWake(a.queued.events.size());
-    if (!inline_publish) a.load_ns.add(nowNs() - t0);
+    if (!inline_publish && t0 != 0) a.load_ns.add(nowNs() - t0);
   }
   if (code_size <= 0) return;
   queued(a, inline_publish, wake);
   if (inline_publish) {
     std::lock_guard<std::mutex> g(a.qmu);
-    a.load_ns.add(nowNs() - t0);
+    if (t0 != 0) a.load_ns.add(nowNs() - t0);
   }
 }
 
 void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* code_addr) {
   Agent& a = *g_agent;
   const hostagent::OwnCpu::Span cpu(a.own, false);
-  const uint64_t t0 = nowNs();
+  const uint64_t t0 = callbackBegan(a, cpu);
   bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(a.qmu);
@@ -607,12 +633,12 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID method, const void* cod
     a.queued.events.push_back(ev);
     inline_publish = !a.publisher.deferred();
     wake = !inline_publish && a.publisher.mustWake(a.queued.events.size());
-    if (!inline_publish) a.unload_ns.add(nowNs() - t0);
+    if (!inline_publish && t0 != 0) a.unload_ns.add(nowNs() - t0);
   }
   queued(a, inline_publish, wake);
   if (inline_publish) {
     std::lock_guard<std::mutex> g(a.qmu);
-    a.unload_ns.add(nowNs() - t0);
+    if (t0 != 0) a.unload_ns.add(nowNs() - t0);
   }
 }
 
