@@ -368,6 +368,34 @@ int jitprov_code_retire_at(jitprov_runtime* rt, uint64_t code_start, uint64_t* v
   return guard([&]() -> int { return deliver(rt->rt.retireHostCode(code_start), version_id); });
 }
 
+int jitprov_code_retire_host(jitprov_runtime* rt, uint64_t code_start, uint64_t host_key, jitprov_host_retired* out) {
+  if (rt == nullptr || out == nullptr || out->sz < sizeof(size_t)) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int {
+    jitprov::Runtime::HostRetired h;
+    const int e = err(rt->rt.retireHostCodeOf(code_start, host_key, &h).error());
+    const jitprov_host_retired c{
+        sizeof(jitprov_host_retired),           h.version, h.method, h.module, h.host_key, h.code_size,
+        h.last ? JITPROV_HOST_RETIRED_LAST : 0u};
+    (void)writeStruct(c, out);
+    return e;
+  });
+}
+
+int jitprov_code_find_overlap(jitprov_runtime* rt, uint64_t start, uint32_t size, uint64_t* code_start) {
+  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int { return deliver(rt->rt.findHostOverlap(start, size), code_start); });
+}
+
+int jitprov_method_live_code(const jitprov_runtime* rt, uint64_t method_id, uint64_t* versions) {
+  if (rt == nullptr || versions == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int { return deliver(rt->rt.liveCodeOfMethod(method_id), versions); });
+}
+
+int jitprov_module_live_code(const jitprov_runtime* rt, uint64_t module_id, uint64_t* versions) {
+  if (rt == nullptr || versions == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  return guard([&]() -> int { return deliver(rt->rt.liveCodeOfModule(module_id), versions); });
+}
+
 int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id) {
   if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int { return err(rt->rt.activate(version_id).error()); });

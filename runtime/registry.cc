@@ -650,7 +650,81 @@ Result<VersionId> Runtime::retireHostCode(uint64_t code_start) {
   });
 }
 
-Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find) {
+Result<VersionId> Runtime::retireHostCodeOf(uint64_t code_start, uint64_t host_key, HostRetired* out) {
+  *out = HostRetired{};
+  if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
+  const auto describe = [out](const NativeVersion* v) {
+    const Method* m = v->method();
+    out->method = m->id();
+    out->module = m->module_id;
+    out->host_key = m->hostKey();
+    out->code_size = v->code_size;
+  };
+  bool last = false;
+  const Result<VersionId> r = s_->retire(
+      0,
+      [&](MethodId* method) -> Result<NativeVersion*> {
+        auto it = s_->live_ranges.find(code_start);
+        if (it == s_->live_ranges.end()) return Errc::kUnknownVersion;
+        describe(it->second);
+        if (host_key != 0 && out->host_key != host_key) return Errc::kUnknownVersion;  // another method's
+        *method = out->method;
+        return it->second;
+      },
+      &last);
+  if (!r.ok()) {
+    if (r.error() != Errc::kUnknownVersion) *out = HostRetired{};
+    return r;
+  }
+  out->version = *r;
+  out->last = last;
+  return r;
+}
+
+Result<uint64_t> Runtime::findHostOverlap(uint64_t start, uint32_t size) const {
+  if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
+  if (size == 0 || start > UINT64_MAX - size) return Errc::kInvalidArgument;
+  CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+  JITPROV_ASSERT_HELD(s_->lock);
+  State::RangeMap::iterator after;
+  const NativeVersion* v = s_->overlapping(start, size, &after);
+  if (v == nullptr) return Errc::kUnknownVersion;
+  return v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held, its only writer
+}
+
+uint64_t Runtime::State::liveVersions(const Method* m) noexcept {
+  uint64_t n = 0;
+  // relaxed: the CVM lock is held, the only writer of both lists.
+  for (const IlVersion* il = m->il_head.load(std::memory_order_relaxed); il != nullptr; il = il->next)
+    for (const NativeVersion* v = il->native_head.load(std::memory_order_relaxed); v != nullptr;
+         v = v->next.load(std::memory_order_relaxed))
+      n += v->code_start.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+  return n;
+}
+
+Result<uint64_t> Runtime::liveCodeOfMethod(MethodId method) const {
+  CvmLock::Guard lock(s_->lock, LockSite::kUnload, method);
+  JITPROV_ASSERT_HELD(s_->lock);
+  const Method* m = s_->methods.load(method);
+  if (m == nullptr) return s_->missingMethod(method);
+  return State::liveVersions(m);
+}
+
+Result<uint64_t> Runtime::liveCodeOfModule(ModuleId module) const {
+  std::lock_guard<std::mutex> g(s_->loader);  // the module's method list
+  const Module* mod = s_->modules.load(module);
+  if (mod == nullptr) return s_->missingModule(module);
+  CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+  JITPROV_ASSERT_HELD(s_->lock);
+  uint64_t n = 0;
+  mod->methods.forEach([&n](const Method* m) {
+    if (!m->unloaded) n += State::liveVersions(m);
+  });
+  return n;
+}
+
+Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find,
+                                         bool* last) {
   // A batch for this retirement, allocated before the lock when the current one is
   // full, so that retirement cannot fail for memory once it has begun.
   std::unique_ptr<RetireBatch> fresh;
@@ -696,6 +770,7 @@ Result<VersionId> Runtime::State::retire(MethodId label, FunctionRef<Result<Nati
       if (v->method()->activeIl() == il) publish(v->method()->entry_point, uint64_t{0});  // nothing to run
     }
     retired.fetch_add(1, std::memory_order_relaxed);
+    if (last != nullptr) *last = liveVersions(v->method()) == 0;  // v is unlinked
     // Under the lock: the event is ordered with the publication that may reuse the range.
     trace::codeUnload(instance, v->method()->id(), v->version_id, start, v->code_size, retire_seq);
     id = v->version_id;

@@ -455,7 +455,10 @@ struct Runtime::State {
   // Retires the version `find` returns, called with the CVM lock held (site unload,
   // labelled `label` until `find` names the method through its argument):
   // retireVersion, retireHostCode.
-  Result<VersionId> retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find);
+  // *last (when not null): whether the version's method has no live code left.
+  Result<VersionId> retire(MethodId label, FunctionRef<Result<NativeVersion*>(MethodId*)> find, bool* last = nullptr);
+  // A method's live native versions (published, every IL version's). CVM lock held.
+  static uint64_t liveVersions(const Method* m) noexcept;
   // Takes the batch being filled, if any. retire_batch_mu held.
   RetireBatch* takeRetireBatch() noexcept;
   // Hands the batch being filled to RCU and waits until every reclamation queued so far

@@ -406,6 +406,73 @@ TEST(CApi, PublishActivatesAndRetiresByAddress) {
   EXPECT_EQ(jitprov_code_retire_at(model.rt, 0x1000, nullptr), JITPROV_E_WRONG_CODE_MODE);
 }
 
+// A host that keeps no map of its own code (the JVM agent): retired by address and its
+// method's key, told what went and when a method's last code went; an unload that
+// names another method than the one live there retires nothing and says whose it is;
+// overlapping code found by range.
+TEST(CApi, RetiresByAddressAndKeyAndTellsTheLastCode) {
+  Host h;
+  const uint64_t a = h.method(21, "a"), b = h.method(22, "b");
+  uint64_t va0 = 0, va1 = 0, vb = 0, n = 9;
+  ASSERT_EQ(h.publish(a, 0x1000, 0x100, &va0), JITPROV_OK);
+  ASSERT_EQ(h.publish(a, 0x2000, 0x80, &va1), JITPROV_OK);
+  ASSERT_EQ(h.publish(b, 0x3000, 0x40, &vb), JITPROV_OK);
+  ASSERT_EQ(jitprov_method_live_code(h.rt, a, &n), JITPROV_OK);
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(jitprov_module_live_code(h.rt, h.module, &n), JITPROV_OK);
+  EXPECT_EQ(n, 3u);
+  // Overlaps: the lowest live start that a range touches; none: unknown.
+  uint64_t at = 0;
+  ASSERT_EQ(jitprov_code_find_overlap(h.rt, 0x1f00, 0x1200, &at), JITPROV_OK);
+  EXPECT_EQ(at, 0x2000u);
+  ASSERT_EQ(jitprov_code_find_overlap(h.rt, 0x10ff, 1, &at), JITPROV_OK);
+  EXPECT_EQ(at, 0x1000u);
+  EXPECT_EQ(jitprov_code_find_overlap(h.rt, 0x1100, 0xf00, &at), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(jitprov_code_find_overlap(h.rt, 0x1100, 0, &at), JITPROV_E_INVALID_ARGUMENT);
+  // b's key at a's code: nothing retired, a named.
+  jitprov_host_retired r{};
+  r.sz = sizeof r;
+  EXPECT_EQ(jitprov_code_retire_host(h.rt, 0x1000, 22, &r), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(r.version_id, 0u);
+  EXPECT_EQ(r.method_id, a);
+  EXPECT_EQ(r.host_key, 21u);
+  EXPECT_EQ(r.module_id, h.module);
+  EXPECT_EQ(h.stats().live_host_code, 3u);
+  // Nothing there at all: method 0.
+  EXPECT_EQ(jitprov_code_retire_host(h.rt, 0x1010, 21, &r), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(r.method_id, 0u);
+  // a's first code: retired, not its last; then its last.
+  ASSERT_EQ(jitprov_code_retire_host(h.rt, 0x1000, 21, &r), JITPROV_OK);
+  EXPECT_EQ(r.version_id, va0);
+  EXPECT_EQ(r.method_id, a);
+  EXPECT_EQ(r.code_size, 0x100u);
+  EXPECT_EQ(r.flags, 0u);
+  ASSERT_EQ(jitprov_code_retire_host(h.rt, 0x2000, 0, &r), JITPROV_OK);  // any method's
+  EXPECT_EQ(r.version_id, va1);
+  EXPECT_EQ(r.flags, JITPROV_HOST_RETIRED_LAST);
+  ASSERT_EQ(jitprov_method_live_code(h.rt, a, &n), JITPROV_OK);
+  EXPECT_EQ(n, 0u);
+  ASSERT_EQ(jitprov_module_live_code(h.rt, h.module, &n), JITPROV_OK);
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(h.stats().retired, 2u);
+  // Its range free again: b's code there is new, and a's key does not retire it.
+  uint64_t vb2 = 0;
+  ASSERT_EQ(h.publish(b, 0x1000, 0x10, &vb2), JITPROV_OK);
+  EXPECT_EQ(jitprov_code_retire_host(h.rt, 0x1000, 21, &r), JITPROV_E_UNKNOWN_VERSION);
+  EXPECT_EQ(r.method_id, b);
+  ASSERT_EQ(jitprov_method_unload(h.rt, a), JITPROV_OK);
+  EXPECT_EQ(jitprov_method_live_code(h.rt, a, &n), JITPROV_E_METHOD_UNLOADED);
+  ASSERT_EQ(jitprov_module_live_code(h.rt, h.module, &n), JITPROV_OK);
+  EXPECT_EQ(n, 2u);
+  r.sz = 0;  // not a struct
+  EXPECT_EQ(jitprov_code_retire_host(h.rt, 0x1000, 22, &r), JITPROV_E_INVALID_ARGUMENT);
+  EXPECT_EQ(jitprov_method_live_code(h.rt, b, nullptr), JITPROV_E_INVALID_ARGUMENT);
+  Host model(JITPROV_CODE_MODEL_HEAP);
+  r.sz = sizeof r;
+  EXPECT_EQ(jitprov_code_retire_host(model.rt, 0x1000, 0, &r), JITPROV_E_WRONG_CODE_MODE);
+  EXPECT_EQ(jitprov_code_find_overlap(model.rt, 0x1000, 1, &at), JITPROV_E_WRONG_CODE_MODE);
+}
+
 TEST(CApi, ModesAreKeptApart) {
   Host host;
   uint64_t v = 0;

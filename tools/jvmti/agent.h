@@ -13,7 +13,6 @@
 #include "publisher.h"
 #include "vm_structs.h"
 
-#include <absl/container/btree_map.h>
 #include <jvmti.h>
 
 #include <atomic>
@@ -110,24 +109,15 @@ struct Agent {
   std::mutex mu;                  // guards everything below
   Queue publishing;               // the batch being published (swapped with `queued`)
   hostagent::BatchStats batches;  // the batches published (empty ones not counted)
-  struct Live {
-    uint64_t version_id, method_id;
-    uint64_t jmid;  // the jmethodID loaded here (0: a stub): an unload must name it
-    uint32_t size;
-    bool stub;
-  };
-  // Code address -> the live version there. A B-tree: each load looks up where its range
-  // falls and inserts, each unload finds and erases, on HotSpot's Service Thread, whose
-  // caches the compiler threads have cold; std::map's node-by-node walk took twice the
-  // samples there (javac: docs/jvm-agent.md, "The agent against its floor").
-  absl::btree_map<uint64_t, Live> live;
-  // Method id -> its versions in `live`, and the methods whose last one went in this
-  // batch (-> their jmethodID, 0 for a stub): unloaded at the batch's end (forgetDead),
-  // so that class churn does not fill the registry and `named` with methods of no code.
-  hostagent::LiveCounts live_per_method;
+  // No map of its own code: jitprov's registry is it (jitprov_code_retire_host retires
+  // by address and jmethodID, jitprov_code_find_overlap finds what new code lands on,
+  // jitprov_method_live_code counts a method's). The methods whose last code went in
+  // this batch (-> their jmethodID, 0 for a stub): unloaded at the batch's end
+  // (forgetDead), so that class churn does not fill the registry and `named` with
+  // methods of no code.
   std::vector<std::pair<uint64_t, uint64_t>> dead;
   uint64_t methods_unloaded = 0, stubs_unloaded = 0;
-  uint64_t replays = 0, unknown_unloads = 0, refused = 0, errors = 0;
+  uint64_t unknown_unloads = 0, refused = 0, errors = 0;  // replays: jitprov's stats
   // Unloads of a range whose live code is another method's (a replay of newer code got
   // there first): nothing retired.
   uint64_t stale_unloads = 0;

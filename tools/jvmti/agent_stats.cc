@@ -30,15 +30,16 @@ void writeStats(Agent& a) {
                "  \"loads\": %" PRIu64 ", \"replays\": %" PRIu64 ", \"unloads\": %" PRIu64
                ", \"unknown_unloads\": %" PRIu64 ", \"stubs\": %" PRIu64 ", \"refused\": %" PRIu64
                ", \"errors\": %" PRIu64 ", \"name_failures\": %" PRIu64 ",\n",
-               a.loads, a.replays, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
+               a.loads, ms.replayed, a.unloads, a.unknown_unloads, a.stubs, a.refused, a.errors, a.name_failures);
   std::fprintf(f,
-               "  \"methods\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64
+               "  \"methods\": %" PRIu64 ", \"live_versions\": %" PRIu64 ", \"retired\": %" PRIu64
                ", \"superseded_stubs\": %" PRIu64 ", \"superseded_methods\": %" PRIu64 ",\n",
-               a.methods, a.live.size(), ms.retired, a.superseded_stubs, a.superseded_methods);
-  size_t method_versions = 0;
-  for (const auto& [addr, l] : a.live) method_versions += l.stub ? 0 : 1;
+               a.methods, ms.live_host_code, ms.retired, a.superseded_stubs, a.superseded_methods);
+  uint64_t method_versions = 0;  // the live code of Java methods (not stubs), as jitprov counts it
+  (void)jitprov_module_live_code(a.rt, a.java_module, &method_versions);
   std::fprintf(f,
-               "  \"methods_unloaded\": %" PRIu64 ", \"stubs_unloaded\": %" PRIu64 ", \"live_method_versions\": %zu,\n",
+               "  \"methods_unloaded\": %" PRIu64 ", \"stubs_unloaded\": %" PRIu64
+               ", \"live_method_versions\": %" PRIu64 ",\n",
                a.methods_unloaded, a.stubs_unloaded, method_versions);
   std::fprintf(f, "  \"stale_unloads\": %" PRIu64 ", \"attached\": %s, \"attach_replay_ms\": %.1f,\n", a.stale_unloads,
                a.attached ? "true" : "false", double(a.attach_replay_ns) / 1e6);

@@ -204,10 +204,11 @@ void queueNames(Agent& a, jvmtiEnv* jvmti, jmethodID method, Queued* ev) {
   a.names_ns += nowNs() - tn0;
 }
 
-// A version out of `live`: its method is a candidate for unloading once it has none
-// (forgetDead, at the batch's end). Agent::mu held.
-void dropLive(Agent& a, const Agent::Live& l) {
-  if (a.live_per_method.drop(l.method_id)) a.dead.emplace_back(l.method_id, l.jmid);
+// A retirement's report: a method whose last code went is a candidate for unloading
+// (forgetDead, at the batch's end), with its jmethodID (0 for a stub). Agent::mu held.
+void retiredFrom(Agent& a, const jitprov_host_retired& r) {
+  if ((r.flags & JITPROV_HOST_RETIRED_LAST) != 0)
+    a.dead.emplace_back(r.method_id, r.module_id == a.stub_module ? 0 : r.host_key);
 }
 
 // At the end of a batch: each method whose last version went in it, and that got none
@@ -215,7 +216,8 @@ void dropLive(Agent& a, const Agent::Live& l) {
 // (HotSpot never reuses a jmethodID, but a method can be compiled again) queues its names
 // and registers it anew. Not while a load of it queued without names waits in the
 // callbacks' queue (queued after the batch was taken, before this): that one needs the
-// method. Agent::mu held.
+// method. Agent::mu held (so no load is published meanwhile: the live code jitprov
+// counts stays what it was when asked, before qmu).
 void forgetDead(Agent& a) {
   if (a.dead.empty()) return;
   // A method can be there twice (a failed publication, then its only version's end).
@@ -223,14 +225,17 @@ void forgetDead(Agent& a) {
   a.dead.erase(
       std::unique(a.dead.begin(), a.dead.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
       a.dead.end());
+  std::erase_if(a.dead, [&a](const auto& d) {  // it got a version again (or is gone)
+    uint64_t n = 0;
+    return jitprov_method_live_code(a.rt, d.first, &n) != JITPROV_OK || n != 0;
+  });
   std::vector<std::pair<uint64_t, bool>> unload;  // method, a stub's
-  {
+  if (!a.dead.empty()) {
     std::lock_guard<std::mutex> q(a.qmu);
     HostKeyIndex waiting;  // jmethodIDs of the queued loads without names
     for (const Queued& ev : a.queued.events)
       if (ev.kind == Queued::kLoad && !ev.named && waiting.find(ev.jmid) == 0) waiting.insert(ev.jmid, 1);
     for (const auto& [method, jmid] : a.dead) {
-      if (a.live_per_method.count(method) != 0) continue;  // it got a version again
       if (jmid != 0 && waiting.find(jmid) != 0) continue;
       if (jmid != 0) a.named.erase(jmid);
       unload.emplace_back(method, jmid == 0);
@@ -245,24 +250,25 @@ void forgetDead(Agent& a) {
   }
 }
 
-// HotSpot places new code only in free memory: live code that overlaps it is gone
-// (retired here), unless it is the same method at the same range (a replay).
+// HotSpot places new code only in free memory: live code that overlaps it is gone. When
+// jitprov refuses a publication for an overlap, that code is retired here (a stub,
+// which HotSpot frees without an event; an nmethod, should it ever free one without
+// CompiledMethodUnload), one range at a time; false when none was (an error, counted).
+// The same method's code at the same range is no overlap: jitprov returns it (a replay).
 // Agent::mu held.
-void retireOverlapped(Agent& a, uint64_t method_id, uint64_t start, uint32_t size) {
-  const uint64_t end = start + size;
-  auto it = a.live.lower_bound(start);
-  if (it != a.live.begin() && std::prev(it)->first + std::prev(it)->second.size > start) --it;
-  while (it != a.live.end() && it->first < end) {
-    if (it->first == start && it->second.size == size && it->second.method_id == method_id) {
-      ++it;
-      continue;
-    }
-    const int e = jitprov_code_retire(a.rt, it->second.version_id);
-    if (e != JITPROV_OK) noteError(a, std::string("retire superseded code: ") + jitprov_strerror(e));
-    ++(it->second.stub ? a.superseded_stubs : a.superseded_methods);
-    dropLive(a, it->second);
-    it = a.live.erase(it);
+bool retireOverlapping(Agent& a, uint64_t start, uint32_t size) {
+  uint64_t at = 0;
+  int e = jitprov_code_find_overlap(a.rt, start, size, &at);
+  jitprov_host_retired r{};
+  r.sz = sizeof r;
+  if (e == JITPROV_OK) e = jitprov_code_retire_host(a.rt, at, 0, &r);
+  if (e != JITPROV_OK) {
+    noteError(a, std::string("retire superseded code: ") + jitprov_strerror(e));
+    return false;
   }
+  ++(r.module_id == a.stub_module ? a.superseded_stubs : a.superseded_methods);
+  retiredFrom(a, r);
+  return true;
 }
 
 // The source lines of a compiled method for the jitdump (JIT_CODE_DEBUG_INFO): each
@@ -363,8 +369,7 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
 // Agent::mu held. `lines`: the code's source lines (jitdump only).
 // `jmid`: the jmethodID (0 for a stub).
 void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, uint64_t jmid,
-             bool stub = false, const Lines* lines = nullptr) {
-  retireOverlapped(a, method_id, reinterpret_cast<uintptr_t>(addr), uint32_t(size));
+             const Lines* lines = nullptr) {
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   c.code_start = reinterpret_cast<uintptr_t>(addr);
   c.code_size = uint32_t(size);
@@ -375,7 +380,9 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     c.n_lines = lines->entries.size();
   }
   uint64_t vid = 0;
-  const int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
+  int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
+  while (e == JITPROV_E_RANGE_OVERLAP && retireOverlapping(a, c.code_start, c.code_size))
+    e = jitprov_code_publish(a.rt, method_id, &c, &vid);
   if (e != JITPROV_OK) {
     if (e == JITPROV_E_RANGE_OVERLAP) {
       ++a.refused;
@@ -383,14 +390,10 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     } else {
       noteError(a, std::string("publish code: ") + jitprov_strerror(e));
     }
-    // A method registered for it that has no version: unloaded with the batch too.
-    if (a.live_per_method.count(method_id) == 0) a.dead.emplace_back(method_id, jmid);
-    return;
+    // A method registered for it that has no version: unloaded with the batch too
+    // (forgetDead asks jitprov whether it has live code).
+    a.dead.emplace_back(method_id, jmid);
   }
-  auto [it, inserted] = a.live.emplace(c.code_start, Agent::Live{vid, method_id, jmid, c.code_size, stub});
-  if (inserted) a.live_per_method.add(method_id);
-  if (!inserted && it->second.version_id == vid) ++a.replays;  // jitprov returned the version it has
-  it->second = Agent::Live{vid, method_id, jmid, c.code_size, stub};
 }
 
 // The jitprov method of a queued load: registered with the names queued with it (the
@@ -442,7 +445,7 @@ void publishLoad(Agent& a, Queue& q, const Queued& ev) {
   uint64_t id = 0;
   if (methodOf(a, q, ev, &id))
     publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), tierOf(ev.level, ev.osr),
-            ev.level >= 0 ? uint16_t(ev.level) : kUnknownLevel, ev.jmid, false, lines);
+            ev.level >= 0 ? uint16_t(ev.level) : kUnknownLevel, ev.jmid, lines);
 }
 
 // A queued CompiledMethodUnload. The class may be gone: the jmethodID is compared, never
@@ -451,16 +454,17 @@ void publishLoad(Agent& a, Queue& q, const Queued& ev) {
 // replay (another thread) of newer code at that address, must not retire the newer code
 // (docs/attach.md). Agent::mu held.
 void publishUnload(Agent& a, const Queued& ev) {
-  auto it = a.live.find(ev.addr);
-  if (it == a.live.end() || it->second.stub) {
+  jitprov_host_retired r{};
+  r.sz = sizeof r;
+  const int e = jitprov_code_retire_host(a.rt, ev.addr, ev.jmid, &r);
+  if (e == JITPROV_OK) {
+    retiredFrom(a, r);
+  } else if (e != JITPROV_E_UNKNOWN_VERSION) {
+    noteError(a, std::string("retire code: ") + jitprov_strerror(e));
+  } else if (r.method_id == 0 || r.module_id == a.stub_module) {
     ++a.unknown_unloads;  // loaded before the agent saw it (never replayed), or superseded
-  } else if (it->second.jmid != ev.jmid) {
-    ++a.stale_unloads;  // another method's code is live there now
   } else {
-    const int e = jitprov_code_retire(a.rt, it->second.version_id);
-    if (e != JITPROV_OK) noteError(a, std::string("retire code: ") + jitprov_strerror(e));
-    dropLive(a, it->second);
-    a.live.erase(it);
+    ++a.stale_unloads;  // another method's code is live there now
   }
 }
 
@@ -481,7 +485,7 @@ void publishStub(Agent& a, const Queue& q, const Queued& ev) {
     if (e != JITPROV_OK && e != JITPROV_E_EXISTS)
       return noteError(a, std::string("register stub: ") + jitprov_strerror(e));
   }
-  publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), JITPROV_TIER0, 0, 0, true);
+  publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), JITPROV_TIER0, 0, 0);
 }
 
 using hostagent::By;
@@ -696,9 +700,12 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   if (a.perfmap.errors != 0)
     std::fprintf(stderr, "jitprov-jvmti: perf map: %" PRIu64 " errors, last: %s\n", a.perfmap.errors,
                  a.perfmap.last_error.c_str());
+  jitprov_memory_stats ms{};
+  ms.sz = sizeof ms;
+  (void)jitprov_memory_stats_get(a.rt, &ms);
   logf("VMDeath: %" PRIu64 " loads (%" PRIu64 " replays), %" PRIu64 " unloads, %" PRIu64 " stubs, %" PRIu64
        " rundowns, perf map written %" PRIu64 " times",
-       a.loads, a.replays, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
+       a.loads, ms.replayed, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
 }
 
 // The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and the jitdump
@@ -861,8 +868,10 @@ jint start(JavaVM* vm, const char* options, bool live) {
     std::lock_guard<std::mutex> g(a->mu);
     a->attached = true;
     a->attach_replay_ns = nowNs() - t0;
-    logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6,
-         uint64_t(a->live.size()));
+    jitprov_memory_stats ms{};
+    ms.sz = sizeof ms;
+    (void)jitprov_memory_stats_get(a->rt, &ms);
+    logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6, ms.live_host_code);
   }
   if (live) {
     const hostagent::OwnCpu::Span own(a->own, true);

@@ -279,6 +279,41 @@ JITPROV_API int jitprov_code_retire(jitprov_runtime* rt, uint64_t version_id);
  * in model-heap mode. */
 JITPROV_API int jitprov_code_retire_at(jitprov_runtime* rt, uint64_t code_start, uint64_t* version_id);
 
+/* What jitprov_code_retire_host retired (or found instead). Set sz = sizeof before the
+ * call (a growable struct, as jitprov_memory_stats). */
+typedef struct jitprov_host_retired {
+  size_t sz;
+  uint64_t version_id; /* 0: nothing retired */
+  uint64_t method_id;  /* its method; when nothing was retired, another method's code
+                          that is live at code_start (0: none) */
+  uint64_t module_id;  /* that method's module */
+  uint64_t host_key;   /* that method's host key (0: none) */
+  uint32_t code_size;
+  uint32_t flags; /* JITPROV_HOST_RETIRED_LAST */
+} jitprov_host_retired;
+/* The retired version was its method's last live code. */
+#define JITPROV_HOST_RETIRED_LAST 1u
+
+/* Host mode: retires the live native version whose code starts at code_start when its
+ * method's host key is host_key (any method's when 0), as jitprov_code_retire, and says
+ * what it retired in *out, so that a host need keep no map of its own code: the
+ * method, its module and key, and whether the method has live code left (a host that
+ * unloads a method with its last version). JITPROV_E_UNKNOWN_VERSION when no live code
+ * of that method starts there: out->method_id then names another method's code live at
+ * that address (an unload that came after newer code was published there), or is 0. */
+JITPROV_API int jitprov_code_retire_host(jitprov_runtime* rt, uint64_t code_start, uint64_t host_key,
+                                         jitprov_host_retired* out);
+
+/* Host mode: *code_start receives the start of the live code with the lowest start that
+ * overlaps [start, start + size) (JITPROV_E_RANGE_OVERLAP from jitprov_code_publish
+ * tells there is some), JITPROV_E_UNKNOWN_VERSION when none does. */
+JITPROV_API int jitprov_code_find_overlap(jitprov_runtime* rt, uint64_t start, uint32_t size, uint64_t* code_start);
+
+/* *versions receives the live (published, not retired) native versions of a method, or
+ * of every method of a module. */
+JITPROV_API int jitprov_method_live_code(const jitprov_runtime* rt, uint64_t method_id, uint64_t* versions);
+JITPROV_API int jitprov_module_live_code(const jitprov_runtime* rt, uint64_t module_id, uint64_t* versions);
+
 /* Makes a published version the active one (backpatches the method's entry point when
  * its IL version is the active one). Not for OSR versions. */
 JITPROV_API int jitprov_code_activate(jitprov_runtime* rt, uint64_t version_id);

@@ -187,6 +187,27 @@ class Runtime {
   // retireVersion, and returns it; kUnknownVersion when no live code starts there,
   // kWrongCodeMode in model-heap mode. For a host that knows its code by address only.
   Result<VersionId> retireHostCode(uint64_t code_start);
+  // What retireHostCodeOf retired, or found instead.
+  struct HostRetired {
+    VersionId version = 0;  // 0: nothing retired
+    MethodId method = 0;    // its method; the other method's when nothing was retired
+    ModuleId module = 0;    // that method's module
+    uint64_t host_key = 0;  // that method's host key (0: none)
+    uint32_t code_size = 0;
+    bool last = false;  // retired: the method has no live code left
+  };
+  // Host mode: retires the live version whose code starts at code_start when its
+  // method's host key is host_key (any method's when 0), and says what it retired.
+  // kUnknownVersion when no live code of that method starts there, with out->method,
+  // module and host_key naming another method's code live there (0: none).
+  Result<VersionId> retireHostCodeOf(uint64_t code_start, uint64_t host_key, HostRetired* out);
+  // Host mode: the start of the live code with the lowest start that overlaps
+  // [start, start + size); kUnknownVersion when none does.
+  Result<uint64_t> findHostOverlap(uint64_t start, uint32_t size) const;
+  // The live native versions of a method (published, not retired), and of every method
+  // of a module.
+  Result<uint64_t> liveCodeOfMethod(MethodId method) const;
+  Result<uint64_t> liveCodeOfModule(ModuleId module) const;
   // Makes a published version the active one of its IL version; when that IL version is
   // the method's active one, backpatches the entry point (site activate).
   Result<void> activate(VersionId version);
