@@ -181,6 +181,36 @@ TEST(Publisher, StopInAForkedChildReturns) {
 
 namespace {
 
+// publish=MS[/EVENTS]|inline, both clients' option: what is set, what is refused (and
+// then nothing is set).
+TEST(ParsePublish, PeriodEventsInlineAndRefusals) {
+  using jitprov::hostagent::parsePublish;
+  uint32_t ms = 7;
+  size_t events = 9;
+  std::string why;
+  ASSERT_TRUE(parsePublish("250", &ms, &events, &why));
+  EXPECT_EQ(ms, 250u);
+  EXPECT_EQ(events, 9u);  // not given: kept
+  ASSERT_TRUE(parsePublish("3600000/0", &ms, &events, &why));
+  EXPECT_EQ(ms, 3600000u);
+  EXPECT_EQ(events, 0u);
+  ASSERT_TRUE(parsePublish("1/10000000", &ms, &events, &why));
+  EXPECT_EQ(ms, 1u);
+  EXPECT_EQ(events, 10000000u);
+  ASSERT_TRUE(parsePublish("inline", &ms, &events, &why));
+  EXPECT_EQ(ms, 0u);
+  for (const char* bad : {"", "0", "3600001", "5ms", "-1", "100/", "/64", "100/x", "100/-1", "100/10000001", "100/2/3",
+                          " 100", "inline/5"}) {
+    ms = 7;
+    events = 9;
+    why.clear();
+    EXPECT_FALSE(parsePublish(bad, &ms, &events, &why)) << bad;
+    EXPECT_EQ(ms, 7u) << bad;
+    EXPECT_EQ(events, 9u) << bad;
+    EXPECT_EQ(why, "inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)") << bad;
+  }
+}
+
 // hostagent::LiveCounts: a method's live versions, counted; its last dropped says so.
 TEST(LiveCounts, CountsEachMethodsVersionsAndSaysWhenTheLastGoes) {
   jitprov::hostagent::LiveCounts c;

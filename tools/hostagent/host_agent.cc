@@ -108,6 +108,23 @@ bool parseCount(const std::string& v, uint64_t* out) {
   return true;
 }
 
+bool parsePublish(const std::string& v, uint32_t* ms, size_t* events, std::string* why) {
+  if (v == "inline") {
+    *ms = 0;
+    return true;
+  }
+  const size_t slash = v.find('/');
+  uint64_t m = 0, n = 0;
+  if (!parseCount(v.substr(0, slash), &m) || m < 1 || m > 3600000 ||
+      (slash != std::string::npos && (!parseCount(v.substr(slash + 1), &n) || n > 10000000))) {
+    *why = "inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)";
+    return false;
+  }
+  *ms = uint32_t(m);
+  if (slash != std::string::npos) *events = size_t(n);
+  return true;
+}
+
 std::string parseOptions(const std::string& text, Options* o,
                          const std::function<int(const std::string&, const std::string&, std::string*)>& extra,
                          const char* forbidden_trigger, const char* forbidden_why) {

@@ -37,6 +37,11 @@ extern const char* const kCommonHelp;
 // and '+'): true and *out, or false.
 bool parseCount(const std::string& v, uint64_t* out);
 
+// publish=MS[/EVENTS]|inline, a client's (publisher.h): *ms the period (0: inline) and,
+// when given, *events the count that ends a batch early (0: none). False: *why says
+// what is accepted, and nothing is set.
+bool parsePublish(const std::string& v, uint32_t* ms, size_t* events, std::string* why);
+
 // Parses "k=v,k=v,...": a piece without '=' continues a trigger list
 // (trigger=session,every:30). `extra(key, value, why)` takes the client's own keys: it
 // returns 1 when it took the key, 0 when it does not know it, -1 (with `why`) when the

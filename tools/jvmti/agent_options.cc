@@ -9,21 +9,7 @@ namespace jitprov::jvmti {
 
 bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
   const auto extra = [j](const std::string& k, const std::string& v, std::string* why) -> int {
-    if (k == "publish") {
-      if (v == "inline") {
-        j->publish_ms = 0;
-        return 1;
-      }
-      // MS or MS/EVENTS
-      const size_t slash = v.find('/');
-      uint64_t ms = 0, events = 0;
-      if (!hostagent::parseCount(v.substr(0, slash), &ms) || ms < 1 || ms > 3600000 ||
-          (slash != std::string::npos && (!hostagent::parseCount(v.substr(slash + 1), &events) || events > 10000000)))
-        return *why = "inline, MS or MS/EVENTS (MS 1-3600000, EVENTS 0-10000000)", -1;
-      j->publish_ms = uint32_t(ms);
-      if (slash != std::string::npos) j->publish_batch = size_t(events);
-      return 1;
-    }
+    if (k == "publish") return hostagent::parsePublish(v, &j->publish_ms, &j->publish_batch, why) ? 1 : -1;
     if (k != "names") return 0;
     if (v == "vmstructs")
       j->names = JvmOptions::Names::kVmStructs;

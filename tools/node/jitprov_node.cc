@@ -177,7 +177,11 @@ struct Client {
   hostagent::Hist add_ns, move_ns;  // the handler's wall time (qmu)
   // The publisher's side (mu).
   Queue publishing;
-  uint32_t publish_ms = 100;      // the option publish=MS; 0: inline (publisher.periodMs(): as run)
+  // The option publish=MS/EVENTS (publisher.periodMs(), batchEvents(): as run): a batch
+  // every MS ms or EVENTS events; MS 0: inline. The defaults as the JVM agent's: a
+  // batch's first events cost the most (docs/jvm-agent.md, "Why 250 ms and 1 024 events").
+  uint32_t publish_ms = 250;
+  size_t publish_batch = 1024;
   hostagent::BatchStats batches;  // the batches published (empty ones not counted)
 };
 
@@ -507,8 +511,8 @@ size_t queueCount(void* client) { return static_cast<Client*>(client)->queued.ev
 // inline (publish=inline, or the jitdump: its records carry their publication's time,
 // which must be the code's for perf to name samples in it).
 void startPublisher(Client& c) {
-  (void)c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, 0, &publishByThread,
-                          &queueCount, &c);
+  (void)c.publisher.start("jitprov-node", &c.qmu, c.opt.jitdump.empty() ? c.publish_ms : 0, c.publish_batch,
+                          &publishByThread, &queueCount, &c);
 }
 
 // From here the handler publishes its own; the publisher stopped (joined) and what is
@@ -792,10 +796,11 @@ const char kExtraHelp[] =
     "                     a measurement: nothing is retired for it; default 0: off)\n"
     "  infer=off          for tests only: no death inference (code overlapped by newer\n"
     "                     code stays in the registry, the newer code is refused)\n"
-    "  publish=MS|inline  the handler queues V8's code events and a thread of the client\n"
-    "                     publishes them every MS ms while they come, and before each\n"
-    "                     rundown (default 100); inline: the handler publishes each one\n"
-    "                     (as with jitdump=, which publishes inline)\n";
+    "  publish=MS[/EVENTS]|inline  the handler queues V8's code events and a thread of\n"
+    "                     the client publishes them every MS ms while they come, or once\n"
+    "                     EVENTS are queued (0: the period alone), and before each rundown\n"
+    "                     (default 250/1024); inline: the handler publishes each one (as\n"
+    "                     with jitdump=, which publishes inline)\n";
 
 // Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
 // and the rundown engine. False: untraced (said).
@@ -814,18 +819,7 @@ bool startClient(const std::string* attach_options) {
           c->census_ms = sec * 1000;
           return 1;
         }
-        if (k == "publish") {
-          uint64_t ms = 0;
-          if (v == "inline") {
-            c->publish_ms = 0;
-          } else if (!hostagent::parseCount(v, &ms) || ms < 1 || ms > 3600000) {
-            *w = "inline or MS, 1-3600000";
-            return -1;
-          } else {
-            c->publish_ms = uint32_t(ms);
-          }
-          return 1;
-        }
+        if (k == "publish") return hostagent::parsePublish(v, &c->publish_ms, &c->publish_batch, w) ? 1 : -1;
         if (k != "infer") return 0;
         if (v != "on" && v != "off") {
           *w = "not on or off";
