@@ -472,7 +472,7 @@ void publishUnload(Agent& a, const Queued& ev) {
 void publishStub(Agent& a, const Queue& q, const Queued& ev) {
   const std::string_view name(q.text.data() + ev.text, ev.name_len);
   // Keyed by address and name: HotSpot reuses a freed stub's address for other blobs
-  // (which then supersede it: retireOverlapped).
+  // (which then supersede it: retireOverlapping).
   const uint64_t key = (ev.addr ^ (std::hash<std::string_view>{}(name) << 1)) | kStubKeyBit;
   uint64_t id = 0;
   if (jitprov_method_find(a.rt, key, &id) != JITPROV_OK) {
