@@ -684,7 +684,7 @@ Result<VersionId> Runtime::retireHostCodeOf(uint64_t code_start, uint64_t host_k
 Result<uint64_t> Runtime::findHostOverlap(uint64_t start, uint32_t size) const {
   if (s_->code_mode != CodeMode::kHost) return Errc::kWrongCodeMode;
   if (size == 0 || start > UINT64_MAX - size) return Errc::kInvalidArgument;
-  CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+  CvmLock::Guard lock(s_->lock, LockSite::kLookup, 0);
   JITPROV_ASSERT_HELD(s_->lock);
   State::RangeMap::iterator after;
   const NativeVersion* v = s_->overlapping(start, size, &after);
@@ -703,7 +703,7 @@ uint64_t Runtime::State::liveVersions(const Method* m) noexcept {
 }
 
 Result<uint64_t> Runtime::liveCodeOfMethod(MethodId method) const {
-  CvmLock::Guard lock(s_->lock, LockSite::kUnload, method);
+  CvmLock::Guard lock(s_->lock, LockSite::kLookup, method);
   JITPROV_ASSERT_HELD(s_->lock);
   const Method* m = s_->methods.load(method);
   if (m == nullptr) return s_->missingMethod(method);
@@ -714,7 +714,7 @@ Result<uint64_t> Runtime::liveCodeOfModule(ModuleId module) const {
   std::lock_guard<std::mutex> g(s_->loader);  // the module's method list
   const Module* mod = s_->modules.load(module);
   if (mod == nullptr) return s_->missingModule(module);
-  CvmLock::Guard lock(s_->lock, LockSite::kUnload, 0);
+  CvmLock::Guard lock(s_->lock, LockSite::kLookup, 0);
   JITPROV_ASSERT_HELD(s_->lock);
   uint64_t n = 0;
   mod->methods.forEach([&n](const Method* m) {
