@@ -116,6 +116,7 @@ TEST(Publisher, ABatchEndsEarlyWhenItIsFull) {
   EXPECT_EQ(c.published, want);
   EXPECT_EQ(c.queued.size(), 10u);
   EXPECT_EQ(c.p.batchEvents(), 64u);
+  EXPECT_EQ(c.p.full(), 2u);  // each batch of 64, woken or found full
 
   Client d;  // no batch size: a full queue wakes nobody
   ASSERT_TRUE(d.p.start("test", &d.mu, 3600000, 0, &Client::publish, &Client::count, &d));

@@ -60,6 +60,8 @@ void Publisher::main() {
       cv_.wait_for(q, std::chrono::milliseconds(ms_), [this] { return stop_ || full_; });
       if (full_) ++full_batches_;
       gathering_ = false;
+    } else {
+      ++full_batches_;  // full before the thread looked (queued while it published)
     }
     if (stop_ || count_(ctx_) == 0) continue;  // stopped: what is queued is the client's
     q.unlock();
