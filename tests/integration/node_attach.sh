@@ -19,7 +19,8 @@
 # port another process holds (13, never signalled: no "Debugger listening" on its
 # stderr), a node that cannot open its inspector (--disable-sigusr1 where node has it;
 # node 20.20.2 has not: a process named node that does not catch SIGUSR1) (7), a node
-# with the client preloaded (9).
+# with the client preloaded (9). A node in a network namespace of its own is attached
+# over that namespace's loopback (root enters it), never over ours.
 #   node_attach.sh ADDON_DIR JITPROV VERIFY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 USAGE="usage: node_attach.sh ADDON_DIR JITPROV VERIFY SOURCE_DIR"
@@ -29,6 +30,8 @@ VERIFY=${3:?$USAGE}
 SRC=${4:?$USAGE}
 require_lttng
 require_cmd node
+require_cmd ip
+require_cmd unshare setpriv
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-node-attach)
 AGENT=$ADDON/jitprov_node.node
@@ -162,6 +165,63 @@ rc=$?
   fail "an inspector opened on another port: exit $rc: $(cat "$WORK/moved.out" "$WORK/moved.err")"
 echo "  exit $rc: $(cat "$WORK/moved.err")"
 pass "an inspector opened on a port the command could not know: exit 1, the open port named"
+
+# A node in a network namespace of its own (a container's): its inspector listens on
+# its own loopback, which the command reaches by entering the namespace. A decoy listens
+# on the same port in ours, where a command that stayed in its own namespace would go:
+# it must see no connection.
+P9=$(free_port)
+$PY - "$P9" "$WORK/decoy" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2] + ".up", "w").close()
+while True:
+    c, a = s.accept()
+    with open(sys.argv[2], "a") as f:
+        f.write("connection from %s:%d\n" % a)
+    c.close()
+PY
+DECOY=$!
+track_pid "$DECOY"
+(exec unshare --net sh -c 'ip link set lo up && exec node --inspect-port="127.0.0.1:$0" -e "setInterval(() => {}, 1000)"' "$P9") \
+  2>"$WORK/netns.err" &
+NETNS=$!
+track_pid "$NETNS"
+for _ in $(seq 100); do [ "$(cat "/proc/$NETNS/comm" 2>/dev/null)" = node ] && [ -f "$WORK/decoy.up" ] && break; sleep 0.05; done
+sleep 0.5
+[ "$(readlink "/proc/$NETNS/ns/net")" != "$(readlink /proc/self/ns/net)" ] || fail "the node is not in a network namespace of its own"
+"$ATTACH" attach "$NETNS" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/netns.out" 2>>"$WORK/netns.err" ||
+  fail "attach to a node in another network namespace: exit $?: $(cat "$WORK/netns.out" "$WORK/netns.err")"
+grep -qE "^jitprov: attached to PID $NETNS: Node.js .*; inspector on 127.0.0.1:$P9 in net:\[[0-9]+\] open [0-9]+ ms" "$WORK/netns.out" ||
+  fail "attach in another network namespace: $(cat "$WORK/netns.out")"
+cat "$WORK/netns.out"
+listening "$NETNS" "$P9" && fail "its inspector still listens on 127.0.0.1:$P9 in its namespace after the attach"
+[ -s "$WORK/decoy" ] && fail "the decoy in our network namespace was connected to: $(cat "$WORK/decoy")"
+"$ATTACH" ps >"$WORK/ps-netns"
+grep -qE "^ *$NETNS +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " "$WORK/ps-netns" || fail "jitprov ps after the attach in a network namespace: $(cat "$WORK/ps-netns")"
+pass "a node in another network namespace: attached over its own loopback, closed after, the decoy in ours untouched"
+
+# The same without the right to enter it: a user's own node in its own user and network
+# namespace, attached by that user (no CAP_SYS_ADMIN in ours): exit 5, never signalled.
+(cd / && exec setpriv --reuid=65534 --regid=65534 --clear-groups unshare --user --map-root-user --net \
+  node -e 'setInterval(() => {}, 1000)') 2>"$WORK/userns.err" &
+USERNS=$!
+track_pid "$USERNS"
+for _ in $(seq 100); do [ "$(cat "/proc/$USERNS/comm" 2>/dev/null)" = node ] && break; sleep 0.05; done
+sleep 0.5
+setpriv --reuid=65534 --regid=65534 --clear-groups "$ATTACH" attach "$USERNS" --agent "$AGENT" --timeout 10 \
+  >"$WORK/userns.out" 2>"$WORK/userns.cmd"; rc=$?
+[ $rc -eq 5 ] && [ ! -s "$WORK/userns.out" ] &&
+  grep -qE "is in another network namespace \(net:\[[0-9]+\]\), which this command cannot enter: .*CAP_SYS_ADMIN.*; nothing sent$" "$WORK/userns.cmd" ||
+  fail "attach by its user to a node in its own network namespace: exit $rc: $(cat "$WORK/userns.out" "$WORK/userns.cmd")"
+echo "  exit $rc: $(cat "$WORK/userns.cmd")"
+sleep 0.3
+kill -0 "$USERNS" && ! grep -q "Debugger listening" "$WORK/userns.err" ||
+  fail "the node whose namespace could not be entered was signalled: $(cat "$WORK/userns.err")"
+pass "its network namespace not ours to enter: exit 5, never signalled"
 
 NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 PRE=$!

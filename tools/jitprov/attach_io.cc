@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -86,9 +87,24 @@ std::string secs(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+int tryEnterNetns(int netns_fd) {
+  const pid_t child = fork();
+  if (child < 0) return errno;
+  if (child == 0) _exit(setns(netns_fd, CLONE_NEWNET) == 0 ? 0 : (errno & 0x7f) != 0 ? errno & 0x7f : EPERM);
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0)
+    if (errno != EINTR) return errno;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : ECHILD;
+}
+
+Fd::~Fd() {
+  if (fd >= 0) close(fd);
+}
+
 bool needsIdSwitch(const Target& t) { return geteuid() != t.euid || getegid() != t.egid; }
 
-AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const std::function<AttachOutcome()>& fn) {
+AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const std::function<AttachOutcome()>& fn,
+                          int netns_fd) {
   const std::string who = describe(t);
   const auto start = Clock::now();
   int p[2];
@@ -103,6 +119,16 @@ AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const st
   if (child == 0) {
     close(p[0]);
     AttachOutcome o;
+    // Before the drop: entering a namespace needs CAP_SYS_ADMIN, which the drop ends.
+    if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) {
+      const int err = errno;
+      o = AttachOutcome{kPermission,
+                        who + ": cannot enter its network namespace: " + std::strerror(err) +
+                            (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : ""),
+                        {}};
+      (void)writeAll(p[1], encode(o));
+      _exit(0);
+    }
     if (needsIdSwitch(t.target)) {
       if (const std::string why = dropTo(t.target); !why.empty()) {
         o = AttachOutcome{kPermission,

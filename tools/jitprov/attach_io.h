@@ -35,7 +35,25 @@ using AttachDeadline = std::chrono::steady_clock::time_point;
 // back over a pipe. The parent waits until the deadline (plus 200 ms for the child's own
 // last report): a child still running then is killed and the outcome is kTimedOut; a
 // child that died without an outcome is kError. Nothing leaks when pipe or fork fail.
-AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const std::function<AttachOutcome()>& fn);
+// netns_fd, when not -1: a network namespace (an open /proc/PID/ns/net) the child enters
+// with setns() before it drops the ids, so that fn's sockets are the target's, as its
+// loopback (node's inspector); kPermission when it cannot (CAP_SYS_ADMIN is needed).
+AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const std::function<AttachOutcome()>& fn,
+                          int netns_fd = -1);
+
+// 0 when this process may enter the network namespace netns_fd (tried with setns() in a
+// child that exits at once), else errno (EPERM without CAP_SYS_ADMIN over it).
+int tryEnterNetns(int netns_fd);
+
+// A file descriptor closed when it goes out of scope (-1: none).
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+};
 
 // Whether runAsTarget's child would switch ids for `t` (our euid or egid differ).
 bool needsIdSwitch(const Target& t);

@@ -127,13 +127,6 @@ std::string findSocket(const std::string& dir, pid_t nspid, unsigned long long k
   return best;
 }
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 void put16(std::vector<uint8_t>* b, uint16_t v) {
   b->push_back(uint8_t(v));
   b->push_back(uint8_t(v >> 8));

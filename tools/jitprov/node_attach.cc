@@ -567,13 +567,29 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
   const uint32_t addr = ntohl(host.s_addr);
   const std::string at = ia.host + ":" + std::to_string(ia.port);
+  // A target in another network namespace (a container's): its loopback is not ours, so
+  // the exchange's child enters that namespace first (root only). /proc/PID/net/tcp,
+  // where the listener is watched for, is already the target's namespace's view.
+  Fd netns;
+  std::string netns_name;
   {
     char a[64] = {}, b[64] = {};
+    const std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/net";
     const ssize_t na = readlink("/proc/self/ns/net", a, sizeof a - 1);
-    const ssize_t nb = readlink(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), b, sizeof b - 1);
-    if (na <= 0 || nb <= 0 || std::strcmp(a, b) != 0)
-      return fail(kError, who + " is in another network namespace (" + printable(b) +
-                              "): attaching over its inspector is not supported there, nothing sent");
+    const ssize_t nb = readlink(ns_path.c_str(), b, sizeof b - 1);
+    if (na <= 0 || nb <= 0)
+      return fail(kPermission, who + ": cannot read its network namespace (" + ns_path + "): " + std::strerror(errno));
+    if (std::strcmp(a, b) != 0) {
+      netns.fd = open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (netns.fd < 0) return fail(kPermission, who + ": cannot open " + ns_path + ": " + std::strerror(errno));
+      // Opened while the target lives: the namespace is its, not a later process's.
+      if (!targetAlive(t)) return fail(kNoSuchProcess, who + " exited");
+      netns_name = printable(b);
+      if (const int err = tryEnterNetns(netns.fd); err != 0)
+        return fail(kPermission, who + " is in another network namespace (" + netns_name +
+                                     "), which this command cannot enter: " + std::strerror(err) +
+                                     (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : "") + "; nothing sent");
+    }
   }
   switch (listenerOf(pid, addr, ia.port)) {
     case 1:
@@ -621,7 +637,8 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, or no inspector)");
   }
   const std::string expr = nodeLoadExpression(req.agent, req.options);
-  AttachOutcome o = runAsTarget(t, deadline, [&] { return exchange(who, addr, ia.port, expr, deadline); });
+  AttachOutcome o = runAsTarget(
+      t, deadline, [&] { return exchange(who, addr, ia.port, expr, deadline); }, netns.fd);
   const double eval_ms = msSince(t_signal);
   // The window closes when nothing listens any more; waited for even after a failure, up
   // to the deadline plus a second, so that the line can say whether it is still open.
@@ -635,9 +652,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const double window_ms = msSince(t_signal);
-  char figures[160];
+  char figures[224];
+  const std::string where = netns_name.empty() ? at : at + " in " + netns_name;
   std::snprintf(figures, sizeof figures, "inspector on %s open %.0f ms (listening after %.0f, session over after %.0f)",
-                at.c_str(), window_ms, open_ms, eval_ms);
+                where.c_str(), window_ms, open_ms, eval_ms);
   const std::string still = closed ? "" : "; ITS INSPECTOR IS STILL OPEN on " + at;
   if (o.status != kAttached) return fail(o.status, o.line + still);
   const std::string answer = o.version;
