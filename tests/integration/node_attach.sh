@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `jitprov attach PID` on a running node (docs/node.md, "Attach"), over its inspector:
-#  - the generated workload (tools/node/workload, no worker thread) starts WITHOUT
-#    jitprov, with V8's own code log (--log-code --no-logfile-per-isolate) and its
+#  - the generated workload (tools/node/workload, with its two worker threads) starts
+#    WITHOUT jitprov, with V8's own code log (--log-code, one per isolate) and its
 #    inspector port moved off 9229 (--inspect-port: no clash with anyone's node); while
 #    it still compiles (6 of its 20 files loaded), `jitprov attach` opens the inspector
-#    with SIGUSR1, loads the client into the main isolate (which enumerates the code
-#    already there) and closes the inspector: exit 0, its line gives the window;
+#    with SIGUSR1, loads the client into the main isolate and into each worker thread
+#    running then (each enumerates the code already there) and closes the inspector:
+#    exit 0, its line gives the window and the worker threads loaded;
 #  - nothing listens on the port afterwards (/proc/PID/net/tcp), and `jitprov ps` lists
 #    the node (Node.js, its version) with jitprov loaded;
 #  - a second attach: exit 9, nothing sent (no SIGUSR1: the port stays closed);
 #  - its rundowns (session, every:1) go into a real lttng session (private
 #    lttng-sessiond) and pass jitprov-verify, and at the quiet moment V8's own account
-#    replayed to the marker is in the last rundown (v8log_check.py --single): every
-#    Sparkplug/TurboFan object with the same address, size, name and kind, none stale.
+#    (the main thread's log replayed to the marker, the steady worker's whole, the early
+#    worker's code dead) is in the last rundown (v8log_check.py): every Sparkplug/TurboFan
+#    object with the same address, size, name and kind, none stale.
 # Bad targets, each one line on stderr and its own exit status, left as they were: a
 # node started with --inspect (13, its inspector still open), a node whose inspector
 # port another process holds (13, never signalled: no "Debugger listening" on its
@@ -63,9 +65,11 @@ lttng start nodeattach >/dev/null || fail "lttng start"
 PORT=$(free_port)
 mkdir -p "$WORK/d"
 (
-  cd "$WORK" || exit 1
-  exec node --inspect-port="127.0.0.1:$PORT" --compact-on-every-full-gc --log-code --logfile="$WORK/d/v8.log" \
-    --no-logfile-per-isolate "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12 0
+  # V8's logs, one per isolate (isolate-ADDR-PID-v8.log), in DIR: the main thread's and
+  # its two worker threads' (one ends early, one stays until the end).
+  cd "$WORK/d" || exit 1
+  exec node --inspect-port="127.0.0.1:$PORT" --compact-on-every-full-gc --log-code --logfile=v8.log \
+    "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12
 ) >"$WORK/node.out" 2>&1 &
 NODE_PID=$!
 track_pid "$NODE_PID"
@@ -77,8 +81,8 @@ grep -qE "^ *$NODE_PID +[0-9]+ +Node\.js +20\.[0-9.]+ +- " "$WORK/ps0" || fail "
   --options "trigger=session,every:1,perfmap=off,stats=$WORK/d/client.json" >"$WORK/attach.out" 2>"$WORK/attach.err" ||
   fail "attach: exit $?: $(cat "$WORK/attach.out" "$WORK/attach.err")"
 listening "$NODE_PID" "$PORT" && fail "the inspector still listens on 127.0.0.1:$PORT after the attach"
-[ ! -s "$WORK/attach.err" ] && grep -qE "^jitprov: attached to PID $NODE_PID: Node.js 20\.[0-9.]+, agent .*; inspector on 127.0.0.1:$PORT open [0-9]+ ms" "$WORK/attach.out" ||
-  fail "attach output: $(cat "$WORK/attach.out" "$WORK/attach.err")"
+[ ! -s "$WORK/attach.err" ] && grep -qE "^jitprov: attached to PID $NODE_PID: Node.js 20\.[0-9.]+, agent .*; inspector on 127.0.0.1:$PORT open [0-9]+ ms .*; worker threads: [1-9][0-9]* of [1-9][0-9]* loaded" "$WORK/attach.out" ||
+  fail "attach output (the main thread and at least the steady worker thread loaded): $(cat "$WORK/attach.out" "$WORK/attach.err")"
 cat "$WORK/attach.out"
 [ -f "$WORK/d/quiet" ] && fail "the workload was past its compiling when attached: no test of an attach during it"
 "$ATTACH" ps --json >"$WORK/ps1.json"
@@ -96,8 +100,13 @@ node_quiet_window "$WORK/d" "$NODE_PID" "$WORK/node.out" "$WORK/d/window"
 lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail "lttng stop/destroy"
 touch "$WORK/d/stop"
 node_end "$NODE_PID" "$WORK/node.out" "$WORK/d"
-node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000 --single
-pass "the attached node's rundowns verified and identical to V8's own account of live code"
+node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000
+$PY - "$WORK/d/client.json" <<'PY' || fail "the client's isolates: $(grep -a isolates "$WORK/d/client.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["isolates"] >= 2, c["isolates"]  # the main thread's and the steady worker's at least
+PY
+pass "the attached node's rundowns (main thread and worker threads) verified and identical to V8's own account of live code"
 
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)

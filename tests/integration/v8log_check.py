@@ -73,6 +73,14 @@ class Heap:
     def __init__(self):
         self.starts, self.obj, self.reused, self.moves, self.created = [], {}, 0, 0, 0
         self.born = {}  # start -> V8's time of the creation (us since the isolate began)
+        self.enumerations, self.unlisted = 0, 0  # V8's enumerations; optimized objects they left out
+
+    def drop_unlisted(self, listed, kinds):
+        """After an enumeration: the objects of `kinds` that it did not list are dead."""
+        for a in [a for a, o in self.obj.items() if o[1] in kinds and a not in listed]:
+            del self.obj[a]
+            self.starts.pop(bisect.bisect_left(self.starts, a))
+            self.unlisted += 1
 
     def _kill(self, a, e, keep=None):
         i = bisect.bisect_left(self.starts, a)
@@ -114,7 +122,16 @@ class Heap:
 
 
 def replay(path, heap, stop_at_marker):
-    """Replays one log into heap; returns (reached the marker, the scripts it names)."""
+    """Replays one log into heap; returns whether it reached the marker.
+
+    V8's enumeration of its existing code (a handler installed with
+    kJitCodeEventEnumExisting: an attached client) is logged too: its builtins again,
+    then every code object V8 still holds, each at its address. It is V8's own list of
+    what lives then: an optimized object it does not list is dead (superseded or
+    deoptimized code that no later object overlapped yet, which the log alone would keep
+    alive). It begins with a builtin logged after JS code, and ends at the first JS
+    creation that is not an object already there (new code: V8 compiles none meanwhile)."""
+    seen_js, listed = False, None
     for line in open(path, encoding="utf-8", errors="replace"):
         if line.startswith("code-creation,"):
             p = line.rstrip("\n").split(",")
@@ -125,6 +142,18 @@ def replay(path, heap, stop_at_marker):
             # JS code: ...,NAME,SFI,STATE; others: ...,NAME (the name may hold commas).
             name = unescape(",".join(p[6:-2]) if p[1] in ("JS", "Eval", "Function", "Script") and len(p) >= 9
                             else ",".join(p[6:]))
+            js = p[1] in ("JS", "Eval", "Function", "Script")
+            if p[1] == "Builtin" and seen_js and listed is None:
+                listed = set()
+                heap.enumerations += 1
+            if js and listed is not None and size > 0:
+                o = heap.obj.get(a)
+                if o is not None and o[0] == a + size and o[1] == kind:
+                    listed.add(a)
+                else:
+                    heap.drop_unlisted(listed, OPTIMIZED_KINDS)
+                    listed = None
+            seen_js = seen_js or js
             if stop_at_marker and name.startswith(MARKER):
                 return True
             # A script's top-level code that V8 enumerates (kJitCodeEventEnumExisting, its
@@ -139,9 +168,15 @@ def replay(path, heap, stop_at_marker):
         elif line.startswith("code-move,"):
             p = line.rstrip("\n").split(",")
             try:
-                heap.move(int(p[1], 16), int(p[2], 16))
+                src, dst = int(p[1], 16), int(p[2], 16)
             except (IndexError, ValueError):
                 continue
+            heap.move(src, dst)
+            if listed is not None and src in listed:
+                listed.discard(src)
+                listed.add(dst)
+    if listed is not None:
+        heap.drop_unlisted(listed, OPTIMIZED_KINDS)
     return False
 
 
@@ -254,10 +289,12 @@ def compare(trace, label, d, pid, client, live_heaps, all_heaps, window, min_liv
     print("%s v8log: %d of %d live Sparkplug/Maglev/TurboFan objects of V8's account (%d/%d/%d) are in the last of "
           "%d rundowns (%d records) with the same address, size, name and kind, %d created after it began; "
           "%d stale records "
-          "(%d on a range V8 reused); V8's logs: %d code moves, %d objects created on a reused range; client: %d added, "
+          "(%d on a range V8 reused); V8's logs: %d code moves, %d objects created on a reused range, %d enumerations "
+          "(%d optimized objects they did not list: dead); client: %d added, "
           "%d moves, %d retired by overlap, %d with their isolate, %d isolates"
           % (label, len(live) - len(missing) - len(late), len(live), tiers[11], tiers[12], tiers[13], len(rundowns),
-             len(last), len(late), len(stale), on_reused, moves, reused, client["added"], client["moves"], client["retired_overlap"],
+             len(last), len(late), len(stale), on_reused, moves, reused, sum(h.enumerations for h in all_heaps),
+             sum(h.unlisted for h in all_heaps), client["added"], client["moves"], client["retired_overlap"],
              client["retired_isolate"], client["isolates"]))
     check(len(live) >= min_live, "%s: %d live optimized objects in V8's account, fewer than %d" % (
         label, len(live), min_live))

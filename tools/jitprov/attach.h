@@ -20,7 +20,8 @@ enum AttachStatus : int {
   kUsage = 2,           // bad options
   kNoSuchProcess = 3,   // no process PID (or it exited during the attach)
   kNotARuntime = 4,     // no runtime jitprov knows in PID
-  kPermission = 5,      // not the target's uid and no CAP_SYS_PTRACE, or the target refused our credentials
+  kPermission = 5,      // not the target's uid and no CAP_SYS_PTRACE, the target refused our credentials, or a
+                        // network namespace we may not enter (node: CAP_SYS_ADMIN over it)
   kRuntimeTooOld = 6,   // a runtime version without the attach jitprov needs
   kAttachDisabled = 7,  // -XX:+DisableAttachMechanism, -Xrs, DOTNET_EnableDiagnostics=0, ...
   kOtherProfiler = 8,   // CoreCLR: another profiler is loaded

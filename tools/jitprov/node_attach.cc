@@ -316,11 +316,136 @@ std::string randomKey() {
   return base64(k);
 }
 
+// A Runtime.evaluate's reply (the object with its "result" or "error"): the string the
+// load expression returned into *answer, else the failure.
+AttachOutcome evaluateAnswer(const std::string& who, const nlohmann::json& j, const std::string& what,
+                             std::string* answer) {
+  if (j.contains("error"))
+    return fail(kError, who + ": " + what + ": " + printable(jitprov::tools::jsonText(j["error"]), 300));
+  const auto& r = j.value("result", nlohmann::json::object());
+  if (r.contains("exceptionDetails"))
+    return fail(kAgentFailed, who + ": " + what + ": loading the client threw: " +
+                                  printable(jitprov::tools::jsonText(r["exceptionDetails"]), 300));
+  const auto v = r.value("result", nlohmann::json::object()).value("value", nlohmann::json());
+  if (!v.is_string())
+    return fail(kError, who + ": " + what + ": an unexpected answer " + printable(jitprov::tools::jsonText(j), 300));
+  *answer = v.get<std::string>();
+  return AttachOutcome{kAttached, {}, {}};
+}
+
+nlohmann::json evaluateRequest(int id, const std::string& expr) {
+  return {
+      {"id", id},
+      {"method", "Runtime.evaluate"},
+      {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
+}
+
+// The worker threads running now, each given the client over the main session
+// (NodeWorker.enable reports every worker before its reply; NodeWorker.
+// sendMessageToWorker carries a Runtime.evaluate into each; the answers come back as
+// receivedMessageFromWorker events). A worker that ends meanwhile is counted as ended.
+// On success *summary says how many were loaded (and ended), for the line.
+AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& worker_expr, std::string* summary) {
+  constexpr int kEnableId = 3, kFirstSendId = 100;
+  const nlohmann::json enable = {
+      {"id", kEnableId}, {"method", "NodeWorker.enable"}, {"params", {{"waitForDebuggerOnStart", false}}}};
+  if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(enable), Conn::mask())); !e.empty())
+    return fail(kError, who + ": NodeWorker.enable: " + e);
+  std::vector<std::string> sessions;
+  for (;;) {
+    std::string msg;
+    if (std::string e = c.readMessage(&msg); !e.empty())
+      return fail(e == "timed out" ? kTimedOut : kError, who + ": NodeWorker.enable: " + e);
+    const auto j = nlohmann::json::parse(msg, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.value("method", "") == "NodeWorker.attachedToWorker") {
+      const auto sid = j.value("params", nlohmann::json::object()).value("sessionId", nlohmann::json());
+      if (sid.is_string() && sessions.size() < 4096) sessions.push_back(sid.get<std::string>());
+      continue;
+    }
+    if (!j.contains("id") || j["id"] != kEnableId) continue;
+    if (j.contains("error"))
+      return fail(kError, who + ": NodeWorker.enable: " + printable(jitprov::tools::jsonText(j["error"]), 300));
+    break;
+  }
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const nlohmann::json send = {
+        {"id", kFirstSendId + int(i)},
+        {"method", "NodeWorker.sendMessageToWorker"},
+        {"params",
+         {{"sessionId", sessions[i]}, {"message", jitprov::tools::jsonText(evaluateRequest(1, worker_expr))}}}};
+    if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(send), Conn::mask())); !e.empty())
+      return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
+  }
+  // Each worker's outcome: "" pending, else its answer ("loaded", "already", "refused",
+  // "error: ...") or "ended".
+  std::vector<std::string> outcome(sessions.size());
+  auto indexOf = [&sessions](const nlohmann::json& params) -> size_t {
+    const auto sid = params.value("sessionId", nlohmann::json());
+    if (!sid.is_string()) return sessions.size();
+    return size_t(std::find(sessions.begin(), sessions.end(), sid.get<std::string>()) - sessions.begin());
+  };
+  size_t pending = sessions.size();
+  while (pending > 0) {
+    std::string msg;
+    if (std::string e = c.readMessage(&msg); !e.empty())
+      return fail(e == "timed out" ? kTimedOut : kError, who + ": the client into " + std::to_string(sessions.size()) +
+                                                             " worker threads: " + std::to_string(pending) +
+                                                             " did not answer: " + e);
+    const auto j = nlohmann::json::parse(msg, nullptr, false);
+    if (!j.is_object()) continue;
+    const std::string method = j.value("method", "");
+    const auto params = j.value("params", nlohmann::json::object());
+    size_t i = sessions.size();
+    std::string result;
+    if (method == "NodeWorker.receivedMessageFromWorker") {
+      i = indexOf(params);
+      const auto inner = nlohmann::json::parse(params.value("message", ""), nullptr, false);
+      if (!inner.is_object() || !inner.contains("id") || inner["id"] != 1) continue;  // an event of the worker's
+      const AttachOutcome a = evaluateAnswer(who, inner, "a worker thread", &result);
+      if (a.status != kAttached) return a;
+    } else if (method == "NodeWorker.detachedFromWorker") {
+      i = indexOf(params);
+      result = "ended";
+    } else if (j.contains("id") && j["id"].is_number_integer() && j.contains("error")) {
+      const long id = j["id"].get<long>() - kFirstSendId;
+      if (id < 0 || size_t(id) >= sessions.size()) continue;
+      i = size_t(id);
+      result = "error: " + jitprov::tools::jsonText(j["error"]);
+    }
+    if (i >= sessions.size() || !outcome[i].empty()) continue;
+    outcome[i] = result.empty() ? "error: an empty answer" : result;
+    --pending;
+  }
+  size_t loaded = 0, already = 0, ended = 0;
+  std::string bad;
+  for (const std::string& o : outcome) {
+    if (o == "loaded")
+      ++loaded;
+    else if (o == "already")
+      ++already;
+    else if (o == "ended")
+      ++ended;
+    else if (bad.empty())
+      bad = o;
+  }
+  const size_t failed = sessions.size() - loaded - already - ended;
+  *summary = "worker threads: " + std::to_string(loaded) + " of " + std::to_string(sessions.size()) + " loaded";
+  if (already > 0) *summary += ", " + std::to_string(already) + " had it";
+  if (ended > 0) *summary += ", " + std::to_string(ended) + " ended meanwhile";
+  if (failed > 0)
+    return fail(kAgentFailed, who + ": the client is loaded in the main thread, but not in " + std::to_string(failed) +
+                                  " of its " + std::to_string(sessions.size()) + " worker threads (" +
+                                  printable(bad, 200) + "; " + *summary + ")");
+  return AttachOutcome{kAttached, {}, {}};
+}
+
 // The exchange, in runAsTarget's child: /json/list, the WebSocket, Runtime.evaluate of
-// the load, then of inspector.close().
-// The outcome's version field carries the evaluation's answer on success.
+// the load in the main thread, then in each worker thread, then of inspector.close().
+// The outcome's version field carries the main thread's answer on success, its line
+// the workers' summary.
 AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const std::string& expr,
-                       AttachDeadline deadline) {
+                       const std::string& worker_expr, AttachDeadline deadline) {
   const std::string at = "127.0.0.1:" + std::to_string(port);
   std::string url_path;
   {
@@ -357,11 +482,8 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   if (head.rfind("HTTP/1.1 101", 0) != 0 ||
       head.find("Sec-WebSocket-Accept: " + webSocketAccept(key)) == std::string::npos)
     return fail(kError, who + ": WebSocket handshake refused: " + printable(head.substr(0, head.find('\r'))));
-  const nlohmann::json req = {
-      {"id", 1},
-      {"method", "Runtime.evaluate"},
-      {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
-  if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(req), Conn::mask())); !e.empty())
+  if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(evaluateRequest(1, expr)), Conn::mask()));
+      !e.empty())
     return fail(kError, who + ": Runtime.evaluate: " + e);
   std::string answer;
   for (;;) {
@@ -370,17 +492,14 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
       return fail(e == "timed out" ? kTimedOut : kError, who + ": Runtime.evaluate: no answer: " + e);
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object() || !j.contains("id") || j["id"] != 1) continue;  // an event: not ours
-    if (j.contains("error"))
-      return fail(kError, who + ": Runtime.evaluate: " + printable(jitprov::tools::jsonText(j["error"]), 300));
-    const auto& r = j.value("result", nlohmann::json::object());
-    if (r.contains("exceptionDetails"))
-      return fail(kAgentFailed, who + ": loading the client threw: " +
-                                    printable(jitprov::tools::jsonText(r["exceptionDetails"]), 300));
-    const auto v = r.value("result", nlohmann::json::object()).value("value", nlohmann::json());
-    if (!v.is_string()) return fail(kError, who + ": Runtime.evaluate: an unexpected answer " + printable(msg, 300));
-    answer = v.get<std::string>();
+    const AttachOutcome a = evaluateAnswer(who, j, "Runtime.evaluate", &answer);
+    if (a.status != kAttached) return a;
     break;
   }
+  // The worker threads, once the main thread has the client (the close follows in any case).
+  std::string workers;
+  AttachOutcome worker_outcome{kAttached, {}, {}};
+  if (answer == "loaded") worker_outcome = loadWorkers(c, who, worker_expr, &workers);
   // The close, whatever the answer: the window must end.
   const nlohmann::json close = {{"id", 2},
                                 {"method", "Runtime.evaluate"},
@@ -393,7 +512,8 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
     if (e == "closed") break;
     if (!e.empty()) return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector.close(): " + e);
   }
-  return AttachOutcome{kAttached, {}, answer};
+  if (worker_outcome.status != kAttached) return worker_outcome;
+  return AttachOutcome{kAttached, workers, answer};
 }
 
 }  // namespace
@@ -521,7 +641,7 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
   return f;
 }
 
-std::string nodeLoadExpression(const std::string& addon, const std::string& options) {
+std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread) {
   const std::string a = nlohmann::json(addon).dump(), o = nlohmann::json(options).dump();
   // `require` is the inspector's command-line API (includeCommandLineAPI): the main
   // module's scope is not this one's (and -e or ESM programs have no main module).
@@ -537,8 +657,10 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
          a +
          "); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }\n"
          "  globalThis[key] = true;\n"
-         "  if (!m.exports.started) return 'refused';\n"
-         "  p.on('exit', () => m.exports.finish());\n"
+         "  if (!m.exports.started) return 'refused';\n" +
+         // The exit rundown and stats, as preload.js hooks them (a worker's isolate ends
+         // through the addon's own cleanup hook).
+         std::string(main_thread ? "  p.on('exit', () => m.exports.finish());\n" : "") +
          "  return 'loaded';\n"
          "})()";
 }
@@ -636,9 +758,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      std::to_string(int(open_ms)) +
                                      " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, or no inspector)");
   }
-  const std::string expr = nodeLoadExpression(req.agent, req.options);
+  const std::string expr = nodeLoadExpression(req.agent, req.options, true);
+  const std::string worker_expr = nodeLoadExpression(req.agent, req.options, false);
   AttachOutcome o = runAsTarget(
-      t, deadline, [&] { return exchange(who, addr, ia.port, expr, deadline); }, netns.fd);
+      t, deadline, [&] { return exchange(who, addr, ia.port, expr, worker_expr, deadline); }, netns.fd);
   const double eval_ms = msSince(t_signal);
   // The window closes when nothing listens any more; waited for even after a failure, up
   // to the deadline plus a second, so that the line can say whether it is still open.
@@ -666,7 +789,7 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                 who + ": the client refused to start (its reason on the target's stderr; " + figures + ")" + still);
   if (answer != "loaded") return fail(kAgentFailed, who + ": loading the client: " + printable(answer) + still);
   if (!closed) return fail(kError, who + ": the client is loaded, but" + still.substr(1));
-  return AttachOutcome{kAttached, figures, nodeVersion(t)};
+  return AttachOutcome{kAttached, o.line.empty() ? std::string(figures) : figures + ("; " + o.line), nodeVersion(t)};
 }
 
 }  // namespace jitprov::cli

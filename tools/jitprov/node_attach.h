@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-// `jitprov attach PID` for Node.js: the client addon loaded into the main isolate of a
-// running node through its inspector (docs/node.md, "Attach"). SIGUSR1 makes node open
-// the inspector on 127.0.0.1:PORT (9229, or its --inspect-port); the command finds the
-// listener in the target's /proc/PID/net/tcp (the socket must be the target's), asks
-// /json/list for the WebSocket URL, speaks RFC 6455 itself (handshake, masked text
-// frames), sends one Runtime.evaluate that loads the addon (process.dlopen) and closes
-// the inspector again, and waits until nothing listens on the port. Every step is
-// bounded by --timeout; the exchange runs in a child holding the target's ids.
+// `jitprov attach PID` for Node.js: the client addon loaded into the isolates (the main
+// thread's, and its worker threads' running then) of a running node through its inspector (docs/node.md, "Attach").
+// SIGUSR1 makes node open the inspector on 127.0.0.1:PORT (9229, or its --inspect-port); the command finds the listener
+// in the target's /proc/PID/net/tcp (the socket must be the target's), asks /json/list for the WebSocket URL, speaks
+// RFC 6455 itself (handshake, masked text frames), sends one Runtime.evaluate that loads the addon (process.dlopen),
+// the same into each worker thread running then (the NodeWorker domain), closes the inspector again, and waits until
+// nothing listens on the port. Every step is bounded by --timeout; the exchange runs in a child holding the target's
+// ids.
 #pragma once
 
 #include "attach.h"
@@ -51,7 +51,8 @@ std::string webSocketAccept(const std::string& key);
 std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t (&mask)[4]);
 
 // The JavaScript that Runtime.evaluate runs in the target: loads `addon` with `options`
-// into the main isolate unless it is there, hooks the exit rundown, closes the inspector.
-std::string nodeLoadExpression(const std::string& addon, const std::string& options);
+// into the isolate it runs in unless it is there (answering 'loaded', 'already',
+// 'refused' or 'error: ...'); in the main thread it also hooks the exit rundown.
+std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread = true);
 
 }  // namespace jitprov::cli
