@@ -157,6 +157,7 @@ sleep 0.5
 "$ATTACH" attach "$ARGS" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/args.out" 2>"$WORK/args.err" ||
   fail "attach to a node with --inspect-port after its script: exit $?: $(cat "$WORK/args.out" "$WORK/args.err")"
 grep -q "inspector on 127.0.0.1:$P6 open" "$WORK/args.out" || fail "not attached over 127.0.0.1:$P6: $(cat "$WORK/args.out")"
+grep -q "worker threads" "$WORK/args.out" && fail "a node without worker threads, yet the line names some: $(cat "$WORK/args.out")"
 listening "$ARGS" "$P6" && fail "its inspector still listens on 127.0.0.1:$P6 after the attach"
 pass "--inspect-port after the script is the program's: attached over node's own port, closed after"
 
@@ -201,10 +202,12 @@ NETNS=$!
 track_pid "$NETNS"
 for _ in $(seq 100); do [ "$(cat "/proc/$NETNS/comm" 2>/dev/null)" = node ] && [ -f "$WORK/decoy.up" ] && break; sleep 0.05; done
 sleep 0.5
-[ "$(readlink "/proc/$NETNS/ns/net")" != "$(readlink /proc/self/ns/net)" ] || fail "the node is not in a network namespace of its own"
+NETNS_NS=$(readlink "/proc/$NETNS/ns/net")
+[ -n "$NETNS_NS" ] && [ "$NETNS_NS" != "$(readlink /proc/self/ns/net)" ] || fail "the node is not in a network namespace of its own"
 "$ATTACH" attach "$NETNS" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/netns.out" 2>>"$WORK/netns.err" ||
   fail "attach to a node in another network namespace: exit $?: $(cat "$WORK/netns.out" "$WORK/netns.err")"
-grep -qE "^jitprov: attached to PID $NETNS: Node.js .*; inspector on 127.0.0.1:$P9 in net:\[[0-9]+\] open [0-9]+ ms" "$WORK/netns.out" ||
+grep -qF "; inspector on 127.0.0.1:$P9 in $NETNS_NS open " "$WORK/netns.out" &&
+  grep -qE "^jitprov: attached to PID $NETNS: Node.js " "$WORK/netns.out" ||
   fail "attach in another network namespace: $(cat "$WORK/netns.out")"
 cat "$WORK/netns.out"
 listening "$NETNS" "$P9" && fail "its inspector still listens on 127.0.0.1:$P9 in its namespace after the attach"

@@ -11,9 +11,11 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -668,6 +671,57 @@ TEST(RunAsTarget, WithoutThePrivilegeToSwitchItIsPermission) {
     const AttachOutcome o = runAsTarget(t, std::chrono::steady_clock::now() + std::chrono::seconds(5), run);
     EXPECT_EQ(o.status, kPermission) << o.line;
   }
+}
+
+// node in a network namespace of its own (a container's), its ids root's as ours: the
+// exchange's child enters that namespace, closes its descriptor, and holds no capability
+// while it talks to what the target serves there.
+TEST(RunAsTarget, EntersTheNetworkNamespaceAndHoldsNoCapability) {
+  SKIP_FORK_UNDER_TSAN();
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (setns)";
+  int ready[2];
+  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
+  const pid_t holder = fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    const char c = unshare(CLONE_NEWNET) == 0 ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char c = 0;
+  const bool got = read(ready[0], &c, 1) == 1;
+  close(ready[0]);
+  const std::string ns_path = "/proc/" + std::to_string(holder) + "/ns/net";
+  char want[64] = {}, ours[64] = {};
+  const bool named =
+      readlink(ns_path.c_str(), want, sizeof want - 1) > 0 && readlink("/proc/self/ns/net", ours, sizeof ours - 1) > 0;
+  Fd ns(open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int try_enter = ns.fd >= 0 ? tryEnterNetns(ns.fd) : -1;
+  const int fd = ns.fd;
+  const AttachOutcome o = runAsTarget(
+      self(), std::chrono::steady_clock::now() + std::chrono::seconds(5),
+      [fd] {
+        const bool closed = fcntl(fd, F_GETFD) == -1;  // before anything here takes its number again
+        char now[64] = {};
+        if (readlink("/proc/self/ns/net", now, sizeof now - 1) <= 0) return AttachOutcome{kError, "readlink", {}};
+        std::ifstream in("/proc/self/status");
+        std::string line, caps;
+        while (std::getline(in, line))
+          if (line.rfind("CapEff:", 0) == 0 || line.rfind("CapPrm:", 0) == 0 || line.rfind("NoNewPrivs:", 0) == 0)
+            caps += " " + line.substr(line.find_first_not_of(" \t", line.find(':') + 1));
+        return AttachOutcome{kAttached, now + caps + (closed ? " closed" : " open"), {}};
+      },
+      ns.fd);
+  kill(holder, SIGKILL);  // our own child
+  waitpid(holder, nullptr, 0);
+  ASSERT_TRUE(got && c == 'y') << "unshare(CLONE_NEWNET) in the holder";
+  ASSERT_TRUE(named);
+  ASSERT_STRNE(want, ours);
+  EXPECT_EQ(try_enter, 0);
+  EXPECT_EQ(o.status, kAttached) << o.line;
+  // Its namespace; CapPrm and CapEff empty; no new privileges; the descriptor closed.
+  EXPECT_EQ(o.line, std::string(want) + " 0000000000000000 0000000000000000 1 closed");
 }
 
 // A Unix listener with its backlog full: HotSpot's listener, stuck, with jcmd clients

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -89,12 +90,12 @@ std::string secs(std::chrono::steady_clock::duration d) {
 
 int tryEnterNetns(int netns_fd) {
   const pid_t child = fork();
-  if (child < 0) return errno;
+  if (child < 0) return -errno;
   if (child == 0) _exit(setns(netns_fd, CLONE_NEWNET) == 0 ? 0 : (errno & 0x7f) != 0 ? errno & 0x7f : EPERM);
   int st = 0;
   while (waitpid(child, &st, 0) < 0)
-    if (errno != EINTR) return errno;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : ECHILD;
+    if (errno != EINTR) return -errno;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -ECHILD;
 }
 
 Fd::~Fd() {
@@ -120,14 +121,17 @@ AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const st
     close(p[0]);
     AttachOutcome o;
     // Before the drop: entering a namespace needs CAP_SYS_ADMIN, which the drop ends.
-    if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) {
-      const int err = errno;
-      o = AttachOutcome{kPermission,
-                        who + ": cannot enter its network namespace: " + std::strerror(err) +
-                            (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : ""),
-                        {}};
-      (void)writeAll(p[1], encode(o));
-      _exit(0);
+    if (netns_fd >= 0) {
+      if (setns(netns_fd, CLONE_NEWNET) != 0) {
+        const int err = errno;
+        o = AttachOutcome{err == EPERM || err == EACCES ? kPermission : kError,
+                          who + ": cannot enter its network namespace: " + std::strerror(err) +
+                              (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : ""),
+                          {}};
+        (void)writeAll(p[1], encode(o));
+        _exit(0);
+      }
+      close(netns_fd);
     }
     if (needsIdSwitch(t.target)) {
       if (const std::string why = dropTo(t.target); !why.empty()) {
@@ -135,6 +139,19 @@ AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const st
                           who + ": cannot take its ids (uid " + std::to_string(t.target.euid) + ", gid " +
                               std::to_string(t.target.egid) + "): " + why,
                           {}};
+        (void)writeAll(p[1], encode(o));
+        _exit(0);
+      }
+    }
+    // In another network namespace (a container's), the child talks to what the target
+    // serves there holding no capability at all, even when the target's ids are root's:
+    // the exchange needs none, and a flaw in it must not reach beyond the target's ids.
+    if (netns_fd >= 0) {
+      __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+      __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+          prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 || syscall(SYS_capset, &h, none) != 0) {
+        o = AttachOutcome{kError, who + ": cannot drop the capabilities: " + std::strerror(errno), {}};
         (void)writeAll(p[1], encode(o));
         _exit(0);
       }

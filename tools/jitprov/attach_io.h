@@ -38,11 +38,14 @@ using AttachDeadline = std::chrono::steady_clock::time_point;
 // netns_fd, when not -1: a network namespace (an open /proc/PID/ns/net) the child enters
 // with setns() before it drops the ids, so that fn's sockets are the target's, as its
 // loopback (node's inspector); kPermission when it cannot (CAP_SYS_ADMIN is needed).
+// The child then closes it, and after the ids drop holds no capability at all (and
+// PR_SET_NO_NEW_PRIVS), whatever the target's ids.
 AttachOutcome runAsTarget(const TargetInfo& t, AttachDeadline deadline, const std::function<AttachOutcome()>& fn,
                           int netns_fd = -1);
 
 // 0 when this process may enter the network namespace netns_fd (tried with setns() in a
-// child that exits at once), else errno (EPERM without CAP_SYS_ADMIN over it).
+// child that exits at once); setns's errno when not (EPERM without CAP_SYS_ADMIN over
+// it); -errno when it could not be tried (fork, waitpid).
 int tryEnterNetns(int netns_fd);
 
 // A file descriptor closed when it goes out of scope (-1: none).

@@ -429,6 +429,7 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
     else if (bad.empty())
       bad = o;
   }
+  if (sessions.empty()) return AttachOutcome{kAttached, {}, {}};  // no worker thread: nothing to say
   const size_t failed = sessions.size() - loaded - already - ended;
   *summary = "worker threads: " + std::to_string(loaded) + " of " + std::to_string(sessions.size()) + " loaded";
   if (already > 0) *summary += ", " + std::to_string(already) + " had it";
@@ -695,24 +696,38 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   Fd netns;
   std::string netns_name;
   {
-    char a[64] = {}, b[64] = {};
+    // Opened first, then compared by its inode with ours: the namespace decided on is the
+    // one entered. Opened while the target lives (its pidfd): it is the target's.
     const std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/net";
-    const ssize_t na = readlink("/proc/self/ns/net", a, sizeof a - 1);
-    const ssize_t nb = readlink(ns_path.c_str(), b, sizeof b - 1);
-    if (na <= 0 || nb <= 0)
-      return fail(kPermission, who + ": cannot read its network namespace (" + ns_path + "): " + std::strerror(errno));
-    if (std::strcmp(a, b) != 0) {
-      netns.fd = open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (netns.fd < 0) return fail(kPermission, who + ": cannot open " + ns_path + ": " + std::strerror(errno));
-      // Opened while the target lives: the namespace is its, not a later process's.
-      if (!targetAlive(t)) return fail(kNoSuchProcess, who + " exited");
-      netns_name = printable(b);
-      if (const int err = tryEnterNetns(netns.fd); err != 0)
-        return fail(kPermission, who + " is in another network namespace (" + netns_name +
-                                     "), which this command cannot enter: " + std::strerror(err) +
-                                     (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : "") + "; nothing sent");
+    struct stat ours {
+    }, theirs{};
+    if (stat("/proc/self/ns/net", &ours) != 0)
+      return fail(kError, std::string("cannot read our own network namespace: ") + std::strerror(errno));
+    netns.fd = open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (netns.fd < 0 || fstat(netns.fd, &theirs) != 0) {
+      const int err = errno;
+      if (!targetAlive(t) || err == ENOENT || err == ESRCH) return fail(kNoSuchProcess, who + " exited");
+      return fail(err == EACCES || err == EPERM ? kPermission : kError,
+                  who + ": cannot open its network namespace (" + ns_path + "): " + std::strerror(err));
+    }
+    if (!targetAlive(t)) return fail(kNoSuchProcess, who + " exited");
+    if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) {
+      close(netns.fd);
+      netns.fd = -1;
+    } else {
+      netns_name = "net:[" + std::to_string(theirs.st_ino) + "]";
+      if (const int err = tryEnterNetns(netns.fd); err > 0)
+        return fail(err == EPERM || err == EACCES ? kPermission : kError,
+                    who + " is in another network namespace (" + netns_name +
+                        "), which this command cannot enter: " + std::strerror(err) +
+                        (err == EPERM ? " (it takes CAP_SYS_ADMIN: run as root)" : "") + "; nothing sent");
+      else if (err < 0)
+        return fail(kError, who + " is in another network namespace (" + netns_name +
+                                "): trying to enter it: " + std::strerror(-err) + "; nothing sent");
     }
   }
+  // Where the inspector listens, for the lines: its address, and its namespace when not ours.
+  const std::string where = netns_name.empty() ? at : at + " in " + netns_name;
   switch (listenerOf(pid, addr, ia.port)) {
     case 1:
       return fail(kInUse, who + ": its inspector is open already on " + at +
@@ -760,8 +775,9 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   }
   const std::string expr = nodeLoadExpression(req.agent, req.options, true);
   const std::string worker_expr = nodeLoadExpression(req.agent, req.options, false);
+  const std::string who_there = netns_name.empty() ? who : who + " (" + netns_name + ")";
   AttachOutcome o = runAsTarget(
-      t, deadline, [&] { return exchange(who, addr, ia.port, expr, worker_expr, deadline); }, netns.fd);
+      t, deadline, [&] { return exchange(who_there, addr, ia.port, expr, worker_expr, deadline); }, netns.fd);
   const double eval_ms = msSince(t_signal);
   // The window closes when nothing listens any more; waited for even after a failure, up
   // to the deadline plus a second, so that the line can say whether it is still open.
@@ -776,10 +792,9 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   }
   const double window_ms = msSince(t_signal);
   char figures[224];
-  const std::string where = netns_name.empty() ? at : at + " in " + netns_name;
   std::snprintf(figures, sizeof figures, "inspector on %s open %.0f ms (listening after %.0f, session over after %.0f)",
                 where.c_str(), window_ms, open_ms, eval_ms);
-  const std::string still = closed ? "" : "; ITS INSPECTOR IS STILL OPEN on " + at;
+  const std::string still = closed ? "" : "; ITS INSPECTOR IS STILL OPEN on " + where;
   if (o.status != kAttached) return fail(o.status, o.line + still);
   const std::string answer = o.version;
   if (answer == "already")
