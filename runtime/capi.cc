@@ -382,7 +382,7 @@ int jitprov_code_retire_host(jitprov_runtime* rt, uint64_t code_start, uint64_t 
 }
 
 int jitprov_code_find_overlap(jitprov_runtime* rt, uint64_t start, uint32_t size, uint64_t* code_start) {
-  if (rt == nullptr) return JITPROV_E_INVALID_ARGUMENT;
+  if (rt == nullptr || code_start == nullptr) return JITPROV_E_INVALID_ARGUMENT;
   return guard([&]() -> int { return deliver(rt->rt.findHostOverlap(start, size), code_start); });
 }
 

@@ -686,10 +686,15 @@ Result<uint64_t> Runtime::findHostOverlap(uint64_t start, uint32_t size) const {
   if (size == 0 || start > UINT64_MAX - size) return Errc::kInvalidArgument;
   CvmLock::Guard lock(s_->lock, LockSite::kLookup, 0);
   JITPROV_ASSERT_HELD(s_->lock);
-  State::RangeMap::iterator after;
-  const NativeVersion* v = s_->overlapping(start, size, &after);
-  if (v == nullptr) return Errc::kUnknownVersion;
-  return v->code_start.load(std::memory_order_relaxed);  // relaxed: lock held, its only writer
+  // The lowest start: a range that begins below `start` and reaches into it comes first
+  // (overlapping() looks at the one at or above `start` first, for publish's hint).
+  const auto it = s_->live_ranges.lower_bound(start);
+  if (it != s_->live_ranges.begin()) {
+    const auto below = std::prev(it);
+    if (below->first + below->second->code_size > start) return below->first;
+  }
+  if (it != s_->live_ranges.end() && it->first < start + size) return it->first;
+  return Errc::kUnknownVersion;
 }
 
 uint64_t Runtime::State::liveVersions(const Method* m) noexcept {

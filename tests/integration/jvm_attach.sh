@@ -153,7 +153,7 @@ rows = {r["pid"]: r for r in json.load(open(sys.argv[1]))["processes"]}
 attached, never, sleeper = (int(a) for a in sys.argv[2:5])
 assert rows[attached]["runtime"] == "HotSpot" and rows[attached]["version"].startswith("17") and rows[attached]["jitprov"], rows.get(attached)
 assert rows[never]["runtime"] == "HotSpot" and not rows[never]["jitprov"], rows.get(never)
-assert sleeper not in rows and all(r["runtime"] in ("HotSpot", "CoreCLR") for r in rows.values()), rows
+assert sleeper not in rows and all(r["runtime"] in ("HotSpot", "CoreCLR", "Node.js") for r in rows.values()), rows
 PY
 setpriv --reuid=65534 --regid=65534 --clear-groups "$JITPROV" ps >"$WORK/ps-nobody.out" 2>"$WORK/ps-nobody.err" ||
   fail "jitprov ps as nobody"

@@ -427,6 +427,10 @@ TEST(CApi, RetiresByAddressAndKeyAndTellsTheLastCode) {
   EXPECT_EQ(at, 0x2000u);
   ASSERT_EQ(jitprov_code_find_overlap(h.rt, 0x10ff, 1, &at), JITPROV_OK);
   EXPECT_EQ(at, 0x1000u);
+  // Touching both a's ranges, from inside the first: the first (the one below `start`).
+  ASSERT_EQ(jitprov_code_find_overlap(h.rt, 0x10ff, 0x1000, &at), JITPROV_OK);
+  EXPECT_EQ(at, 0x1000u);
+  EXPECT_EQ(jitprov_code_find_overlap(h.rt, 0x1000, 1, nullptr), JITPROV_E_INVALID_ARGUMENT);
   EXPECT_EQ(jitprov_code_find_overlap(h.rt, 0x1100, 0xf00, &at), JITPROV_E_UNKNOWN_VERSION);
   EXPECT_EQ(jitprov_code_find_overlap(h.rt, 0x1100, 0, &at), JITPROV_E_INVALID_ARGUMENT);
   // b's key at a's code: nothing retired, a named.

@@ -54,16 +54,16 @@ void Publisher::main() {
     } else {
       found_empty = false;
     }
+    bool full = true;                 // full before the thread looked (queued while it published)
     if (batch_ == 0 || n < batch_) {  // a batch gathers, for the period or `batch` events
       gathering_ = true;
       full_ = false;
       cv_.wait_for(q, std::chrono::milliseconds(ms_), [this] { return stop_ || full_; });
-      if (full_) ++full_batches_;
+      full = full_;
       gathering_ = false;
-    } else {
-      ++full_batches_;  // full before the thread looked (queued while it published)
     }
     if (stop_ || count_(ctx_) == 0) continue;  // stopped: what is queued is the client's
+    if (full) ++full_batches_;                 // ended early: whoever publishes it (a rundown's prepare may)
     q.unlock();
     publish_(ctx_);
     q.lock();

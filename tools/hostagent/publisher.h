@@ -101,8 +101,9 @@ class Publisher {
   // Its wake-ups by a callback from an untimed wait (mustWake() true), which are its
   // waits that found the queue empty and turned untimed; `mu` held.
   uint64_t woken() const { return woken_; }
-  // Its batches ended early by `batch` events queued: a wake-up (mustWake() true), or
-  // found full when the thread looked; `mu` held.
+  // Its batches ended early by `batch` events queued (a wake-up, mustWake() true, or
+  // found full when the thread looked) and not empty when it went to publish them (a
+  // rundown's prepare may still publish them first); `mu` held.
   uint64_t full() const { return full_batches_; }
 
  private:

@@ -253,22 +253,19 @@ void forgetDead(Agent& a) {
 // HotSpot places new code only in free memory: live code that overlaps it is gone. When
 // jitprov refuses a publication for an overlap, that code is retired here (a stub,
 // which HotSpot frees without an event; an nmethod, should it ever free one without
-// CompiledMethodUnload), one range at a time; false when none was (an error, counted).
+// CompiledMethodUnload), one range at a time: JITPROV_OK, else the error (the caller counts it).
 // The same method's code at the same range is no overlap: jitprov returns it (a replay).
 // Agent::mu held.
-bool retireOverlapping(Agent& a, uint64_t start, uint32_t size) {
+int retireOverlapping(Agent& a, uint64_t start, uint32_t size) {
   uint64_t at = 0;
   int e = jitprov_code_find_overlap(a.rt, start, size, &at);
   jitprov_host_retired r{};
   r.sz = sizeof r;
   if (e == JITPROV_OK) e = jitprov_code_retire_host(a.rt, at, 0, &r);
-  if (e != JITPROV_OK) {
-    noteError(a, std::string("retire superseded code: ") + jitprov_strerror(e));
-    return false;
-  }
+  if (e != JITPROV_OK) return e;  // the caller counts the refused publication, once
   ++(r.module_id == a.stub_module ? a.superseded_stubs : a.superseded_methods);
   retiredFrom(a, r);
-  return true;
+  return JITPROV_OK;
 }
 
 // The source lines of a compiled method for the jitdump (JIT_CODE_DEBUG_INFO): each
@@ -381,12 +378,14 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
   }
   uint64_t vid = 0;
   int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
-  while (e == JITPROV_E_RANGE_OVERLAP && retireOverlapping(a, c.code_start, c.code_size))
+  int retired = JITPROV_OK;
+  while (e == JITPROV_E_RANGE_OVERLAP && (retired = retireOverlapping(a, c.code_start, c.code_size)) == JITPROV_OK)
     e = jitprov_code_publish(a.rt, method_id, &c, &vid);
   if (e != JITPROV_OK) {
     if (e == JITPROV_E_RANGE_OVERLAP) {
       ++a.refused;
-      noteError(a, "code at " + std::to_string(c.code_start) + " overlaps live code: refused");
+      noteError(a, "code at " + std::to_string(c.code_start) + " overlaps live code that could not be retired (" +
+                       jitprov_strerror(retired) + "): refused");
     } else {
       noteError(a, std::string("publish code: ") + jitprov_strerror(e));
     }
@@ -454,6 +453,10 @@ void publishLoad(Agent& a, Queue& q, const Queued& ev) {
 // replay (another thread) of newer code at that address, must not retire the newer code
 // (docs/attach.md). Agent::mu held.
 void publishUnload(Agent& a, const Queued& ev) {
+  if (ev.jmid == 0) {  // no method named: retire_host would take any method's code there
+    ++a.unknown_unloads;
+    return;
+  }
   jitprov_host_retired r{};
   r.sz = sizeof r;
   const int e = jitprov_code_retire_host(a.rt, ev.addr, ev.jmid, &r);

@@ -299,18 +299,24 @@ typedef struct jitprov_host_retired {
  * what it retired in *out, so that a host need keep no map of its own code: the
  * method, its module and key, and whether the method has live code left (a host that
  * unloads a method with its last version). JITPROV_E_UNKNOWN_VERSION when no live code
- * of that method starts there: out->method_id then names another method's code live at
- * that address (an unload that came after newer code was published there), or is 0. */
+ * of that method starts there: out->method_id then names another method's code that
+ * starts at that address (an unload that came after newer code was published there),
+ * or is 0 (nothing starts there; code that only covers the address is not named).
+ * JITPROV_E_INVALID_ARGUMENT for a NULL rt or out, or out->sz too small;
+ * JITPROV_E_WRONG_CODE_MODE in model-heap mode. */
 JITPROV_API int jitprov_code_retire_host(jitprov_runtime* rt, uint64_t code_start, uint64_t host_key,
                                          jitprov_host_retired* out);
 
 /* Host mode: *code_start receives the start of the live code with the lowest start that
  * overlaps [start, start + size) (JITPROV_E_RANGE_OVERLAP from jitprov_code_publish
- * tells there is some), JITPROV_E_UNKNOWN_VERSION when none does. */
+ * tells there is some), JITPROV_E_UNKNOWN_VERSION when none does.
+ * JITPROV_E_INVALID_ARGUMENT for a NULL rt or code_start, size 0, or a range past 2^64;
+ * JITPROV_E_WRONG_CODE_MODE in model-heap mode. */
 JITPROV_API int jitprov_code_find_overlap(jitprov_runtime* rt, uint64_t start, uint32_t size, uint64_t* code_start);
 
 /* *versions receives the live (published, not retired) native versions of a method, or
- * of every method of a module. */
+ * of every method of a module. JITPROV_E_INVALID_ARGUMENT for a NULL rt or versions;
+ * JITPROV_E_UNKNOWN_METHOD / _METHOD_UNLOADED, JITPROV_E_UNKNOWN_MODULE / _MODULE_UNLOADED. */
 JITPROV_API int jitprov_method_live_code(const jitprov_runtime* rt, uint64_t method_id, uint64_t* versions);
 JITPROV_API int jitprov_module_live_code(const jitprov_runtime* rt, uint64_t module_id, uint64_t* versions);
 
