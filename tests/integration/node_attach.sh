@@ -161,6 +161,20 @@ grep -q "worker threads" "$WORK/args.out" && fail "a node without worker threads
 listening "$ARGS" "$P6" && fail "its inspector still listens on 127.0.0.1:$P6 after the attach"
 pass "--inspect-port after the script is the program's: attached over node's own port, closed after"
 
+# --inspect-port=0: node picks the port as it opens; the command takes the target's first
+# new listener on that address, attaches, and the inspector closes again.
+node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &
+PORT0=$!
+track_pid "$PORT0"
+sleep 0.5
+"$ATTACH" attach "$PORT0" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/port0.out" 2>>"$WORK/port0.err" ||
+  fail "attach to a node with --inspect-port=0: exit $?: $(cat "$WORK/port0.out" "$WORK/port0.err")"
+P0=$(sed -n 's/.*; inspector on 127\.0\.0\.1:\([0-9]*\) open .*/\1/p' "$WORK/port0.out")
+[ -n "$P0" ] && [ "$P0" != 0 ] && grep -q "Debugger listening on ws://127.0.0.1:$P0/" "$WORK/port0.err" ||
+  fail "--inspect-port=0: not the port node opened: $(cat "$WORK/port0.out" "$WORK/port0.err")"
+listening "$PORT0" "$P0" && fail "--inspect-port=0: its inspector still listens on 127.0.0.1:$P0 after the attach"
+pass "--inspect-port=0: attached over the port node picked ($P0), closed after"
+
 # An inspector that opens elsewhere than the command can know (process.debugPort set at
 # run time): exit 1, and the line names the port still open instead of "did not open".
 P7=$(free_port)

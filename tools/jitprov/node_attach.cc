@@ -689,7 +689,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
                                      std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
   const uint32_t addr = ntohl(host.s_addr);
-  const std::string at = ia.host + ":" + std::to_string(ia.port);
+  // Port 0 (--inspect-port=0): node picks one when it opens; found below, as the first
+  // new listener of the target's on that address.
+  int port = ia.port;
+  std::string at = ia.host + ":" + (port == 0 ? std::string("(a port node picks)") : std::to_string(port));
   // A target in another network namespace (a container's): its loopback is not ours, so
   // the exchange's child enters that namespace first (root only). /proc/PID/net/tcp,
   // where the listener is watched for, is already the target's namespace's view.
@@ -727,8 +730,8 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     }
   }
   // Where the inspector listens, for the lines: its address, and its namespace when not ours.
-  const std::string where = netns_name.empty() ? at : at + " in " + netns_name;
-  switch (listenerOf(pid, addr, ia.port)) {
+  std::string where = netns_name.empty() ? at : at + " in " + netns_name;
+  switch (port == 0 ? 0 : listenerOf(pid, addr, port)) {
     case 1:
       return fail(kInUse, who + ": its inspector is open already on " + at +
                               (ia.explicit_inspect ? " (--inspect)" : "") + ": in use, left as it is");
@@ -748,7 +751,16 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     return fail(err == ESRCH ? kNoSuchProcess : kError, who + ": SIGUSR1: " + std::strerror(err));
   bool listening = false;
   while (Clock::now() < deadline) {
-    if (listenerOf(pid, addr, ia.port) == 1) {
+    if (port == 0) {
+      for (const TcpListener& l : listenersOf(pid))
+        if (listening_before.count(l.inode) == 0 && l.addr == addr) port = l.port;
+      if (port != 0) {
+        at = ia.host + ":" + std::to_string(port);
+        where = netns_name.empty() ? at : at + " in " + netns_name;
+        listening = true;
+        break;
+      }
+    } else if (listenerOf(pid, addr, port) == 1) {
       listening = true;
       break;
     }
@@ -777,13 +789,13 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   const std::string worker_expr = nodeLoadExpression(req.agent, req.options, false);
   const std::string who_there = netns_name.empty() ? who : who + " (" + netns_name + ")";
   AttachOutcome o = runAsTarget(
-      t, deadline, [&] { return exchange(who_there, addr, ia.port, expr, worker_expr, deadline); }, netns.fd);
+      t, deadline, [&] { return exchange(who_there, addr, port, expr, worker_expr, deadline); }, netns.fd);
   const double eval_ms = msSince(t_signal);
   // The window closes when nothing listens any more; waited for even after a failure, up
   // to the deadline plus a second, so that the line can say whether it is still open.
   bool closed = false;
   while (Clock::now() < deadline + std::chrono::seconds(1)) {
-    if (listenerOf(pid, addr, ia.port) != 1) {
+    if (listenerOf(pid, addr, port) != 1) {
       closed = true;
       break;
     }
