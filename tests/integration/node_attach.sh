@@ -161,6 +161,25 @@ grep -q "worker threads" "$WORK/args.out" && fail "a node without worker threads
 listening "$ARGS" "$P6" && fail "its inspector still listens on 127.0.0.1:$P6 after the attach"
 pass "--inspect-port after the script is the program's: attached over node's own port, closed after"
 
+# A worker thread blocked in a native call (execSync: no V8 interrupt reaches it) cannot
+# take the client: the command gives it until a second before --timeout, then closes the
+# inspector all the same: exit 10, the main thread loaded, nothing left listening.
+P10=$(free_port)
+printf '%s\n' "const { Worker, isMainThread } = require('worker_threads');" \
+  "if (isMainThread) { new Worker(__filename); setInterval(() => {}, 1000); }" \
+  "else { require('child_process').execSync('sleep 30'); }" >"$WORK/blocked.js"
+(exec setsid node --inspect-port="127.0.0.1:$P10" "$WORK/blocked.js") 2>"$WORK/blocked.err" &
+BLOCKED=$!
+track_pid "$BLOCKED"
+sleep 0.7
+"$ATTACH" attach "$BLOCKED" --agent "$AGENT" --timeout 3 --options perfmap=off >"$WORK/blocked.out" 2>"$WORK/blocked.cmd"; rc=$?
+[ $rc -eq 10 ] && grep -q "the client is loaded in the main thread, but 1 of its 1 worker threads did not answer in time" "$WORK/blocked.cmd" ||
+  fail "a blocked worker thread: exit $rc: $(cat "$WORK/blocked.out" "$WORK/blocked.cmd")"
+echo "  exit $rc: $(cat "$WORK/blocked.cmd")"
+listening "$BLOCKED" "$P10" && fail "a blocked worker thread kept the inspector open on 127.0.0.1:$P10"
+kill -- -"$BLOCKED" 2>/dev/null  # its process group: node and the worker's sleep
+pass "a worker thread blocked in a native call: exit 10, the inspector closed all the same"
+
 # --inspect-port=0: node picks the port as it opens; the command takes the target's first
 # new listener on that address, attaches, and the inspector closes again.
 node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &

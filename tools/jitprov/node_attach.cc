@@ -182,6 +182,8 @@ std::string base64(const std::string& in) {
 class Conn {
  public:
   explicit Conn(AttachDeadline deadline) : deadline_(deadline) {}
+  AttachDeadline deadline() const { return deadline_; }
+  void setDeadline(AttachDeadline d) { deadline_ = d; }
   ~Conn() {
     if (fd_ >= 0) close(fd_);
   }
@@ -347,6 +349,17 @@ nlohmann::json evaluateRequest(int id, const std::string& expr) {
 // On success *summary says how many were loaded (and ended), for the line.
 AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& worker_expr, std::string* summary) {
   constexpr int kEnableId = 3, kFirstSendId = 100;
+  // The workers get the time to the deadline less a second (half what is left, when that
+  // is less than two), so that the close still fits: a worker blocked in a native call
+  // (no V8 interrupt reaches it) must not keep the inspector open.
+  const AttachDeadline end = c.deadline();
+  const auto left = end - Clock::now();
+  c.setDeadline(left > std::chrono::seconds(2) ? end - std::chrono::seconds(1) : Clock::now() + left / 2);
+  struct Restore {
+    Conn& c;
+    AttachDeadline end;
+    ~Restore() { c.setDeadline(end); }
+  } restore{c, end};
   const nlohmann::json enable = {
       {"id", kEnableId}, {"method", "NodeWorker.enable"}, {"params", {{"waitForDebuggerOnStart", false}}}};
   if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(enable), Conn::mask())); !e.empty())
@@ -389,9 +402,11 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
   while (pending > 0) {
     std::string msg;
     if (std::string e = c.readMessage(&msg); !e.empty())
-      return fail(e == "timed out" ? kTimedOut : kError, who + ": the client into " + std::to_string(sessions.size()) +
-                                                             " worker threads: " + std::to_string(pending) +
-                                                             " did not answer: " + e);
+      return fail(
+          e == "timed out" ? kTimedOut : kError,
+          who + ": the client is loaded in the main thread, but " + std::to_string(pending) + " of its " +
+              std::to_string(sessions.size()) + " worker threads did not answer" +
+              (e == "timed out" ? " in time (blocked in a native call, where no interrupt reaches it?)" : ": " + e));
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object()) continue;
     const std::string method = j.value("method", "");
