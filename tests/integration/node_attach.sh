@@ -180,6 +180,32 @@ listening "$BLOCKED" "$P10" && fail "a blocked worker thread kept the inspector 
 kill -- -"$BLOCKED" 2>/dev/null  # its process group: node and the worker's sleep
 pass "a worker thread blocked in a native call: exit 10, the inspector closed all the same"
 
+# The main thread blocked in a native call right after its inspector opened (it polls
+# inspector.url() and then runs execSync('sleep 4')): no answer can come by --timeout 2;
+# the command says so and that the inspector is still open. Once the thread is free the
+# load runs, and with it the close the load arranged for the command's deadline (the
+# command's own close went with its session), twice: SIGUSR1's second start, pending in
+# node's loop, opens the inspector again after the first. Then nothing listens.
+P11=$(free_port)
+printf '%s\n' "const i = require('inspector');" \
+  "(function poll() { if (i.url()) require('child_process').execSync('sleep 4'); else setImmediate(poll); })();" \
+  "setInterval(() => {}, 1000);" >"$WORK/mainblocked.js"
+(exec setsid node --inspect-port="127.0.0.1:$P11" "$WORK/mainblocked.js") 2>"$WORK/mainblocked.err" &
+MAINB=$!
+track_pid "$MAINB"
+sleep 0.5
+"$ATTACH" attach "$MAINB" --agent "$AGENT" --timeout 2 --options perfmap=off >"$WORK/mainb.out" 2>"$WORK/mainb.cmd"; rc=$?
+# (Which of the two: whether node's interrupt ran the load before the block began.)
+[ $rc -eq 10 ] && grep -qE "(Runtime.evaluate: no answer in time \(its main thread blocked in a native call\?\); the load and the close wait for it|the client answered 'loaded', but inspector.close\(\) got no answer in time \(its main thread blocked in a native call\?\); the inspector closes itself once that thread is free); ITS INSPECTOR IS STILL OPEN on 127.0.0.1:$P11" "$WORK/mainb.cmd" ||
+  fail "a blocked main thread: exit $rc: $(cat "$WORK/mainb.out" "$WORK/mainb.cmd")"
+echo "  exit $rc: $(cat "$WORK/mainb.cmd")"
+sleep 3
+for _ in $(seq 100); do listening "$MAINB" "$P11" || break; sleep 0.1; done
+listening "$MAINB" "$P11" && fail "the inspector of the once-blocked main thread is still open: $(cat "$WORK/mainblocked.err")"
+"$ATTACH" ps | grep -qE "^ *$MAINB +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " || fail "the load queued behind the block did not run"
+kill -- -"$MAINB" 2>/dev/null
+pass "a main thread blocked once its inspector opened: exit 10, STILL OPEN said; then loaded, and closed ($(grep -c 'Debugger listening' "$WORK/mainblocked.err") openings)"
+
 # --inspect-port=0: node picks the port as it opens; the command takes the target's first
 # new listener on that address, attaches, and the inspector closes again.
 node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &

@@ -34,9 +34,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxHttp = 64 * 1024;     // /json/list's reply, the handshake's
 constexpr size_t kMaxFrame = 1024 * 1024;  // one WebSocket message from the inspector
-// The second message: inspector.close() ends every session (ours gets a close frame, no
-// reply) and stops the listener before it returns.
-constexpr char kCloseExpression[] = "require('inspector').close()";
+// The last message: inspector.close() ends every session (ours gets a close frame, no
+// reply) and stops the listener before it returns; through the load's closeNow when the
+// load ran (the close, again in a setImmediate), which also cancels its close by the
+// deadline.
+constexpr char kCloseExpression[] =
+    "(() => { const ck = Symbol.for('jitprov.node.close'), f = globalThis[ck]; delete globalThis[ck];"
+    " if (f) f(); else require('inspector').close(); })()";
 constexpr int kOpText = 1, kOpClose = 8, kOpPing = 9, kOpPong = 10;
 
 AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, std::move(line), {}}; }
@@ -342,6 +346,13 @@ nlohmann::json evaluateRequest(int id, const std::string& expr) {
       {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
 }
 
+// A deadline for a step before the close: a second before `end` (half what is left when
+// less than two seconds are), so that the close is still sent, and answered, in time.
+AttachDeadline keepForClose(AttachDeadline end) {
+  const auto left = end - Clock::now();
+  return left > std::chrono::seconds(2) ? end - std::chrono::seconds(1) : Clock::now() + left / 2;
+}
+
 // The worker threads running now, each given the client over the main session
 // (NodeWorker.enable reports every worker before its reply; NodeWorker.
 // sendMessageToWorker carries a Runtime.evaluate into each; the answers come back as
@@ -353,8 +364,7 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
   // is less than two), so that the close still fits: a worker blocked in a native call
   // (no V8 interrupt reaches it) must not keep the inspector open.
   const AttachDeadline end = c.deadline();
-  const auto left = end - Clock::now();
-  c.setDeadline(left > std::chrono::seconds(2) ? end - std::chrono::seconds(1) : Clock::now() + left / 2);
+  c.setDeadline(keepForClose(end));
   struct Restore {
     Conn& c;
     AttachDeadline end;
@@ -501,33 +511,55 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(evaluateRequest(1, expr)), Conn::mask()));
       !e.empty())
     return fail(kError, who + ": Runtime.evaluate: " + e);
+  // The answer, by a second before the deadline: whatever it is, or if none comes (the
+  // main thread blocked in a native call), the close is sent after it.
   std::string answer;
+  AttachOutcome main_outcome{kAttached, {}, {}};
+  const AttachDeadline end = c.deadline();
+  c.setDeadline(keepForClose(end));
   for (;;) {
     std::string msg;
-    if (std::string e = c.readMessage(&msg); !e.empty())
-      return fail(e == "timed out" ? kTimedOut : kError, who + ": Runtime.evaluate: no answer: " + e);
+    if (std::string e = c.readMessage(&msg); !e.empty()) {
+      main_outcome =
+          fail(e == "timed out" ? kTimedOut : kError,
+               who + ": Runtime.evaluate: no answer" +
+                   (e == "timed out" ? std::string(" in time (its main thread blocked in a native call?); the "
+                                                   "load and the close wait for it")
+                                     : ": " + e));
+      break;
+    }
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object() || !j.contains("id") || j["id"] != 1) continue;  // an event: not ours
-    const AttachOutcome a = evaluateAnswer(who, j, "Runtime.evaluate", &answer);
-    if (a.status != kAttached) return a;
+    main_outcome = evaluateAnswer(who, j, "Runtime.evaluate", &answer);
     break;
   }
+  c.setDeadline(end);
   // The worker threads, once the main thread has the client (the close follows in any case).
   std::string workers;
   AttachOutcome worker_outcome{kAttached, {}, {}};
-  if (answer == "loaded") worker_outcome = loadWorkers(c, who, worker_expr, &workers);
+  if (main_outcome.status == kAttached && answer == "loaded")
+    worker_outcome = loadWorkers(c, who, worker_expr, &workers);
   // The close, whatever the answer: the window must end.
   const nlohmann::json close = {{"id", 2},
                                 {"method", "Runtime.evaluate"},
                                 {"params", {{"expression", kCloseExpression}, {"includeCommandLineAPI", true}}}};
   if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(close), Conn::mask())); !e.empty())
-    return fail(kError, who + ": the client answered '" + printable(answer) + "', but the close was not sent: " + e);
+    return main_outcome.status != kAttached ? main_outcome
+                                            : fail(kError, who + ": the client answered '" + printable(answer) +
+                                                               "', but the close was not sent: " + e);
   for (;;) {
     std::string msg;
     const std::string e = c.readMessage(&msg);
     if (e == "closed") break;
-    if (!e.empty()) return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector.close(): " + e);
+    if (!e.empty())
+      return main_outcome.status != kAttached ? main_outcome
+             : e == "timed out"
+                 ? fail(kTimedOut, who + ": the client answered '" + printable(answer) +
+                                       "', but inspector.close() got no answer in time (its main thread blocked "
+                                       "in a native call?); the inspector closes itself once that thread is free")
+                 : fail(kError, who + ": inspector.close(): " + e);
   }
+  if (main_outcome.status != kAttached) return main_outcome;
   if (worker_outcome.status != kAttached) return worker_outcome;
   return AttachOutcome{kAttached, workers, answer};
 }
@@ -657,11 +689,31 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
   return f;
 }
 
-std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread) {
+std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread,
+                               int64_t close_by_ms) {
   const std::string a = nlohmann::json(addon).dump(), o = nlohmann::json(options).dump();
   // `require` is the inspector's command-line API (includeCommandLineAPI): the main
-  // module's scope is not this one's (and -e or ESM programs have no main module).
-  return "(() => {\n"
+  // module's scope is not this one's (and -e or ESM programs have no main module); it is
+  // gone once the evaluation returns, so the close below keeps the module itself.
+  // In the main thread, the inspector closes itself by close_by_ms (the command's
+  // deadline, ms since the epoch) if the command's own close has not come: a load that
+  // runs late (its thread was blocked in a native call past --timeout, the command gone
+  // and its queued close dropped with its session) must not leave the inspector open.
+  // Each close is done twice, the second in a setImmediate: a SIGUSR1 leaves a start of
+  // the inspector pending in node's loop (an async handle beside the interrupt that
+  // started it) which, when the main thread was blocked, runs after a close made from the
+  // interrupt and opens the inspector again; the check phase comes after it.
+  std::string self_close;
+  if (main_thread && close_by_ms > 0)
+    self_close =
+        "  const insp = require('inspector'), ck = Symbol.for('jitprov.node.close');\n"
+        "  const closeNow = () => { insp.close(); setImmediate(() => insp.close()); };\n"
+        "  const t = setTimeout(() => { delete globalThis[ck]; closeNow(); }, Math.max(0, " +
+        std::to_string(close_by_ms) +
+        " - Date.now()));\n"
+        "  t.unref();\n"
+        "  globalThis[ck] = () => { clearTimeout(t); closeNow(); };\n";
+  return "(() => {\n" + self_close +
          "  const p = globalThis.process;\n"
          "  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');\n"
          "  if (globalThis[key]) return 'already';\n"
@@ -798,9 +850,16 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                               " since: an inspector may be STILL OPEN there (nothing sent to it)");
     return fail(kAttachDisabled, who + ": its inspector did not open on " + at + " within " +
                                      std::to_string(int(open_ms)) +
-                                     " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, or no inspector)");
+                                     " ms of SIGUSR1 (a SIGUSR1 listener of the program's own, no inspector, or "
+                                     "its main thread blocked in a native call: then it opens once that thread is "
+                                     "free, and stays open)");
   }
-  const std::string expr = nodeLoadExpression(req.agent, req.options, true);
+  const int64_t close_by_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          (std::chrono::system_clock::now() + (deadline - Clock::now()) + std::chrono::milliseconds(500))
+              .time_since_epoch())
+          .count();
+  const std::string expr = nodeLoadExpression(req.agent, req.options, true, close_by_ms);
   const std::string worker_expr = nodeLoadExpression(req.agent, req.options, false);
   const std::string who_there = netns_name.empty() ? who : who + " (" + netns_name + ")";
   AttachOutcome o = runAsTarget(

@@ -52,7 +52,9 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
 
 // The JavaScript that Runtime.evaluate runs in the target: loads `addon` with `options`
 // into the isolate it runs in unless it is there (answering 'loaded', 'already',
-// 'refused' or 'error: ...'); in the main thread it also hooks the exit rundown.
-std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread = true);
+// 'refused' or 'error: ...'); in the main thread it also hooks the exit rundown and,
+// with close_by_ms (ms since the epoch, > 0), closes the inspector by then itself.
+std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread = true,
+                               int64_t close_by_ms = 0);
 
 }  // namespace jitprov::cli
