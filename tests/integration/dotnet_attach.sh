@@ -119,6 +119,45 @@ wait "$pid" && grep -q "^JitWork: " "$WORK/stopped.out" ||
   fail "the stopped process did not run on after SIGCONT: $(cat "$WORK/stopped.out")"
 pass "a stopped process: exit 10 in $took_ms ms, \"$LAST_LINE\"; it ran on after SIGCONT"
 
+# --- an app in its own pid and mount namespaces (as in a container) ------------------------
+# A private tmpfs on /tmp, where CoreCLR puts its diagnostics socket under its pid in its
+# namespace (NSpid 1): the command finds it through /proc/PID/root and that pid. The build
+# tree is bound back at its own path when it lives under /tmp (a fresh clone there), so
+# that CoreCLR opens the library the command names, the same file.
+if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
+  BUILD_ROOT=$(dirname "$(dirname "$(dirname "$AGENT")")")
+  unshare --pid --mount --fork --mount-proc --propagation private sh -c \
+    'mount -t tmpfs none /mnt && mkdir /mnt/build && mount --bind "$1" /mnt/build && mount -t tmpfs none /tmp &&
+     case "$1" in /tmp/*) mkdir -p "$1" && mount --bind /mnt/build "$1" ;; esac &&
+     shift && exec "$@"' sh "$BUILD_ROOT" "${APP[@]}" --seconds 6 >"$WORK/ns.out" 2>&1 &
+  U_PID=$!
+  track_pid "$U_PID"
+  # Up when its /tmp is the private one (not ours, where other runs leave stale sockets),
+  # CoreCLR is mapped, and the socket of its pid in its namespace is there.
+  N_PID= nspid=
+  for _ in $(seq 200); do
+    read -r N_PID _ <"/proc/$U_PID/task/$U_PID/children" 2>/dev/null  # unshare's child: sh, then dotnet
+    if [ -n "$N_PID" ] && [ "$(stat -c %d "/proc/$N_PID/root/tmp" 2>/dev/null)" != "$(stat -c %d /tmp)" ] &&
+      grep -q libcoreclr "/proc/$N_PID/maps" 2>/dev/null; then
+      nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$N_PID/status")
+      ls "/proc/$N_PID/root/tmp/" 2>/dev/null | grep -q "^dotnet-diagnostic-$nspid-" && break
+    fi
+    sleep 0.05
+  done
+  [ -n "$N_PID" ] || fail "the namespaced app did not start: $(cat "$WORK/ns.out")"
+  track_pid "$N_PID"
+  [ -n "$nspid" ] && [ "$nspid" != "$N_PID" ] || fail "not in a pid namespace, or its socket never came: $(cat "$WORK/ns.out")"
+  attached "$N_PID" --options "perfmap=off"
+  ls "/proc/$N_PID/root/tmp/" | grep -q "^dotnet-diagnostic-$nspid-[0-9]*-socket$" &&
+    ! ls /tmp/ | grep -q "^dotnet-diagnostic-$nspid-" || fail "the socket is not in the app's private /tmp"
+  wait "$U_PID" || fail "the namespaced app failed: $(cat "$WORK/ns.out")"
+  grep -q "^jitprov-dotnet: caught up" "$WORK/ns.out" 2>/dev/null || grep -q "^JitWork: " "$WORK/ns.out" ||
+    fail "the namespaced app: $(cat "$WORK/ns.out")"
+  pass "pid+mount namespaces (NSpid $nspid, private /tmp): $(cut -c1-160 "$WORK/attach.out")"
+else
+  echo "note: unshare --pid unavailable: the namespace case not run" >&2
+fi
+
 # --- the attach under churn, then the cross-check ------------------------------------------
 CLR="$WORK/cr/out/jitprov-clr-rundown"
 start_sessiond
