@@ -28,9 +28,12 @@ enter_private_namespace() {
 # Kills, by pid, only processes this test started; then removes the perf maps
 # (/tmp/perf-PID.map, which the agents write for perf) made since the test began whose
 # process is gone, so that the check leaves none behind (about 50 a check before
-# 2026-12-06). A test's EXIT trap calls it.
+# 2026-12-06), and likewise the diagnostics sockets of .NET processes that did not end
+# on their own (/tmp/dotnet-diagnostic-PID-KEY-socket, which CoreCLR removes only at a
+# normal exit: two a check, 439 in /tmp here on 2026-12-06). A test's EXIT trap calls it.
 STARTED_PIDS=()
 PERF_MAPS_AT_START=" $(cd /tmp && echo perf-*.map) "
+DOTNET_SOCKETS_AT_START=" $(cd /tmp && echo dotnet-diagnostic-*-socket) "
 track_pid() { STARTED_PIDS+=("$1"); }
 cleanup_pids() {
   local p f
@@ -44,6 +47,13 @@ cleanup_pids() {
     case $PERF_MAPS_AT_START in *" ${f#/tmp/} "*) continue ;; esac
     p=${f#/tmp/perf-}
     p=${p%.map}
+    kill -0 "$p" 2>/dev/null || rm -f "$f"
+  done
+  for f in /tmp/dotnet-diagnostic-*-socket; do
+    [ -S "$f" ] || continue
+    case $DOTNET_SOCKETS_AT_START in *" ${f#/tmp/} "*) continue ;; esac
+    p=${f#/tmp/dotnet-diagnostic-}
+    p=${p%%-*}
     kill -0 "$p" 2>/dev/null || rm -f "$f"
   done
   return 0
