@@ -48,6 +48,18 @@ free_port() {
 # listening PID PORT: PID's network namespace has a listener on 127.0.0.1:PORT.
 listening() { grep -qi "0100007F:$(printf '%04X' "$2") 00000000:0000 0A" "/proc/$1/net/tcp"; }
 
+# run_script NAME PORT JS_LINE...: $WORK/NAME.js of those lines, run by node in a process
+# group of its own (its children end with it: kill -- -PID) with its inspector on
+# 127.0.0.1:PORT, stderr in $WORK/NAME.err; its pid in SCRIPT_PID.
+run_script() {
+  local name=$1 port=$2
+  shift 2
+  printf '%s\n' "$@" >"$WORK/$name.js"
+  (exec setsid node --inspect-port="127.0.0.1:$port" "$WORK/$name.js") 2>"$WORK/$name.err" &
+  SCRIPT_PID=$!
+  track_pid "$SCRIPT_PID"
+}
+
 # expect STATUS LINE_REGEX PID: `jitprov attach` exits STATUS, one line on stderr, nothing on stdout.
 expect() {
   local want=$1 re=$2 pid=$3; shift 3
@@ -165,12 +177,10 @@ pass "--inspect-port after the script is the program's: attached over node's own
 # take the client: the command gives it until a second before --timeout, then closes the
 # inspector all the same: exit 10, the main thread loaded, nothing left listening.
 P10=$(free_port)
-printf '%s\n' "const { Worker, isMainThread } = require('worker_threads');" \
+run_script blocked "$P10" "const { Worker, isMainThread } = require('worker_threads');" \
   "if (isMainThread) { new Worker(__filename); setInterval(() => {}, 1000); }" \
-  "else { require('child_process').execSync('sleep 30'); }" >"$WORK/blocked.js"
-(exec setsid node --inspect-port="127.0.0.1:$P10" "$WORK/blocked.js") 2>"$WORK/blocked.err" &
-BLOCKED=$!
-track_pid "$BLOCKED"
+  "else { require('child_process').execSync('sleep 30'); }"
+BLOCKED=$SCRIPT_PID
 sleep 0.7
 "$ATTACH" attach "$BLOCKED" --agent "$AGENT" --timeout 3 --options perfmap=off >"$WORK/blocked.out" 2>"$WORK/blocked.cmd"; rc=$?
 [ $rc -eq 10 ] && grep -q "the client is loaded in the main thread, but 1 of its 1 worker threads did not answer in time" "$WORK/blocked.cmd" ||
@@ -187,12 +197,10 @@ pass "a worker thread blocked in a native call: exit 10, the inspector closed al
 # command's own close went with its session), twice: SIGUSR1's second start, pending in
 # node's loop, opens the inspector again after the first. Then nothing listens.
 P11=$(free_port)
-printf '%s\n' "const i = require('inspector');" \
+run_script mainblocked "$P11" "const i = require('inspector');" \
   "(function poll() { if (i.url()) require('child_process').execSync('sleep 4'); else setImmediate(poll); })();" \
-  "setInterval(() => {}, 1000);" >"$WORK/mainblocked.js"
-(exec setsid node --inspect-port="127.0.0.1:$P11" "$WORK/mainblocked.js") 2>"$WORK/mainblocked.err" &
-MAINB=$!
-track_pid "$MAINB"
+  "setInterval(() => {}, 1000);"
+MAINB=$SCRIPT_PID
 sleep 0.5
 "$ATTACH" attach "$MAINB" --agent "$AGENT" --timeout 2 --options perfmap=off >"$WORK/mainb.out" 2>"$WORK/mainb.cmd"; rc=$?
 # (Which of the two: whether node's interrupt ran the load before the block began.)
