@@ -214,6 +214,19 @@ listening "$MAINB" "$P11" && fail "the inspector of the once-blocked main thread
 kill -- -"$MAINB" 2>/dev/null
 pass "a main thread blocked once its inspector opened: exit 10, STILL OPEN said; then loaded, and closed ($(grep -c 'Debugger listening' "$WORK/mainblocked.err") openings)"
 
+# --inspect-publish-uid=stderr: its inspector would serve no /json/list, so the command
+# could not find its WebSocket URL and close it again (before: exit 1, "ITS INSPECTOR IS
+# STILL OPEN"): refused, never signalled.
+P12=$(free_port)
+node --inspect-port="127.0.0.1:$P12" --inspect-publish-uid=stderr -e 'setInterval(() => {}, 1000)' 2>"$WORK/uid.err" &
+UID_PID=$!
+track_pid "$UID_PID"
+sleep 0.5
+expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=stderr\): refused, nothing sent" "$UID_PID"
+sleep 0.3
+listening "$UID_PID" "$P12" || grep -q "Debugger listening" "$WORK/uid.err" && fail "the --inspect-publish-uid=stderr node was signalled"
+pass "--inspect-publish-uid=stderr: exit 7, never signalled"
+
 # --inspect-port=0: node picks the port as it opens; the command takes the target's first
 # new listener on that address, attaches, and the inspector closes again.
 node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &

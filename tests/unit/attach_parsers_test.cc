@@ -909,6 +909,13 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   EXPECT_EQ(a.port, 6000);
   a = inspectorAddress({"node", "--inspect-port=5000", "app.js"}, {"--inspect-port=6000"});
   EXPECT_EQ(a.port, 5000);
+  // --inspect-publish-uid: node's default serves /json/list; stderr alone does not.
+  EXPECT_EQ(inspectorAddress({"node", "app.js"}).publish_uid, "stderr,http");
+  EXPECT_EQ(inspectorAddress({"node", "--inspect-publish-uid=stderr", "app.js"}).publish_uid, "stderr");
+  a = inspectorAddress({"node", "--inspect-publish-uid", "http", "--inspect-port", "4002", "app.js"});
+  EXPECT_EQ(a.publish_uid, "http");
+  EXPECT_EQ(a.port, 4002);  // the value was not taken for the script
+  EXPECT_EQ(inspectorAddress({"node", "app.js"}, {"--inspect-publish-uid=stderr"}).publish_uid, "stderr");
 }
 
 TEST(NodeAttach, TcpListenersOfProcNetTcp) {

@@ -619,7 +619,8 @@ InspectorAddress inspectorAddress(const std::vector<std::string>& args, const st
                                                 "--tls-keylog",
                                                 "--use-largepages",
                                                 "--trace-event-categories",
-                                                "--trace-event-file-pattern"};
+                                                "--trace-event-file-pattern",
+                                                "--inspect-publish-uid"};
   // NODE_OPTIONS first: the command line overrides it. On the command line, node's own
   // options end at the script (or "--"): what follows is the program's.
   auto scan = [&](const std::vector<std::string>& words, size_t from, bool whole) {
@@ -638,6 +639,12 @@ InspectorAddress inspectorAddress(const std::vector<std::string>& args, const st
           if (!is_port) a.explicit_inspect = true;
         }
       }
+      // --inspect-publish-uid=stderr: no /json/list, so the WebSocket URL (its UUID) is
+      // on the target's stderr only.
+      if (w == "--inspect-publish-uid" && i + 1 < words.size())
+        a.publish_uid = words[i + 1];
+      else if (w.rfind("--inspect-publish-uid=", 0) == 0)
+        a.publish_uid = w.substr(22);
       if (kValued.count(w) != 0) ++i;  // its value
     }
   };
@@ -755,6 +762,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   if (inet_pton(AF_INET, ia.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
     return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
                                      std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
+  if (ia.publish_uid.find("http") == std::string::npos)
+    return fail(kAttachDisabled,
+                who + ": its inspector would not serve its WebSocket URL over HTTP (--inspect-publish-uid=" +
+                    printable(ia.publish_uid) + "): refused, nothing sent");
   const uint32_t addr = ntohl(host.s_addr);
   // Port 0 (--inspect-port=0): node picks one when it opens; found below, as the first
   // new listener of the target's on that address.

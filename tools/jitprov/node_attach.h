@@ -27,6 +27,9 @@ struct InspectorAddress {
   std::string host = "127.0.0.1";
   int port = 9229;
   bool explicit_inspect = false;
+  // --inspect-publish-uid's value (node's default: "stderr,http"): without "http" the
+  // inspector serves no /json/list, and its WebSocket URL cannot be found.
+  std::string publish_uid = "stderr,http";
 };
 // args: the words of /proc/PID/cmdline (node's options end at the script); node_options:
 // those of its NODE_OPTIONS, which the command line overrides. Pure: unit-testable.
