@@ -226,6 +226,16 @@ expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=st
 sleep 0.3
 listening "$UID_PID" "$P12" || grep -q "Debugger listening" "$WORK/uid.err" && fail "the --inspect-publish-uid=stderr node was signalled"
 pass "--inspect-publish-uid=stderr: exit 7, never signalled"
+# An IPv6 inspector address (/proc/PID/net/tcp6, not read): refused, never signalled.
+P13=$(free_port)
+node --inspect-port="[::1]:$P13" -e 'setInterval(() => {}, 1000)' 2>"$WORK/v6.err" &
+V6_PID=$!
+track_pid "$V6_PID"
+sleep 0.5
+expect 7 "would listen on \[::1\] port $P13, an IPv6 address: not supported, nothing sent" "$V6_PID"
+sleep 0.3
+grep -q "Debugger listening" "$WORK/v6.err" && fail "the IPv6 node was signalled"
+pass "--inspect-port=[::1]:PORT: exit 7, never signalled"
 
 # --inspect-port=0: node picks the port as it opens; the command takes the target's first
 # new listener on that address, attaches, and the inspector closes again.

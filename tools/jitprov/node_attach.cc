@@ -759,6 +759,9 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     if (e.rfind("NODE_OPTIONS=", 0) == 0) node_options = splitBlanks(e.substr(13));
   const InspectorAddress ia = inspectorAddress(args, node_options);
   in_addr host{};
+  if (ia.host.find(':') != std::string::npos || ia.host.find('[') != std::string::npos)
+    return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + " port " +
+                                     std::to_string(ia.port) + ", an IPv6 address: not supported, nothing sent");
   if (inet_pton(AF_INET, ia.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
     return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
                                      std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
