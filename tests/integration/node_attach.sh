@@ -237,6 +237,28 @@ sleep 0.3
 grep -q "Debugger listening" "$WORK/v6.err" && fail "the IPv6 node was signalled"
 pass "--inspect-port=[::1]:PORT: exit 7, never signalled"
 
+# A program with a global `require` of its own, which shadows the inspector's command-line
+# API (V8 installs none of its names the global object has): the load and the close use
+# no `require` (process.dlopen, process._debugEnd), so it is attached and closed again.
+P14=$(free_port)
+node --inspect-port="127.0.0.1:$P14" -e "globalThis.require = () => { throw new Error('not node\\'s require'); }; setInterval(() => {}, 1000)" 2>"$WORK/shadow.err" &
+SHADOW=$!
+track_pid "$SHADOW"
+sleep 0.5
+"$ATTACH" attach "$SHADOW" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/shadow.out" 2>>"$WORK/shadow.err" ||
+  fail "attach to a node with its own global require: exit $?: $(cat "$WORK/shadow.out" "$WORK/shadow.err")"
+listening "$SHADOW" "$P14" && fail "its own global require: the inspector still listens on 127.0.0.1:$P14"
+pass "a program's own global require: attached, and its inspector closed"
+
+# --inspect=0: the inspector opened at start on a port node chose, which the command
+# cannot tell from the program's own: left alone, never signalled (13).
+node --inspect=127.0.0.1:0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp0.err" &
+INSP0=$!
+track_pid "$INSP0"
+sleep 0.5
+expect 13 "opened at start \(--inspect\) on a port node chose: in use, left as it is" "$INSP0"
+pass "--inspect=0: exit 13, left as it is"
+
 # --inspect-port=0: node picks the port as it opens; the command takes the target's first
 # new listener on that address, attaches, and the inspector closes again.
 node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &

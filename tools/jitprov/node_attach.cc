@@ -34,16 +34,20 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxHttp = 64 * 1024;     // /json/list's reply, the handshake's
 constexpr size_t kMaxFrame = 1024 * 1024;  // one WebSocket message from the inspector
-// The last message: inspector.close() ends every session (ours gets a close frame, no
-// reply) and stops the listener before it returns; through the load's closeNow when the
-// load ran (the close, again in a setImmediate), which also cancels its close by the
-// deadline.
+// The last message: inspector.close() (process._debugEnd) ends every session (ours gets
+// a close frame, no reply) and stops the listener before it returns; through the load's
+// closeNow when the load ran, which also cancels its close by the deadline; in either
+// case again in a setImmediate (see nodeLoadExpression).
 constexpr char kCloseExpression[] =
     "(() => { const ck = Symbol.for('jitprov.node.close'), f = globalThis[ck]; delete globalThis[ck];"
-    " if (f) f(); else require('inspector').close(); })()";
+    " if (f) return f(); const pr = globalThis.process;"
+    " const tm = typeof pr.getBuiltinModule === 'function' ? pr.getBuiltinModule('timers') : globalThis;"
+    " pr._debugEnd(); tm.setImmediate(() => pr._debugEnd()); })()";
 constexpr int kOpText = 1, kOpClose = 8, kOpPing = 9, kOpPong = 10;
 
 AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, std::move(line), {}}; }
+// The status of an I/O step's failure: its deadline (kTimedOut), else kError.
+int ioStatus(const std::string& why) { return why.find("timed out") != std::string::npos ? kTimedOut : kError; }
 
 int msLeft(AttachDeadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -476,9 +480,10 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   std::string url_path;
   {
     Conn c(deadline);
-    if (std::string e = c.connect(addr, port); !e.empty()) return fail(kError, who + ": inspector at " + at + ": " + e);
+    if (std::string e = c.connect(addr, port); !e.empty())
+      return fail(ioStatus(e), who + ": inspector at " + at + ": " + e);
     if (std::string e = c.send("GET /json/list HTTP/1.1\r\nHost: " + at + "\r\nConnection: close\r\n\r\n"); !e.empty())
-      return fail(kError, who + ": inspector at " + at + ": " + e);
+      return fail(ioStatus(e), who + ": inspector at " + at + ": " + e);
     std::string head, body;
     if (std::string e = c.httpResponse(&head, &body, true); !e.empty())
       return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector at " + at + ": /json/list: " + e);
@@ -495,13 +500,14 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
     url_path = ws.substr(prefix.size() - 1);
   }
   Conn c(deadline);
-  if (std::string e = c.connect(addr, port); !e.empty()) return fail(kError, who + ": inspector at " + at + ": " + e);
+  if (std::string e = c.connect(addr, port); !e.empty())
+    return fail(ioStatus(e), who + ": inspector at " + at + ": " + e);
   const std::string key = randomKey();
   if (std::string e = c.send("GET " + url_path + " HTTP/1.1\r\nHost: " + at +
                              "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
                              "\r\nSec-WebSocket-Version: 13\r\n\r\n");
       !e.empty())
-    return fail(kError, who + ": WebSocket handshake: " + e);
+    return fail(ioStatus(e), who + ": WebSocket handshake: " + e);
   std::string head, body;
   if (std::string e = c.httpResponse(&head, &body, false); !e.empty())
     return fail(e == "timed out" ? kTimedOut : kError, who + ": WebSocket handshake: " + e);
@@ -551,13 +557,35 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
     std::string msg;
     const std::string e = c.readMessage(&msg);
     if (e == "closed") break;
-    if (!e.empty())
-      return main_outcome.status != kAttached ? main_outcome
-             : e == "timed out"
-                 ? fail(kTimedOut, who + ": the client answered '" + printable(answer) +
-                                       "', but inspector.close() got no answer in time (its main thread blocked "
-                                       "in a native call?); the inspector closes itself once that thread is free")
-                 : fail(kError, who + ": inspector.close(): " + e);
+    if (e.empty()) {
+      const auto j = nlohmann::json::parse(msg, nullptr, false);
+      if (!j.is_object() || !j.contains("id")) continue;  // an event
+      if (j["id"] == 1 && main_outcome.status == kTimedOut) {
+        // The load's answer after all, late (its thread was blocked a while): said as it
+        // is, still not 0 (the worker threads were not reached).
+        const AttachOutcome a = evaluateAnswer(who, j, "Runtime.evaluate", &answer);
+        main_outcome = a.status != kAttached
+                           ? a
+                           : fail(kTimedOut, who + ": the client answered '" + printable(answer) +
+                                                 "' only after the time kept for it (its main thread blocked a "
+                                                 "while); its worker threads, if any, were not reached");
+        continue;
+      }
+      if (j["id"] == 2) {  // a reply: the close did not end the session
+        std::string ignored;
+        const AttachOutcome a = evaluateAnswer(who, j, "the close", &ignored);
+        return main_outcome.status != kAttached ? main_outcome
+               : a.status != kAttached          ? fail(kError, a.line)
+                                                : fail(kError, who + ": the close answered, the session goes on");
+      }
+      continue;
+    }
+    return main_outcome.status != kAttached ? main_outcome
+           : e == "timed out"
+               ? fail(kTimedOut, who + ": the client answered '" + printable(answer) +
+                                     "', but inspector.close() got no answer in time (its main thread blocked "
+                                     "in a native call?); the inspector closes itself once that thread is free")
+               : fail(kError, who + ": inspector.close(): " + e);
   }
   if (main_outcome.status != kAttached) return main_outcome;
   if (worker_outcome.status != kAttached) return worker_outcome;
@@ -713,13 +741,18 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
   std::string self_close;
   if (main_thread && close_by_ms > 0)
     self_close =
-        "  const insp = require('inspector'), ck = Symbol.for('jitprov.node.close');\n"
-        "  const closeNow = () => { insp.close(); setImmediate(() => insp.close()); };\n"
-        "  const t = setTimeout(() => { delete globalThis[ck]; closeNow(); }, Math.max(0, " +
+        // node's own timers and inspector close (inspector.close is process._debugEnd):
+        // neither `require` (a program's own global `require` shadows the command-line
+        // API's) nor timer globals a program may have replaced (fake timers).
+        "  const pr = globalThis.process, ck = Symbol.for('jitprov.node.close');\n"
+        "  const tm = typeof pr.getBuiltinModule === 'function' ? pr.getBuiltinModule('timers') : globalThis;\n"
+        "  const end = () => pr._debugEnd();\n"
+        "  const closeNow = () => { end(); tm.setImmediate(end); };\n"
+        "  const t = tm.setTimeout(() => { delete globalThis[ck]; closeNow(); }, Math.max(0, " +
         std::to_string(close_by_ms) +
         " - Date.now()));\n"
-        "  t.unref();\n"
-        "  globalThis[ck] = () => { clearTimeout(t); closeNow(); };\n";
+        "  globalThis[ck] = () => { tm.clearTimeout(t); closeNow(); };\n"
+        "  if (t && typeof t.unref === 'function') t.unref();\n";
   return "(() => {\n" + self_close +
          "  const p = globalThis.process;\n"
          "  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');\n"
@@ -744,7 +777,7 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   const std::string who = describe(t);
   const pid_t pid = t.target.pid;
   const auto start = Clock::now();
-  const AttachDeadline deadline = start + req.timeout;
+  AttachDeadline deadline = start + req.timeout;  // extended once the inspector listens (below)
   if (t.node_client_loaded)
     return fail(kAlreadyLoaded, who + ": jitprov's Node.js client is loaded already (nothing done)");
   const unsigned long long usr1 = 1ULL << (SIGUSR1 - 1);
@@ -812,6 +845,12 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   }
   // Where the inspector listens, for the lines: its address, and its namespace when not ours.
   std::string where = netns_name.empty() ? at : at + " in " + netns_name;
+  // --inspect=0 (or --inspect-port=0 with --inspect*): its inspector opened at start on a
+  // port node chose, which nothing here can tell from the program's own listeners.
+  if (port == 0 && ia.explicit_inspect)
+    return fail(kInUse, who +
+                            ": its inspector was opened at start (--inspect) on a port node chose: in use, "
+                            "left as it is");
   switch (port == 0 ? 0 : listenerOf(pid, addr, port)) {
     case 1:
       return fail(kInUse, who + ": its inspector is open already on " + at +
@@ -834,7 +873,10 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   while (Clock::now() < deadline) {
     if (port == 0) {
       for (const TcpListener& l : listenersOf(pid))
-        if (listening_before.count(l.inode) == 0 && l.addr == addr) port = l.port;
+        if (listening_before.count(l.inode) == 0 && l.addr == addr) {
+          port = l.port;  // the first new one
+          break;
+        }
       if (port != 0) {
         at = ia.host + ":" + std::to_string(port);
         where = netns_name.empty() ? at : at + " in " + netns_name;
@@ -868,6 +910,9 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      "its main thread blocked in a native call: then it opens once that thread is "
                                      "free, and stays open)");
   }
+  // The inspector listens now: whatever the wait took, the exchange gets two seconds at
+  // least, so that the load (which arranges its own close) and the close can be sent.
+  deadline = std::max(deadline, Clock::now() + std::chrono::seconds(2));
   const int64_t close_by_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(
           (std::chrono::system_clock::now() + (deadline - Clock::now()) + std::chrono::milliseconds(500))
