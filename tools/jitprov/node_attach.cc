@@ -381,8 +381,7 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
   std::vector<std::string> sessions;
   for (;;) {
     std::string msg;
-    if (std::string e = c.readMessage(&msg); !e.empty())
-      return fail(e == "timed out" ? kTimedOut : kError, who + ": NodeWorker.enable: " + e);
+    if (std::string e = c.readMessage(&msg); !e.empty()) return fail(ioStatus(e), who + ": NodeWorker.enable: " + e);
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object()) continue;
     if (j.value("method", "") == "NodeWorker.attachedToWorker") {
@@ -417,7 +416,7 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
     std::string msg;
     if (std::string e = c.readMessage(&msg); !e.empty())
       return fail(
-          e == "timed out" ? kTimedOut : kError,
+          ioStatus(e),
           who + ": the client is loaded in the main thread, but " + std::to_string(pending) + " of its " +
               std::to_string(sessions.size()) + " worker threads did not answer" +
               (e == "timed out" ? " in time (blocked in a native call, where no interrupt reaches it?)" : ": " + e));
@@ -486,7 +485,7 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
       return fail(ioStatus(e), who + ": inspector at " + at + ": " + e);
     std::string head, body;
     if (std::string e = c.httpResponse(&head, &body, true); !e.empty())
-      return fail(e == "timed out" ? kTimedOut : kError, who + ": inspector at " + at + ": /json/list: " + e);
+      return fail(ioStatus(e), who + ": inspector at " + at + ": /json/list: " + e);
     if (head.rfind("HTTP/1.0 200", 0) != 0 && head.rfind("HTTP/1.1 200", 0) != 0)
       return fail(kError, who + ": inspector at " + at + ": /json/list: " + printable(head.substr(0, head.find('\r'))));
     const auto j = nlohmann::json::parse(body, nullptr, false);
@@ -510,7 +509,7 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
     return fail(ioStatus(e), who + ": WebSocket handshake: " + e);
   std::string head, body;
   if (std::string e = c.httpResponse(&head, &body, false); !e.empty())
-    return fail(e == "timed out" ? kTimedOut : kError, who + ": WebSocket handshake: " + e);
+    return fail(ioStatus(e), who + ": WebSocket handshake: " + e);
   if (head.rfind("HTTP/1.1 101", 0) != 0 ||
       head.find("Sec-WebSocket-Accept: " + webSocketAccept(key)) == std::string::npos)
     return fail(kError, who + ": WebSocket handshake refused: " + printable(head.substr(0, head.find('\r'))));
@@ -526,12 +525,11 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   for (;;) {
     std::string msg;
     if (std::string e = c.readMessage(&msg); !e.empty()) {
-      main_outcome =
-          fail(e == "timed out" ? kTimedOut : kError,
-               who + ": Runtime.evaluate: no answer" +
-                   (e == "timed out" ? std::string(" in time (its main thread blocked in a native call?); the "
-                                                   "load and the close wait for it")
-                                     : ": " + e));
+      main_outcome = fail(
+          ioStatus(e), who + ": Runtime.evaluate: no answer" +
+                           (e == "timed out" ? std::string(" in time (its main thread blocked in a native call?); the "
+                                                           "load and the close wait for it")
+                                             : ": " + e));
       break;
     }
     const auto j = nlohmann::json::parse(msg, nullptr, false);
