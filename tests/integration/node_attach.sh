@@ -78,10 +78,11 @@ PORT=$(free_port)
 mkdir -p "$WORK/d"
 (
   # V8's logs, one per isolate (isolate-ADDR-PID-v8.log), in DIR: the main thread's and
-  # its two worker threads' (one ends early, one stays until the end).
+  # its two worker threads' (one ends early, one stays until the end), and a third
+  # worker's, started once DIR/late exists (after the attach).
   cd "$WORK/d" || exit 1
   exec node --inspect-port="127.0.0.1:$PORT" --compact-on-every-full-gc --log-code --logfile=v8.log \
-    "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12
+    "$SRC/tools/node/workload/workload.js" "$WORK/d" 20 150 12 2+late
 ) >"$WORK/node.out" 2>&1 &
 NODE_PID=$!
 track_pid "$NODE_PID"
@@ -97,6 +98,7 @@ listening "$NODE_PID" "$PORT" && fail "the inspector still listens on 127.0.0.1:
   fail "attach output (the main thread and at least the steady worker thread loaded): $(cat "$WORK/attach.out" "$WORK/attach.err")"
 cat "$WORK/attach.out"
 [ -f "$WORK/d/quiet" ] && fail "the workload was past its compiling when attached: no test of an attach during it"
+touch "$WORK/d/late"  # a worker thread started after the attach: the client reaches it too
 "$ATTACH" ps --json >"$WORK/ps1.json"
 $PY - "$WORK/ps1.json" "$NODE_PID" <<'PYCHECK' || fail "jitprov ps after the attach: $(cat "$WORK/ps1.json")"
 import json, sys
@@ -112,13 +114,14 @@ node_quiet_window "$WORK/d" "$NODE_PID" "$WORK/node.out" "$WORK/d/window"
 lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail "lttng stop/destroy"
 touch "$WORK/d/stop"
 node_end "$NODE_PID" "$WORK/node.out" "$WORK/d"
-node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000
+node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000 --late
 $PY - "$WORK/d/client.json" <<'PY' || fail "the client's isolates: $(grep -a isolates "$WORK/d/client.json")"
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["isolates"] >= 2, c["isolates"]  # the main thread's and the steady worker's at least
+assert c["isolates"] >= 3, c["isolates"]  # the main thread's, the steady and the late worker's at least
 PY
-pass "the attached node's rundowns (main thread and worker threads) verified and identical to V8's own account of live code"
+grep "^jitprov-node: worker thread" "$WORK/node.out" && fail "a worker thread started after the attach was not traced"
+pass "the attached node's rundowns (main thread, worker threads at the attach and one started after it) verified and identical to V8's own account of live code"
 
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)

@@ -20,6 +20,9 @@ jitprov-marker.js (compiled after the rundown was taken); the worker that ended 
 the quiet moment (its scripts are early*.js) is dead with all its code; the other
 worker, idle until the end, to the end of its log.
 
+--late: a fourth log, of a worker started after the attach (its scripts are late*.js),
+idle until the end like the steady one, replayed to its end.
+
 --single: one log for the main isolate alone (DIR/v8.log, --no-logfile-per-isolate: the
 node-attach test's workload runs no worker), replayed to the marker, against the last
 rundown in the window.
@@ -180,7 +183,7 @@ def replay(path, heap, stop_at_marker):
     return False
 
 
-def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False, single=False):
+def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False, single=False, late=False):
     pid = int(open(d + "/pid").read())
     client = json.load(open(d + "/client.json"))
     if single:
@@ -194,14 +197,17 @@ def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False, si
         heap = Heap()
         replay(logs[0], heap, False)
         return compare(trace, label, d, pid, client, [heap], [heap], None, min_live, min_moves, min_reused)
-    check(len(logs) == 3, "%s: %d V8 logs, not 3 (main thread, two workers): %s" % (label, len(logs), logs))
+    roles = ["early", "main", "steady"] + (["late"] if late else [])
+    check(len(logs) == len(roles), "%s: %d V8 logs, not %d (main thread, %d workers): %s" % (
+        label, len(logs), len(roles), len(roles) - 1, logs))
     by_role = {}
     for path in logs:
         text = open(path, encoding="utf-8", errors="replace").read()
-        role = "main" if MARKER in text else "early" if "/gen/early0.js" in text else "steady"
+        role = ("main" if MARKER in text else "early" if "/gen/early0.js" in text else
+                "late" if "/gen/late0.js" in text else "steady")
         check(role not in by_role, "%s: two logs look like the %s isolate's" % (label, role))
         by_role[role] = path
-    check(sorted(by_role) == ["early", "main", "steady"], "%s: isolates %s" % (label, sorted(by_role)))
+    check(sorted(by_role) == sorted(roles), "%s: isolates %s" % (label, sorted(by_role)))
     # One address space: the isolates' logs replayed into one heap would interleave wrongly
     # (each log has its own clock); live isolates hold disjoint code ranges, so each is
     # replayed alone and the ended worker's objects are all dead.
@@ -209,8 +215,13 @@ def main(trace, label, d, min_live, min_moves=0, min_reused=0, program=False, si
     check(replay(by_role["main"], main_heap, True), "%s: the marker %s is not in the main log" % (label, MARKER))
     replay(by_role["steady"], steady_heap, False)
     replay(by_role["early"], early_heap, False)
+    live_heaps = [main_heap, steady_heap]
+    if late:
+        late_heap = Heap()
+        replay(by_role["late"], late_heap, False)
+        live_heaps.append(late_heap)
     window = tuple(int(x) for x in open(d + "/window"))
-    return compare(trace, label, d, pid, client, [main_heap, steady_heap], [main_heap, steady_heap, early_heap],
+    return compare(trace, label, d, pid, client, live_heaps, live_heaps + [early_heap],
                    window, min_live, min_moves, min_reused)
 
 
@@ -321,9 +332,10 @@ if __name__ == "__main__":
     ap.add_argument("--min-reused", type=int, default=0)
     ap.add_argument("--program", action="store_true")
     ap.add_argument("--single", action="store_true")
+    ap.add_argument("--late", action="store_true")
     o = ap.parse_args()
     try:
-        sys.exit(main(o.trace, o.label, o.dir, o.min_live, o.min_moves, o.min_reused, o.program, o.single))
+        sys.exit(main(o.trace, o.label, o.dir, o.min_live, o.min_moves, o.min_reused, o.program, o.single, o.late))
     except CheckFailed as e:
         print("v8log_check: %s" % e, file=sys.stderr)
         sys.exit(1)

@@ -751,8 +751,61 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
         " - Date.now()));\n"
         "  globalThis[ck] = () => { tm.clearTimeout(t); closeNow(); };\n"
         "  if (t && typeof t.unref === 'function') t.unref();\n";
-  return "(() => {\n" + self_close +
-         "  const p = globalThis.process;\n"
+  // Worker threads started after the attach (docs/node.md, "Isolates"): the main
+  // thread keeps an in-process inspector session (no port, nothing paused) whose
+  // NodeWorker domain reports each new worker, and gives it this same load. A worker
+  // still in its bootstrap has no process.dlopen yet ('not yet'), or throws: tried again
+  // 5 ms later, 200 times at most; a worker not loaded gets one line on node's stderr.
+  // The workers running at the enable are the command's (reported before the enable's
+  // answer, so skipped here).
+  std::string watch;
+  if (main_thread)
+    watch =
+        "  try {\n"
+        "    const gm = (n) => typeof p.getBuiltinModule === 'function' ? p.getBuiltinModule(n) : null;\n"
+        "    const insp = gm('inspector'), tw = gm('timers') || globalThis;\n"
+        "    const we = " +
+        nlohmann::json(nodeLoadExpression(addon, options, false, 0)).dump() +
+        ";\n"
+        "    const s = new insp.Session(), tries = new Map();\n"
+        "    let ready = false, id = 0;\n"
+        "    const say = (t, why) => { try { p.stderr.write('jitprov-node: worker thread ' + t.w +\n"
+        "      ' started after the attach: not traced (' + why + ')\\n'); } catch (e) {} };\n"
+        "    const send = (sid) => s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message:\n"
+        "      JSON.stringify({ id: ++id, method: 'Runtime.evaluate', params: { expression: we,\n"
+        "        returnByValue: true, silent: true } }) }, () => {});\n"
+        "    s.connect();\n"
+        "    s.on('NodeWorker.attachedToWorker', ({ params }) => {\n"
+        "      if (!ready) return;\n"
+        "      tries.set(params.sessionId, { n: 0, w: params.workerInfo ? params.workerInfo.workerId : '?' });\n"
+        "      send(params.sessionId);\n"
+        "    });\n"
+        "    s.on('NodeWorker.detachedFromWorker', ({ params }) => { tries.delete(params.sessionId); });\n"
+        "    s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {\n"
+        "      const t = tries.get(params.sessionId);\n"
+        "      let j;\n"
+        "      try { j = JSON.parse(params.message); } catch (e) { return; }\n"
+        "      if (!t || typeof j.id !== 'number') return;  // an event of the worker's\n"
+        "      const r = j.result || {}, v = r.result ? r.result.value : undefined;\n"
+        "      if (v === 'loaded' || v === 'already') { tries.delete(params.sessionId); return; }\n"
+        "      if ((v === 'not yet' || r.exceptionDetails) && ++t.n < 200) {\n"
+        "        const h = tw.setTimeout(() => { if (tries.has(params.sessionId)) send(params.sessionId); }, 5);\n"
+        "        if (h && typeof h.unref === 'function') h.unref();\n"
+        "        return;\n"
+        "      }\n"
+        "      tries.delete(params.sessionId);\n"
+        "      say(t, typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200));\n"
+        "    });\n"
+        "    s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, () => { ready = true; });\n"
+        "  } catch (e) {\n"
+        "    try { p.stderr.write('jitprov-node: worker threads started after the attach will not be traced (' +\n"
+        "      e.message + ')\\n'); } catch (e2) {}\n"
+        "  }\n";
+  return "(() => {\n" + self_close + "  const p = globalThis.process;\n" +
+         // A worker still in its bootstrap (reached by the watch below) may lack these.
+         std::string(main_thread ? ""
+                                 : "  if (typeof p !== 'object' || p === null || typeof p.dlopen !== 'function') "
+                                   "return 'not yet';\n") +
          "  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');\n"
          "  if (globalThis[key]) return 'already';\n"
          "  const m = { exports: {} };\n"
@@ -766,7 +819,7 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
          "  if (!m.exports.started) return 'refused';\n" +
          // The exit rundown and stats, as preload.js hooks them (a worker's isolate ends
          // through the addon's own cleanup hook).
-         std::string(main_thread ? "  p.on('exit', () => m.exports.finish());\n" : "") +
+         std::string(main_thread ? "  p.on('exit', () => m.exports.finish());\n" : "") + watch +
          "  return 'loaded';\n"
          "})()";
 }

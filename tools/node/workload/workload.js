@@ -9,8 +9,10 @@
 // `jitprov_quiet_end` of jitprov-marker.js (where the checker stops replaying V8's log),
 // stops the worker and exits.
 //   node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS [WORKERS]]]]
-// WORKERS 0: no worker thread (the node-attach test: the client attached later reaches
-// the main isolate only, and V8's --no-logfile-per-isolate log stays whole).
+// WORKERS 0: no worker thread (V8's --no-logfile-per-isolate log stays whole). 2+late:
+// the two, and a third ('late', like the steady one) once DIR/late exists, checked when
+// the main thread's rounds are done (the node-attach test creates it after the attach:
+// a worker started after it).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -94,7 +96,16 @@ if (isMainThread) {
     console.error('usage: node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS [WORKERS]]]]');
     process.exit(2);
   }
-  let earlyDone = true, steadyReady = true, steady = null;
+  let earlyDone = true, steadyReady = true, steady = null, lateReady = true, late = null;
+  if (workers === '2+late') {
+    lateReady = false;
+    const poll = setInterval(() => {
+      if (!fs.existsSync(path.join(dir, 'late'))) return;
+      clearInterval(poll);
+      late = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 4, tag: 'late', stay: true } });
+      late.on('message', (m) => { if (m === 'ready') lateReady = true; });
+    }, 20);
+  }
   if (workers !== '0') {
     earlyDone = steadyReady = false;
     const early = new Worker(__filename, { workerData: { dir, files: 4, perFile: 100, rounds: 3, tag: 'early', stay: false } });
@@ -104,7 +115,7 @@ if (isMainThread) {
   }
   const r = run(dir, +files, +perFile, +rounds, 'm');
   const wait = setInterval(() => {
-    if (!earlyDone || !steadyReady) return;
+    if (!earlyDone || !steadyReady || !lateReady) return;
     clearInterval(wait);
     fs.writeFileSync(path.join(dir, 'quiet'), `${r}\n`);
     const stop = setInterval(() => {
@@ -112,6 +123,7 @@ if (isMainThread) {
       clearInterval(stop);
       vm.runInThisContext('function jitprov_quiet_end() { return 1; } jitprov_quiet_end();', { filename: 'jitprov-marker.js' });
       if (steady) steady.postMessage('stop');
+      if (late) late.postMessage('stop');
     }, 50);
   }, 50);
 } else {
