@@ -97,7 +97,7 @@ listening "$NODE_PID" "$PORT" && fail "the inspector still listens on 127.0.0.1:
 [ ! -s "$WORK/attach.err" ] && grep -qE "^jitprov: attached to PID $NODE_PID: Node.js 20\.[0-9.]+, agent .*; inspector on 127.0.0.1:$PORT open [0-9]+ ms .*; worker threads: [1-9][0-9]* of [1-9][0-9]* loaded" "$WORK/attach.out" ||
   fail "attach output (the main thread and at least the steady worker thread loaded): $(cat "$WORK/attach.out" "$WORK/attach.err")"
 cat "$WORK/attach.out"
-[ -f "$WORK/d/quiet" ] && fail "the workload was past its compiling when attached: no test of an attach during it"
+[ -f "$WORK/d/compiled" ] && fail "the workload was past its compiling when attached: no test of an attach during it"
 touch "$WORK/d/late"  # a worker thread started after the attach: the client reaches it too
 "$ATTACH" ps --json >"$WORK/ps1.json"
 $PY - "$WORK/ps1.json" "$NODE_PID" <<'PYCHECK' || fail "jitprov ps after the attach: $(cat "$WORK/ps1.json")"
@@ -115,13 +115,45 @@ lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail 
 touch "$WORK/d/stop"
 node_end "$NODE_PID" "$WORK/node.out" "$WORK/d"
 node_check_trace "$WORK/trace" node-attach "$WORK/d" 1000 --late
-$PY - "$WORK/d/client.json" <<'PY' || fail "the client's isolates: $(grep -a isolates "$WORK/d/client.json")"
+# The main thread's, the workers loaded at the attach (the early one may have ended
+# before) and the late worker's.
+AT_ATTACH=$(grep -oE "worker threads: [0-9]+ of" "$WORK/attach.out" | grep -oE "[0-9]+")
+$PY - "$WORK/d/client.json" "$AT_ATTACH" <<'PY' || fail "the client's isolates: $(grep -a isolates "$WORK/d/client.json")"
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["isolates"] >= 3, c["isolates"]  # the main thread's, the steady and the late worker's at least
+sys.exit(0 if c["isolates"] == int(sys.argv[2]) + 2 else "isolates %d, not %d + 2" % (c["isolates"], int(sys.argv[2])))
 PY
 grep "^jitprov-node: worker thread" "$WORK/node.out" && fail "a worker thread started after the attach was not traced"
 pass "the attached node's rundowns (main thread, worker threads at the attach and one started after it) verified and identical to V8's own account of live code"
+
+# Workers of workers started after the attach: each thread that took the client passes
+# its new workers to the main thread's inspector session (the only one with the
+# NodeWorker domain): a worker started once $WORK/go exists starts one, which starts one
+# more; all three take the client (4 isolates with the main thread's), no line says a
+# worker went untraced, and the process ends by itself.
+P14=$(free_port)
+run_script nested "$P14" "const { Worker, isMainThread, workerData } = require('worker_threads');" \
+  "const fs = require('fs'), spin = () => { let x = 0; for (let i = 0; i < 5e6; i++) x += i; return x; };" \
+  "if (isMainThread) { const t = setInterval(() => { if (!fs.existsSync('$WORK/go')) return; clearInterval(t);" \
+  "  new Worker(__filename, { workerData: 1 }); }, 20); }" \
+  "else { spin(); if (workerData < 3) new Worker(__filename, { workerData: workerData + 1 }); setTimeout(() => {}, 200); }"
+NESTED=$SCRIPT_PID
+sleep 0.5
+"$ATTACH" attach "$NESTED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/nested.json" \
+  >"$WORK/nested.out" 2>"$WORK/nested.cmd" || fail "attach to the nested-workers node: exit $?: $(cat "$WORK/nested.cmd")"
+touch "$WORK/go"
+ended() { local st; st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -z "$st" ] || [ "$st" = Z ]; }
+for _ in $(seq 200); do ended "$NESTED" && break; sleep 0.05; done
+ended "$NESTED" || fail "the nested-workers node did not end by itself"
+wait "$NESTED" || fail "the nested-workers node: exit $?: $(cat "$WORK/nested.err")"
+grep "^jitprov-node:" "$WORK/nested.err" && fail "a nested worker thread was not traced"
+$PY - "$WORK/nested.json" <<'PY' || fail "the nested workers' isolates: $(grep -a isolates "$WORK/nested.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+print("  client: %d isolates, %d added" % (c["isolates"], c["added"]))
+sys.exit(0 if c["isolates"] == 4 else 1)
+PY
+pass "workers of workers started after the attach take the client too (4 isolates), and node ends as before"
 
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)

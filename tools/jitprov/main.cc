@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       "attach",
       "load jitprov's agent into a running process (HotSpot 17+: its dynamic attach; CoreCLR: its diagnostics IPC; "
       "Node.js: its inspector, opened by SIGUSR1 on 127.0.0.1 and closed again; the main thread, its worker "
-      "threads running then and those it starts later; in another network namespace, root enters it). "
+      "threads running then and those started later; in another network namespace, root enters it). "
       "Exit: 0 attached, 1 error, 2 usage, 3 no such process, 4 not a runtime, 5 permission, 6 runtime too old, "
       "7 attach disabled, 8 another profiler, 9 already loaded, 10 timed out, 11 the agent failed, 12 no agent, "
       "13 node's inspector open already or its port taken");

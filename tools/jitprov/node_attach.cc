@@ -25,6 +25,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace jitprov::cli {
@@ -394,15 +395,16 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
       return fail(kError, who + ": NodeWorker.enable: " + printable(jitprov::tools::jsonText(j["error"]), 300));
     break;
   }
-  for (size_t i = 0; i < sessions.size(); ++i) {
+  auto sendLoad = [&](size_t i) {
     const nlohmann::json send = {
         {"id", kFirstSendId + int(i)},
         {"method", "NodeWorker.sendMessageToWorker"},
         {"params",
          {{"sessionId", sessions[i]}, {"message", jitprov::tools::jsonText(evaluateRequest(1, worker_expr))}}}};
-    if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(send), Conn::mask())); !e.empty())
-      return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
-  }
+    return c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(send), Conn::mask()));
+  };
+  for (size_t i = 0; i < sessions.size(); ++i)
+    if (std::string e = sendLoad(i); !e.empty()) return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
   // Each worker's outcome: "" pending, else its answer ("loaded", "already", "refused",
   // "error: ...") or "ended".
   std::vector<std::string> outcome(sessions.size());
@@ -432,6 +434,14 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
       if (!inner.is_object() || !inner.contains("id") || inner["id"] != 1) continue;  // an event of the worker's
       const AttachOutcome a = evaluateAnswer(who, inner, "a worker thread", &result);
       if (a.status != kAttached) return a;
+      // A worker still in its bootstrap (no process.dlopen yet): again, 5 ms later,
+      // until the deadline.
+      if (result == "not yet" && i < sessions.size() && outcome[i].empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (std::string e = sendLoad(i); !e.empty())
+          return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
+        continue;
+      }
     } else if (method == "NodeWorker.detachedFromWorker") {
       i = indexOf(params);
       result = "ended";
@@ -722,12 +732,149 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
   return f;
 }
 
+// The load itself, one JavaScript function for every thread: (self, main) where self is
+// its own source, so that the load a thread gives a new worker is this same function.
+// ADDON and OPTIONS are replaced by JSON strings.
+//
+// `process.dlopen`, not `require`: the inspector's command-line `require` is shadowed by a
+// program's own global one, and a worker in its bootstrap has neither ready; such a worker
+// may lack `process.dlopen` too ('not yet': the caller tries again).
+//
+// Worker threads started after the attach (docs/node.md, "Isolates"): a worker inherits
+// the main thread's start-up options, whose --require list lacks preload.js. So every
+// thread that took the client hooks node's 'worker' event (a thread's own new workers;
+// in a worker, posted to the main thread over a BroadcastChannel, since only the main
+// thread's inspector has the NodeWorker domain, which reports workers of workers too).
+// On it the main thread connects an in-process inspector session (no port, nothing
+// paused), enables NodeWorker, gives each worker it reports this load (an answer of
+// 'not yet', or a throw, is tried again 5 ms later, 200 times at most; a worker left
+// without the client gets one line on stderr), detaches from each once it answered and
+// disconnects once none is pending: while a session is connected, node also passes
+// every console call to the inspector (console.log 2.4x slower), so it is kept no longer.
+// Workers running when the session connects answer 'already' (the command's, or loaded
+// before).
+constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
+  const p = globalThis.process;
+  if (typeof p !== 'object' || p === null || typeof p.dlopen !== 'function') return 'not yet';
+  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');
+  if (globalThis[key]) return 'already';
+  const m = { exports: {} };
+  globalThis[opt] = OPTIONS;
+  try { p.dlopen(m, ADDON); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }
+  globalThis[key] = true;
+  if (!m.exports.started) return 'refused';
+  if (main) p.on('exit', () => m.exports.finish());
+  const say = (what) => { try { p.stderr.write('jitprov-node: ' + what + '\n'); } catch (e) {} };
+  try {
+    const gm = (n) => typeof p.getBuiltinModule === 'function' ? p.getBuiltinModule(n) : null;
+    const insp = gm('inspector'), tm = gm('timers'), wt = gm('worker_threads');
+    if (!insp || !tm || !wt) throw new Error('node ' + p.version + ' has no process.getBuiltinModule (20.16 or later)');
+    const channel = 'jitprov.node.worker';
+    if (!main) {
+      p.on('worker', (w) => {
+        const c = new wt.BroadcastChannel(channel);
+        c.postMessage(w.threadId);
+        c.close();
+      });
+    } else {
+      const we = '(' + self + ')(' + JSON.stringify(self) + ', false)';
+      const pending = new Map(), expected = new Set(), loaded = new Set();
+      let s = null, id = 0, giveUp = null;
+      const close = () => {
+        if (s === null || pending.size > 0 || expected.size > 0) return;
+        const t = s;
+        s = null;
+        if (giveUp !== null) tm.clearTimeout(giveUp);
+        giveUp = null;
+        tm.setImmediate(() => t.disconnect());
+      };
+      const send = (sid) => {
+        if (s !== null && pending.has(sid)) s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message:
+          JSON.stringify({ id: ++id, method: 'Runtime.evaluate', params: { expression: we, returnByValue: true,
+            silent: true } }) }, () => {});
+      };
+      const done = (sid, detach) => {
+        const w = pending.get(sid);
+        if (w !== undefined && w.ok) loaded.add(w.tid);
+        pending.delete(sid);
+        if (detach && s !== null) s.post('NodeWorker.detach', { sessionId: sid }, () => {});
+        close();
+      };
+      // A new worker (its threadId): reported by the domain once its inspector is up,
+      // which is after the 'worker' event.
+      const watch = (tid) => {
+        if (typeof tid !== 'number') return;
+        expected.add(tid);
+        if (giveUp !== null) tm.clearTimeout(giveUp);
+        giveUp = tm.setTimeout(() => {
+          giveUp = null;
+          if (expected.size > 0)
+            say([...expected].map((t) => '[worker ' + t + ']').join(', ') +
+                ', started after the attach: never reported by the inspector within 2 s, not traced');
+          expected.clear();
+          close();
+        }, 2000);
+        if (typeof giveUp.unref === 'function') giveUp.unref();
+        if (s !== null) return;  // connected: the domain reports it
+        s = new insp.Session();
+        s.connect();
+        s.on('NodeWorker.attachedToWorker', ({ params }) => {
+          const title = params.workerInfo ? String(params.workerInfo.title) : '';
+          const t = /^\[worker (\d+)\]/.exec(title), tid = t ? Number(t[1]) : -1;
+          expected.delete(tid);
+          pending.set(params.sessionId, { n: 0, title: title || 'a worker thread', tid, ok: false });
+          if (loaded.has(tid)) return done(params.sessionId, true);  // had it from an earlier round
+          send(params.sessionId);
+        });
+        s.on('NodeWorker.detachedFromWorker', ({ params }) => { if (pending.has(params.sessionId)) done(params.sessionId, false); });
+        s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+          const w = pending.get(params.sessionId);
+          let j;
+          try { j = JSON.parse(params.message); } catch (e) { return; }
+          if (w === undefined || typeof j.id !== 'number') return;  // an event of the worker's
+          const r = j.result || {}, v = r.result ? r.result.value : undefined;
+          if (v === 'loaded' || v === 'already') {
+            w.ok = true;
+            return done(params.sessionId, true);
+          }
+          if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 200) {
+            const h = tm.setTimeout(() => send(params.sessionId), 5);
+            if (h && typeof h.unref === 'function') h.unref();
+            return;
+          }
+          say(w.title + ', started after the attach: not traced (' +
+              (typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200)) + ')');
+          done(params.sessionId, true);
+        });
+        s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, (err) => {
+          if (err) {
+            say('worker threads started after the attach: not traced (NodeWorker.enable: ' + err.message + ')');
+            pending.clear();
+            expected.clear();
+          }
+          close();
+        });
+      };
+      p.on('worker', (w) => watch(w.threadId));
+      const bc = new wt.BroadcastChannel(channel);
+      bc.onmessage = (e) => watch(e.data);
+      if (typeof bc.unref === 'function') bc.unref();
+    }
+  } catch (e) {
+    say('worker threads started after the attach will not be traced (' + e.message + ')');
+  }
+  return 'loaded';
+})JS";
+
 std::string nodeLoadExpression(const std::string& addon, const std::string& options, bool main_thread,
                                int64_t close_by_ms) {
-  const std::string a = nlohmann::json(addon).dump(), o = nlohmann::json(options).dump();
-  // `require` is the inspector's command-line API (includeCommandLineAPI): the main
-  // module's scope is not this one's (and -e or ESM programs have no main module); it is
-  // gone once the evaluation returns, so the close below keeps the module itself.
+  // Placed in the template, the later one first: neither text can then be taken for the
+  // other's placeholder.
+  std::string f(kLoadFunction);
+  const size_t at_options = f.find("OPTIONS"), at_addon = f.find("ADDON");
+  f.replace(at_addon, 5, nlohmann::json(addon).dump());
+  f.replace(at_options, 7, nlohmann::json(options).dump());
+  const std::string call = "(" + f + ")(" + nlohmann::json(f).dump() + ", " + (main_thread ? "true" : "false") + ")";
   // In the main thread, the inspector closes itself by close_by_ms (the command's
   // deadline, ms since the epoch) if the command's own close has not come: a load that
   // runs late (its thread was blocked in a native call past --timeout, the command gone
@@ -736,92 +883,22 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
   // the inspector pending in node's loop (an async handle beside the interrupt that
   // started it) which, when the main thread was blocked, runs after a close made from the
   // interrupt and opens the inspector again; the check phase comes after it.
-  std::string self_close;
-  if (main_thread && close_by_ms > 0)
-    self_close =
-        // node's own timers and inspector close (inspector.close is process._debugEnd):
-        // neither `require` (a program's own global `require` shadows the command-line
-        // API's) nor timer globals a program may have replaced (fake timers).
-        "  const pr = globalThis.process, ck = Symbol.for('jitprov.node.close');\n"
-        "  const tm = typeof pr.getBuiltinModule === 'function' ? pr.getBuiltinModule('timers') : globalThis;\n"
-        "  const end = () => pr._debugEnd();\n"
-        "  const closeNow = () => { end(); tm.setImmediate(end); };\n"
-        "  const t = tm.setTimeout(() => { delete globalThis[ck]; closeNow(); }, Math.max(0, " +
-        std::to_string(close_by_ms) +
-        " - Date.now()));\n"
-        "  globalThis[ck] = () => { tm.clearTimeout(t); closeNow(); };\n"
-        "  if (t && typeof t.unref === 'function') t.unref();\n";
-  // Worker threads started after the attach (docs/node.md, "Isolates"): the main
-  // thread keeps an in-process inspector session (no port, nothing paused) whose
-  // NodeWorker domain reports each new worker, and gives it this same load. A worker
-  // still in its bootstrap has no process.dlopen yet ('not yet'), or throws: tried again
-  // 5 ms later, 200 times at most; a worker not loaded gets one line on node's stderr.
-  // The workers running at the enable are the command's (reported before the enable's
-  // answer, so skipped here).
-  std::string watch;
-  if (main_thread)
-    watch =
-        "  try {\n"
-        "    const gm = (n) => typeof p.getBuiltinModule === 'function' ? p.getBuiltinModule(n) : null;\n"
-        "    const insp = gm('inspector'), tw = gm('timers') || globalThis;\n"
-        "    const we = " +
-        nlohmann::json(nodeLoadExpression(addon, options, false, 0)).dump() +
-        ";\n"
-        "    const s = new insp.Session(), tries = new Map();\n"
-        "    let ready = false, id = 0;\n"
-        "    const say = (t, why) => { try { p.stderr.write('jitprov-node: worker thread ' + t.w +\n"
-        "      ' started after the attach: not traced (' + why + ')\\n'); } catch (e) {} };\n"
-        "    const send = (sid) => s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message:\n"
-        "      JSON.stringify({ id: ++id, method: 'Runtime.evaluate', params: { expression: we,\n"
-        "        returnByValue: true, silent: true } }) }, () => {});\n"
-        "    s.connect();\n"
-        "    s.on('NodeWorker.attachedToWorker', ({ params }) => {\n"
-        "      if (!ready) return;\n"
-        "      tries.set(params.sessionId, { n: 0, w: params.workerInfo ? params.workerInfo.workerId : '?' });\n"
-        "      send(params.sessionId);\n"
-        "    });\n"
-        "    s.on('NodeWorker.detachedFromWorker', ({ params }) => { tries.delete(params.sessionId); });\n"
-        "    s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {\n"
-        "      const t = tries.get(params.sessionId);\n"
-        "      let j;\n"
-        "      try { j = JSON.parse(params.message); } catch (e) { return; }\n"
-        "      if (!t || typeof j.id !== 'number') return;  // an event of the worker's\n"
-        "      const r = j.result || {}, v = r.result ? r.result.value : undefined;\n"
-        "      if (v === 'loaded' || v === 'already') { tries.delete(params.sessionId); return; }\n"
-        "      if ((v === 'not yet' || r.exceptionDetails) && ++t.n < 200) {\n"
-        "        const h = tw.setTimeout(() => { if (tries.has(params.sessionId)) send(params.sessionId); }, 5);\n"
-        "        if (h && typeof h.unref === 'function') h.unref();\n"
-        "        return;\n"
-        "      }\n"
-        "      tries.delete(params.sessionId);\n"
-        "      say(t, typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200));\n"
-        "    });\n"
-        "    s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, () => { ready = true; });\n"
-        "  } catch (e) {\n"
-        "    try { p.stderr.write('jitprov-node: worker threads started after the attach will not be traced (' +\n"
-        "      e.message + ')\\n'); } catch (e2) {}\n"
-        "  }\n";
-  return "(() => {\n" + self_close + "  const p = globalThis.process;\n" +
-         // A worker still in its bootstrap (reached by the watch below) may lack these.
-         std::string(main_thread ? ""
-                                 : "  if (typeof p !== 'object' || p === null || typeof p.dlopen !== 'function') "
-                                   "return 'not yet';\n") +
-         "  const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');\n"
-         "  if (globalThis[key]) return 'already';\n"
-         "  const m = { exports: {} };\n"
-         "  globalThis[opt] = " +
-         o +
-         ";\n"
-         "  try { p.dlopen(m, " +
-         a +
-         "); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }\n"
-         "  globalThis[key] = true;\n"
-         "  if (!m.exports.started) return 'refused';\n" +
-         // The exit rundown and stats, as preload.js hooks them (a worker's isolate ends
-         // through the addon's own cleanup hook).
-         std::string(main_thread ? "  p.on('exit', () => m.exports.finish());\n" : "") + watch +
-         "  return 'loaded';\n"
-         "})()";
+  if (!main_thread || close_by_ms <= 0) return call;
+  return "(() => {\n"
+         // node's own timers and inspector close (inspector.close is process._debugEnd):
+         // neither `require` (a program's own global `require` shadows the command-line
+         // API's) nor timer globals a program may have replaced (fake timers).
+         "  const pr = globalThis.process, ck = Symbol.for('jitprov.node.close');\n"
+         "  const tm = typeof pr.getBuiltinModule === 'function' ? pr.getBuiltinModule('timers') : globalThis;\n"
+         "  const end = () => pr._debugEnd();\n"
+         "  const closeNow = () => { end(); tm.setImmediate(end); };\n"
+         "  const t = tm.setTimeout(() => { delete globalThis[ck]; closeNow(); }, Math.max(0, " +
+         std::to_string(close_by_ms) +
+         " - Date.now()));\n"
+         "  globalThis[ck] = () => { tm.clearTimeout(t); closeNow(); };\n"
+         "  if (t && typeof t.unref === 'function') t.unref();\n"
+         "  return " +
+         call + ";\n})()";
 }
 
 AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {

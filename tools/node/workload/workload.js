@@ -11,8 +11,8 @@
 //   node workload.js DIR [FILES [FUNCTIONS_PER_FILE [ROUNDS [WORKERS]]]]
 // WORKERS 0: no worker thread (V8's --no-logfile-per-isolate log stays whole). 2+late:
 // the two, and a third ('late', like the steady one) once DIR/late exists, checked when
-// the main thread's rounds are done (the node-attach test creates it after the attach:
-// a worker started after it).
+// the main thread's rounds are done (DIR/compiled; the node-attach test creates DIR/late
+// after the attach: a worker started after it).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -114,6 +114,7 @@ if (isMainThread) {
     steady.on('message', (m) => { if (m === 'ready') steadyReady = true; });
   }
   const r = run(dir, +files, +perFile, +rounds, 'm');
+  fs.writeFileSync(path.join(dir, 'compiled'), '');  // the main thread's rounds are done
   const wait = setInterval(() => {
     if (!earlyDone || !steadyReady || !lateReady) return;
     clearInterval(wait);
