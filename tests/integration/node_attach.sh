@@ -123,7 +123,7 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 sys.exit(0 if c["isolates"] == int(sys.argv[2]) + 2 else "isolates %d, not %d + 2" % (c["isolates"], int(sys.argv[2])))
 PY
-grep "^jitprov-node: worker thread" "$WORK/node.out" && fail "a worker thread started after the attach was not traced"
+grep "^jitprov-node:" "$WORK/node.out" && fail "a worker thread started after the attach was not traced"
 pass "the attached node's rundowns (main thread, worker threads at the attach and one started after it) verified and identical to V8's own account of live code"
 
 # Workers of workers started after the attach: each thread that took the client passes
@@ -136,7 +136,9 @@ run_script nested "$P14" "const { Worker, isMainThread, workerData } = require('
   "const fs = require('fs'), spin = () => { let x = 0; for (let i = 0; i < 5e6; i++) x += i; return x; };" \
   "if (isMainThread) { const t = setInterval(() => { if (!fs.existsSync('$WORK/go')) return; clearInterval(t);" \
   "  new Worker(__filename, { workerData: 1 }); }, 20); }" \
-  "else { spin(); if (workerData < 3) new Worker(__filename, { workerData: workerData + 1 }); setTimeout(() => {}, 200); }"
+  "else { spin(); if (workerData < 3) new Worker(__filename, { workerData: workerData + 1 }); setTimeout(() => {}, 200); }" \
+  "if (isMainThread) process.on('exit', () => { const w = globalThis[Symbol.for('jitprov.node.watch')];" \
+  "  process.stderr.write('watch: ' + (w ? 'connected ' + w.connected() + ', pending ' + w.pending() : 'none') + '\\n'); });"
 NESTED=$SCRIPT_PID
 sleep 0.5
 "$ATTACH" attach "$NESTED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/nested.json" \
@@ -147,6 +149,10 @@ for _ in $(seq 200); do ended "$NESTED" && break; sleep 0.05; done
 ended "$NESTED" || fail "the nested-workers node did not end by itself"
 wait "$NESTED" || fail "the nested-workers node: exit $?: $(cat "$WORK/nested.err")"
 grep "^jitprov-node:" "$WORK/nested.err" && fail "a nested worker thread was not traced"
+# The watch's session is gone once no worker is pending (connected, node passes every
+# console call to the inspector too: console.log 2.4x slower).
+grep -qx "watch: connected false, pending 0" "$WORK/nested.err" ||
+  fail "the watch's inspector session stayed connected: $(grep '^watch' "$WORK/nested.err")"
 $PY - "$WORK/nested.json" <<'PY' || fail "the nested workers' isolates: $(grep -a isolates "$WORK/nested.json")"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -270,7 +276,18 @@ sleep 0.5
 expect 7 "would listen on \[::1\] port $P13, an IPv6 address: not supported, nothing sent" "$V6_PID"
 sleep 0.3
 grep -q "Debugger listening" "$WORK/v6.err" && fail "the IPv6 node was signalled"
-pass "--inspect-port=[::1]:PORT: exit 7, never signalled"
+# An agent path or options that are not UTF-8 text cannot go into the load's JavaScript
+# (before: the command aborted after SIGUSR1, the inspector left open): refused first.
+P15=$(free_port)
+node --inspect-port="127.0.0.1:$P15" -e 'setInterval(() => {}, 1000)' 2>"$WORK/utf.err" &
+UTF_PID=$!
+track_pid "$UTF_PID"
+sleep 0.5
+expect 1 "the agent's path or the options are not UTF-8 text \(\"stats=/tmp/.*\"\): nothing sent" "$UTF_PID" \
+  --options "$(printf 'stats=/tmp/\xff')"
+sleep 0.3
+grep -q "Debugger listening" "$WORK/utf.err" && fail "the node given non-UTF-8 options was signalled"
+pass "--inspect-port=[::1]:PORT: exit 7; options that are not UTF-8: exit 1; neither signalled"
 
 # A program with a global `require` of its own, which shadows the inspector's command-line
 # API (V8 installs none of its names the global object has): the load and the close use

@@ -413,15 +413,17 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
     if (!sid.is_string()) return sessions.size();
     return size_t(std::find(sessions.begin(), sessions.end(), sid.get<std::string>()) - sessions.begin());
   };
-  size_t pending = sessions.size();
+  size_t pending = sessions.size(), starting = 0;  // starting: pending workers whose last answer was 'not yet'
+  std::vector<bool> not_yet(sessions.size());
   while (pending > 0) {
     std::string msg;
     if (std::string e = c.readMessage(&msg); !e.empty())
-      return fail(
-          ioStatus(e),
-          who + ": the client is loaded in the main thread, but " + std::to_string(pending) + " of its " +
-              std::to_string(sessions.size()) + " worker threads did not answer" +
-              (e == "timed out" ? " in time (blocked in a native call, where no interrupt reaches it?)" : ": " + e));
+      return fail(ioStatus(e),
+                  who + ": the client is loaded in the main thread, but " + std::to_string(pending) + " of its " +
+                      std::to_string(sessions.size()) + " worker threads did not answer" +
+                      (e != "timed out"      ? ": " + e
+                       : starting == pending ? " in time (still in their bootstrap: 'not yet')"
+                                             : " in time (blocked in a native call, where no interrupt reaches it?)"));
     const auto j = nlohmann::json::parse(msg, nullptr, false);
     if (!j.is_object()) continue;
     const std::string method = j.value("method", "");
@@ -437,6 +439,8 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
       // A worker still in its bootstrap (no process.dlopen yet): again, 5 ms later,
       // until the deadline.
       if (result == "not yet" && i < sessions.size() && outcome[i].empty()) {
+        if (!not_yet[i]) ++starting;
+        not_yet[i] = true;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         if (std::string e = sendLoad(i); !e.empty())
           return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
@@ -454,6 +458,7 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
     if (i >= sessions.size() || !outcome[i].empty()) continue;
     outcome[i] = result.empty() ? "error: an empty answer" : result;
     --pending;
+    if (not_yet[i]) --starting;
   }
   size_t loaded = 0, already = 0, ended = 0;
   std::string bad;
@@ -748,11 +753,12 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
 // On it the main thread connects an in-process inspector session (no port, nothing
 // paused), enables NodeWorker, gives each worker it reports this load (an answer of
 // 'not yet', or a throw, is tried again 5 ms later, 200 times at most; a worker left
-// without the client gets one line on stderr), detaches from each once it answered and
-// disconnects once none is pending: while a session is connected, node also passes
-// every console call to the inspector (console.log 2.4x slower), so it is kept no longer.
-// Workers running when the session connects answer 'already' (the command's, or loaded
-// before).
+// without the client, or not reported within 2 s, gets one line on stderr), detaches
+// from each once it answered and disconnects once no new worker is pending: while a
+// session is connected, node also passes every console call to the inspector
+// (console.log 2.4x slower), so it is kept no longer. Workers known to have the client
+// are detached from at once; others running when the session connects answer 'already'
+// (the command's).
 constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
   const p = globalThis.process;
   if (typeof p !== 'object' || p === null || typeof p.dlopen !== 'function') return 'not yet';
@@ -765,103 +771,137 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
   if (!m.exports.started) return 'refused';
   if (main) p.on('exit', () => m.exports.finish());
   const say = (what) => { try { p.stderr.write('jitprov-node: ' + what + '\n'); } catch (e) {} };
-  try {
-    const gm = (n) => typeof p.getBuiltinModule === 'function' ? p.getBuiltinModule(n) : null;
-    const insp = gm('inspector'), tm = gm('timers'), wt = gm('worker_threads');
-    if (!insp || !tm || !wt) throw new Error('node ' + p.version + ' has no process.getBuiltinModule (20.16 or later)');
-    const channel = 'jitprov.node.worker';
-    if (!main) {
-      p.on('worker', (w) => {
-        const c = new wt.BroadcastChannel(channel);
-        c.postMessage(w.threadId);
-        c.close();
-      });
-    } else {
+  const channel = 'jitprov.node.worker', gm = (n) => p.getBuiltinModule(n);
+  if (typeof p.getBuiltinModule !== 'function') {
+    say('worker threads started after the attach will not be traced (node ' + p.version +
+        ' has no process.getBuiltinModule: 20.16 or later)');
+  } else if (!main) {
+    // Nothing of node's is loaded here: this may run in the worker's bootstrap, where
+    // loading a builtin module leaves node's internals half made (a later new Worker()
+    // threw 'throwIfBuildingSnapshot is not a function'). In the event, user code runs.
+    p.on('worker', (w) => {
+      try {
+        const wt = gm('worker_threads'), tid = w.threadId;
+        const post = (msg) => { const c = new wt.BroadcastChannel(channel); c.postMessage(msg); c.close(); };
+        post({ start: tid });
+        w.once('exit', () => post({ exit: tid }));
+      } catch (e) {
+        say('[worker ' + w.threadId + '], started after the attach: not traced (' + e.message + ')');
+      }
+    });
+  } else {
+    try {
+      const insp = gm('inspector'), tm = gm('timers'), wt = gm('worker_threads');
       const we = '(' + self + ')(' + JSON.stringify(self) + ', false)';
-      const pending = new Map(), expected = new Set(), loaded = new Set();
-      let s = null, id = 0, giveUp = null;
-      const close = () => {
-        if (s === null || pending.size > 0 || expected.size > 0) return;
-        const t = s;
-        s = null;
-        if (giveUp !== null) tm.clearTimeout(giveUp);
-        giveUp = null;
-        tm.setImmediate(() => t.disconnect());
+      // loaded: thread ids of workers that have the client, until they exit; expected:
+      // new workers not reported yet (thread id -> the time to give up, 2 s after its
+      // 'worker' event); cur: the session while connected.
+      const loaded = new Set(), expected = new Map();
+      let cur = null, timer = null;
+      const disconnect = () => {
+        if (cur === null || cur.pending.size > 0 || expected.size > 0) return;
+        const c = cur;
+        cur = null;
+        c.s.disconnect();
       };
-      const send = (sid) => {
-        if (s !== null && pending.has(sid)) s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message:
-          JSON.stringify({ id: ++id, method: 'Runtime.evaluate', params: { expression: we, returnByValue: true,
-            silent: true } }) }, () => {});
-      };
-      const done = (sid, detach) => {
-        const w = pending.get(sid);
-        if (w !== undefined && w.ok) loaded.add(w.tid);
-        pending.delete(sid);
-        if (detach && s !== null) s.post('NodeWorker.detach', { sessionId: sid }, () => {});
-        close();
-      };
-      // A new worker (its threadId): reported by the domain once its inspector is up,
-      // which is after the 'worker' event.
-      const watch = (tid) => {
-        if (typeof tid !== 'number') return;
-        expected.add(tid);
-        if (giveUp !== null) tm.clearTimeout(giveUp);
-        giveUp = tm.setTimeout(() => {
-          giveUp = null;
-          if (expected.size > 0)
-            say([...expected].map((t) => '[worker ' + t + ']').join(', ') +
+      const arm = () => {
+        if (timer !== null || expected.size === 0) return;
+        const next = Math.min(...expected.values());
+        timer = tm.setTimeout(() => {
+          timer = null;
+          const now = Date.now(), late = [];
+          for (const [tid, t] of expected) if (t <= now) late.push(tid);
+          for (const tid of late) expected.delete(tid);
+          if (late.length > 0)
+            say(late.map((t) => '[worker ' + t + ']').join(', ') +
                 ', started after the attach: never reported by the inspector within 2 s, not traced');
-          expected.clear();
-          close();
-        }, 2000);
-        if (typeof giveUp.unref === 'function') giveUp.unref();
-        if (s !== null) return;  // connected: the domain reports it
-        s = new insp.Session();
-        s.connect();
-        s.on('NodeWorker.attachedToWorker', ({ params }) => {
+          arm();
+          disconnect();
+        }, Math.max(0, next - Date.now()));
+        if (typeof timer.unref === 'function') timer.unref();
+      };
+      const connect = () => {
+        const c = { s: new insp.Session(), pending: new Map(), tids: new Set(), id: 0 };
+        cur = c;
+        const send = (sid) => {
+          if (cur === c && c.pending.has(sid))
+            c.s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message: JSON.stringify({ id: ++c.id,
+              method: 'Runtime.evaluate', params: { expression: we, returnByValue: true, silent: true } }) }, () => {});
+        };
+        const done = (sid, ok) => {
+          const w = c.pending.get(sid);
+          if (w === undefined) return;
+          c.pending.delete(sid);
+          if (ok) loaded.add(w.tid);
+          if (cur === c) c.s.post('NodeWorker.detach', { sessionId: sid }, () => {});
+          disconnect();
+        };
+        c.s.connect();
+        c.s.on('NodeWorker.attachedToWorker', ({ params }) => {
+          if (cur !== c) return;
           const title = params.workerInfo ? String(params.workerInfo.title) : '';
           const t = /^\[worker (\d+)\]/.exec(title), tid = t ? Number(t[1]) : -1;
           expected.delete(tid);
-          pending.set(params.sessionId, { n: 0, title: title || 'a worker thread', tid, ok: false });
-          if (loaded.has(tid)) return done(params.sessionId, true);  // had it from an earlier round
+          c.tids.add(tid);
+          c.pending.set(params.sessionId, { n: 0, title: title || 'a worker thread', tid });
+          if (loaded.has(tid)) return done(params.sessionId, true);  // loaded in an earlier session
           send(params.sessionId);
         });
-        s.on('NodeWorker.detachedFromWorker', ({ params }) => { if (pending.has(params.sessionId)) done(params.sessionId, false); });
-        s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
-          const w = pending.get(params.sessionId);
+        c.s.on('NodeWorker.detachedFromWorker', ({ params }) => done(params.sessionId, false));
+        c.s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+          const w = c.pending.get(params.sessionId);
           let j;
           try { j = JSON.parse(params.message); } catch (e) { return; }
           if (w === undefined || typeof j.id !== 'number') return;  // an event of the worker's
           const r = j.result || {}, v = r.result ? r.result.value : undefined;
-          if (v === 'loaded' || v === 'already') {
-            w.ok = true;
-            return done(params.sessionId, true);
-          }
+          if (v === 'loaded' || v === 'already') return done(params.sessionId, true);
           if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 200) {
             const h = tm.setTimeout(() => send(params.sessionId), 5);
-            if (h && typeof h.unref === 'function') h.unref();
+            if (typeof h.unref === 'function') h.unref();
             return;
           }
           say(w.title + ', started after the attach: not traced (' +
               (typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200)) + ')');
-          done(params.sessionId, true);
+          done(params.sessionId, false);
         });
-        s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, (err) => {
+        c.s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, (err) => {
           if (err) {
             say('worker threads started after the attach: not traced (NodeWorker.enable: ' + err.message + ')');
-            pending.clear();
+            c.pending.clear();
             expected.clear();
           }
-          close();
+          disconnect();
         });
       };
-      p.on('worker', (w) => watch(w.threadId));
+      // A new worker, by its thread id: reported by the domain once its inspector is up,
+      // which is after the event.
+      const started = (tid) => {
+        if (typeof tid !== 'number' || loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
+        expected.set(tid, Date.now() + 2000);
+        arm();
+        if (cur === null) connect();
+      };
+      const ended = (tid) => {
+        loaded.delete(tid);
+        if (expected.delete(tid)) disconnect();
+      };
+      p.on('worker', (w) => {
+        const tid = w.threadId;
+        started(tid);
+        w.once('exit', () => ended(tid));
+      });
       const bc = new wt.BroadcastChannel(channel);
-      bc.onmessage = (e) => watch(e.data);
+      bc.onmessage = (e) => {
+        const d = e.data;
+        if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start);
+        else if (d !== null && typeof d === 'object' && typeof d.exit === 'number') ended(d.exit);
+      };
       if (typeof bc.unref === 'function') bc.unref();
+      // For a look from the program (and node-attach's test): is a session connected now?
+      globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size };
+    } catch (e) {
+      say('worker threads started after the attach will not be traced (' + e.message + ')');
     }
-  } catch (e) {
-    say('worker threads started after the attach will not be traced (' + e.message + ')');
   }
   return 'loaded';
 })JS";
@@ -908,6 +948,19 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   AttachDeadline deadline = start + req.timeout;  // extended once the inspector listens (below)
   if (t.node_client_loaded)
     return fail(kAlreadyLoaded, who + ": jitprov's Node.js client is loaded already (nothing done)");
+  // Both go into the load's JavaScript as JSON strings: text that is not UTF-8 cannot
+  // (the JSON encoder would throw after the signal, the inspector left open).
+  for (const std::string* text : {&req.agent, &req.options}) {
+    try {
+      (void)nlohmann::json(*text).dump();
+    } catch (const nlohmann::json::exception&) {
+      return fail(
+          kError,
+          who + ": the agent's path or the options are not UTF-8 text (" +
+              printable(nlohmann::json(*text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 200) +
+              "): nothing sent");
+    }
+  }
   const unsigned long long usr1 = 1ULL << (SIGUSR1 - 1);
   if ((t.sig_cgt & usr1) == 0 || (t.sig_ign & usr1) != 0)
     return fail(kAttachDisabled, who +
