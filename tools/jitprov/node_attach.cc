@@ -436,12 +436,13 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
       if (!inner.is_object() || !inner.contains("id") || inner["id"] != 1) continue;  // an event of the worker's
       const AttachOutcome a = evaluateAnswer(who, inner, "a worker thread", &result);
       if (a.status != kAttached) return a;
-      // A worker still in its bootstrap (no process.dlopen yet): again, 5 ms later,
-      // until the deadline.
+      // A worker still in its bootstrap (no process.dlopen yet): again, 50 ms later,
+      // until the deadline (not sooner: an evaluation dispatched in a worker's bootstrap,
+      // should it be terminated then, aborts node; docs/node.md).
       if (result == "not yet" && i < sessions.size() && outcome[i].empty()) {
         if (!not_yet[i]) ++starting;
         not_yet[i] = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
         if (std::string e = sendLoad(i); !e.empty())
           return fail(kError, who + ": NodeWorker.sendMessageToWorker: " + e);
         continue;
@@ -752,7 +753,7 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
 // thread's inspector has the NodeWorker domain, which reports workers of workers too).
 // On it the main thread connects an in-process inspector session (no port, nothing
 // paused), enables NodeWorker, gives each worker it reports this load (an answer of
-// 'not yet', or a throw, is tried again 5 ms later, 200 times at most; a worker left
+// 'not yet', or a throw, is tried again 50 ms later, 40 times at most; a worker left
 // without the client, or not reported within 2 s, gets one line on stderr), detaches
 // from each once it answered and disconnects once no new worker is pending: while a
 // session is connected, node also passes every console call to the inspector
@@ -779,11 +780,13 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
     // Nothing of node's is loaded here: this may run in the worker's bootstrap, where
     // loading a builtin module leaves node's internals half made (a later new Worker()
     // threw 'throwIfBuildingSnapshot is not a function'). In the event, user code runs.
+    // (The parent's thread id goes with each start: when a worker ends, its own workers
+    // end too, and their 'exit' events, in it, never come.)
     p.on('worker', (w) => {
       try {
         const wt = gm('worker_threads'), tid = w.threadId;
         const post = (msg) => { const c = new wt.BroadcastChannel(channel); c.postMessage(msg); c.close(); };
-        post({ start: tid });
+        post({ start: tid, parent: wt.threadId });
         w.once('exit', () => post({ exit: tid }));
       } catch (e) {
         say('[worker ' + w.threadId + '], started after the attach: not traced (' + e.message + ')');
@@ -795,14 +798,37 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
       const we = '(' + self + ')(' + JSON.stringify(self) + ', false)';
       // loaded: thread ids of workers that have the client, until they exit; expected:
       // new workers not reported yet (thread id -> the time to give up, 2 s after its
-      // 'worker' event); cur: the session while connected.
-      const loaded = new Set(), expected = new Map();
+      // 'worker' event); parentOf: a new worker's parent (0: this thread); before: the
+      // workers running at the attach (the command's: never sent the load here, since
+      // one blocked in a native call would keep a session connected); cur: the session
+      // while connected.
+      const loaded = new Set(), expected = new Map(), parentOf = new Map(), before = new Set();
       let cur = null, timer = null;
+      const tidOf = (params) => {
+        const t = /^\[worker (\d+)\]/.exec(params.workerInfo ? String(params.workerInfo.title) : '');
+        return t ? Number(t[1]) : -1;
+      };
+      {
+        const s0 = new insp.Session();
+        s0.connect();
+        s0.on('NodeWorker.attachedToWorker', ({ params }) => before.add(tidOf(params)));
+        s0.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, () => {});
+        s0.disconnect();
+      }
+      // Disconnected once nothing is pending, from a later turn of the loop: never from
+      // inside the session's own event (node is still walking its sessions then: a
+      // disconnect there crashed in WorkerManager::WorkerStarted). Until then the session
+      // stays the current one and keeps what it reports.
       const disconnect = () => {
-        if (cur === null || cur.pending.size > 0 || expected.size > 0) return;
         const c = cur;
-        cur = null;
-        c.s.disconnect();
+        if (c === null || c.closing || c.pending.size > 0 || expected.size > 0) return;
+        c.closing = true;
+        tm.setImmediate(() => {
+          c.closing = false;
+          if (cur !== c || c.pending.size > 0 || expected.size > 0) return;
+          cur = null;
+          c.s.disconnect();
+        });
       };
       const arm = () => {
         if (timer !== null || expected.size === 0) return;
@@ -821,12 +847,20 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
         if (typeof timer.unref === 'function') timer.unref();
       };
       const connect = () => {
-        const c = { s: new insp.Session(), pending: new Map(), tids: new Set(), id: 0 };
+        const c = { s: new insp.Session(), pending: new Map(), tids: new Set(), id: 0, closing: false };
         cur = c;
         const send = (sid) => {
           if (cur === c && c.pending.has(sid))
             c.s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message: JSON.stringify({ id: ++c.id,
               method: 'Runtime.evaluate', params: { expression: we, returnByValue: true, silent: true } }) }, () => {});
+        };
+        // The load goes 50 ms after the report, and again 50 ms after a 'not yet': an
+        // evaluation dispatched while the worker is still in node's bootstrap, should it
+        // be terminated then, aborts node (docs/node.md, "Workers started after the
+        // attach"); few workers are terminated that young.
+        const later = (sid) => {
+          const h = tm.setTimeout(() => send(sid), 50);
+          if (typeof h.unref === 'function') h.unref();
         };
         const done = (sid, ok) => {
           const w = c.pending.get(sid);
@@ -839,13 +873,13 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
         c.s.connect();
         c.s.on('NodeWorker.attachedToWorker', ({ params }) => {
           if (cur !== c) return;
-          const title = params.workerInfo ? String(params.workerInfo.title) : '';
-          const t = /^\[worker (\d+)\]/.exec(title), tid = t ? Number(t[1]) : -1;
+          const title = params.workerInfo ? String(params.workerInfo.title) : '', tid = tidOf(params);
           expected.delete(tid);
           c.tids.add(tid);
           c.pending.set(params.sessionId, { n: 0, title: title || 'a worker thread', tid });
-          if (loaded.has(tid)) return done(params.sessionId, true);  // loaded in an earlier session
-          send(params.sessionId);
+          // Loaded in an earlier session, or running at the attach: detached at once.
+          if (loaded.has(tid) || before.has(tid)) return done(params.sessionId, loaded.has(tid));
+          later(params.sessionId);
         });
         c.s.on('NodeWorker.detachedFromWorker', ({ params }) => done(params.sessionId, false));
         c.s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
@@ -855,11 +889,7 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
           if (w === undefined || typeof j.id !== 'number') return;  // an event of the worker's
           const r = j.result || {}, v = r.result ? r.result.value : undefined;
           if (v === 'loaded' || v === 'already') return done(params.sessionId, true);
-          if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 200) {
-            const h = tm.setTimeout(() => send(params.sessionId), 5);
-            if (typeof h.unref === 'function') h.unref();
-            return;
-          }
+          if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 40) return later(params.sessionId);
           say(w.title + ', started after the attach: not traced (' +
               (typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200)) + ')');
           done(params.sessionId, false);
@@ -875,25 +905,31 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
       };
       // A new worker, by its thread id: reported by the domain once its inspector is up,
       // which is after the event.
-      const started = (tid) => {
-        if (typeof tid !== 'number' || loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
+      const started = (tid, parent) => {
+        if (typeof tid !== 'number') return;
+        parentOf.set(tid, typeof parent === 'number' ? parent : 0);
+        if (loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
         expected.set(tid, Date.now() + 2000);
         arm();
-        if (cur === null) connect();
+        if (cur === null) connect();  // (a session closing keeps it: the domain reports the worker)
       };
+      // A worker ended: its own workers with it (their 'exit' events never come).
       const ended = (tid) => {
         loaded.delete(tid);
-        if (expected.delete(tid)) disconnect();
+        expected.delete(tid);
+        parentOf.delete(tid);
+        for (const [child, parent] of [...parentOf]) if (parent === tid) ended(child);
+        disconnect();
       };
       p.on('worker', (w) => {
         const tid = w.threadId;
-        started(tid);
+        started(tid, 0);
         w.once('exit', () => ended(tid));
       });
       const bc = new wt.BroadcastChannel(channel);
       bc.onmessage = (e) => {
         const d = e.data;
-        if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start);
+        if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
         else if (d !== null && typeof d === 'object' && typeof d.exit === 'number') ended(d.exit);
       };
       if (typeof bc.unref === 'function') bc.unref();
