@@ -760,7 +760,7 @@ std::string webSocketFrame(int opcode, const std::string& payload, const uint8_t
 // (console.log 2.4x slower), so it is kept no longer. Workers known to have the client
 // are detached from at once; others running when the session connects answer 'already'
 // (the command's).
-constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
+constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
   const p = globalThis.process;
   if (typeof p !== 'object' || p === null || typeof p.dlopen !== 'function') return 'not yet';
   const key = Symbol.for('jitprov.node.attach'), opt = Symbol.for('jitprov.node.options');
@@ -770,8 +770,11 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
   try { p.dlopen(m, ADDON); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }
   globalThis[key] = true;
   if (!m.exports.started) return 'refused';
-  if (main) p.on('exit', () => m.exports.finish());
   const say = (what) => { try { p.stderr.write('jitprov-node: ' + what + '\n'); } catch (e) {} };
+  // Nothing thrown from here on reaches the program: every callback of the watch is
+  // wrapped, and says what went wrong.
+  const guard = (f) => (...a) => { try { return f(...a); } catch (e) { say('the watch of new workers: ' + e.message); } };
+  if (main) p.on('exit', guard(() => m.exports.finish()));
   const channel = 'jitprov.node.worker', gm = (n) => p.getBuiltinModule(n);
   if (typeof p.getBuiltinModule !== 'function') {
     say('worker threads started after the attach will not be traced (node ' + p.version +
@@ -782,33 +785,37 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
     // threw 'throwIfBuildingSnapshot is not a function'). In the event, user code runs.
     // (The parent's thread id goes with each start: when a worker ends, its own workers
     // end too, and their 'exit' events, in it, never come.)
-    p.on('worker', (w) => {
+    p.on('worker', guard((w) => {
       try {
         const wt = gm('worker_threads'), tid = w.threadId;
         const post = (msg) => { const c = new wt.BroadcastChannel(channel); c.postMessage(msg); c.close(); };
         post({ start: tid, parent: wt.threadId });
-        w.once('exit', () => post({ exit: tid }));
+        w.once('exit', guard(() => post({ exit: tid })));
       } catch (e) {
         say('[worker ' + w.threadId + '], started after the attach: not traced (' + e.message + ')');
       }
-    });
+    }));
   } else {
     try {
       const insp = gm('inspector'), tm = gm('timers'), wt = gm('worker_threads');
-      const we = '(' + self + ')(' + JSON.stringify(self) + ', false)';
-      // loaded: thread ids of workers that have the client, until they exit; expected:
-      // new workers not reported yet (thread id -> the time to give up, 2 s after its
-      // 'worker' event); parentOf: a new worker's parent (0: this thread); before: the
-      // workers running at the attach (the command's: never sent the load here, since
-      // one blocked in a native call would keep a session connected); cur: the session
-      // while connected.
-      const loaded = new Set(), expected = new Map(), parentOf = new Map(), before = new Set();
+      const we = '(' + self + ')(' + JSON.stringify(self) + ', false, 0)';
+      const now = () => Number(p.hrtime.bigint() / 1000000n);  // ms, monotonic
+      // loaded: thread ids of workers that have the client, until they exit; failed: of
+      // those that refused it or never answered (not tried again); expected: new workers
+      // not reported yet (thread id -> the time to give up, 2 s after its 'worker'
+      // event); parentOf: a new worker's parent (0: this thread); before: the workers
+      // running at the attach (the command's: never sent the load here, since one blocked
+      // in a native call would keep a session connected); cur: the session while
+      // connected.
+      const loaded = new Set(), failed = new Set(), expected = new Map(), parentOf = new Map(), before = new Set();
       let cur = null, timer = null;
       const tidOf = (params) => {
         const t = /^\[worker (\d+)\]/.exec(params.workerInfo ? String(params.workerInfo.title) : '');
         return t ? Number(t[1]) : -1;
       };
-      {
+      // Only while the command is there to load them: a load that ran after its
+      // deadline (the main thread was blocked) leaves them to the watch.
+      if (until > 0 && Date.now() <= until) {
         const s0 = new insp.Session();
         s0.connect();
         s0.on('NodeWorker.attachedToWorker', ({ params }) => before.add(tidOf(params)));
@@ -823,85 +830,113 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
         const c = cur;
         if (c === null || c.closing || c.pending.size > 0 || expected.size > 0) return;
         c.closing = true;
-        tm.setImmediate(() => {
+        tm.setImmediate(guard(() => {
           c.closing = false;
           if (cur !== c || c.pending.size > 0 || expected.size > 0) return;
           cur = null;
           c.s.disconnect();
-        });
+        }));
       };
       const arm = () => {
         if (timer !== null || expected.size === 0) return;
         const next = Math.min(...expected.values());
-        timer = tm.setTimeout(() => {
+        timer = tm.setTimeout(guard(() => {
           timer = null;
-          const now = Date.now(), late = [];
-          for (const [tid, t] of expected) if (t <= now) late.push(tid);
+          const t0 = now(), late = [];
+          for (const [tid, t] of expected) if (t <= t0) late.push(tid);
           for (const tid of late) expected.delete(tid);
           if (late.length > 0)
             say(late.map((t) => '[worker ' + t + ']').join(', ') +
                 ', started after the attach: never reported by the inspector within 2 s, not traced');
           arm();
           disconnect();
-        }, Math.max(0, next - Date.now()));
+        }), Math.max(0, next - now()));
         if (typeof timer.unref === 'function') timer.unref();
       };
       const connect = () => {
         const c = { s: new insp.Session(), pending: new Map(), tids: new Set(), id: 0, closing: false };
         cur = c;
         const send = (sid) => {
-          if (cur === c && c.pending.has(sid))
+          const w = c.pending.get(sid);
+          if (cur === c && w !== undefined)
             c.s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message: JSON.stringify({ id: ++c.id,
-              method: 'Runtime.evaluate', params: { expression: we, returnByValue: true, silent: true } }) }, () => {});
+              method: 'Runtime.evaluate', params: { expression: we, returnByValue: true, silent: true } }) },
+              guard((err) => {
+                if (!err) return;
+                say(w.title + ', started after the attach: not traced (' + err.message + ')');
+                done(sid, false, true);
+              }));
         };
         // The load goes 50 ms after the report, and again 50 ms after a 'not yet': an
         // evaluation dispatched while the worker is still in node's bootstrap, should it
         // be terminated then, aborts node (docs/node.md, "Workers started after the
         // attach"); few workers are terminated that young.
         const later = (sid) => {
-          const h = tm.setTimeout(() => send(sid), 50);
+          const h = tm.setTimeout(guard(() => send(sid)), 50);
           if (typeof h.unref === 'function') h.unref();
         };
-        const done = (sid, ok) => {
+        // ok: it has the client; bad: it refused it or did not answer (not tried again).
+        const done = (sid, ok, bad) => {
           const w = c.pending.get(sid);
           if (w === undefined) return;
           c.pending.delete(sid);
+          if (w.t !== undefined) tm.clearTimeout(w.t);
           if (ok) loaded.add(w.tid);
+          if (bad) failed.add(w.tid);
           if (cur === c) c.s.post('NodeWorker.detach', { sessionId: sid }, () => {});
           disconnect();
         };
         c.s.connect();
-        c.s.on('NodeWorker.attachedToWorker', ({ params }) => {
+        c.s.on('NodeWorker.attachedToWorker', guard(({ params }) => {
           if (cur !== c) return;
-          const title = params.workerInfo ? String(params.workerInfo.title) : '', tid = tidOf(params);
+          const sid = params.sessionId, title = params.workerInfo ? String(params.workerInfo.title) : '';
+          const tid = tidOf(params), w = { n: 0, title: title || 'a worker thread', tid };
           expected.delete(tid);
           c.tids.add(tid);
-          c.pending.set(params.sessionId, { n: 0, title: title || 'a worker thread', tid });
-          // Loaded in an earlier session, or running at the attach: detached at once.
-          if (loaded.has(tid) || before.has(tid)) return done(params.sessionId, loaded.has(tid));
-          later(params.sessionId);
-        });
-        c.s.on('NodeWorker.detachedFromWorker', ({ params }) => done(params.sessionId, false));
-        c.s.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
+          c.pending.set(sid, w);
+          // Loaded in an earlier session, refused it, or running at the attach: detached
+          // at once.
+          if (loaded.has(tid) || failed.has(tid) || before.has(tid)) return done(sid, loaded.has(tid));
+          // A worker that stops answering (blocked in a native call) must not keep the
+          // session: 3 s at most.
+          w.t = tm.setTimeout(guard(() => {
+            if (c.pending.get(sid) !== w) return;
+            say(w.title + ', started after the attach: no answer within 3 s, not traced');
+            done(sid, false, true);
+          }), 3000);
+          if (typeof w.t.unref === 'function') w.t.unref();
+          later(sid);
+        }));
+        c.s.on('NodeWorker.detachedFromWorker', guard(({ params }) => done(params.sessionId, false)));
+        c.s.on('NodeWorker.receivedMessageFromWorker', guard(({ params }) => {
           const w = c.pending.get(params.sessionId);
           let j;
           try { j = JSON.parse(params.message); } catch (e) { return; }
-          if (w === undefined || typeof j.id !== 'number') return;  // an event of the worker's
+          if (w === undefined || j === null || typeof j !== 'object' || typeof j.id !== 'number') return;  // the worker's events
           const r = j.result || {}, v = r.result ? r.result.value : undefined;
           if (v === 'loaded' || v === 'already') return done(params.sessionId, true);
           if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 40) return later(params.sessionId);
           say(w.title + ', started after the attach: not traced (' +
               (typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200)) + ')');
-          done(params.sessionId, false);
-        });
-        c.s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, (err) => {
+          done(params.sessionId, false, true);
+        }));
+        c.s.post('NodeWorker.enable', { waitForDebuggerOnStart: false }, guard((err) => {
           if (err) {
             say('worker threads started after the attach: not traced (NodeWorker.enable: ' + err.message + ')');
             c.pending.clear();
             expected.clear();
+          } else {
+            // The reports above are every worker alive now: what is not among them has
+            // ended (its 'exit' never seen: a worker of the attach, or a worker's worker).
+            for (const t of [...loaded]) if (!c.tids.has(t)) loaded.delete(t);
+            for (const t of [...failed]) if (!c.tids.has(t)) failed.delete(t);
+            for (const t of [...before]) if (!c.tids.has(t)) before.delete(t);
+            for (const [t, par] of [...parentOf])
+              if (!c.tids.has(t) && !expected.has(t)) parentOf.delete(t);
+              else if (expected.has(t) && par !== 0 && !c.tids.has(par) && !expected.has(par)) ended(t);
           }
           disconnect();
-        });
+        }));
       };
       // A new worker, by its thread id: reported by the domain once its inspector is up,
       // which is after the event.
@@ -909,29 +944,30 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main) {
         if (typeof tid !== 'number') return;
         parentOf.set(tid, typeof parent === 'number' ? parent : 0);
         if (loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
-        expected.set(tid, Date.now() + 2000);
+        expected.set(tid, now() + 2000);
         arm();
         if (cur === null) connect();  // (a session closing keeps it: the domain reports the worker)
       };
       // A worker ended: its own workers with it (their 'exit' events never come).
       const ended = (tid) => {
         loaded.delete(tid);
+        failed.delete(tid);
         expected.delete(tid);
         parentOf.delete(tid);
         for (const [child, parent] of [...parentOf]) if (parent === tid) ended(child);
         disconnect();
       };
-      p.on('worker', (w) => {
+      p.on('worker', guard((w) => {
         const tid = w.threadId;
         started(tid, 0);
-        w.once('exit', () => ended(tid));
-      });
+        w.once('exit', guard(() => ended(tid)));
+      }));
       const bc = new wt.BroadcastChannel(channel);
-      bc.onmessage = (e) => {
+      bc.onmessage = guard((e) => {
         const d = e.data;
         if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
         else if (d !== null && typeof d === 'object' && typeof d.exit === 'number') ended(d.exit);
-      };
+      });
       if (typeof bc.unref === 'function') bc.unref();
       // For a look from the program (and node-attach's test): is a session connected now?
       globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size };
@@ -950,7 +986,10 @@ std::string nodeLoadExpression(const std::string& addon, const std::string& opti
   const size_t at_options = f.find("OPTIONS"), at_addon = f.find("ADDON");
   f.replace(at_addon, 5, nlohmann::json(addon).dump());
   f.replace(at_options, 7, nlohmann::json(options).dump());
-  const std::string call = "(" + f + ")(" + nlohmann::json(f).dump() + ", " + (main_thread ? "true" : "false") + ")";
+  // until: the command's deadline (ms since the epoch; 0 none): the main thread's watch
+  // leaves the workers running at the attach to the command only while it is there.
+  const std::string call = "(" + f + ")(" + nlohmann::json(f).dump() + ", " + (main_thread ? "true" : "false") + ", " +
+                           std::to_string(main_thread && close_by_ms > 0 ? close_by_ms : 0) + ")";
   // In the main thread, the inspector closes itself by close_by_ms (the command's
   // deadline, ms since the epoch) if the command's own close has not come: a load that
   // runs late (its thread was blocked in a native call past --timeout, the command gone
