@@ -344,11 +344,13 @@ AttachOutcome evaluateAnswer(const std::string& who, const nlohmann::json& j, co
   return AttachOutcome{kAttached, {}, {}};
 }
 
+// Without the command-line API: the load and the close use none of it, and asking for it
+// makes node install its console extensions in that thread, which in a worker still in
+// its bootstrap ran node's module code early ("testEnabled is not a function").
 nlohmann::json evaluateRequest(int id, const std::string& expr) {
-  return {
-      {"id", id},
-      {"method", "Runtime.evaluate"},
-      {"params", {{"expression", expr}, {"includeCommandLineAPI", true}, {"returnByValue", true}, {"silent", true}}}};
+  return {{"id", id},
+          {"method", "Runtime.evaluate"},
+          {"params", {{"expression", expr}, {"returnByValue", true}, {"silent", true}}}};
 }
 
 // A deadline for a step before the close: a second before `end` (half what is left when
@@ -560,9 +562,8 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
   if (main_outcome.status == kAttached && answer == "loaded")
     worker_outcome = loadWorkers(c, who, worker_expr, &workers);
   // The close, whatever the answer: the window must end.
-  const nlohmann::json close = {{"id", 2},
-                                {"method", "Runtime.evaluate"},
-                                {"params", {{"expression", kCloseExpression}, {"includeCommandLineAPI", true}}}};
+  const nlohmann::json close = {
+      {"id", 2}, {"method", "Runtime.evaluate"}, {"params", {{"expression", kCloseExpression}}}};
   if (std::string e = c.send(webSocketFrame(kOpText, jitprov::tools::jsonText(close), Conn::mask())); !e.empty())
     return main_outcome.status != kAttached ? main_outcome
                                             : fail(kError, who + ": the client answered '" + printable(answer) +
