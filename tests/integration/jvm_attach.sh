@@ -277,7 +277,26 @@ wait "$JAVA_PID"; jrc=$?
 $PY -c "import json,sys; print('jitprov-verify:', json.load(open(sys.argv[1]))['verdict'])" "$WORK/verify.json"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach "$WORK" 1000 \
   --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check"
-$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print('agent: replays in OnAttach %.1f ms, %d stale unloads' % (d['attach_replay_ms'], d['stale_unloads']))" "$WORK/agent.json"
+# The code compiled before the attach came from the agent's scan of the code heaps (no
+# CodeCache_lock; attach=scan, the default): most of it found, and some of it retired
+# since because HotSpot unloaded it (the churn), which HotSpot reports no event for:
+# without those checks (attach=scan-unchecked) the codelist check above finds records
+# of freed code (extra).
+$PY - "$WORK/agent.json" "$before" <<'PYEOF' || fail "the attach's scan"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, before = d["attach_scan"], int(sys.argv[2])
+print("agent: OnAttach %.1f ms, the scan %.1f ms: %d classes, %d blocks, %d nmethods (%d alive, %d queued, %d of "
+      "classes loaded since), %d retired by %d checks (%.1f ms), %d stale unloads"
+      % (d["attach_replay_ms"], s["ms"], s["classes"], s["blocks"], s["nmethods"], s["alive"], s["queued"],
+         s["unmapped"], s["retired"], s["checked"], s["check_ms"], d["stale_unloads"]))
+if not s["used"] or s["why_not"]:
+    sys.exit("the scan was not used: %s" % s["why_not"])
+if s["queued"] < before // 2:
+    sys.exit("the scan queued %d nmethods, %d were listed before the attach" % (s["queued"], before))
+if s["retired"] < 1:
+    sys.exit("no scanned nmethod retired: the churn unloads code compiled before the attach")
+PYEOF
 pass "attached JVM: rundowns verified and identical to HotSpot's own code list"
 for p in "$D_PID" "$R_PID" "$S_PID"; do kill -0 "$p" 2>/dev/null || fail "PID $p died"; done
 rm -rf "$WORK"

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -43,6 +44,7 @@ struct Queued {
   bool named = false;  // kLoad: names queued (the method's first load); kStub: always
   int16_t level = -1;  // kLoad: HotSpot's comp level, -1 unknown
   int32_t lines = -1;  // kLoad: its Lines in Queue::lines (jitdump only)
+  int32_t scan = -1;   // kLoad: found by the attach's scan, its nmethod in Queue::scans
   uint64_t jmid = 0;   // kLoad, kUnload: the jmethodID
   uint64_t addr = 0;
   uint32_t size = 0;
@@ -53,10 +55,12 @@ struct Queue {
   std::vector<Queued> events;
   std::string text;
   std::vector<Lines> lines;
+  std::vector<VmStructs::Nmethod> scans;
   void clear() {
     events.clear();
     text.clear();
     lines.clear();
+    scans.clear();
   }
 };
 
@@ -121,6 +125,21 @@ struct Agent {
   // Unloads of a range whose live code is another method's (a replay of newer code got
   // there first): nothing retired.
   uint64_t stale_unloads = 0;
+  // The attach's scan (attach=scan; scanCodeHeaps in jitprov_jvmti.cc): the nmethods it
+  // published that no later publication or unload at their address has touched, by
+  // code address. HotSpot reports no unload of code whose load it did not report, so
+  // each is read again before every rundown (checkScanned) and retired once HotSpot
+  // has unloaded it.
+  struct Scanned {
+    VmStructs::Nmethod nm;
+    uint64_t jmid;
+  };
+  std::map<uint64_t, Scanned> scanned;
+  bool scan_used = false, scan_checks = true;
+  std::string scan_why_not;  // why the attach replayed instead (attach=scan asked)
+  uint64_t scan_classes = 0, scan_methods = 0, scan_blocks = 0, scan_nmethods = 0, scan_alive = 0;
+  uint64_t scan_queued = 0, scan_unmapped = 0, scan_retired = 0, scan_checked = 0, scan_check_ns = 0;
+  uint64_t scan_ns = 0, scan_last_check_ns = 0;
   bool attached = false;          // started by Agent_OnAttach
   uint64_t attach_replay_ns = 0;  // its GenerateEvents replays, inside OnAttach
   // Live code that a newer load landed on: stubs (HotSpot posts no event when it frees

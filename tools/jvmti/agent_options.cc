@@ -10,6 +10,17 @@ namespace jitprov::jvmti {
 bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
   const auto extra = [j](const std::string& k, const std::string& v, std::string* why) -> int {
     if (k == "publish") return hostagent::parsePublish(v, &j->publish_ms, &j->publish_batch, why) ? 1 : -1;
+    if (k == "attach") {
+      if (v == "scan")
+        j->attach = JvmOptions::Attach::kScan;
+      else if (v == "replay")
+        j->attach = JvmOptions::Attach::kReplay;
+      else if (v == "scan-unchecked")
+        j->attach = JvmOptions::Attach::kUnchecked;
+      else
+        return *why = "scan or replay", -1;
+      return 1;
+    }
     if (k != "names") return 0;
     if (v == "vmstructs")
       j->names = JvmOptions::Names::kVmStructs;
@@ -37,6 +48,10 @@ bool parseOptions(const char* text, hostagent::Options* o, JvmOptions* j) {
         "  names=vmstructs|jvmti  where compiled methods' names come from: HotSpot's VMStructs\n"
         "                     (default; checked against JVMTI for the first methods, JVMTI from\n"
         "                     the first difference on) or JVMTI alone\n"
+        "  attach=scan|replay  how an attach finds the code compiled before it: its code heaps\n"
+        "                     read without a lock, the code found checked again before each\n"
+        "                     rundown (default; Java 17, no jitdump) or HotSpot's GenerateEvents,\n"
+        "                     which holds CodeCache_lock while it lists every nmethod\n"
         "  publish=MS[/EVENTS]|inline  the load and unload callbacks queue what they saw and a\n"
         "                     thread of the agent publishes it every MS ms while events come,\n"
         "                     or once EVENTS are queued (0: the period alone), and before each\n"

@@ -22,6 +22,14 @@ struct JvmOptions {
   // whatever this says (its records carry the loads' times). The defaults: a batch's
   // first events cost the most (docs/jvm-agent.md, "Publication off the Service Thread").
   uint32_t publish_ms = 250;
+  // attach=: how an attach finds the code compiled before it (docs/attach.md). kScan
+  // (the default): the code heaps read without a lock (VMStructs), each nmethod found
+  // checked again before every rundown and retired once HotSpot unloads it; used on
+  // Java 17 with every field there and no jitdump, else kReplay: GenerateEvents, which
+  // holds CodeCache_lock while it queues every nmethod. kUnchecked: a test hook, the
+  // scan without the checks (its code never retired), which the jvm-attach test must
+  // catch.
+  enum class Attach { kScan, kReplay, kUnchecked } attach = Attach::kScan;
   size_t publish_batch = 1024;
 };
 

@@ -43,6 +43,16 @@ void writeStats(Agent& a) {
                a.methods_unloaded, a.stubs_unloaded, method_versions);
   std::fprintf(f, "  \"stale_unloads\": %" PRIu64 ", \"attached\": %s, \"attach_replay_ms\": %.1f,\n", a.stale_unloads,
                a.attached ? "true" : "false", double(a.attach_replay_ns) / 1e6);
+  if (a.attached)
+    std::fprintf(f,
+                 "  \"attach_scan\": {\"used\": %s, \"why_not\": \"%s\", \"checks\": %s, \"classes\": %" PRIu64
+                 ", \"methods\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"nmethods\": %" PRIu64 ", \"alive\": %" PRIu64
+                 ", \"queued\": %" PRIu64 ", \"unmapped\": %" PRIu64 ", \"tracked\": %zu, \"retired\": %" PRIu64
+                 ", \"checked\": %" PRIu64 ", \"check_ms\": %.1f, \"ms\": %.1f},\n",
+                 a.scan_used ? "true" : "false", a.scan_why_not.c_str(), a.scan_checks ? "true" : "false",
+                 a.scan_classes, a.scan_methods, a.scan_blocks, a.scan_nmethods, a.scan_alive, a.scan_queued,
+                 a.scan_unmapped, a.scanned.size(), a.scan_retired, a.scan_checked, double(a.scan_check_ns) / 1e6,
+                 double(a.scan_ns) / 1e6);
   std::fprintf(f,
                "  \"names\": {\"vmstructs\": %" PRIu64 ", \"jvmti\": %" PRIu64 ", \"checked\": %" PRIu64
                ", \"hidden_checked\": %" PRIu64 ", \"mismatches\": %" PRIu64 ", \"ms\": %.1f},\n",

@@ -58,6 +58,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,7 @@ Agent* g_agent = nullptr;
 // JVMTI.agent_load after -agentpath) registers nothing and says so.
 std::atomic<bool> g_started{false};
 
+using hostagent::By;
 using hostagent::nowNs;
 
 void logf(const char* fmt, ...) {
@@ -363,9 +365,21 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
   return out;
 }
 
+// The scan's entries on [start, start + size): code published or unloaded there since
+// the scan, which HotSpot's own events now account for. Agent::mu held.
+void forgetScanned(Agent& a, uint64_t start, uint64_t size) {
+  if (a.scanned.empty()) return;
+  auto it = a.scanned.lower_bound(start);
+  if (it != a.scanned.begin()) {
+    auto before = std::prev(it);
+    if (before->second.nm.code_end > start) it = before;
+  }
+  while (it != a.scanned.end() && it->first < start + std::max<uint64_t>(size, 1)) it = a.scanned.erase(it);
+}
+
 // Agent::mu held. `lines`: the code's source lines (jitdump only).
-// `jmid`: the jmethodID (0 for a stub).
-void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, uint64_t jmid,
+// `jmid`: the jmethodID (0 for a stub). True when published (or replayed).
+bool publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, uint64_t jmid,
              const Lines* lines = nullptr) {
   jitprov_code_desc c = JITPROV_CODE_DESC_INIT;
   c.code_start = reinterpret_cast<uintptr_t>(addr);
@@ -392,7 +406,10 @@ void publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     // A method registered for it that has no version: unloaded with the batch too
     // (forgetDead asks jitprov whether it has live code).
     a.dead.emplace_back(method_id, jmid);
+    return false;
   }
+  forgetScanned(a, c.code_start, c.code_size);
+  return true;
 }
 
 // The jitprov method of a queued load: registered with the names queued with it (the
@@ -442,9 +459,41 @@ void publishLoad(Agent& a, Queue& q, const Queued& ev) {
     }
   }
   uint64_t id = 0;
-  if (methodOf(a, q, ev, &id))
-    publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), tierOf(ev.level, ev.osr),
-            ev.level >= 0 ? uint16_t(ev.level) : kUnknownLevel, ev.jmid, lines);
+  if (methodOf(a, q, ev, &id) &&
+      publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), tierOf(ev.level, ev.osr),
+              ev.level >= 0 ? uint16_t(ev.level) : kUnknownLevel, ev.jmid, lines) &&
+      ev.scan >= 0 && a.scan_checks)
+    a.scanned[ev.addr] = Agent::Scanned{q.scans[size_t(ev.scan)], ev.jmid};
+}
+
+// Before every rundown (and at most every kScanCheckNs on the publisher thread): each
+// nmethod of the attach's scan that HotSpot has unloaded since (its state unloaded or
+// zombie, or its memory another blob's) is retired, as CompiledMethodUnload would have.
+// Agent::mu held.
+constexpr uint64_t kScanCheckNs = 100'000'000;
+void checkScanned(Agent& a, By by) {
+  if (a.scanned.empty()) return;
+  const uint64_t t0 = nowNs();
+  if (by != By::kPrepare && t0 - a.scan_last_check_ns < kScanCheckNs) return;
+  a.scan_last_check_ns = t0;
+  ++a.scan_checked;
+  for (auto it = a.scanned.begin(); it != a.scanned.end();) {
+    if (a.vm.stillAlive(it->second.nm)) {
+      ++it;
+      continue;
+    }
+    jitprov_host_retired r{};
+    r.sz = sizeof r;
+    const int e = jitprov_code_retire_host(a.rt, it->first, it->second.jmid, &r);
+    if (e == JITPROV_OK) {
+      ++a.scan_retired;
+      retiredFrom(a, r);
+    } else if (e != JITPROV_E_UNKNOWN_VERSION) {
+      noteError(a, std::string("retire scanned code: ") + jitprov_strerror(e));
+    }
+    it = a.scanned.erase(it);
+  }
+  a.scan_check_ns += nowNs() - t0;
 }
 
 // A queued CompiledMethodUnload. The class may be gone: the jmethodID is compared, never
@@ -462,6 +511,7 @@ void publishUnload(Agent& a, const Queued& ev) {
   const int e = jitprov_code_retire_host(a.rt, ev.addr, ev.jmid, &r);
   if (e == JITPROV_OK) {
     retiredFrom(a, r);
+    forgetScanned(a, ev.addr, 1);
   } else if (e != JITPROV_E_UNKNOWN_VERSION) {
     noteError(a, std::string("retire code: ") + jitprov_strerror(e));
   } else if (r.method_id == 0 || r.module_id == a.stub_module) {
@@ -491,8 +541,6 @@ void publishStub(Agent& a, const Queue& q, const Queued& ev) {
   publish(a, id, reinterpret_cast<const void*>(ev.addr), jint(ev.size), JITPROV_TIER0, 0, 0);
 }
 
-using hostagent::By;
-
 // Publishes what the callbacks queued, in their order: the registry's work, the
 // method_load events, the agent's address map. Takes Agent::mu (then qmu for the swap
 // alone: the callbacks queue on while a batch is published).
@@ -511,6 +559,7 @@ void publishQueued(Agent& a, By by) {
         break;
     }
   });
+  checkScanned(a, by);
   forgetDead(a);
 }
 
@@ -711,6 +760,109 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
        a.loads, ms.replayed, a.unloads, a.stubs, jitprov_rundown_completed(a.rd), a.perfmap.written);
 }
 
+// Attached (attach=scan): the nmethods compiled before the attach, found without
+// CodeCache_lock (docs/attach.md, "The scan"). On the Attach Listener thread, the load
+// events already enabled, before "attached":
+//  1. every loaded class (GetLoadedClasses: local references, which keep each from
+//     unloading until the scan ends) and its methods (GetClassMethods, which gives each
+//     method its jmethodID): Method* -> jmethodID;
+//  2. every used block of the code heaps (VmStructs::forEachUsedBlock) read as an
+//     nmethod; one alive (in use, not used, not entrant) is queued as a load, its
+//     jmethodID from step 1, or, for a method of no class listed (HotSpot's method
+//     handle intrinsics), the one java.lang.invoke.MethodHandle keeps for it, read
+//     safely; one of neither (a class loaded after step 1: its code comes by events) is
+//     counted. Each read and its queueing under qmu, as a callback queues: newer code
+//     at its address, which HotSpot places only once this is freed, is queued after it.
+// What this misses, HotSpot's events bring: code installed after the events were enabled.
+// What it finds HotSpot reports no unload of: checkScanned() reads it again.
+// Returns false when it could not list the classes (the caller replays instead).
+bool scanCodeHeaps(Agent& a, JavaVM* vm, jvmtiEnv* jvmti) {
+  const uint64_t t0 = nowNs();
+  JNIEnv* jni = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK || jni == nullptr) {
+    a.scan_why_not = "no JNI environment on the attach thread";
+    return false;
+  }
+  jint n_classes = 0;
+  jclass* classes = nullptr;
+  if (jvmti->GetLoadedClasses(&n_classes, &classes) != JVMTI_ERROR_NONE) {
+    a.scan_why_not = "GetLoadedClasses failed";
+    return false;
+  }
+  std::unordered_map<uintptr_t, uint64_t> jmids;  // Method* -> jmethodID
+  uintptr_t method_handle = 0;                    // java.lang.invoke.MethodHandle's Klass*
+  for (jint i = 0; i < n_classes; ++i) {
+    jint status = 0, n = 0;
+    jmethodID* methods = nullptr;
+    // A class not prepared has no method compiled; an array class has no methods.
+    if (jvmti->GetClassStatus(classes[i], &status) != JVMTI_ERROR_NONE || (status & JVMTI_CLASS_STATUS_PREPARED) == 0 ||
+        jvmti->GetClassMethods(classes[i], &n, &methods) != JVMTI_ERROR_NONE)
+      continue;
+    ++a.scan_classes;
+    for (jint k = 0; k < n; ++k)
+      if (methods[k] != nullptr) jmids.emplace(*reinterpret_cast<const uintptr_t*>(methods[k]), uintptr_t(methods[k]));
+    a.scan_methods += uint64_t(n);
+    if (method_handle == 0 && n > 0) {
+      char* sig = nullptr;
+      if (jvmti->GetClassSignature(classes[i], &sig, nullptr) == JVMTI_ERROR_NONE && sig != nullptr &&
+          std::strcmp(sig, "Ljava/lang/invoke/MethodHandle;") == 0)
+        method_handle = a.vm.holderOf(*reinterpret_cast<const uintptr_t*>(methods[0]));
+      if (sig != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(sig));
+    }
+    jvmti->Deallocate(reinterpret_cast<unsigned char*>(methods));
+  }
+  a.scan_blocks = a.vm.forEachUsedBlock([&](uintptr_t blob) {
+    std::lock_guard<std::mutex> g(a.qmu);
+    VmStructs::Nmethod nm;
+    if (!a.vm.readNmethod(blob, &nm)) return;
+    ++a.scan_nmethods;
+    if (!VmStructs::alive(nm.state)) return;
+    ++a.scan_alive;
+    uint64_t jmid = 0;
+    if (auto it = jmids.find(nm.method); it != jmids.end()) {
+      jmid = it->second;
+    } else {
+      uintptr_t holder = 0, id = 0;
+      if (method_handle != 0 && a.vm.safeJmethodId(nm.method, &holder, &id) && holder == method_handle) jmid = id;
+    }
+    if (jmid == 0) {
+      ++a.scan_unmapped;
+      return;
+    }
+    Queued ev{};
+    ev.kind = Queued::kLoad;
+    ev.jmid = jmid;
+    ev.addr = nm.code_begin;
+    ev.size = uint32_t(nm.code_end - nm.code_begin);
+    ev.level = int16_t(nm.level.level);
+    ev.osr = nm.level.osr;
+    ev.scan = int32_t(a.queued.scans.size());
+    a.queued.scans.push_back(nm);
+    ++a.by_level[nm.level.level];
+    if (nm.level.osr) ++a.osr;
+    if (a.named.find(ev.jmid) == 0) {
+      a.named.insert(ev.jmid, 1);
+      queueNames(a, jvmti, reinterpret_cast<jmethodID>(jmid), &ev);
+    }
+    a.queued.events.push_back(ev);
+    ++a.scan_queued;
+  });
+  for (jint i = 0; i < n_classes; ++i) jni->DeleteLocalRef(classes[i]);
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(classes));
+  a.scan_ns = nowNs() - t0;
+  return true;
+}
+
+// Why the attach cannot scan here (empty: it can). Java 17 alone: its nmethod states.
+std::string scanRefusal(const Agent& a, int java) {
+  if (a.jopt.attach == JvmOptions::Attach::kReplay) return "attach=replay";
+  if (java != 17) return "Java " + std::to_string(java) + " (the scan knows Java 17's nmethod states)";
+  if (!a.opt.jitdump.empty()) return "jitdump= (source lines need GenerateEvents' address maps)";
+  if (const std::string m = a.vm.scanMissing(); !m.empty()) return "VMStructs lacks " + m;
+  if (!VmStructs::safeReadsWork()) return "process_vm_readv refused on the JVM itself (a seccomp filter?)";
+  return {};
+}
+
 // The jitprov runtime (host mode; modules "java" and "hotspot-stubs") and the jitdump
 // when asked for. False on failure (said on stderr).
 bool createJitprov(Agent& a) {
@@ -862,7 +1014,17 @@ jint start(JavaVM* vm, const char* options, bool live) {
     // No VMInit in the live phase: what onVMInit does, here. The events are enabled
     // first: GenerateEvents replays nothing for an event that is not (docs/attach.md).
     const uint64_t t0 = nowNs();
-    if (replayEvents(jvmti) != JVMTI_ERROR_NONE) {
+    a->scan_why_not = scanRefusal(*a, java);
+    if (a->scan_why_not.empty()) {
+      logf("code heaps for the scan: %s", a->vm.readScanHeaps().c_str());
+      a->scan_checks = a->jopt.attach != JvmOptions::Attach::kUnchecked;
+      // The stubs by GenerateEvents (their names are HotSpot's own), then the nmethods.
+      a->scan_used =
+          jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) == JVMTI_ERROR_NONE && scanCodeHeaps(*a, vm, jvmti);
+      if (!a->scan_used && a->scan_why_not.empty()) a->scan_why_not = "GenerateEvents failed for the stubs";
+      if (!a->scan_used) logf("scan not used (%s): replaying", a->scan_why_not.c_str());
+    }
+    if (!a->scan_used && replayEvents(jvmti) != JVMTI_ERROR_NONE) {
       std::lock_guard<std::mutex> g(a->mu);
       noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
       replay_failed = true;
@@ -874,7 +1036,8 @@ jint start(JavaVM* vm, const char* options, bool live) {
     jitprov_memory_stats ms{};
     ms.sz = sizeof ms;
     (void)jitprov_memory_stats_get(a->rt, &ms);
-    logf("attached: replays took %.1f ms, %" PRIu64 " versions live", a->attach_replay_ns / 1e6, ms.live_host_code);
+    logf("attached: %s took %.1f ms, %" PRIu64 " versions live", a->scan_used ? "the scan" : "replays",
+         a->attach_replay_ns / 1e6, ms.live_host_code);
   }
   if (live) {
     const hostagent::OwnCpu::Span own(a->own, true);

@@ -2,6 +2,8 @@
 #include "vm_structs.h"
 
 #include <dlfcn.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -77,6 +79,20 @@ std::string VmStructs::init(const void* any_jvm_function) {
   off_sym_length_ = field({{"Symbol", "_length"}});
   off_sym_body_ = field({{"Symbol", "_body"}});
   off_cp_source_ = field({{"ConstantPool", "_source_file_name_index"}});
+  off_code_end_ = field({{"CodeBlob", "_code_end"}});
+  off_blob_name_ = field({{"CodeBlob", "_name"}});
+  off_blob_size_ = field({{"CodeBlob", "_size"}});
+  off_compile_id_ = field({{"nmethod", "_compile_id"}, {"CompiledMethod", "_compile_id"}});
+  off_state_ = field({{"nmethod", "_state"}});
+  off_cm_idnum_ = field({{"ConstMethod", "_method_idnum"}});
+  off_jmethod_ids_ = field({{"InstanceKlass", "_methods_jmethod_ids"}});
+  off_block_used_ = field({{"HeapBlock::Header", "_used"}});
+  off_heap_memory_ = field({{"CodeHeap", "_memory"}});
+  off_heap_segmap_ = field({{"CodeHeap", "_segmap"}});
+  off_heap_log2_ = field({{"CodeHeap", "_log2_segment_size"}});
+  off_vs_low_ = field({{"VirtualSpace", "_low"}});
+  off_vs_high_ = field({{"VirtualSpace", "_high"}});
+  heap_block_size_ = typeSize(h2, "HeapBlock");
   cp_size_ = typeSize(h2, "ConstantPool");
   if (off_const_method_ < 0 || off_cm_constants_ < 0 || off_cm_name_index_ < 0 || off_cm_signature_index_ < 0 ||
       off_cp_length_ < 0 || off_cp_holder_ < 0 || off_sym_length_ < 0)
@@ -105,6 +121,7 @@ long VmStructs::field(const std::vector<std::pair<std::string, std::string>>& na
 // everything is committed, and the scan only reads below live code.
 std::string VmStructs::readHeaps() {
   heaps_.clear();
+  heap_objects_.clear();
   void* heaps_addr = nullptr;
   for (const Entry& e : entries_)
     if (e.is_static && e.type == "CodeCache" && e.field == "_heaps") heaps_addr = e.address;
@@ -121,6 +138,7 @@ std::string VmStructs::readHeaps() {
   const uintptr_t data = readAt<uintptr_t>(array, data_off);
   for (int i = 0; i < len && i < 16; ++i) {
     const uintptr_t heap = readAt<uintptr_t>(data, long(i) * long(sizeof(uintptr_t)));
+    heap_objects_.push_back(heap);
     const uintptr_t vs = heap + uintptr_t(memory_off);
     heaps_.emplace_back(readAt<uintptr_t>(vs, low_off), readAt<uintptr_t>(vs, high_off));
   }
@@ -223,6 +241,128 @@ bool VmStructs::sourceOf(const void* jmethod_id, std::string_view* package, std:
   const size_t slash = klass.rfind('/');
   *package = slash == std::string_view::npos ? std::string_view() : klass.substr(0, slash + 1);
   return true;
+}
+
+std::string VmStructs::scanMissing() const {
+  std::string m;
+  const std::pair<const char*, long> need[] = {{"Method::_code", off_method_code_},
+                                               {"CodeBlob::_code_begin", off_code_begin_},
+                                               {"CodeBlob::_code_end", off_code_end_},
+                                               {"CodeBlob::_name", off_blob_name_},
+                                               {"CodeBlob::_size", off_blob_size_},
+                                               {"nmethod::_compile_id", off_compile_id_},
+                                               {"nmethod::_state", off_state_},
+                                               {"nmethod::_comp_level", off_comp_level_},
+                                               {"nmethod::_entry_bci", off_entry_bci_},
+                                               {"CompiledMethod::_method", off_blob_method_},
+                                               {"ConstMethod::_method_idnum", off_cm_idnum_},
+                                               {"InstanceKlass::_methods_jmethod_ids", off_jmethod_ids_},
+                                               {"HeapBlock::Header::_used", off_block_used_},
+                                               {"sizeof(HeapBlock)", heap_block_size_},
+                                               {"CodeHeap::_memory", off_heap_memory_},
+                                               {"CodeHeap::_segmap", off_heap_segmap_},
+                                               {"CodeHeap::_log2_segment_size", off_heap_log2_},
+                                               {"VirtualSpace::_low", off_vs_low_},
+                                               {"VirtualSpace::_high", off_vs_high_}};
+  for (const auto& [name, off] : need)
+    if (off < 0) m += std::string(m.empty() ? "" : ", ") + name;
+  if (m.empty() && !namesUsable()) m = "the names' fields";
+  return m;
+}
+
+std::string VmStructs::readScanHeaps() {
+  scan_heaps_.clear();
+  if (!scanMissing().empty()) return "not read: fields missing";
+  uint64_t bytes = 0;
+  for (const uintptr_t heap : heap_objects_) {
+    const uintptr_t mem = heap + uintptr_t(off_heap_memory_), seg = heap + uintptr_t(off_heap_segmap_);
+    ScanHeap h{};
+    h.low = readAt<uintptr_t>(mem, off_vs_low_);
+    const uintptr_t high = readAt<uintptr_t>(mem, off_vs_high_);
+    h.segmap = readAt<uintptr_t>(seg, off_vs_low_);
+    const uintptr_t segmap_high = readAt<uintptr_t>(seg, off_vs_high_);
+    h.log2_segment = readAt<int>(heap, off_heap_log2_);
+    if (h.low == 0 || high < h.low || h.segmap == 0 || h.log2_segment < 4 || h.log2_segment > 16) continue;
+    // Only segments that both the heap and its map have committed.
+    h.segments = std::min((high - h.low) >> h.log2_segment, segmap_high - h.segmap);
+    bytes += high - h.low;
+    scan_heaps_.push_back(h);
+  }
+  return std::to_string(scan_heaps_.size()) + " code heaps, " + std::to_string(bytes >> 10) + " KiB committed";
+}
+
+namespace {
+// Reads n bytes at addr of this process without faulting: false when any is unmapped
+// (or the kernel refuses process_vm_readv).
+bool safeRead(uintptr_t addr, void* out, size_t n) noexcept {
+  iovec local{out, n};
+  iovec remote{reinterpret_cast<void*>(addr), n};
+  return addr != 0 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(n);
+}
+template <class T>
+bool safeAt(uintptr_t base, long off, T* v) noexcept {
+  return safeRead(base + uintptr_t(off), v, sizeof *v);
+}
+}  // namespace
+
+bool VmStructs::safeReadsWork() noexcept {
+  static const uint64_t probe = 0x6a6974707276;  // any mapped value
+  uint64_t v = 0;
+  return safeRead(reinterpret_cast<uintptr_t>(&probe), &v, sizeof v) && v == probe;
+}
+
+bool VmStructs::readNmethod(uintptr_t blob, Nmethod* out) const noexcept {
+  const auto name = readAt<uintptr_t>(blob, off_blob_name_);
+  if (name == 0) return false;
+  if (name != nmethod_names_[0] && name != nmethod_names_[1]) {
+    if (std::find(other_names_.begin(), other_names_.end(), name) != other_names_.end()) return false;
+    // A blob's name is a string of libjvm.so's; read safely, once per address. A native
+    // method's wrapper is a "native nmethod".
+    char text[15] = {};
+    const bool compiled = safeRead(name, text, 8) && std::memcmp(text, "nmethod", 8) == 0;
+    if (!compiled && !(safeRead(name, text, 15) && std::memcmp(text, "native nmethod", 15) == 0)) {
+      if (other_names_.size() < 4096) other_names_.push_back(name);
+      return false;
+    }
+    nmethod_names_[compiled ? 0 : 1] = name;
+  }
+  const int size = readAt<int>(blob, off_blob_size_);
+  out->blob = blob;
+  out->method = readAt<uintptr_t>(blob, off_blob_method_);
+  out->code_begin = readAt<uintptr_t>(blob, off_code_begin_);
+  out->code_end = readAt<uintptr_t>(blob, off_code_end_);
+  out->compile_id = readAt<int>(blob, off_compile_id_);
+  out->state = readAt<int8_t>(blob, off_state_);
+  out->level = fromBlob(blob);
+  return size > 0 && out->method != 0 && out->code_begin > blob && out->code_end > out->code_begin &&
+         out->code_end <= blob + uintptr_t(size) && out->level.level >= 0 && out->level.level <= 4;
+}
+
+bool VmStructs::stillAlive(const Nmethod& n) const noexcept {
+  const auto state = readAt<int8_t>(n.blob, off_state_);
+  return alive(state) && readAt<int>(n.blob, off_compile_id_) == n.compile_id &&
+         readAt<uintptr_t>(n.blob, off_blob_method_) == n.method &&
+         readAt<uintptr_t>(n.blob, off_code_begin_) == n.code_begin &&
+         readAt<uintptr_t>(n.blob, off_code_end_) == n.code_end;
+}
+
+uintptr_t VmStructs::holderOf(uintptr_t method) const noexcept {
+  if (method == 0 || off_const_method_ < 0 || off_cm_constants_ < 0 || off_cp_holder_ < 0) return 0;
+  const auto cm = readAt<uintptr_t>(method, off_const_method_);
+  const auto cp = cm != 0 ? readAt<uintptr_t>(cm, off_cm_constants_) : 0;
+  return cp != 0 ? readAt<uintptr_t>(cp, off_cp_holder_) : 0;
+}
+
+bool VmStructs::safeJmethodId(uintptr_t method, uintptr_t* holder, uintptr_t* jmid) const noexcept {
+  uintptr_t cm = 0, cp = 0, ids = 0;
+  uint16_t idnum = 0;
+  size_t count = 0;
+  if (!safeAt(method, off_const_method_, &cm) || !safeAt(cm, off_cm_constants_, &cp) ||
+      !safeAt(cm, off_cm_idnum_, &idnum) || !safeAt(cp, off_cp_holder_, holder) ||
+      !safeAt(*holder, off_jmethod_ids_, &ids) || !safeAt(ids, 0, &count))  // [0]: the array's length
+    return false;
+  if (size_t(idnum) + 1 > count) return false;
+  return safeAt(ids, long(idnum + 1) * long(sizeof(uintptr_t)), jmid) && *jmid != 0;
 }
 
 }  // namespace jitprov::jvmti

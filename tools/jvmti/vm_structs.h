@@ -66,6 +66,67 @@ class VmStructs {
   // class's SourceFile attribute ("java/util/" and "HashMap.java"), from the pool's
   // _source_file_name_index. False as namesOf, or when the class has no SourceFile.
   bool sourceOf(const void* jmethod_id, std::string_view* package, std::string_view* file) const noexcept;
+  // ---- The attach's scan of the code heaps (jitprov_jvmti.cc, scanCodeHeaps) ----------
+  // Without any lock: HotSpot allocates, frees and changes the code meanwhile. A code
+  // heap's memory stays mapped for the JVM's life (JDK 17 never uncommits one:
+  // CodeHeap::shrink_by is Unimplemented()), so reading a block that was freed meanwhile
+  // returns old bytes, never a fault; the caller trusts only what it checks.
+  // JDK 17's nmethod states (CompiledMethod: in_use 0, not_used 1, not_entrant 2 alive;
+  // unloaded 3 and zombie 4, which CompiledMethodUnload reports, not): the scan is used
+  // only on Java 17, whose states these are (JDK 20 removed the zombie state).
+  struct Nmethod {
+    uintptr_t blob = 0, method = 0, code_begin = 0, code_end = 0;
+    int compile_id = 0;
+    int8_t state = -1;
+    Level level;
+  };
+  // Empty when every field the scan needs is in this JVM's table; else what is missing.
+  std::string scanMissing() const;
+  // Each block that a code heap's segment map says begins a block (0 there: the lowest
+  // segment of a block, used or free) and whose header says used, in the committed part
+  // of every code heap: fn(blob). A block whose segment map and header do not change
+  // while the scan passes (every block allocated before it and not freed during it) is
+  // found, whatever happens to its neighbours; one allocated or freed meanwhile may be
+  // found or not. Returns the blocks visited.
+  template <class F>
+  uint64_t forEachUsedBlock(F&& fn) const {
+    uint64_t n = 0;
+    for (const ScanHeap& h : scan_heaps_) {
+      const auto* map = reinterpret_cast<const volatile uint8_t*>(h.segmap);
+      for (uintptr_t i = 0; i < h.segments; ++i) {
+        if (map[i] != 0) continue;
+        const uintptr_t block = h.low + (i << h.log2_segment);
+        if (*reinterpret_cast<const volatile bool*>(block + uintptr_t(off_block_used_))) {
+          ++n;
+          fn(block + uintptr_t(heap_block_size_));
+        }
+      }
+    }
+    return n;
+  }
+  // Reads the code heaps' committed parts and segment maps for forEachUsedBlock (after
+  // readHeaps). A sentence on what it found.
+  std::string readScanHeaps();
+  // `blob` read as an nmethod: false when its CodeBlob::_name is not HotSpot's
+  // "nmethod" (or "native nmethod") or its fields are not plausible (the code not inside the blob).
+  bool readNmethod(uintptr_t blob, Nmethod* out) const noexcept;
+  // process_vm_readv on this process works (a seccomp filter may refuse it): without
+  // it no blob's name can be read safely, and the scan is not used.
+  static bool safeReadsWork() noexcept;
+  static bool alive(int8_t state) noexcept { return state >= 0 && state <= 2; }
+  // The nmethod read is still there and alive: same compile id, method and code, state
+  // in use, not used or not entrant.
+  bool stillAlive(const Nmethod& n) const noexcept;
+  // A method's class (ConstantPool::_pool_holder), read directly: the caller keeps the
+  // class from unloading. 0 when not plausible.
+  uintptr_t holderOf(uintptr_t method) const noexcept;
+  // For a method the caller does not keep loaded (a method handle intrinsic: its class
+  // is MethodHandle): its class and the jmethodID its class keeps for its idnum
+  // (InstanceKlass::_methods_jmethod_ids[idnum + 1], the one HotSpot's events give),
+  // read with process_vm_readv, which fails instead of faulting on memory no longer
+  // mapped. False when a read fails or the class has no jmethodID for it.
+  bool safeJmethodId(uintptr_t method, uintptr_t* holder, uintptr_t* jmid) const noexcept;
+
   // For the agent's names=mutant test hook: Symbol bodies read one byte off.
   void corruptNamesForTest() noexcept {
     if (off_sym_body_ >= 0) ++off_sym_body_;
@@ -93,6 +154,19 @@ class VmStructs {
   bool poolOf(const void* jmethod_id, uintptr_t* cm, uintptr_t* cp, int* length) const noexcept;
   bool poolSymbol(uintptr_t cp, int length, unsigned index, std::string_view* out) const noexcept;
   std::vector<std::pair<uintptr_t, uintptr_t>> heaps_;  // [low, high) of each code heap
+  // The scan's: fields, and each heap's committed part with its segment map.
+  long off_code_end_ = -1, off_blob_name_ = -1, off_blob_size_ = -1, off_compile_id_ = -1, off_state_ = -1;
+  long off_cm_idnum_ = -1, off_jmethod_ids_ = -1, off_block_used_ = -1, heap_block_size_ = -1;
+  long off_heap_memory_ = -1, off_heap_segmap_ = -1, off_heap_log2_ = -1, off_vs_low_ = -1, off_vs_high_ = -1;
+  struct ScanHeap {
+    uintptr_t low, segmap, segments;
+    int log2_segment;
+  };
+  std::vector<ScanHeap> scan_heaps_;
+  std::vector<uintptr_t> heap_objects_;  // CodeHeap* of each heap (readHeaps)
+  // The addresses of HotSpot's "nmethod" and "native nmethod" (readNmethod).
+  mutable uintptr_t nmethod_names_[2] = {1, 1};
+  mutable std::vector<uintptr_t> other_names_;  // blob names found not to be it
 };
 
 }  // namespace jitprov::jvmti
