@@ -161,6 +161,40 @@ sys.exit(0 if c["isolates"] == 4 else 1)
 PY
 pass "workers of workers started after the attach take the client too (4 isolates), and node ends as before"
 
+# A worker that ends before it can take the client is said and counted, not lost
+# silently: once $WORK/go2 exists the main thread starts one that exits at once and stays
+# busy 0.5 s (its loop, which sends the load, runs only after the worker is gone), then
+# starts one that lives. One line names the first, the watch counts it (missed 1), the
+# second takes the client (2 isolates with the main thread's).
+P15=$(free_port)
+run_script short "$P15" "const { Worker } = require('worker_threads'), fs = require('fs');" \
+  "const t = setInterval(() => { if (!fs.existsSync('$WORK/go2')) return; clearInterval(t);" \
+  "  new Worker('process.exit(0)', { eval: true }); const e = Date.now() + 500; while (Date.now() < e);" \
+  "  setTimeout(() => new Worker('setTimeout(() => {}, 300)', { eval: true }), 100); }, 20);" \
+  "process.on('exit', () => { const w = globalThis[Symbol.for('jitprov.node.watch')];" \
+  "  process.stderr.write('watch: ' + (w ? 'connected ' + w.connected() + ', missed ' + w.missed() : 'none') + '\\n'); });"
+SHORT=$SCRIPT_PID
+sleep 0.5
+"$ATTACH" attach "$SHORT" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/short.json" \
+  >"$WORK/short.out" 2>"$WORK/short.cmd" || fail "attach to the short-worker node: exit $?: $(cat "$WORK/short.cmd")"
+touch "$WORK/go2"
+for _ in $(seq 200); do ended "$SHORT" && break; sleep 0.05; done
+ended "$SHORT" || fail "the short-worker node did not end by itself"
+wait "$SHORT" || fail "the short-worker node: exit $?: $(cat "$WORK/short.err")"
+grep "^jitprov-node:" "$WORK/short.err"
+[ "$(grep -c "^jitprov-node: \[worker [0-9]*\], started after the attach, ended before it took the client: not traced$" \
+  "$WORK/short.err")" -eq 1 ] && [ "$(grep -c "^jitprov-node:" "$WORK/short.err")" -eq 1 ] ||
+  fail "the worker that ended before it took the client was not said once: $(cat "$WORK/short.err")"
+grep -qx "watch: connected false, missed 1" "$WORK/short.err" ||
+  fail "the watch's count: $(grep '^watch' "$WORK/short.err")"
+$PY - "$WORK/short.json" <<'PY' || fail "the short-worker node's isolates: $(grep -a isolates "$WORK/short.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+print("  client: %d isolates, %d added" % (c["isolates"], c["added"]))
+sys.exit(0 if c["isolates"] == 2 else 1)
+PY
+pass "a worker that ended before it took the client: said and counted (missed 1), the next one traced"
+
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)
 node --inspect="127.0.0.1:$P2" -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp.err" &

@@ -809,7 +809,15 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       // in a native call would keep a session connected); cur: the session while
       // connected.
       const loaded = new Set(), failed = new Set(), expected = new Map(), parentOf = new Map(), before = new Set();
-      let cur = null, timer = null;
+      let cur = null, timer = null, missed = 0;
+      // A new worker that ended before it took the client: said for the first three, all
+      // counted (said at exit beyond three; globalThis[Symbol.for('jitprov.node.watch')]).
+      const miss = (tid) => {
+        if (++missed <= 3) say('[worker ' + tid + '], started after the attach, ended before it took the client: not traced');
+      };
+      if (main) p.on('exit', guard(() => {
+        if (missed > 3) say(missed + ' worker threads started after the attach ended before they took the client: not traced');
+      }));
       const tidOf = (params) => {
         const t = /^\[worker (\d+)\]/.exec(params.workerInfo ? String(params.workerInfo.title) : '');
         return t ? Number(t[1]) : -1;
@@ -908,7 +916,15 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
           if (typeof w.t.unref === 'function') w.t.unref();
           later(sid);
         }));
-        c.s.on('NodeWorker.detachedFromWorker', guard(({ params }) => done(params.sessionId, false)));
+        // Gone while its load was pending: it ended before it took the client.
+        c.s.on('NodeWorker.detachedFromWorker', guard(({ params }) => {
+          const w = c.pending.get(params.sessionId);
+          if (w !== undefined && !w.gone && !loaded.has(w.tid)) {
+            w.gone = true;
+            miss(w.tid);
+          }
+          done(params.sessionId, false);
+        }));
         c.s.on('NodeWorker.receivedMessageFromWorker', guard(({ params }) => {
           const w = c.pending.get(params.sessionId);
           let j;
@@ -931,7 +947,6 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
             // ended (its 'exit' never seen: a worker of the attach, or a worker's worker).
             for (const t of [...loaded]) if (!c.tids.has(t)) loaded.delete(t);
             for (const t of [...failed]) if (!c.tids.has(t)) failed.delete(t);
-            for (const t of [...before]) if (!c.tids.has(t)) before.delete(t);
             for (const [t, par] of [...parentOf])
               if (!c.tids.has(t) && !expected.has(t)) parentOf.delete(t);
               else if (expected.has(t) && par !== 0 && !c.tids.has(par) && !expected.has(par)) ended(t);
@@ -940,9 +955,10 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
         }));
       };
       // A new worker, by its thread id: reported by the domain once its inspector is up,
-      // which is after the event.
+      // which is after the event. A worker running at the attach is not new (its event
+      // comes after the load when the thread that made it was busy since: a nextTick).
       const started = (tid, parent) => {
-        if (typeof tid !== 'number') return;
+        if (typeof tid !== 'number' || before.has(tid)) return;
         parentOf.set(tid, typeof parent === 'number' ? parent : 0);
         if (loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
         expected.set(tid, now() + 2000);
@@ -951,6 +967,12 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       };
       // A worker ended: its own workers with it (their 'exit' events never come).
       const ended = (tid) => {
+        // Not reported by the inspector yet, or its load pending: it never took the client.
+        let gone = expected.has(tid);
+        if (cur !== null)
+          for (const w of cur.pending.values())
+            if (w.tid === tid && !w.gone && !loaded.has(tid)) gone = w.gone = true;
+        if (gone) miss(tid);
         loaded.delete(tid);
         failed.delete(tid);
         expected.delete(tid);
@@ -971,7 +993,8 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       });
       if (typeof bc.unref === 'function') bc.unref();
       // For a look from the program (and node-attach's test): is a session connected now?
-      globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size };
+      globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size,
+        missed: () => missed };
     } catch (e) {
       say('worker threads started after the attach will not be traced (' + e.message + ')');
     }
