@@ -30,7 +30,7 @@ require_cmd java javac jcmd setpriv
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-attach)
 chmod 755 "$WORK"
-trap 'cleanup_pids; rm -f /tmp/perf-"${JAVA_PID:-x}".map /tmp/perf-"${S_PID:-x}".map' EXIT
+trap 'cleanup_pids; rm -f /tmp/perf-"${JAVA_PID:-x}".map /tmp/perf-"${RP_PID:-x}".map /tmp/perf-"${S_PID:-x}".map' EXIT
 
 $PY "$SRC/tools/jvm/gen_workload.py" "$WORK/src" 50 400 >/dev/null || fail "generate the workload"
 javac -d "$WORK/classes" "$WORK/src"/*.java || fail "javac the workload"
@@ -69,12 +69,19 @@ wait_quiet "$WORK/disabled" "$D_PID"; wait_quiet "$WORK/xrs" "$R_PID"; wait_quie
 
 # --- the workload JVM, attached during its churn -----------------------------------
 start_sessiond
-mkdir -p "$WORK/ready"
-java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
-  -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 14 120 60 "$WORK/ready" >"$WORK/java.out" 2>&1 &
-JAVA_PID=$!
-track_pid "$JAVA_PID"
-echo "$JAVA_PID" >"$WORK/pid"
+# churn DIR: a workload JVM (its files in DIR, as codelist_check.py reads them); sets
+# CHURN_PID. Two: $WORK, attached with the default (the scan), and $WORK/rp, attached
+# with attach=replay (GenerateEvents, the way on other JDKs and with jitdump=).
+churn() {
+  mkdir -p "$1/ready"
+  java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
+    -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 14 120 60 "$1/ready" >"$1/java.out" 2>&1 &
+  CHURN_PID=$!
+  track_pid "$CHURN_PID"
+  echo "$CHURN_PID" >"$1/pid"
+}
+churn "$WORK"; JAVA_PID=$CHURN_PID
+churn "$WORK/rp"; RP_PID=$CHURN_PID
 sleep 5
 before=$(jcmd "$JAVA_PID" Compiler.codelist 2>/dev/null | grep -c '^[0-9]')
 [ "$before" -gt 1000 ] || fail "only $before nmethods before the attach"
@@ -92,6 +99,11 @@ t1=$(date +%s%N)
   grep -qE "^jitprov: attached to PID $JAVA_PID: HotSpot 17\.[0-9.]+, agent $AGENT, options \"trigger=session,every:1,stats=" \
     "$WORK/attach.out" || fail "attach said: $(cat "$WORK/attach.out")"
 pass "attached during the churn ($before nmethods listed before) in $(((t1 - t0) / 1000000)) ms: $(cat "$WORK/attach.out")"
+rp_before=$(jcmd "$RP_PID" Compiler.codelist 2>/dev/null | grep -c '^[0-9]')
+[ -f "$WORK/rp/ready/quiet" ] && fail "the second churn ended before the attach"
+"$JITPROV" attach "$RP_PID" --options trigger=session,every:1,attach=replay,stats="$WORK/rp/agent.json" \
+  >"$WORK/rp/attach.out" 2>&1 || fail "attach with attach=replay: $(cat "$WORK/rp/attach.out")"
+pass "the second, attach=replay ($rp_before nmethods listed before): $(cat "$WORK/rp/attach.out")"
 
 # --- again, by jitprov and by jcmd: nothing registered twice -----------------------
 expect 9 "^jitprov: jitprov is already loaded in PID $JAVA_PID \(java\)" "$JITPROV" attach "$JAVA_PID"
@@ -166,14 +178,15 @@ expect 10 "is stopped \(state T\)" "$JITPROV" attach "$S_PID" --timeout 2
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill -CONT "$S_PID"
 [ "$ms" -lt 3000 ] || fail "the stopped JVM: $ms ms for --timeout 2"
-sleep 0.5
-# jcmd sends SIGQUIT again when the socket is not up after half its attach timeout (5 s),
-# which the JVM, its listener up by then, answers with a thread dump: on a loaded machine
-# that dump (seen once, 2026-12-06, three tests side by side) is not ours: 120 s, so its
-# second SIGQUIT comes only after a minute.
+# A SIGQUIT sent while it was stopped is handled at SIGCONT: its thread dump comes within
+# the second. Checked before jcmd, whose own SIGQUIT may give one on a loaded machine
+# (seen twice on 2026-12-06, other JVMs churning beside it): that one is not ours.
+sleep 1
+[ "$(dumps "$WORK/stopped.out")" -eq 0 ] || fail "the stopped JVM printed a thread dump (it was sent SIGQUIT)"
+# jcmd sends SIGQUIT again when the socket is not up after half its attach timeout (5 s):
+# 120 s, so its second SIGQUIT comes only after a minute.
 jcmd -J-Dsun.tools.attach.attachTimeout=120000 "$S_PID" VM.version >"$WORK/jcmd.out" 2>&1 ||
   fail "the stopped JVM does not answer jcmd after SIGCONT: $(cat "$WORK/jcmd.out")"
-[ "$(dumps "$WORK/stopped.out")" -eq 0 ] || fail "the stopped JVM printed a thread dump (it was sent SIGQUIT)"
 pass "stopped JVM: exit 10 after $ms ms, \"$LAST_LINE\"; after SIGCONT it answers jcmd, no thread dump"
 # A bad option: the agent refuses (11) and leaves nothing behind, though its library
 # stays mapped; jcmd then loads it (options NULL): return code 0; jitprov then says loaded.
@@ -255,20 +268,28 @@ else
   echo "note: no release file or no unshare --mount: the unknown-version case not run" >&2
 fi
 
-# --- the attached JVM's quiet moment: rundowns against HotSpot's code list -----------
-for _ in $(seq 300); do [ -f "$WORK/ready/quiet" ] && break; sleep 0.1; done
-[ -f "$WORK/ready/quiet" ] || { cat "$WORK/java.out" >&2; fail "the workload did not reach its quiet phase"; }
-date -r "$WORK/ready/quiet" +%s%N >"$WORK/busy"
+# --- the attached JVMs' quiet moment: rundowns against HotSpot's code list ----------
+for d in "$WORK" "$WORK/rp"; do
+  for _ in $(seq 600); do [ -f "$d/ready/quiet" ] && break; sleep 0.1; done
+  [ -f "$d/ready/quiet" ] || { cat "$d/java.out" >&2; fail "the workload in $d did not reach its quiet phase"; }
+  date -r "$d/ready/quiet" +%s%N >"$d/busy"
+done
 sleep 1
-jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist1.txt" 2>&1 || fail "jcmd Compiler.codelist"
-date +%s%N >"$WORK/window"
+for d in "$WORK" "$WORK/rp"; do
+  jcmd "$(cat "$d/pid")" Compiler.codelist >"$d/codelist1.txt" 2>&1 || fail "jcmd Compiler.codelist"
+done
+date +%s%N | tee "$WORK/window" >"$WORK/rp/window"
 sleep 2.5  # at least two every:1 rundowns
-date +%s%N >>"$WORK/window"
-jcmd "$JAVA_PID" Compiler.codelist >"$WORK/codelist2.txt" 2>&1 || fail "jcmd Compiler.codelist"
+date +%s%N | tee -a "$WORK/window" >>"$WORK/rp/window"
+for d in "$WORK" "$WORK/rp"; do
+  jcmd "$(cat "$d/pid")" Compiler.codelist >"$d/codelist2.txt" 2>&1 || fail "jcmd Compiler.codelist"
+done
 lttng stop jvm >/dev/null && lttng destroy jvm >/dev/null || fail "lttng stop/destroy"  # no rundown cut by an exit
-touch "$WORK/ready/go-hot" "$WORK/ready/stop"
-wait "$JAVA_PID"; jrc=$?
-[ $jrc -eq 0 ] || { cat "$WORK/java.out" >&2; fail "the JVM exit status $jrc"; }
+touch "$WORK/ready/go-hot" "$WORK/ready/stop" "$WORK/rp/ready/go-hot" "$WORK/rp/ready/stop"
+for d in "$WORK" "$WORK/rp"; do
+  wait "$(cat "$d/pid")"; jrc=$?
+  [ $jrc -eq 0 ] || { cat "$d/java.out" >&2; fail "the JVM in $d: exit status $jrc"; }
+done
 # Exit 4 only when `lttng stop` above caught an every:1 rundown in flight (seen once in
 # 2026-12-04's runs: the trace ended inside rundown 13 of the JVM's 13).
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
@@ -277,6 +298,13 @@ wait "$JAVA_PID"; jrc=$?
 $PY -c "import json,sys; print('jitprov-verify:', json.load(open(sys.argv[1]))['verdict'])" "$WORK/verify.json"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach "$WORK" 1000 \
   --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check"
+PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach-replay \
+  "$WORK/rp" 1000 --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check, attach=replay"
+$PY - "$WORK/rp/agent.json" <<'PYEOF' || fail "the attach=replay JVM scanned"
+import json, sys
+s = json.load(open(sys.argv[1]))["attach_scan"]
+sys.exit(0 if not s["used"] and s["why_not"] == "attach=replay" else "attach_scan: %s" % s)
+PYEOF
 # The code compiled before the attach came from the agent's scan of the code heaps (no
 # CodeCache_lock; attach=scan, the default): most of it found, and some of it retired
 # since because HotSpot unloaded it (the churn), which HotSpot reports no event for:
@@ -287,9 +315,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 s, before = d["attach_scan"], int(sys.argv[2])
 print("agent: OnAttach %.1f ms, the scan %.1f ms: %d classes, %d blocks, %d nmethods (%d alive, %d queued, %d of "
-      "classes loaded since), %d retired by %d checks (%.1f ms), %d stale unloads"
+      "classes loaded since, %d unnamed), %d retired (%d before code published on their range) by %d checks "
+      "(%.1f ms), %d stale unloads"
       % (d["attach_replay_ms"], s["ms"], s["classes"], s["blocks"], s["nmethods"], s["alive"], s["queued"],
-         s["unmapped"], s["retired"], s["checked"], s["check_ms"], d["stale_unloads"]))
+         s["unmapped"], s["unnamed"], s["retired"], s["retired_on_publish"], s["checked"], s["check_ms"],
+         d["stale_unloads"]))
 if not s["used"] or s["why_not"]:
     sys.exit("the scan was not used: %s" % s["why_not"])
 if s["queued"] < before // 2:
@@ -297,6 +327,6 @@ if s["queued"] < before // 2:
 if s["retired"] < 1:
     sys.exit("no scanned nmethod retired: the churn unloads code compiled before the attach")
 PYEOF
-pass "attached JVM: rundowns verified and identical to HotSpot's own code list"
+pass "attached JVMs (the scan, and attach=replay): rundowns verified and identical to HotSpot's own code list"
 for p in "$D_PID" "$R_PID" "$S_PID"; do kill -0 "$p" 2>/dev/null || fail "PID $p died"; done
 rm -rf "$WORK"

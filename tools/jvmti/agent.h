@@ -138,7 +138,8 @@ struct Agent {
   bool scan_used = false, scan_checks = true;
   std::string scan_why_not;  // why the attach replayed instead (attach=scan asked)
   uint64_t scan_classes = 0, scan_methods = 0, scan_blocks = 0, scan_nmethods = 0, scan_alive = 0;
-  uint64_t scan_queued = 0, scan_unmapped = 0, scan_retired = 0, scan_checked = 0, scan_check_ns = 0;
+  uint64_t scan_queued = 0, scan_unmapped = 0, scan_unnamed = 0, scan_retired = 0, scan_checked = 0;
+  uint64_t scan_check_ns = 0, scan_retired_on_publish = 0;  // of scan_retired: before code published there
   uint64_t scan_ns = 0, scan_last_check_ns = 0;
   bool attached = false;          // started by Agent_OnAttach
   uint64_t attach_replay_ns = 0;  // its GenerateEvents replays, inside OnAttach

@@ -47,11 +47,13 @@ void writeStats(Agent& a) {
     std::fprintf(f,
                  "  \"attach_scan\": {\"used\": %s, \"why_not\": \"%s\", \"checks\": %s, \"classes\": %" PRIu64
                  ", \"methods\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"nmethods\": %" PRIu64 ", \"alive\": %" PRIu64
-                 ", \"queued\": %" PRIu64 ", \"unmapped\": %" PRIu64 ", \"tracked\": %zu, \"retired\": %" PRIu64
+                 ", \"queued\": %" PRIu64 ", \"unmapped\": %" PRIu64 ", \"unnamed\": %" PRIu64
+                 ", \"tracked\": %zu, \"retired\": %" PRIu64 ", \"retired_on_publish\": %" PRIu64
                  ", \"checked\": %" PRIu64 ", \"check_ms\": %.1f, \"ms\": %.1f},\n",
-                 a.scan_used ? "true" : "false", a.scan_why_not.c_str(), a.scan_checks ? "true" : "false",
-                 a.scan_classes, a.scan_methods, a.scan_blocks, a.scan_nmethods, a.scan_alive, a.scan_queued,
-                 a.scan_unmapped, a.scanned.size(), a.scan_retired, a.scan_checked, double(a.scan_check_ns) / 1e6,
+                 a.scan_used ? "true" : "false", a.scan_why_not.c_str(),
+                 a.scan_used && a.scan_checks ? "true" : "false", a.scan_classes, a.scan_methods, a.scan_blocks,
+                 a.scan_nmethods, a.scan_alive, a.scan_queued, a.scan_unmapped, a.scan_unnamed, a.scanned.size(),
+                 a.scan_retired, a.scan_retired_on_publish, a.scan_checked, double(a.scan_check_ns) / 1e6,
                  double(a.scan_ns) / 1e6);
   std::fprintf(f,
                "  \"names\": {\"vmstructs\": %" PRIu64 ", \"jvmti\": %" PRIu64 ", \"checked\": %" PRIu64

@@ -59,6 +59,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -377,6 +378,37 @@ void forgetScanned(Agent& a, uint64_t start, uint64_t size) {
   while (it != a.scanned.end() && it->first < start + std::max<uint64_t>(size, 1)) it = a.scanned.erase(it);
 }
 
+// Retires a scanned nmethod's version (checkScanned, retireDeadScanned). Agent::mu held.
+void retireScanned(Agent& a, std::map<uint64_t, Agent::Scanned>::iterator it) {
+  jitprov_host_retired r{};
+  r.sz = sizeof r;
+  const int e = jitprov_code_retire_host(a.rt, it->first, it->second.jmid, &r);
+  if (e == JITPROV_OK) {
+    ++a.scan_retired;
+    retiredFrom(a, r);
+  } else if (e != JITPROV_E_UNKNOWN_VERSION) {
+    noteError(a, std::string("retire scanned code: ") + jitprov_strerror(e));
+  }
+}
+
+// The scan's nmethods on [start, start + size) that HotSpot freed: retired before code is
+// published there, so that newer code of the same method at the same range is a new
+// version, not taken for a replay of the old. Agent::mu held.
+void retireDeadScanned(Agent& a, uint64_t start, uint64_t size) {
+  if (a.scanned.empty()) return;
+  auto it = a.scanned.lower_bound(start);
+  if (it != a.scanned.begin() && std::prev(it)->second.nm.code_end > start) --it;
+  while (it != a.scanned.end() && it->first < start + std::max<uint64_t>(size, 1)) {
+    if (a.vm.stillAlive(it->second.nm)) {
+      ++it;
+      continue;
+    }
+    retireScanned(a, it);
+    ++a.scan_retired_on_publish;
+    it = a.scanned.erase(it);
+  }
+}
+
 // Agent::mu held. `lines`: the code's source lines (jitdump only).
 // `jmid`: the jmethodID (0 for a stub). True when published (or replayed).
 bool publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier, uint16_t host_tier, uint64_t jmid,
@@ -390,6 +422,7 @@ bool publish(Agent& a, uint64_t method_id, const void* addr, jint size, int tier
     c.lines = lines->entries.data();
     c.n_lines = lines->entries.size();
   }
+  retireDeadScanned(a, c.code_start, c.code_size);
   uint64_t vid = 0;
   int e = jitprov_code_publish(a.rt, method_id, &c, &vid);
   int retired = JITPROV_OK;
@@ -482,15 +515,7 @@ void checkScanned(Agent& a, By by) {
       ++it;
       continue;
     }
-    jitprov_host_retired r{};
-    r.sz = sizeof r;
-    const int e = jitprov_code_retire_host(a.rt, it->first, it->second.jmid, &r);
-    if (e == JITPROV_OK) {
-      ++a.scan_retired;
-      retiredFrom(a, r);
-    } else if (e != JITPROV_E_UNKNOWN_VERSION) {
-      noteError(a, std::string("retire scanned code: ") + jitprov_strerror(e));
-    }
+    retireScanned(a, it);
     it = a.scanned.erase(it);
   }
   a.scan_check_ns += nowNs() - t0;
@@ -768,11 +793,14 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
 //     method its jmethodID): Method* -> jmethodID;
 //  2. every used block of the code heaps (VmStructs::forEachUsedBlock) read as an
 //     nmethod; one alive (in use, not used, not entrant) is queued as a load, its
-//     jmethodID from step 1, or, for a method of no class listed (HotSpot's method
-//     handle intrinsics), the one java.lang.invoke.MethodHandle keeps for it, read
-//     safely; one of neither (a class loaded after step 1: its code comes by events) is
-//     counted. Each read and its queueing under qmu, as a callback queues: newer code
-//     at its address, which HotSpot places only once this is freed, is queued after it.
+//     jmethodID from step 1, or, for a method of a class listed that is not among its
+//     methods (HotSpot's method handle intrinsics, a method's old version after a
+//     redefinition), the one its class keeps for its idnum (what HotSpot's events give),
+//     read safely. Code of a class not listed (loaded after step 1: its code comes by
+//     events) is counted; code of a class listed but with no jmethodID is counted too,
+//     and makes the caller replay as well (GenerateEvents), so that none is lost.
+//     Each read and its queueing under qmu, as a callback queues: newer code at its
+//     address, which HotSpot places only once this is freed, is queued after it.
 // What this misses, HotSpot's events bring: code installed after the events were enabled.
 // What it finds HotSpot reports no unload of: checkScanned() reads it again.
 // Returns false when it could not list the classes (the caller replays instead).
@@ -789,8 +817,10 @@ bool scanCodeHeaps(Agent& a, JavaVM* vm, jvmtiEnv* jvmti) {
     a.scan_why_not = "GetLoadedClasses failed";
     return false;
   }
+  // The classes' local references live until the scan ends (-Xcheck:jni counts them).
+  (void)jni->EnsureLocalCapacity(n_classes + 64);
   std::unordered_map<uintptr_t, uint64_t> jmids;  // Method* -> jmethodID
-  uintptr_t method_handle = 0;                    // java.lang.invoke.MethodHandle's Klass*
+  std::unordered_set<uintptr_t> listed;           // the Klass* of each class listed
   for (jint i = 0; i < n_classes; ++i) {
     jint status = 0, n = 0;
     jmethodID* methods = nullptr;
@@ -802,13 +832,8 @@ bool scanCodeHeaps(Agent& a, JavaVM* vm, jvmtiEnv* jvmti) {
     for (jint k = 0; k < n; ++k)
       if (methods[k] != nullptr) jmids.emplace(*reinterpret_cast<const uintptr_t*>(methods[k]), uintptr_t(methods[k]));
     a.scan_methods += uint64_t(n);
-    if (method_handle == 0 && n > 0) {
-      char* sig = nullptr;
-      if (jvmti->GetClassSignature(classes[i], &sig, nullptr) == JVMTI_ERROR_NONE && sig != nullptr &&
-          std::strcmp(sig, "Ljava/lang/invoke/MethodHandle;") == 0)
-        method_handle = a.vm.holderOf(*reinterpret_cast<const uintptr_t*>(methods[0]));
-      if (sig != nullptr) jvmti->Deallocate(reinterpret_cast<unsigned char*>(sig));
-    }
+    if (n > 0 && methods[0] != nullptr)
+      if (const uintptr_t k = a.vm.holderOf(*reinterpret_cast<const uintptr_t*>(methods[0])); k != 0) listed.insert(k);
     jvmti->Deallocate(reinterpret_cast<unsigned char*>(methods));
   }
   a.scan_blocks = a.vm.forEachUsedBlock([&](uintptr_t blob) {
@@ -823,11 +848,16 @@ bool scanCodeHeaps(Agent& a, JavaVM* vm, jvmtiEnv* jvmti) {
       jmid = it->second;
     } else {
       uintptr_t holder = 0, id = 0;
-      if (method_handle != 0 && a.vm.safeJmethodId(nm.method, &holder, &id) && holder == method_handle) jmid = id;
-    }
-    if (jmid == 0) {
-      ++a.scan_unmapped;
-      return;
+      const bool read = a.vm.safeJmethodId(nm.method, &holder, &id);
+      if (!read || listed.count(holder) == 0) {
+        ++a.scan_unmapped;  // a class loaded since the listing: its events bring it
+        return;
+      }
+      if (id == 0) {
+        ++a.scan_unnamed;  // a class listed, no jmethodID: the caller replays
+        return;
+      }
+      jmid = id;
     }
     Queued ev{};
     ev.kind = Queued::kLoad;
@@ -838,11 +868,12 @@ bool scanCodeHeaps(Agent& a, JavaVM* vm, jvmtiEnv* jvmti) {
     ev.osr = nm.level.osr;
     ev.scan = int32_t(a.queued.scans.size());
     a.queued.scans.push_back(nm);
-    ++a.by_level[nm.level.level];
-    if (nm.level.osr) ++a.osr;
     if (a.named.find(ev.jmid) == 0) {
       a.named.insert(ev.jmid, 1);
+      // JVMTI's names (the first methods, checked) make local references: freed here.
+      const bool frame = jni->PushLocalFrame(16) == JNI_OK;
       queueNames(a, jvmti, reinterpret_cast<jmethodID>(jmid), &ev);
+      if (frame) jni->PopLocalFrame(nullptr);
     }
     a.queued.events.push_back(ev);
     ++a.scan_queued;
@@ -859,7 +890,7 @@ std::string scanRefusal(const Agent& a, int java) {
   if (java != 17) return "Java " + std::to_string(java) + " (the scan knows Java 17's nmethod states)";
   if (!a.opt.jitdump.empty()) return "jitdump= (source lines need GenerateEvents' address maps)";
   if (const std::string m = a.vm.scanMissing(); !m.empty()) return "VMStructs lacks " + m;
-  if (!VmStructs::safeReadsWork()) return "process_vm_readv refused on the JVM itself (a seccomp filter?)";
+  if (!VmStructs::safeReadsWork()) return "/proc/self/mem not readable in the JVM";
   return {};
 }
 
@@ -1016,15 +1047,39 @@ jint start(JavaVM* vm, const char* options, bool live) {
     const uint64_t t0 = nowNs();
     a->scan_why_not = scanRefusal(*a, java);
     if (a->scan_why_not.empty()) {
-      logf("code heaps for the scan: %s", a->vm.readScanHeaps().c_str());
-      a->scan_checks = a->jopt.attach != JvmOptions::Attach::kUnchecked;
-      // The stubs by GenerateEvents (their names are HotSpot's own), then the nmethods.
-      a->scan_used =
-          jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) == JVMTI_ERROR_NONE && scanCodeHeaps(*a, vm, jvmti);
-      if (!a->scan_used && a->scan_why_not.empty()) a->scan_why_not = "GenerateEvents failed for the stubs";
-      if (!a->scan_used) logf("scan not used (%s): replaying", a->scan_why_not.c_str());
+      bool all = false;
+      logf("code heaps for the scan: %s", a->vm.readScanHeaps(&all).c_str());
+      if (!all) a->scan_why_not = "a code heap could not be read";
     }
-    if (!a->scan_used && replayEvents(jvmti) != JVMTI_ERROR_NONE) {
+    bool stubs_done = false, methods_replay = false;
+    if (a->scan_why_not.empty()) {
+      a->scan_checks = a->jopt.attach != JvmOptions::Attach::kUnchecked;
+      // The nmethods, then the stubs by GenerateEvents (their names are HotSpot's own):
+      // its walk of every blob under CodeCache_lock, the attach's one hold, finds the
+      // blocks' headers in the caches, read just before, and starts on a fresh share of
+      // the CPU (after the scan's tens of ms of CPU the scheduler would preempt this
+      // thread sooner, inside the hold: 3.9 ms instead of 0.5 in one bench round of 7).
+      a->scan_used = scanCodeHeaps(*a, vm, jvmti);
+      if (a->scan_used) {
+        const timespec nap{0, 1'000'000};
+        nanosleep(&nap, nullptr);
+        a->vm.touchBlocks();
+        stubs_done = jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) == JVMTI_ERROR_NONE;
+        if (!stubs_done) {
+          a->scan_used = false;
+          a->scan_why_not = "GenerateEvents failed for the stubs";
+        }
+      }
+      // Code of a class listed that the scan could not name: replayed as well.
+      methods_replay = a->scan_used && a->scan_unnamed > 0;
+    }
+    if (!a->scan_used) logf("scan not used (%s): replaying", a->scan_why_not.c_str());
+    if (methods_replay) logf("the scan found %" PRIu64 " nmethods it could not name: replaying too", a->scan_unnamed);
+    const jvmtiError replayed =
+        !a->scan_used || methods_replay
+            ? (stubs_done ? jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) : replayEvents(jvmti))
+            : JVMTI_ERROR_NONE;
+    if (replayed != JVMTI_ERROR_NONE) {
       std::lock_guard<std::mutex> g(a->mu);
       noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
       replay_failed = true;

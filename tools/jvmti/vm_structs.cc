@@ -2,15 +2,21 @@
 #include "vm_structs.h"
 
 #include <dlfcn.h>
-#include <sys/uio.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 namespace jitprov::jvmti {
 
 namespace {
+template <class T>
+T readVolatile(uintptr_t base, long off) noexcept {
+  return *reinterpret_cast<const volatile T*>(base + uintptr_t(off));
+}
 template <class T>
 T readAt(uintptr_t base, long off) noexcept {
   T v;
@@ -266,12 +272,14 @@ std::string VmStructs::scanMissing() const {
                                                {"VirtualSpace::_high", off_vs_high_}};
   for (const auto& [name, off] : need)
     if (off < 0) m += std::string(m.empty() ? "" : ", ") + name;
+  if (heap_objects_.empty()) m += std::string(m.empty() ? "" : ", ") + "the code heaps (CodeCache::_heaps)";
   if (m.empty() && !namesUsable()) m = "the names' fields";
   return m;
 }
 
-std::string VmStructs::readScanHeaps() {
+std::string VmStructs::readScanHeaps(bool* all) {
   scan_heaps_.clear();
+  *all = false;
   if (!scanMissing().empty()) return "not read: fields missing";
   uint64_t bytes = 0;
   for (const uintptr_t heap : heap_objects_) {
@@ -288,16 +296,21 @@ std::string VmStructs::readScanHeaps() {
     bytes += high - h.low;
     scan_heaps_.push_back(h);
   }
-  return std::to_string(scan_heaps_.size()) + " code heaps, " + std::to_string(bytes >> 10) + " KiB committed";
+  *all = !scan_heaps_.empty() && scan_heaps_.size() == heap_objects_.size();
+  return std::to_string(scan_heaps_.size()) + " of " + std::to_string(heap_objects_.size()) + " code heaps, " +
+         std::to_string(bytes >> 10) + " KiB committed";
 }
 
 namespace {
-// Reads n bytes at addr of this process without faulting: false when any is unmapped
-// (or the kernel refuses process_vm_readv).
+// /proc/self/mem, opened once (safeReadsWork): a pread of an unmapped address fails
+// (EIO) instead of faulting. Not process_vm_readv: a seccomp filter that kills on the
+// "@debug" syscalls (systemd's SystemCallFilter=~@debug) would end the JVM; open and
+// pread are in every profile.
+int g_self_mem = -1;
+// Reads n bytes at addr of this process without faulting: false when any is unmapped.
 bool safeRead(uintptr_t addr, void* out, size_t n) noexcept {
-  iovec local{out, n};
-  iovec remote{reinterpret_cast<void*>(addr), n};
-  return addr != 0 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(n);
+  return addr != 0 && g_self_mem >= 0 && addr <= uintptr_t(INT64_MAX) - n &&
+         pread(g_self_mem, out, n, off_t(addr)) == ssize_t(n);
 }
 template <class T>
 bool safeAt(uintptr_t base, long off, T* v) noexcept {
@@ -306,6 +319,7 @@ bool safeAt(uintptr_t base, long off, T* v) noexcept {
 }  // namespace
 
 bool VmStructs::safeReadsWork() noexcept {
+  if (g_self_mem < 0) g_self_mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
   static const uint64_t probe = 0x6a6974707276;  // any mapped value
   uint64_t v = 0;
   return safeRead(reinterpret_cast<uintptr_t>(&probe), &v, sizeof v) && v == probe;
@@ -326,16 +340,26 @@ bool VmStructs::readNmethod(uintptr_t blob, Nmethod* out) const noexcept {
     }
     nmethod_names_[compiled ? 0 : 1] = name;
   }
+  // The state and compile id first and again last: an nmethod under construction (its
+  // CodeBlob fields written, its own not yet: init_defaults() sets not_installed) or
+  // changing while read is not taken for one in use.
+  out->state = readVolatile<int8_t>(blob, off_state_);
+  out->compile_id = readVolatile<int>(blob, off_compile_id_);
+  std::atomic_thread_fence(std::memory_order_acquire);
   const int size = readAt<int>(blob, off_blob_size_);
   out->blob = blob;
   out->method = readAt<uintptr_t>(blob, off_blob_method_);
   out->code_begin = readAt<uintptr_t>(blob, off_code_begin_);
   out->code_end = readAt<uintptr_t>(blob, off_code_end_);
-  out->compile_id = readAt<int>(blob, off_compile_id_);
-  out->state = readAt<int8_t>(blob, off_state_);
   out->level = fromBlob(blob);
-  return size > 0 && out->method != 0 && out->code_begin > blob && out->code_end > out->code_begin &&
-         out->code_end <= blob + uintptr_t(size) && out->level.level >= 0 && out->level.level <= 4;
+  const int entry_bci = off_entry_bci_ >= 0 ? readAt<int>(blob, off_entry_bci_) : kInvocationEntryBci;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (readVolatile<int8_t>(blob, off_state_) != out->state ||
+      readVolatile<int>(blob, off_compile_id_) != out->compile_id)
+    return false;
+  return size > 0 && out->compile_id > 0 && out->method != 0 && out->code_begin > blob &&
+         out->code_end > out->code_begin && out->code_end <= blob + uintptr_t(size) && out->level.level >= 0 &&
+         out->level.level <= 4 && entry_bci >= kInvocationEntryBci && entry_bci <= 65535;
 }
 
 bool VmStructs::stillAlive(const Nmethod& n) const noexcept {
@@ -359,10 +383,12 @@ bool VmStructs::safeJmethodId(uintptr_t method, uintptr_t* holder, uintptr_t* jm
   size_t count = 0;
   if (!safeAt(method, off_const_method_, &cm) || !safeAt(cm, off_cm_constants_, &cp) ||
       !safeAt(cm, off_cm_idnum_, &idnum) || !safeAt(cp, off_cp_holder_, holder) ||
-      !safeAt(*holder, off_jmethod_ids_, &ids) || !safeAt(ids, 0, &count))  // [0]: the array's length
+      !safeAt(*holder, off_jmethod_ids_, &ids))
     return false;
-  if (size_t(idnum) + 1 > count) return false;
-  return safeAt(ids, long(idnum + 1) * long(sizeof(uintptr_t)), jmid) && *jmid != 0;
+  if (ids == 0 || !safeAt(ids, 0, &count)) count = 0;  // [0]: the array's length
+  *jmid = 0;                                           // none yet for this idnum: the holder alone was read
+  if (size_t(idnum) + 1 <= count && !safeAt(ids, long(idnum + 1) * long(sizeof(uintptr_t)), jmid)) *jmid = 0;
+  return true;
 }
 
 }  // namespace jitprov::jvmti

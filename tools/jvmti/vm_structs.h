@@ -96,7 +96,7 @@ class VmStructs {
       for (uintptr_t i = 0; i < h.segments; ++i) {
         if (map[i] != 0) continue;
         const uintptr_t block = h.low + (i << h.log2_segment);
-        if (*reinterpret_cast<const volatile bool*>(block + uintptr_t(off_block_used_))) {
+        if (*reinterpret_cast<const volatile uint8_t*>(block + uintptr_t(off_block_used_)) != 0) {
           ++n;
           fn(block + uintptr_t(heap_block_size_));
         }
@@ -104,14 +104,25 @@ class VmStructs {
     }
     return n;
   }
+  // Reads each used block's header and its blob's first line, so that a walk of the
+  // heaps right after (HotSpot's, under CodeCache_lock) finds them in the caches.
+  // Returns the blocks touched.
+  uint64_t touchBlocks() const {
+    uintptr_t sink = 0;
+    const uint64_t n =
+        forEachUsedBlock([&sink](uintptr_t blob) { sink += *reinterpret_cast<const volatile uintptr_t*>(blob); });
+    touched_ = sink;
+    return n;
+  }
   // Reads the code heaps' committed parts and segment maps for forEachUsedBlock (after
-  // readHeaps). A sentence on what it found.
-  std::string readScanHeaps();
+  // readHeaps). A sentence on what it found; false in *all when a heap could not be read
+  // (the scan would miss its code).
+  std::string readScanHeaps(bool* all);
   // `blob` read as an nmethod: false when its CodeBlob::_name is not HotSpot's
   // "nmethod" (or "native nmethod") or its fields are not plausible (the code not inside the blob).
   bool readNmethod(uintptr_t blob, Nmethod* out) const noexcept;
-  // process_vm_readv on this process works (a seccomp filter may refuse it): without
-  // it no blob's name can be read safely, and the scan is not used.
+  // Reads through /proc/self/mem work (opened here, once): without them no blob's name
+  // can be read safely, and the scan is not used.
   static bool safeReadsWork() noexcept;
   static bool alive(int8_t state) noexcept { return state >= 0 && state <= 2; }
   // The nmethod read is still there and alive: same compile id, method and code, state
@@ -120,11 +131,12 @@ class VmStructs {
   // A method's class (ConstantPool::_pool_holder), read directly: the caller keeps the
   // class from unloading. 0 when not plausible.
   uintptr_t holderOf(uintptr_t method) const noexcept;
-  // For a method the caller does not keep loaded (a method handle intrinsic: its class
-  // is MethodHandle): its class and the jmethodID its class keeps for its idnum
-  // (InstanceKlass::_methods_jmethod_ids[idnum + 1], the one HotSpot's events give),
-  // read with process_vm_readv, which fails instead of faulting on memory no longer
-  // mapped. False when a read fails or the class has no jmethodID for it.
+  // For a method the caller may not keep loaded (a method handle intrinsic, an old
+  // version of a redefined method): its class and the jmethodID its class keeps for its
+  // idnum (InstanceKlass::_methods_jmethod_ids[idnum + 1], the one HotSpot's events
+  // give; *jmid 0 when there is none),
+  // read through /proc/self/mem, which fails instead of faulting on memory no longer
+  // mapped. False when the class could not be read.
   bool safeJmethodId(uintptr_t method, uintptr_t* holder, uintptr_t* jmid) const noexcept;
 
   // For the agent's names=mutant test hook: Symbol bodies read one byte off.
@@ -167,6 +179,7 @@ class VmStructs {
   // The addresses of HotSpot's "nmethod" and "native nmethod" (readNmethod).
   mutable uintptr_t nmethod_names_[2] = {1, 1};
   mutable std::vector<uintptr_t> other_names_;  // blob names found not to be it
+  mutable uintptr_t touched_ = 0;               // touchBlocks()' reads, kept
 };
 
 }  // namespace jitprov::jvmti
