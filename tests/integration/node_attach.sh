@@ -145,32 +145,44 @@ sleep 0.5
   >"$WORK/nested.out" 2>"$WORK/nested.cmd" || fail "attach to the nested-workers node: exit $?: $(cat "$WORK/nested.cmd")"
 touch "$WORK/go"
 ended() { local st; st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -z "$st" ] || [ "$st" = Z ]; }
-for _ in $(seq 200); do ended "$NESTED" && break; sleep 0.05; done
-ended "$NESTED" || fail "the nested-workers node did not end by itself"
-wait "$NESTED" || fail "the nested-workers node: exit $?: $(cat "$WORK/nested.err")"
+# ends_alone NAME PID: the node of run_script NAME ends by itself within 15 s, exit 0.
+ends_alone() {
+  for _ in $(seq 300); do ended "$2" && break; sleep 0.05; done
+  ended "$2" || fail "the $1 node did not end by itself"
+  wait "$2" || fail "the $1 node: exit $?: $(cat "$WORK/$1.err")"
+}
+# isolates_are NAME N: its client's stats ($WORK/NAME.json) count N isolates.
+isolates_are() {
+  $PY - "$WORK/$1.json" "$2" <<'PY' || fail "the $1 node's isolates: $(grep -a isolates "$WORK/$1.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+print("  client: %d isolates, %d added" % (c["isolates"], c["added"]))
+sys.exit(0 if c["isolates"] == int(sys.argv[2]) else 1)
+PY
+}
+ends_alone nested "$NESTED"
 grep "^jitprov-node:" "$WORK/nested.err" && fail "a nested worker thread was not traced"
 # The watch's session is gone once no worker is pending (connected, node passes every
 # console call to the inspector too: console.log 2.4x slower).
 grep -qx "watch: connected false, pending 0" "$WORK/nested.err" ||
   fail "the watch's inspector session stayed connected: $(grep '^watch' "$WORK/nested.err")"
-$PY - "$WORK/nested.json" <<'PY' || fail "the nested workers' isolates: $(grep -a isolates "$WORK/nested.json")"
-import json, sys
-c = json.load(open(sys.argv[1]))
-print("  client: %d isolates, %d added" % (c["isolates"], c["added"]))
-sys.exit(0 if c["isolates"] == 4 else 1)
-PY
+isolates_are nested 4
 pass "workers of workers started after the attach take the client too (4 isolates), and node ends as before"
 
-# A worker that ends before it can take the client is said and counted, not lost
-# silently: once $WORK/go2 exists the main thread starts one that exits at once and stays
-# busy 0.5 s (its loop, which sends the load, runs only after the worker is gone), then
-# starts one that lives. One line names the first, the watch counts it (missed 1), the
-# second takes the client (2 isolates with the main thread's).
+# Workers that end before they can take the client are said and counted, not lost
+# silently: once $WORK/go2 exists the main thread starts five that exit at once and stays
+# busy 1 s (its loop, which sends the loads, runs only after they are gone), then starts
+# one that lives until it has the client. The first three are named, the total said at
+# exit, the watch counts five (missed 5); the last takes the client (2 isolates with the
+# main thread's).
 P15=$(free_port)
 run_script short "$P15" "const { Worker } = require('worker_threads'), fs = require('fs');" \
   "const t = setInterval(() => { if (!fs.existsSync('$WORK/go2')) return; clearInterval(t);" \
-  "  new Worker('process.exit(0)', { eval: true }); const e = Date.now() + 500; while (Date.now() < e);" \
-  "  setTimeout(() => new Worker('setTimeout(() => {}, 300)', { eval: true }), 100); }, 20);" \
+  "  for (let i = 0; i < 5; i++) new Worker('process.exit(0)', { eval: true });" \
+  "  const e = Date.now() + 1000; while (Date.now() < e);" \
+  "  setTimeout(() => new Worker('const t0 = Date.now(), i = setInterval(() => {' +" \
+  "    ' if (globalThis[Symbol.for(\"jitprov.node.attach\")] || Date.now() - t0 > 5000) clearInterval(i); }, 20);'," \
+  "    { eval: true }), 100); }, 20);" \
   "process.on('exit', () => { const w = globalThis[Symbol.for('jitprov.node.watch')];" \
   "  process.stderr.write('watch: ' + (w ? 'connected ' + w.connected() + ', missed ' + w.missed() : 'none') + '\\n'); });"
 SHORT=$SCRIPT_PID
@@ -178,22 +190,17 @@ sleep 0.5
 "$ATTACH" attach "$SHORT" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/short.json" \
   >"$WORK/short.out" 2>"$WORK/short.cmd" || fail "attach to the short-worker node: exit $?: $(cat "$WORK/short.cmd")"
 touch "$WORK/go2"
-for _ in $(seq 200); do ended "$SHORT" && break; sleep 0.05; done
-ended "$SHORT" || fail "the short-worker node did not end by itself"
-wait "$SHORT" || fail "the short-worker node: exit $?: $(cat "$WORK/short.err")"
+ends_alone short "$SHORT"
 grep "^jitprov-node:" "$WORK/short.err"
-[ "$(grep -c "^jitprov-node: \[worker [0-9]*\], started after the attach, ended before it took the client: not traced$" \
-  "$WORK/short.err")" -eq 1 ] && [ "$(grep -c "^jitprov-node:" "$WORK/short.err")" -eq 1 ] ||
-  fail "the worker that ended before it took the client was not said once: $(cat "$WORK/short.err")"
-grep -qx "watch: connected false, missed 1" "$WORK/short.err" ||
+[ "$(grep -c "^jitprov-node: \[worker [1-5]\], started after the attach, ended before it took the client: not traced$" \
+  "$WORK/short.err")" -eq 3 ] &&
+  grep -qx "jitprov-node: 5 worker threads started after the attach ran without the client: not traced" "$WORK/short.err" &&
+  [ "$(grep -c "^jitprov-node:" "$WORK/short.err")" -eq 4 ] ||
+  fail "the workers that ended before they took the client were not said: $(cat "$WORK/short.err")"
+grep -qx "watch: connected false, missed 5" "$WORK/short.err" ||
   fail "the watch's count: $(grep '^watch' "$WORK/short.err")"
-$PY - "$WORK/short.json" <<'PY' || fail "the short-worker node's isolates: $(grep -a isolates "$WORK/short.json")"
-import json, sys
-c = json.load(open(sys.argv[1]))
-print("  client: %d isolates, %d added" % (c["isolates"], c["added"]))
-sys.exit(0 if c["isolates"] == 2 else 1)
-PY
-pass "a worker that ended before it took the client: said and counted (missed 1), the next one traced"
+isolates_are short 2
+pass "five workers that ended before they took the client: three named, all counted (missed 5), the next one traced"
 
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)

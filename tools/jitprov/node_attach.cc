@@ -786,10 +786,15 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
     // threw 'throwIfBuildingSnapshot is not a function'). In the event, user code runs.
     // (The parent's thread id goes with each start: when a worker ends, its own workers
     // end too, and their 'exit' events, in it, never come.)
+    // A 'worker' event is a tick queued when the worker was made: one that runs before
+    // this load's own tick is of a worker made before the load (its thread was busy).
+    let ticked = false;
+    try { p.nextTick(() => { ticked = true; }); } catch (e) { ticked = true; }
     p.on('worker', guard((w) => {
       try {
         const wt = gm('worker_threads'), tid = w.threadId;
         const post = (msg) => { const c = new wt.BroadcastChannel(channel); c.postMessage(msg); c.close(); };
+        if (!ticked) return post({ start: tid, parent: wt.threadId, pre: true });
         post({ start: tid, parent: wt.threadId });
         w.once('exit', guard(() => post({ exit: tid })));
       } catch (e) {
@@ -809,22 +814,33 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       // in a native call would keep a session connected); cur: the session while
       // connected.
       const loaded = new Set(), failed = new Set(), expected = new Map(), parentOf = new Map(), before = new Set();
-      let cur = null, timer = null, missed = 0;
-      // A new worker that ended before it took the client: said for the first three, all
-      // counted (said at exit beyond three; globalThis[Symbol.for('jitprov.node.watch')]).
-      const miss = (tid) => {
-        if (++missed <= 3) say('[worker ' + tid + '], started after the attach, ended before it took the client: not traced');
+      let cur = null, timer = null, missed = 0, ticked = false;
+      // A new worker that ran without the client: one that ended (or was still waiting at
+      // node's exit) before it took it, said here for the first three; one never reported,
+      // said where it is found. All counted (said at exit beyond three;
+      // globalThis[Symbol.for('jitprov.node.watch')].missed()). `sent`: its load had gone.
+      const miss = (tid, sent) => {
+        if (++missed <= 3)
+          say('[worker ' + tid + '], started after the attach, ended before it took the client: ' +
+              (sent ? 'may not be traced (its load had not answered)' : 'not traced'));
       };
-      if (main) p.on('exit', guard(() => {
-        if (missed > 3) say(missed + ' worker threads started after the attach ended before they took the client: not traced');
+      p.on('exit', guard(() => {
+        for (const tid of expected.keys()) miss(tid, false);
+        if (cur !== null)
+          for (const w of cur.pending.values())
+            if (!w.gone && !loaded.has(w.tid) && parentOf.has(w.tid)) miss(w.tid, w.sent);
+        if (missed > 3) say(missed + ' worker threads started after the attach ran without the client: not traced');
       }));
+      // As in a worker: a 'worker' event before this tick is of a worker made before the load.
+      p.nextTick(() => { ticked = true; });
       const tidOf = (params) => {
         const t = /^\[worker (\d+)\]/.exec(params.workerInfo ? String(params.workerInfo.title) : '');
         return t ? Number(t[1]) : -1;
       };
       // Only while the command is there to load them: a load that ran after its
       // deadline (the main thread was blocked) leaves them to the watch.
-      if (until > 0 && Date.now() <= until) {
+      const commandThere = until > 0 && Date.now() <= until;
+      if (commandThere) {
         const s0 = new insp.Session();
         s0.connect();
         s0.on('NodeWorker.attachedToWorker', ({ params }) => before.add(tidOf(params)));
@@ -854,6 +870,7 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
           const t0 = now(), late = [];
           for (const [tid, t] of expected) if (t <= t0) late.push(tid);
           for (const tid of late) expected.delete(tid);
+          missed += late.length;
           if (late.length > 0)
             say(late.map((t) => '[worker ' + t + ']').join(', ') +
                 ', started after the attach: never reported by the inspector within 2 s, not traced');
@@ -867,6 +884,7 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
         cur = c;
         const send = (sid) => {
           const w = c.pending.get(sid);
+          if (cur === c && w !== undefined) w.sent = true;
           if (cur === c && w !== undefined)
             c.s.post('NodeWorker.sendMessageToWorker', { sessionId: sid, message: JSON.stringify({ id: ++c.id,
               method: 'Runtime.evaluate', params: { expression: we, returnByValue: true, silent: true } }) },
@@ -916,12 +934,12 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
           if (typeof w.t.unref === 'function') w.t.unref();
           later(sid);
         }));
-        // Gone while its load was pending: it ended before it took the client.
+        // A new worker gone while its load was pending: it ended before it took the client.
         c.s.on('NodeWorker.detachedFromWorker', guard(({ params }) => {
           const w = c.pending.get(params.sessionId);
-          if (w !== undefined && !w.gone && !loaded.has(w.tid)) {
+          if (w !== undefined && !w.gone && !loaded.has(w.tid) && parentOf.has(w.tid)) {
             w.gone = true;
-            miss(w.tid);
+            miss(w.tid, w.sent);
           }
           done(params.sessionId, false);
         }));
@@ -968,11 +986,14 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       // A worker ended: its own workers with it (their 'exit' events never come).
       const ended = (tid) => {
         // Not reported by the inspector yet, or its load pending: it never took the client.
-        let gone = expected.has(tid);
+        let gone = expected.has(tid), sent = false;
         if (cur !== null)
           for (const w of cur.pending.values())
-            if (w.tid === tid && !w.gone && !loaded.has(tid)) gone = w.gone = true;
-        if (gone) miss(tid);
+            if (w.tid === tid && !w.gone && !loaded.has(tid) && parentOf.has(tid)) {
+              gone = w.gone = true;
+              sent = w.sent === true;
+            }
+        if (gone) miss(tid, sent);
         loaded.delete(tid);
         failed.delete(tid);
         expected.delete(tid);
@@ -982,13 +1003,17 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       };
       p.on('worker', guard((w) => {
         const tid = w.threadId;
+        // Made before the load: the command's, while it is there; else the watch's.
+        if (!ticked && commandThere) return before.add(tid);
         started(tid, 0);
         w.once('exit', guard(() => ended(tid)));
       }));
       const bc = new wt.BroadcastChannel(channel);
       bc.onmessage = guard((e) => {
         const d = e.data;
-        if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
+        if (d !== null && typeof d === 'object' && typeof d.start === 'number' && d.pre === true && commandThere)
+          before.add(d.start);
+        else if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
         else if (d !== null && typeof d === 'object' && typeof d.exit === 'number') ended(d.exit);
       });
       if (typeof bc.unref === 'function') bc.unref();
