@@ -69,19 +69,22 @@ wait_quiet "$WORK/disabled" "$D_PID"; wait_quiet "$WORK/xrs" "$R_PID"; wait_quie
 
 # --- the workload JVM, attached during its churn -----------------------------------
 start_sessiond
-# churn DIR: a workload JVM (its files in DIR, as codelist_check.py reads them); sets
-# CHURN_PID. Two: $WORK, attached with the default (the scan), and $WORK/rp, attached
-# with attach=replay (GenerateEvents, the way on other JDKs and with jitdump=).
+# churn DIR CHURN_S: a workload JVM churning CHURN_S seconds (its files in DIR, as
+# codelist_check.py reads them), quiet until go-hot (at most 300 s: the test's other
+# cases run meanwhile); sets CHURN_PID. Two: $WORK, attached with the default (the
+# scan), and $WORK/rp, attached with attach=replay (GenerateEvents, the way on other
+# JDKs and with jitdump=) after it, so churning longer: its rundowns must begin during
+# its churn.
 churn() {
   mkdir -p "$1/ready"
   java -XX:+PreserveFramePointer -XX:CompileThresholdScaling=0.05 \
-    -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" 14 120 60 "$1/ready" >"$1/java.out" 2>&1 &
+    -cp "$WORK/classes" jitwork.JitWorkload "$WORK/classes" "$2" 120 300 "$1/ready" >"$1/java.out" 2>&1 &
   CHURN_PID=$!
   track_pid "$CHURN_PID"
   echo "$CHURN_PID" >"$1/pid"
 }
-churn "$WORK"; JAVA_PID=$CHURN_PID
-churn "$WORK/rp"; RP_PID=$CHURN_PID
+churn "$WORK" 14; JAVA_PID=$CHURN_PID
+churn "$WORK/rp" 20; RP_PID=$CHURN_PID
 sleep 5
 before=$(jcmd "$JAVA_PID" Compiler.codelist 2>/dev/null | grep -c '^[0-9]')
 [ "$before" -gt 1000 ] || fail "only $before nmethods before the attach"

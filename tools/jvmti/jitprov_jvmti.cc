@@ -1051,7 +1051,7 @@ jint start(JavaVM* vm, const char* options, bool live) {
       logf("code heaps for the scan: %s", a->vm.readScanHeaps(&all).c_str());
       if (!all) a->scan_why_not = "a code heap could not be read";
     }
-    bool stubs_done = false, methods_replay = false;
+    bool stubs_failed = false, methods_replay = false;
     if (a->scan_why_not.empty()) {
       a->scan_checks = a->jopt.attach != JvmOptions::Attach::kUnchecked;
       // The nmethods, then the stubs by GenerateEvents (their names are HotSpot's own):
@@ -1060,26 +1060,27 @@ jint start(JavaVM* vm, const char* options, bool live) {
       // the CPU (after the scan's tens of ms of CPU the scheduler would preempt this
       // thread sooner, inside the hold: 3.9 ms instead of 0.5 in one bench round of 7).
       a->scan_used = scanCodeHeaps(*a, vm, jvmti);
+      if (a->scan_used && a->scan_nmethods == 0 && a->scan_blocks > 0) {
+        // Blocks but no nmethod among them: the names were not read; replay.
+        a->scan_used = false;
+        a->scan_why_not = "no nmethod recognised in " + std::to_string(a->scan_blocks) + " blocks";
+      }
       if (a->scan_used) {
         const timespec nap{0, 1'000'000};
         nanosleep(&nap, nullptr);
         a->vm.touchBlocks();
-        stubs_done = jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) == JVMTI_ERROR_NONE;
-        if (!stubs_done) {
-          a->scan_used = false;
-          a->scan_why_not = "GenerateEvents failed for the stubs";
-        }
+        // A failure here is the replay's failure (said below): the scan stands.
+        stubs_failed = jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE;
       }
       // Code of a class listed that the scan could not name: replayed as well.
       methods_replay = a->scan_used && a->scan_unnamed > 0;
     }
     if (!a->scan_used) logf("scan not used (%s): replaying", a->scan_why_not.c_str());
     if (methods_replay) logf("the scan found %" PRIu64 " nmethods it could not name: replaying too", a->scan_unnamed);
-    const jvmtiError replayed =
-        !a->scan_used || methods_replay
-            ? (stubs_done ? jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) : replayEvents(jvmti))
-            : JVMTI_ERROR_NONE;
-    if (replayed != JVMTI_ERROR_NONE) {
+    const jvmtiError replayed = !a->scan_used    ? replayEvents(jvmti)
+                                : methods_replay ? jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD)
+                                                 : JVMTI_ERROR_NONE;
+    if (replayed != JVMTI_ERROR_NONE || stubs_failed) {
       std::lock_guard<std::mutex> g(a->mu);
       noteError(*a, "GenerateEvents failed: code compiled before the attach is missing");
       replay_failed = true;

@@ -333,9 +333,11 @@ bool VmStructs::readNmethod(uintptr_t blob, Nmethod* out) const noexcept {
     // A blob's name is a string of libjvm.so's; read safely, once per address. A native
     // method's wrapper is a "native nmethod".
     char text[15] = {};
-    const bool compiled = safeRead(name, text, 8) && std::memcmp(text, "nmethod", 8) == 0;
+    const bool read = safeRead(name, text, 8);
+    const bool compiled = read && std::memcmp(text, "nmethod", 8) == 0;
     if (!compiled && !(safeRead(name, text, 15) && std::memcmp(text, "native nmethod", 15) == 0)) {
-      if (other_names_.size() < 4096) other_names_.push_back(name);
+      // Known not to be one only when read: a failed read is tried again at the next.
+      if (read && other_names_.size() < 4096) other_names_.push_back(name);
       return false;
     }
     nmethod_names_[compiled ? 0 : 1] = name;
