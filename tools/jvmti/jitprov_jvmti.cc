@@ -368,14 +368,17 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
 
 // The scan's entries on [start, start + size): code published or unloaded there since
 // the scan, which HotSpot's own events now account for. Agent::mu held.
-void forgetScanned(Agent& a, uint64_t start, uint64_t size) {
-  if (a.scanned.empty()) return;
+// The first of the scan's entries on [start, ...): the one before start when its code
+// reaches past it (entries never overlap: the publication that would make them retires
+// the older). Agent::mu held.
+std::map<uint64_t, Agent::Scanned>::iterator firstScannedFrom(Agent& a, uint64_t start) {
   auto it = a.scanned.lower_bound(start);
-  if (it != a.scanned.begin()) {
-    auto before = std::prev(it);
-    if (before->second.nm.code_end > start) it = before;
-  }
-  while (it != a.scanned.end() && it->first < start + std::max<uint64_t>(size, 1)) it = a.scanned.erase(it);
+  if (it != a.scanned.begin() && std::prev(it)->second.nm.code_end > start) --it;
+  return it;
+}
+void forgetScanned(Agent& a, uint64_t start, uint64_t size) {
+  const uint64_t end = start + std::max<uint64_t>(size, 1);
+  for (auto it = firstScannedFrom(a, start); it != a.scanned.end() && it->first < end;) it = a.scanned.erase(it);
 }
 
 // Retires a scanned nmethod's version (checkScanned, retireDeadScanned). Agent::mu held.
@@ -395,10 +398,8 @@ void retireScanned(Agent& a, std::map<uint64_t, Agent::Scanned>::iterator it) {
 // published there, so that newer code of the same method at the same range is a new
 // version, not taken for a replay of the old. Agent::mu held.
 void retireDeadScanned(Agent& a, uint64_t start, uint64_t size) {
-  if (a.scanned.empty()) return;
-  auto it = a.scanned.lower_bound(start);
-  if (it != a.scanned.begin() && std::prev(it)->second.nm.code_end > start) --it;
-  while (it != a.scanned.end() && it->first < start + std::max<uint64_t>(size, 1)) {
+  const uint64_t end = start + std::max<uint64_t>(size, 1);
+  for (auto it = firstScannedFrom(a, start); it != a.scanned.end() && it->first < end;) {
     if (a.vm.stillAlive(it->second.nm)) {
       ++it;
       continue;

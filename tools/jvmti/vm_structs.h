@@ -108,11 +108,7 @@ class VmStructs {
   // heaps right after (HotSpot's, under CodeCache_lock) finds them in the caches.
   // Returns the blocks touched.
   uint64_t touchBlocks() const {
-    uintptr_t sink = 0;
-    const uint64_t n =
-        forEachUsedBlock([&sink](uintptr_t blob) { sink += *reinterpret_cast<const volatile uintptr_t*>(blob); });
-    touched_ = sink;
-    return n;
+    return forEachUsedBlock([](uintptr_t blob) { (void)*reinterpret_cast<const volatile uintptr_t*>(blob); });
   }
   // Reads the code heaps' committed parts and segment maps for forEachUsedBlock (after
   // readHeaps). A sentence on what it found; false in *all when a heap could not be read
@@ -179,7 +175,6 @@ class VmStructs {
   // The addresses of HotSpot's "nmethod" and "native nmethod" (readNmethod).
   mutable uintptr_t nmethod_names_[2] = {1, 1};
   mutable std::vector<uintptr_t> other_names_;  // blob names found not to be it
-  mutable uintptr_t touched_ = 0;               // touchBlocks()' reads, kept
 };
 
 }  // namespace jitprov::jvmti
