@@ -310,24 +310,12 @@ uint64_t nowNs() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-ThreadName::ThreadName(const char* name) {
-  char cut[16] = {};
-  std::snprintf(cut, sizeof cut, "%s", name);
-  renamed_ = pthread_getname_np(pthread_self(), old_, sizeof old_) == 0 && pthread_setname_np(pthread_self(), cut) == 0;
+RundownThreadName::RundownThreadName() {
+  renamed_ = pthread_getname_np(pthread_self(), old_, sizeof old_) == 0 &&
+             pthread_setname_np(pthread_self(), kRundownThread) == 0;
 }
 
-std::string processName() {
-  char comm[64] = {};
-  FILE* f = std::fopen("/proc/self/comm", "re");
-  if (f == nullptr) return "";
-  const bool read = std::fgets(comm, sizeof comm, f) != nullptr;
-  std::fclose(f);
-  if (!read) return "";
-  comm[std::strcspn(comm, "\n")] = '\0';
-  return comm;
-}
-
-ThreadName::~ThreadName() {
+RundownThreadName::~RundownThreadName() {
   if (renamed_) (void)pthread_setname_np(pthread_self(), old_);
 }
 

@@ -129,26 +129,19 @@ class LiveCounts {
   HostKeyIndex index_;
 };
 
-// RAII: the calling thread goes by `name` (at most 15 bytes kept) while it lives, and
-// by its old name after.
-class ThreadName {
+// RAII: the calling thread goes by kRundownThread while it lives, so that the rundown
+// engine's thread, which takes its creator's name, is named so; the old name after.
+class RundownThreadName {
  public:
-  explicit ThreadName(const char* name);
-  ~ThreadName();
-  ThreadName(const ThreadName&) = delete;
-  ThreadName& operator=(const ThreadName&) = delete;
+  RundownThreadName();
+  ~RundownThreadName();
+  RundownThreadName(const RundownThreadName&) = delete;
+  RundownThreadName& operator=(const RundownThreadName&) = delete;
 
  private:
   char old_[16] = {};
   bool renamed_ = false;
 };
-// The calling thread goes by kRundownThread while it lives, so that the rundown engine's
-// thread, which takes its creator's name, is named so.
-struct RundownThreadName : ThreadName {
-  RundownThreadName() : ThreadName(kRundownThread) {}
-};
-// The process's name (its main thread's, /proc/self/comm), "" if unreadable.
-std::string processName();
 // CLOCK_THREAD_CPUTIME_ID in ns: the calling thread's CPU time, user and system (a system
 // call: the vDSO serves no CPU clock).
 uint64_t threadCpuNs();

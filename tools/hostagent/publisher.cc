@@ -14,14 +14,13 @@
 namespace jitprov::hostagent {
 
 bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, size_t batch, Publish publish, Count count,
-                      void* ctx, Publish init) {
+                      void* ctx) {
   if (ms == 0) return false;
   mu_ = mu;
   ms_ = ms;
   batch_ = batch;
   publish_ = publish;
   count_ = count;
-  init_ = init;
   ctx_ = ctx;
   owner_pid_ = int(getpid());
   try {
@@ -39,7 +38,6 @@ bool Publisher::start(const char* who, std::mutex* mu, uint32_t ms, size_t batch
 
 void Publisher::main() {
   pthread_setname_np(pthread_self(), kPublishThread);
-  if (init_ != nullptr) init_(ctx_);
   std::unique_lock<std::mutex> q(*mu_);
   bool found_empty = false;  // the last wait of ms_ found nothing queued
   while (!stop_) {

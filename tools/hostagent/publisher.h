@@ -70,10 +70,7 @@ class Publisher {
   // come, or as soon as `batch` are queued (0: the period alone). False: not started
   // (ms == 0, or the thread could not be made: `who`, the client's name, says so on
   // stderr); the client's callbacks publish inline.
-  // `init`, when given, runs first on the thread (without `mu`), before it publishes
-  // anything: the client's own start, which the callbacks do not wait for (they queue).
-  bool start(const char* who, std::mutex* mu, uint32_t ms, size_t batch, Publish publish, Count count, void* ctx,
-             Publish init = nullptr);
+  bool start(const char* who, std::mutex* mu, uint32_t ms, size_t batch, Publish publish, Count count, void* ctx);
   // With `mu` held: whether what a callback queues is the thread's to publish (started,
   // not stopped); false: the callback publishes it itself (inline).
   bool deferred() const { return deferred_; }
@@ -119,7 +116,7 @@ class Publisher {
   size_t batch_ = 0;
   std::mutex* mu_ = nullptr;
   uint32_t ms_ = 0;
-  Publish publish_ = nullptr, init_ = nullptr;
+  Publish publish_ = nullptr;
   Count count_ = nullptr;
   void* ctx_ = nullptr;
   std::condition_variable cv_;

@@ -45,13 +45,10 @@
 #include <uv.h>
 #include <v8.h>
 
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdarg>
 #include <cinttypes>
 #include <cstdio>
@@ -171,25 +168,6 @@ struct Client {
   hostagent::OwnCpu own;
   uint64_t census_ms = 0;  // census=SEC in ms; 0: off
   std::atomic<bool> finished{false};
-
-  // The start (docs/node.md, "The start"): the jitprov runtime, whose tracing provider
-  // loads lttng-ust and waits for its registration with the session daemon, the modules
-  // and the rundown engine. On the publisher thread, while node goes on (the handler
-  // queues, nobody publishes before kPublishing), unless the callbacks publish inline
-  // (publish=inline, the jitdump) or `jitprov attach` loads the client: then on the
-  // loading thread, before the handler is installed.
-  enum Up : uint8_t { kStarting, kPublishing, kReady, kFailed };
-  std::mutex up_mu;
-  std::condition_variable up_cv;
-  Up up = kStarting;                // guarded by up_mu; only ever goes forward
-  std::atomic<bool> failed{false};  // kFailed: the handler returns at once (relaxed)
-  bool started_by_thread = false;   // set before the thread starts
-  // Node's lock of the environment (nodeEnvMutex); null: the start stays on the loading
-  // thread. Set before the thread starts.
-  uv_mutex_t* env_mu = nullptr;
-  uint64_t start_t0 = 0;         // startClient's entry (CLOCK_MONOTONIC ns)
-  uint64_t start_wall_ns = 0;    // from it to kReady (guarded by up_mu)
-  uint64_t queued_at_start = 0;  // events the handler queued before kPublishing
 
   // The queue: the handler's side (any thread). Lock order: mu, then qmu.
   std::mutex qmu;  // guards this part
@@ -510,41 +488,9 @@ void publishMoved(Client& c, const Queued& ev) {
 
 using hostagent::By;
 
-// Waits until the start reached `at` (kPublishing: the runtime is there; kReady: the
-// rundown engine too) or failed; true: reached. Any thread but the publisher's before
-// its start returned.
-bool waitUp(Client& c, Client::Up at) {
-  std::unique_lock<std::mutex> g(c.up_mu);
-  c.up_cv.wait(g, [&] { return c.up >= at; });
-  return c.up != Client::kFailed;
-}
-
-// The start moves on to `to` (a failed one drops what the handler queued).
-void setUp(Client& c, Client::Up to) {
-  {
-    std::lock_guard<std::mutex> g(c.up_mu);
-    c.up = to;
-    if (to == Client::kReady) c.start_wall_ns = nowNs() - c.start_t0;
-  }
-  if (to == Client::kFailed) {
-    c.failed.store(true, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> q(c.qmu);
-    c.queued.clear();
-  }
-  c.up_cv.notify_all();
-}
-
 // Publishes what the handler queued, in its order. Takes Client::mu (then qmu for the
-// swap alone: the handler queues on while a batch is published); first waits for the
-// runtime (the start on the publisher thread).
+// swap alone: the handler queues on while a batch is published).
 void publishQueued(Client& c, By by) {
-  if (!waitUp(c, Client::kPublishing)) {
-    // A failed start: what the handler queued after setUp's clear (it reads `failed`
-    // before it takes qmu) goes too, or the publisher would never find the queue empty.
-    std::lock_guard<std::mutex> q(c.qmu);
-    c.queued.clear();
-    return;
-  }
   std::lock_guard<std::mutex> g(c.mu);
   hostagent::publishBatch(c.qmu, c.queued, c.publishing, c.batches, by, [&c](const Queue& q, const Queued& ev) {
     if (ev.kind == Queued::kAdded)
@@ -578,8 +524,7 @@ void stopPublisher(Client& c) {
 
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   Client* c = g_client;
-  // relaxed: a late event is harmless; a failed start drops what comes
-  if (c == nullptr || c->finished.load(std::memory_order_relaxed) || c->failed.load(std::memory_order_relaxed)) return;
+  if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
   // Line info events (about 17 a code object) return here: they are V8's for any
   // handler, and timing them would cost more than they do.
   if (ev->type != v8::JitCodeEvent::CODE_ADDED && ev->type != v8::JitCodeEvent::CODE_MOVED) return;
@@ -691,11 +636,6 @@ void writeStats(Client& c) {
   hostagent::histJson(f, "add_callback", c.add_ns);
   hostagent::histJson(f, "move_callback", c.move_ns);
   c.own.json(f);
-  {
-    std::lock_guard<std::mutex> u(c.up_mu);
-    std::fprintf(f, "  \"start\": {\"on\": \"%s\", \"wall_ns\": %" PRIu64 ", \"queued_before\": %" PRIu64 "},\n",
-                 c.started_by_thread ? "publisher" : "inline", c.start_wall_ns, c.queued_at_start);
-  }
   hostagent::jitdumpStatsJson(f, c.rt, c.opt);
   std::fprintf(f,
                "  \"rundowns\": %" PRIu64 ", \"perfmap_written\": %" PRIu64 ", \"perfmap_errors\": %" PRIu64
@@ -711,12 +651,6 @@ void writeStats(Client& c) {
 void finish() {
   Client* c = g_client;
   if (c == nullptr || c->finished.exchange(true)) return;
-  // The start first (lttng-ust's registration: its LTTNG_UST_REGISTER_TIMEOUT, 3 s by
-  // default, bounds it), so that the exit rundown and the stats have their runtime.
-  if (!waitUp(*c, Client::kReady)) {
-    stopPublisher(*c);
-    return;
-  }
   if (c->own.on) c->own.snapshotThreads();            // before the thread ends
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);  // the exit rundown: the queue first
   stopPublisher(*c);
@@ -868,125 +802,13 @@ const char kExtraHelp[] =
     "                     (default 250/1024); inline: the handler publishes each one (as\n"
     "                     with jitdump=, which publishes inline)\n";
 
-// Node's lock of the environment (node::per_process::env_var_mutex), which node takes
-// around every setenv, unsetenv and getenv of its own (process.env, its threads): a
-// node::Mutex, one uv_mutex_t, exported with node's other symbols for addons. Null when
-// this node does not export it as that (its size tells).
-uv_mutex_t* nodeEnvMutex() {
-  void* sym = dlsym(RTLD_DEFAULT, "_ZN4node11per_process13env_var_mutexE");
-  Dl_info info;
-  const ElfW(Sym)* entry = nullptr;
-  if (sym == nullptr ||
-      dladdr1(sym, &info, reinterpret_cast<void**>(const_cast<ElfW(Sym)**>(&entry)), RTLD_DL_SYMENT) == 0 ||
-      entry == nullptr || entry->st_size != sizeof(uv_mutex_t))
-    return nullptr;
-  return static_cast<uv_mutex_t*>(sym);
-}
-
-// RAII: node's lock of the environment held (none: nothing).
-class EnvLock {
- public:
-  explicit EnvLock(uv_mutex_t* mu) : mu_(mu) {
-    if (mu_ != nullptr) uv_mutex_lock(mu_);
-  }
-  ~EnvLock() {
-    if (mu_ != nullptr) uv_mutex_unlock(mu_);
-  }
-  EnvLock(const EnvLock&) = delete;
-  EnvLock& operator=(const EnvLock&) = delete;
-
- private:
-  uv_mutex_t* mu_;
-};
-
-// The start: the runtime (lttng-ust's load and registration), the modules, the jitdump,
-// the publisher (unless it runs this), the rundown engine (Client::Up). On the publisher
-// thread (startByThread) or in startClient. False: failed (said on stderr).
-bool bringUp(Client& c) {
-  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
-  cfg.code_mode = JITPROV_CODE_HOST;
-  cfg.lock_stats = 0;
-  int e = JITPROV_OK;
-  {
-    // lttng-ust's constructor reads the environment (its own copy, for its threads, whose
-    // getenv would race with a setenv), and so does the runtime (JITPROV_*). Off the main
-    // thread that read holds node's lock of it, so that the program's JavaScript cannot
-    // move the array being walked (process.env takes the lock). The lock is held to the runtime's end (the
-    // constructor's wait for the session daemon included: the read cannot be told apart
-    // from it); a program touching process.env meanwhile waits as long as lttng-ust's own
-    // start would have made it wait, one that does not runs on.
-    const EnvLock env(c.env_mu);  // on the loading thread too: it may be a worker's
-    e = jitprov_runtime_create(&cfg, &c.rt);
-  }
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-builtins", 0, &c.builtin_module);
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-regexp", 0, &c.regexp_module);
-  if (e == JITPROV_OK) e = jitprov_module_register(c.rt, "v8-other", 0, &c.other_module);
-  if (e != JITPROV_OK) {
-    std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
-                 int(getpid()));
-    setUp(c, Client::kFailed);
-    return false;
-  }
-  c.provider = jitprov_trace_provider_status();
-  c.perfmap.bare_module = c.builtin_module;  // perfMapSink above names every record itself
-  if (const std::string jd = hostagent::openJitdump(c.rt, c.opt); !jd.empty())
-    std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
-  {
-    std::lock_guard<std::mutex> q(c.qmu);
-    c.queued_at_start = c.queued.events.size();
-  }
-  setUp(c, Client::kPublishing);
-  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
-  rc.modes = &c.opt.mode;
-  rc.n_modes = 1;
-  rc.triggers = c.opt.trigger.c_str();
-  rc.max_rate = c.opt.rate;
-  if (!c.opt.perfmap.empty()) {
-    c.perfmap.final_path = c.opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
-    rc.sink = &perfMapSink;
-    rc.sink_ctx = &c;
-  }
-  rc.prepare = &prepareRundown;
-  rc.prepare_ctx = &c;
-  if (!c.started_by_thread) startPublisher(c);  // before the handler is installed (the first events)
-  {
-    const hostagent::RundownThreadName named;  // the engine's thread takes it when created
-    e = jitprov_rundown_create(c.rt, &rc, &c.rd);
-    if (e == JITPROV_OK) e = jitprov_rundown_start(c.rd);
-  }
-  if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
-  setUp(c, Client::kReady);
-  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s; started %s", c.opt.trigger.c_str(),
-       c.opt.perfmap.empty() ? "off" : c.perfmap.final_path.c_str(), jitprov_rundown_mode_name(c.opt.mode),
-       c.overlap_retire ? "on" : "off", jitprov_trace_provider_status(),
-       c.started_by_thread   ? "on the publisher thread"
-       : c.env_mu == nullptr ? "inline (this node exports no lock of its environment)"
-                             : "inline");
-  return true;
-}
-
-// The start on the publisher thread, before it publishes. lttng-ust registers the
-// process with the session daemon by the name of the thread that loads it, and names
-// its own threads after it: node's name for that time, not the publisher's.
-void startByThread(void* client) {
-  const hostagent::ThreadName as(hostagent::processName().c_str());
-  bringUp(*static_cast<Client*>(client));
-}
-
-// Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), starts the client
-// (bringUp, here or on the publisher thread). False: untraced (said).
+// Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
+// and the rundown engine. False: untraced (said).
 bool startClient(const std::string* attach_options) {
   auto* c = new Client();
-  c->env_mu = nodeEnvMutex();
-  std::string options;
-  if (attach_options != nullptr) {
-    options = *attach_options;
-  } else {
-    const EnvLock env(c->env_mu);  // this may be a worker's thread
-    if (const char* e = std::getenv("JITPROV_NODE"); e != nullptr) options = e;
-  }
+  const char* env = attach_options != nullptr ? attach_options->c_str() : std::getenv("JITPROV_NODE");
   const std::string why = hostagent::parseOptions(
-      options, &c->opt,
+      env != nullptr ? env : "", &c->opt,
       [c](const std::string& k, const std::string& v, std::string* w) {
         if (k == "census") {
           uint64_t sec = 0;
@@ -1020,25 +842,48 @@ bool startClient(const std::string* attach_options) {
   }
   c->own.on = !c->opt.stats.empty();
   const hostagent::OwnCpu::Span cpu(c->own, true);  // c is not freed from here on
-  c->start_t0 = nowNs();
-  {
-    const EnvLock env(c->env_mu);      // node's own threads read the environment under it
-    hostagent::setLttngEnvironment();  // before the runtime loads lttng-ust
+  hostagent::setLttngEnvironment();                 // before the runtime loads lttng-ust
+  jitprov_runtime_config cfg = JITPROV_RUNTIME_CONFIG_INIT;
+  cfg.code_mode = JITPROV_CODE_HOST;
+  cfg.lock_stats = 0;
+  int e = jitprov_runtime_create(&cfg, &c->rt);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-builtins", 0, &c->builtin_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-regexp", 0, &c->regexp_module);
+  if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-other", 0, &c->other_module);
+  if (e != JITPROV_OK) {
+    std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
+                 int(getpid()));
+    return false;
   }
   g_client = c;
-  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
-  // The start on the publisher thread: node goes on meanwhile (the session daemon's
-  // answer to lttng-ust's registration took 8-16 ms of node's main thread here, more on a
-  // busy machine; docs/node.md, "The start").
-  // Without node's lock of the environment the start stays here, as lttng-ust intends.
-  if (attach_options == nullptr && c->opt.jitdump.empty() && c->publish_ms != 0 && c->env_mu != nullptr) {
-    c->started_by_thread = true;
-    if (c->publisher.start("jitprov-node", &c->qmu, c->publish_ms, c->publish_batch, &publishByThread, &queueCount, c,
-                           &startByThread))
-      return true;
-    c->started_by_thread = false;  // no thread: the start here, the callbacks publish inline
+  c->provider = jitprov_trace_provider_status();
+  c->perfmap.bare_module = c->builtin_module;  // perfMapSink above names every record itself
+  if (const std::string jd = hostagent::openJitdump(c->rt, c->opt); !jd.empty())
+    std::fprintf(stderr, "jitprov-node: jitdump: %s\n", jd.c_str());
+  jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
+  rc.modes = &c->opt.mode;
+  rc.n_modes = 1;
+  rc.triggers = c->opt.trigger.c_str();
+  rc.max_rate = c->opt.rate;
+  if (!c->opt.perfmap.empty()) {
+    c->perfmap.final_path = c->opt.perfmap + "/perf-" + std::to_string(getpid()) + ".map";
+    rc.sink = &perfMapSink;
+    rc.sink_ctx = c;
   }
-  return bringUp(*c);
+  rc.prepare = &prepareRundown;
+  rc.prepare_ctx = c;
+  startPublisher(*c);  // before the handler is installed (the first events)
+  {
+    const hostagent::RundownThreadName named;  // the engine's thread takes it when created
+    e = jitprov_rundown_create(c->rt, &rc, &c->rd);
+    if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
+  }
+  if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
+  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
+  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
+       c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(), jitprov_rundown_mode_name(c->opt.mode),
+       c->overlap_retire ? "on" : "off", jitprov_trace_provider_status());
+  return true;
 }
 
 // exports.finish(): preload.js calls it from the main thread's process 'exit' event,
