@@ -308,15 +308,41 @@ expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=st
 sleep 0.3
 listening "$UID_PID" "$P12" || grep -q "Debugger listening" "$WORK/uid.err" && fail "the --inspect-publish-uid=stderr node was signalled"
 pass "--inspect-publish-uid=stderr: exit 7, never signalled"
-# An IPv6 inspector address (/proc/PID/net/tcp6, not read): refused, never signalled.
+# An IPv6 inspector address (--inspect-port=[::1]:PORT, /proc/PID/net/tcp6): attached
+# over ::1 and closed again; on :: (every address) refused, never signalled.
 P13=$(free_port)
 node --inspect-port="[::1]:$P13" -e 'setInterval(() => {}, 1000)' 2>"$WORK/v6.err" &
 V6_PID=$!
 track_pid "$V6_PID"
 sleep 0.5
-expect 7 "would listen on \[::1\] port $P13, an IPv6 address: not supported, nothing sent" "$V6_PID"
+"$ATTACH" attach "$V6_PID" --agent "$AGENT" --timeout 10 >"$WORK/v6.out" 2>&1 ||
+  fail "attach over [::1]:$P13: exit $?: $(cat "$WORK/v6.out")"
+grep -q "inspector on \[::1\]:$P13 open [0-9]* ms" "$WORK/v6.out" || fail "not attached over [::1]:$P13: $(cat "$WORK/v6.out")"
+grep -qi "00000000000000000000000001000000:$(printf '%04X' "$P13") 00000000000000000000000000000000:0000 0A" \
+  "/proc/$V6_PID/net/tcp6" && fail "the inspector still listens on [::1]:$P13"
+"$ATTACH" ps | grep -qE "^ *$V6_PID +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " || fail "[::1]: the client is not loaded"
+echo "  $(cat "$WORK/v6.out")"
+kill "$V6_PID"
+# Another loopback address than 127.0.0.1: watched for and reached there.
+P17=$(free_port)
+node --inspect-port="127.0.0.2:$P17" -e 'setInterval(() => {}, 1000)' 2>"$WORK/lo2.err" &
+LO2_PID=$!
+track_pid "$LO2_PID"
+sleep 0.5
+"$ATTACH" attach "$LO2_PID" --agent "$AGENT" --timeout 10 >"$WORK/lo2.out" 2>&1 ||
+  fail "attach over 127.0.0.2:$P17: exit $?: $(cat "$WORK/lo2.out")"
+grep -q "inspector on 127.0.0.2:$P17 open [0-9]* ms" "$WORK/lo2.out" || fail "not attached over 127.0.0.2:$P17: $(cat "$WORK/lo2.out")"
+grep -qi "0200007F:$(printf '%04X' "$P17") 00000000:0000 0A" "/proc/$LO2_PID/net/tcp" &&
+  fail "the inspector still listens on 127.0.0.2:$P17"
+kill "$LO2_PID"
+P16=$(free_port)
+node --inspect-port="[::]:$P16" -e 'setInterval(() => {}, 1000)' 2>"$WORK/v6any.err" &
+V6ANY_PID=$!
+track_pid "$V6ANY_PID"
+sleep 0.5
+expect 7 "would listen on \[::\]:$P16, beyond loopback: refused, nothing sent" "$V6ANY_PID"
 sleep 0.3
-grep -q "Debugger listening" "$WORK/v6.err" && fail "the IPv6 node was signalled"
+grep -q "Debugger listening" "$WORK/v6any.err" && fail "the node whose inspector would listen on :: was signalled"
 # An agent path or options that are not UTF-8 text cannot go into the load's JavaScript
 # (before: the command aborted after SIGUSR1, the inspector left open): refused first.
 P15=$(free_port)
@@ -328,7 +354,7 @@ expect 1 "the agent's path or the options are not UTF-8 text \(\"stats=/tmp/.*\"
   --options "$(printf 'stats=/tmp/\xff')"
 sleep 0.3
 grep -q "Debugger listening" "$WORK/utf.err" && fail "the node given non-UTF-8 options was signalled"
-pass "--inspect-port=[::1]:PORT: exit 7; options that are not UTF-8: exit 1; neither signalled"
+pass "--inspect-port=[::1]:PORT and 127.0.0.2:PORT: attached and closed; [::]:PORT: exit 7; options that are not UTF-8: exit 1; neither signalled"
 
 # A program with a global `require` of its own, which shadows the inspector's command-line
 # API (V8 installs none of its names the global object has): the load and the close use

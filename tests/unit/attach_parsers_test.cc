@@ -897,6 +897,19 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   a = inspectorAddress({"node", "--inspect-brk=localhost", "app.js"});
   EXPECT_EQ(a.host, "127.0.0.1");
   EXPECT_EQ(a.port, 9229);
+  // IPv6: in brackets, with or without a port; bare (node takes it as the host).
+  a = inspectorAddress({"node", "--inspect-port=[::1]:9333", "app.js"});
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9333);
+  a = inspectorAddress({"node", "--inspect=[::1]", "app.js"});
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "--inspect-port=[::]:4003", "app.js"});
+  EXPECT_EQ(a.host, "::");
+  EXPECT_EQ(a.port, 4003);
+  a = inspectorAddress({"node", "--inspect-port=::1", "app.js"});
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9229);
   a = inspectorAddress({"node", "--", "--inspect-port=1"});
   EXPECT_EQ(a.port, 9229);  // the program's arguments
   // Node's options end at the script: what follows is the program's.
@@ -927,7 +940,63 @@ TEST(NodeAttach, TcpListenersOfProcNetTcp) {
       "000000001c6438cb 100 0 0 10 0\n";
   const auto l = jitprov::cli::parseTcpListeners(text);
   ASSERT_EQ(l.size(), 1u);
-  EXPECT_EQ(l[0].addr, 0x7F000001u);
+  jitprov::cli::IpAddr lo;
+  ASSERT_TRUE(jitprov::cli::parseIp("127.0.0.1", &lo));
+  EXPECT_EQ(l[0].addr, lo);
+  EXPECT_FALSE(l[0].addr.v6);
+  EXPECT_EQ(jitprov::cli::urlHost(l[0].addr), "127.0.0.1");
   EXPECT_EQ(l[0].port, 9229);
   EXPECT_EQ(l[0].inode, 1115899ul);
+}
+
+// /proc/net/tcp6 (node --inspect-port=[::1]:9333 after SIGUSR1, as this machine printed
+// it), and a listener on :: beside it.
+TEST(NodeAttach, TcpListenersOfProcNetTcp6) {
+  const std::string text =
+      "  sl  local_address                         remote_address                        st tx_queue rx_queue tr "
+      "tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000000000000000000001000000:2475 00000000000000000000000000000000:0000 0A 00000000:00000000 "
+      "00:00000000 00000000     0        0 1278375 1 00000000047cb5d5 100 0 0 10 0\n"
+      "   1: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 "
+      "00:00000000 00000000     0        0 77 1 00000000047cb5d5 100 0 0 10 0\n"
+      "   2: 00000000000000000000000001000000:2475 00000000000000000000000001000000:D431 01 00000000:00000000 "
+      "00:00000000 00000000     0        0 78 1 00000000047cb5d5 100 0 0 10 0\n";
+  const auto l = jitprov::cli::parseTcpListeners(text);
+  ASSERT_EQ(l.size(), 2u);
+  jitprov::cli::IpAddr v6lo;
+  ASSERT_TRUE(jitprov::cli::parseIp("[::1]", &v6lo));
+  EXPECT_EQ(l[0].addr, v6lo);
+  EXPECT_EQ(jitprov::cli::urlHost(l[0].addr), "[::1]");
+  EXPECT_EQ(l[0].port, 9333);
+  EXPECT_EQ(l[0].inode, 1278375ul);
+  EXPECT_TRUE(jitprov::cli::isLoopback(l[0].addr));
+  EXPECT_TRUE(jitprov::cli::isAnyAddress(l[1].addr));
+  EXPECT_TRUE(l[1].addr.v6);
+  EXPECT_EQ(l[1].port, 8080);
+}
+
+TEST(NodeAttach, IpAddresses) {
+  using jitprov::cli::IpAddr;
+  auto ip = [](const char* t) {
+    IpAddr a;
+    EXPECT_TRUE(jitprov::cli::parseIp(t, &a)) << t;
+    return a;
+  };
+  EXPECT_TRUE(jitprov::cli::isLoopback(ip("127.0.0.1")));
+  EXPECT_TRUE(jitprov::cli::isLoopback(ip("127.1.2.3")));
+  EXPECT_TRUE(jitprov::cli::isLoopback(ip("::1")));
+  EXPECT_TRUE(jitprov::cli::isLoopback(ip("::ffff:127.0.0.1")));
+  EXPECT_FALSE(jitprov::cli::isLoopback(ip("0.0.0.0")));
+  EXPECT_FALSE(jitprov::cli::isLoopback(ip("::")));
+  EXPECT_FALSE(jitprov::cli::isLoopback(ip("::2")));
+  EXPECT_FALSE(jitprov::cli::isLoopback(ip("fe80::1")));
+  EXPECT_FALSE(jitprov::cli::isLoopback(ip("10.0.0.1")));
+  EXPECT_TRUE(jitprov::cli::isAnyAddress(ip("0.0.0.0")));
+  EXPECT_TRUE(jitprov::cli::isAnyAddress(ip("[::]")));
+  EXPECT_FALSE(jitprov::cli::isAnyAddress(ip("::1")));
+  EXPECT_EQ(jitprov::cli::urlHost(ip("::ffff:127.0.0.1")), "[::ffff:127.0.0.1]");
+  IpAddr a;
+  EXPECT_FALSE(jitprov::cli::parseIp("localhost", &a));
+  EXPECT_FALSE(jitprov::cli::parseIp("[::1", &a));
+  EXPECT_FALSE(jitprov::cli::parseIp("", &a));
 }

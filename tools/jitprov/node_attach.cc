@@ -104,21 +104,31 @@ std::set<unsigned long> socketInodes(pid_t pid) {
   return out;
 }
 
-// Who listens on addr:port in the target's network namespace: 0 nobody, 1 the target, 2 another process.
-// The target's own listening IPv4 sockets.
+// The listening TCP sockets of PID's network namespace, IPv4 and IPv6.
+std::vector<TcpListener> listenersIn(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/net/";
+  std::vector<TcpListener> rows = parseTcpListeners(readText(dir + "tcp"));
+  for (TcpListener& l : parseTcpListeners(readText(dir + "tcp6"))) rows.push_back(l);
+  return rows;
+}
+
+// The target's own listening sockets.
 std::vector<TcpListener> listenersOf(pid_t pid) {
   std::vector<TcpListener> out;
   const auto mine = socketInodes(pid);
-  for (const TcpListener& l : parseTcpListeners(readText("/proc/" + std::to_string(pid) + "/net/tcp")))
+  for (const TcpListener& l : listenersIn(pid))
     if (mine.count(l.inode) != 0) out.push_back(l);
   return out;
 }
 
-int listenerOf(pid_t pid, uint32_t addr, int port) {
-  const auto rows = parseTcpListeners(readText("/proc/" + std::to_string(pid) + "/net/tcp"));
+// Who listens on addr:port in the target's network namespace: 0 nobody, 1 the target, 2
+// another process. A socket on the any address of the same family takes that port too,
+// and so does an IPv6 one on :: for IPv4 (dual-stack, unless IPV6_V6ONLY: counted).
+int listenerOf(pid_t pid, const IpAddr& addr, int port) {
   std::vector<unsigned long> inodes;
-  for (const TcpListener& l : rows)
-    if (l.port == port && (l.addr == addr || l.addr == INADDR_ANY)) inodes.push_back(l.inode);
+  for (const TcpListener& l : listenersIn(pid))
+    if (l.port == port && (l.addr == addr || (isAnyAddress(l.addr) && (l.addr.v6 || !addr.v6))))
+      inodes.push_back(l.inode);
   if (inodes.empty()) return 0;
   const auto mine = socketInodes(pid);
   for (unsigned long i : inodes)
@@ -200,14 +210,25 @@ class Conn {
   Conn& operator=(const Conn&) = delete;
 
   // "" or why not.
-  std::string connect(uint32_t addr, int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  std::string connect(const IpAddr& addr, int port) {
+    fd_ = socket(addr.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return std::string("socket: ") + std::strerror(errno);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(uint16_t(port));
-    sa.sin_addr.s_addr = htonl(addr);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return {};
+    sockaddr_storage ss{};
+    socklen_t sa_len = 0;
+    if (addr.v6) {
+      auto* sa = reinterpret_cast<sockaddr_in6*>(&ss);
+      sa->sin6_family = AF_INET6;
+      sa->sin6_port = htons(uint16_t(port));
+      std::memcpy(&sa->sin6_addr, addr.bytes.data(), 16);
+      sa_len = sizeof *sa;
+    } else {
+      auto* sa = reinterpret_cast<sockaddr_in*>(&ss);
+      sa->sin_family = AF_INET;
+      sa->sin_port = htons(uint16_t(port));
+      std::memcpy(&sa->sin_addr, addr.bytes.data(), 4);
+      sa_len = sizeof *sa;
+    }
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&ss), sa_len) == 0) return {};
     if (errno != EINPROGRESS) return std::string("connect: ") + std::strerror(errno);
     pollfd p{fd_, POLLOUT, 0};
     if (poll(&p, 1, msLeft(deadline_)) <= 0) return "connect: timed out";
@@ -491,9 +512,9 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
 // the load in the main thread, then in each worker thread, then of inspector.close().
 // The outcome's version field carries the main thread's answer on success, its line
 // the workers' summary.
-AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const std::string& expr,
+AttachOutcome exchange(const std::string& who, const IpAddr& addr, int port, const std::string& expr,
                        const std::string& worker_expr, AttachDeadline deadline) {
-  const std::string at = "127.0.0.1:" + std::to_string(port);
+  const std::string at = urlHost(addr) + ":" + std::to_string(port);
   std::string url_path;
   {
     Conn c(deadline);
@@ -612,6 +633,22 @@ AttachOutcome exchange(const std::string& who, uint32_t addr, int port, const st
 InspectorAddress inspectorAddress(const std::vector<std::string>& args, const std::vector<std::string>& node_options) {
   InspectorAddress a;
   auto hostPort = [&a](const std::string& v) {
+    // [IPv6]:PORT or [IPv6]: the host without its brackets.
+    if (!v.empty() && v[0] == '[') {
+      const size_t close = v.find(']');
+      if (close != std::string::npos) {
+        a.host = v.substr(1, close - 1);
+        const std::string port = close + 1 < v.size() && v[close + 1] == ':' ? v.substr(close + 2) : "";
+        if (!port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit))
+          a.port = std::atoi(port.c_str());
+        return;
+      }
+    }
+    // A bare IPv6 address (two colons or more): the host alone.
+    if (std::count(v.begin(), v.end(), ':') > 1) {
+      a.host = v;
+      return;
+    }
     const size_t colon = v.rfind(':');
     const std::string port = colon == std::string::npos ? v : v.substr(colon + 1);
     if (colon != std::string::npos) a.host = v.substr(0, colon);
@@ -697,21 +734,66 @@ InspectorAddress inspectorAddress(const std::vector<std::string>& args, const st
   return a;
 }
 
+bool parseIp(const std::string& text, IpAddr* out) {
+  std::string t = text;
+  if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = t.substr(1, t.size() - 2);
+  IpAddr a;
+  if (inet_pton(AF_INET, t.c_str(), a.bytes.data()) == 1) {
+    *out = a;
+    return true;
+  }
+  a.v6 = true;
+  if (inet_pton(AF_INET6, t.c_str(), a.bytes.data()) != 1) return false;
+  *out = a;
+  return true;
+}
+
+bool isLoopback(const IpAddr& a) {
+  const auto& b = a.bytes;
+  if (!a.v6) return b[0] == 127;
+  const bool zero10 = std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; });
+  if (zero10 && b[10] == 0xff && b[11] == 0xff) return b[12] == 127;  // ::ffff:127.x.y.z
+  return zero10 && b[10] == 0 && b[11] == 0 && b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] == 1;
+}
+
+bool isAnyAddress(const IpAddr& a) {
+  return std::all_of(a.bytes.begin(), a.bytes.begin() + (a.v6 ? 16 : 4), [](uint8_t x) { return x == 0; });
+}
+
+std::string urlHost(const IpAddr& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  inet_ntop(a.v6 ? AF_INET6 : AF_INET, a.bytes.data(), text, sizeof text);
+  return a.v6 ? "[" + std::string(text) + "]" : std::string(text);
+}
+
 std::vector<TcpListener> parseTcpListeners(const std::string& text) {
   std::vector<TcpListener> out;
   std::istringstream in(text);
   std::string line;
   std::getline(in, line);  // the header
   while (std::getline(in, line)) {
-    unsigned addr = 0, port = 0, state = 0;
+    char addr[33] = {};
+    unsigned port = 0, state = 0;
     unsigned long inode = 0;
-    // sl local rem st tx:rx tr:when retr uid timeout inode
-    if (std::sscanf(line.c_str(), " %*d: %8X:%4X %*8X:%*4X %2X %*8X:%*8X %*2X:%*8X %*8X %*u %*d %lu", &addr, &port,
+    // sl local rem st tx:rx tr:when retr uid timeout inode; an address of 8 hex digits
+    // (tcp) or 32 (tcp6)
+    if (std::sscanf(line.c_str(),
+                    " %*d: %32[0-9A-Fa-f]:%4X %*[0-9A-Fa-f]:%*4X %2X %*8X:%*8X %*2X:%*8X %*8X %*u %*d %lu", addr, &port,
                     &state, &inode) != 4)
       continue;
-    if (state != 0x0A) continue;
-    // The kernel prints the address as the host's u32 of a network-order value.
-    out.push_back(TcpListener{ntohl(addr), int(port), inode});
+    const size_t digits = std::strlen(addr);
+    if (state != 0x0A || (digits != 8 && digits != 32)) continue;
+    // The kernel prints the address as 32-bit words, each as the host reads it from
+    // memory: copied back as they are, they are its bytes in network order.
+    TcpListener l;
+    l.addr.v6 = digits == 32;
+    for (size_t w = 0; w < digits / 8; ++w) {
+      const uint32_t word = uint32_t(std::strtoul(std::string(addr + 8 * w, 8).c_str(), nullptr, 16));
+      std::memcpy(l.addr.bytes.data() + 4 * w, &word, 4);
+    }
+    l.port = int(port);
+    l.inode = inode;
+    out.push_back(l);
   }
   return out;
 }
@@ -1096,22 +1178,21 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   for (const std::string& e : splitNul(readText("/proc/" + std::to_string(pid) + "/environ")))
     if (e.rfind("NODE_OPTIONS=", 0) == 0) node_options = splitBlanks(e.substr(13));
   const InspectorAddress ia = inspectorAddress(args, node_options);
-  in_addr host{};
-  if (ia.host.find(':') != std::string::npos || ia.host.find('[') != std::string::npos)
-    return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + " port " +
-                                     std::to_string(ia.port) + ", an IPv6 address: not supported, nothing sent");
-  if (inet_pton(AF_INET, ia.host.c_str(), &host) != 1 || (ntohl(host.s_addr) >> 24) != 127)
-    return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
-                                     std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
+  IpAddr addr;
+  if (!parseIp(ia.host, &addr) || !isLoopback(addr)) {
+    const bool bare_v6 = ia.host.find(':') != std::string::npos;
+    return fail(kAttachDisabled, who + ": its inspector would listen on " + (bare_v6 ? "[" : "") + printable(ia.host) +
+                                     (bare_v6 ? "]" : "") + ":" + std::to_string(ia.port) +
+                                     ", beyond loopback: refused, nothing sent");
+  }
   if (ia.publish_uid.find("http") == std::string::npos)
     return fail(kAttachDisabled,
                 who + ": its inspector would not serve its WebSocket URL over HTTP (--inspect-publish-uid=" +
                     printable(ia.publish_uid) + "): refused, nothing sent");
-  const uint32_t addr = ntohl(host.s_addr);
   // Port 0 (--inspect-port=0): node picks one when it opens; found below, as the first
   // new listener of the target's on that address.
   int port = ia.port;
-  std::string at = ia.host + ":" + (port == 0 ? std::string("(a port node picks)") : std::to_string(port));
+  std::string at = urlHost(addr) + ":" + (port == 0 ? std::string("(a port node picks)") : std::to_string(port));
   // A target in another network namespace (a container's): its loopback is not ours, so
   // the exchange's child enters that namespace first (root only). /proc/PID/net/tcp,
   // where the listener is watched for, is already the target's namespace's view.
@@ -1183,7 +1264,7 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
           break;
         }
       if (port != 0) {
-        at = ia.host + ":" + std::to_string(port);
+        at = urlHost(addr) + ":" + std::to_string(port);
         where = netns_name.empty() ? at : at + " in " + netns_name;
         listening = true;
         break;
@@ -1199,12 +1280,8 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   if (!listening) {
     std::string opened;
     for (const TcpListener& l : listenersOf(pid))
-      if (listening_before.count(l.inode) == 0) {
-        const in_addr ip{htonl(l.addr)};
-        char text[INET_ADDRSTRLEN] = {};
-        inet_ntop(AF_INET, &ip, text, sizeof text);
-        opened += std::string(opened.empty() ? "" : ", ") + text + ":" + std::to_string(l.port);
-      }
+      if (listening_before.count(l.inode) == 0)
+        opened += std::string(opened.empty() ? "" : ", ") + urlHost(l.addr) + ":" + std::to_string(l.port);
     if (!opened.empty())
       return fail(kError, who + ": its inspector did not open on " + at + " within " + std::to_string(int(open_ms)) +
                               " ms of SIGUSR1, but it listens on " + opened +

@@ -13,6 +13,7 @@
 #include "target.h"
 
 #include <cstdint>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,29 @@ struct InspectorAddress {
 InspectorAddress inspectorAddress(const std::vector<std::string>& args,
                                   const std::vector<std::string>& node_options = {});
 
-// A listening TCP socket of /proc/PID/net/tcp (IPv4; address in host order).
+// An IP address, IPv4 or IPv6, its bytes in network order (IPv4: the first 4).
+struct IpAddr {
+  bool v6 = false;
+  std::array<uint8_t, 16> bytes{};
+  bool operator==(const IpAddr&) const = default;
+};
+// "127.0.0.1", "::1" or "[::1]"; false: not an IP address. Pure.
+bool parseIp(const std::string& text, IpAddr* out);
+// 127.0.0.0/8, ::1 or an IPv4-mapped 127.0.0.0/8 (::ffff:127.x.y.z).
+bool isLoopback(const IpAddr& a);
+// 0.0.0.0 or ::.
+bool isAnyAddress(const IpAddr& a);
+// As in a URL's authority: "127.0.0.1", "[::1]".
+std::string urlHost(const IpAddr& a);
+
+// A listening TCP socket of /proc/PID/net/tcp or /proc/PID/net/tcp6.
 struct TcpListener {
-  uint32_t addr = 0;
+  IpAddr addr;
   int port = 0;
   unsigned long inode = 0;
 };
-// The LISTEN (state 0A) rows of a /proc/net/tcp text. Pure: unit-testable.
+// The LISTEN (state 0A) rows of a /proc/net/tcp or /proc/net/tcp6 text. Pure:
+// unit-testable.
 std::vector<TcpListener> parseTcpListeners(const std::string& text);
 
 // RFC 6455's Sec-WebSocket-Accept for a Sec-WebSocket-Key: base64(SHA-1(key + GUID)).
