@@ -42,7 +42,8 @@ free_port() {
   local p
   while :; do
     p=$((20000 + RANDOM % 20000))
-    grep -qi ":$(printf '%04X' "$p") 00000000:0000 0A" /proc/net/tcp || { echo "$p"; return; }
+    # no listener on it, IPv4 or IPv6
+    grep -qiE ":$(printf '%04X' "$p") 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 || { echo "$p"; return; }
   done
 }
 # listening PID PORT: PID's network namespace has a listener on 127.0.0.1:PORT.
@@ -296,6 +297,25 @@ listening "$MAINB" "$P11" && fail "the inspector of the once-blocked main thread
 kill -- -"$MAINB" 2>/dev/null
 pass "a main thread blocked once its inspector opened: exit 10, STILL OPEN said; then loaded, and closed ($(grep -c 'Debugger listening' "$WORK/mainblocked.err") openings)"
 
+# The inspector opening late, near --timeout: the main thread blocked in a native call
+# (execSync('sleep 1.2')) when SIGUSR1 comes opens it once free, 1.2 s into a
+# --timeout of 1.5 s. The exchange still gets its two seconds from then, so the load and
+# the close are sent and answered: exit 0, listening after 1 s or more.
+P18=$(free_port)
+run_script late "$P18" "const fs = require('fs');" \
+  "setTimeout(() => { fs.writeFileSync('$WORK/late.blocking', ''); require('child_process').execSync('sleep 1.2'); }, 200);" \
+  "setInterval(() => {}, 1000);"
+LATE=$SCRIPT_PID
+for _ in $(seq 100); do [ -e "$WORK/late.blocking" ] && break; sleep 0.02; done
+"$ATTACH" attach "$LATE" --agent "$AGENT" --timeout 1.5 --options perfmap=off >"$WORK/late.out" 2>&1 ||
+  fail "an inspector opening 1.2 s into a --timeout of 1.5 s: exit $?: $(cat "$WORK/late.out")"
+after=$(sed -n 's/.* open [0-9]* ms (listening after \([0-9]*\), .*/\1/p' "$WORK/late.out")
+[ -n "$after" ] && [ "$after" -ge 1000 ] || fail "the inspector was not late (listening after '$after' ms): $(cat "$WORK/late.out")"
+listening "$LATE" "$P18" && fail "the late inspector is still open on 127.0.0.1:$P18"
+echo "  $(cat "$WORK/late.out")"
+kill -- -"$LATE" 2>/dev/null
+pass "an inspector opening $after ms into a --timeout of 1.5 s: attached and closed within the two seconds it gets from then"
+
 # --inspect-publish-uid=stderr: its inspector would serve no /json/list, so the command
 # could not find its WebSocket URL and close it again (before: exit 1, "ITS INSPECTOR IS
 # STILL OPEN"): refused, never signalled.
@@ -343,6 +363,20 @@ sleep 0.5
 expect 7 "would listen on \[::\]:$P16, beyond loopback: refused, nothing sent" "$V6ANY_PID"
 sleep 0.3
 grep -q "Debugger listening" "$WORK/v6any.err" && fail "the node whose inspector would listen on :: was signalled"
+# Another process on [::1]:PORT: node could not open its inspector there: exit 13, never
+# signalled.
+P19=$(free_port)
+node -e "require('net').createServer().listen($P19, '::1'); setInterval(() => {}, 1000)" &
+HOLDER6=$!
+track_pid "$HOLDER6"
+node --inspect-port="[::1]:$P19" -e 'setInterval(() => {}, 1000)' 2>"$WORK/v6busy.err" &
+V6BUSY_PID=$!
+track_pid "$V6BUSY_PID"
+sleep 0.5
+expect 13 "another process listens on its inspector's port \[::1\]:$P19: node could not open it, nothing sent" "$V6BUSY_PID"
+sleep 0.3
+grep -q "Debugger listening\|Starting inspector" "$WORK/v6busy.err" && fail "the node whose IPv6 port was taken was signalled"
+kill "$HOLDER6" "$V6BUSY_PID"
 # An agent path or options that are not UTF-8 text cannot go into the load's JavaScript
 # (before: the command aborted after SIGUSR1, the inspector left open): refused first.
 P15=$(free_port)
@@ -354,7 +388,7 @@ expect 1 "the agent's path or the options are not UTF-8 text \(\"stats=/tmp/.*\"
   --options "$(printf 'stats=/tmp/\xff')"
 sleep 0.3
 grep -q "Debugger listening" "$WORK/utf.err" && fail "the node given non-UTF-8 options was signalled"
-pass "--inspect-port=[::1]:PORT and 127.0.0.2:PORT: attached and closed; [::]:PORT: exit 7; options that are not UTF-8: exit 1; neither signalled"
+pass "--inspect-port=[::1]:PORT and 127.0.0.2:PORT: attached and closed; [::]:PORT: exit 7; [::1]:PORT taken: exit 13; options that are not UTF-8: exit 1; neither signalled"
 
 # A program with a global `require` of its own, which shadows the inspector's command-line
 # API (V8 installs none of its names the global object has): the load and the close use

@@ -907,9 +907,26 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   a = inspectorAddress({"node", "--inspect-port=[::]:4003", "app.js"});
   EXPECT_EQ(a.host, "::");
   EXPECT_EQ(a.port, 4003);
+  // As node reads them (SplitHostPort, HostPort::Update): a bare IPv6 address splits at
+  // its last colon; a host alone takes the default port again; an empty host is no host.
   a = inspectorAddress({"node", "--inspect-port=::1", "app.js"});
+  EXPECT_EQ(a.host, ":");  // no address: node would not have started
+  EXPECT_EQ(a.port, 1);
+  a = inspectorAddress({"node", "--inspect-port=::1:9333", "app.js"});
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9333);
+  a = inspectorAddress({"node", "--inspect-port=9333", "--inspect=[::1]", "app.js"});
   EXPECT_EQ(a.host, "::1");
   EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "--inspect-port=9333", "--inspect=myhost", "app.js"});
+  EXPECT_EQ(a.host, "myhost");
+  EXPECT_EQ(a.port, 9229);
+  a = inspectorAddress({"node", "--inspect-port=[]:9334", "app.js"});
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 9334);
+  a = inspectorAddress({"node", "--inspect-port=[::1]:4005", "--inspect-port=4006", "app.js"});
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 4006);
   a = inspectorAddress({"node", "--", "--inspect-port=1"});
   EXPECT_EQ(a.port, 9229);  // the program's arguments
   // Node's options end at the script: what follows is the program's.
@@ -995,6 +1012,9 @@ TEST(NodeAttach, IpAddresses) {
   EXPECT_TRUE(jitprov::cli::isAnyAddress(ip("[::]")));
   EXPECT_FALSE(jitprov::cli::isAnyAddress(ip("::1")));
   EXPECT_EQ(jitprov::cli::urlHost(ip("::ffff:127.0.0.1")), "[::ffff:127.0.0.1]");
+  EXPECT_EQ(jitprov::cli::unmapped(ip("::ffff:127.0.0.1")), ip("127.0.0.1"));
+  EXPECT_EQ(jitprov::cli::unmapped(ip("::1")), ip("::1"));
+  EXPECT_EQ(jitprov::cli::unmapped(ip("10.1.2.3")), ip("10.1.2.3"));
   IpAddr a;
   EXPECT_FALSE(jitprov::cli::parseIp("localhost", &a));
   EXPECT_FALSE(jitprov::cli::parseIp("[::1", &a));

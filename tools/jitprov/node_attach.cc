@@ -122,12 +122,14 @@ std::vector<TcpListener> listenersOf(pid_t pid) {
 }
 
 // Who listens on addr:port in the target's network namespace: 0 nobody, 1 the target, 2
-// another process. A socket on the any address of the same family takes that port too,
-// and so does an IPv6 one on :: for IPv4 (dual-stack, unless IPV6_V6ONLY: counted).
+// another process. IPv4-mapped IPv6 addresses are their IPv4 ones; a socket on the any
+// address of the same family takes that port too, and so does an IPv6 one on :: for
+// IPv4 (dual-stack; one with IPV6_V6ONLY is counted too, erring towards "in use").
 int listenerOf(pid_t pid, const IpAddr& addr, int port) {
   std::vector<unsigned long> inodes;
+  const IpAddr want = unmapped(addr);
   for (const TcpListener& l : listenersIn(pid))
-    if (l.port == port && (l.addr == addr || (isAnyAddress(l.addr) && (l.addr.v6 || !addr.v6))))
+    if (l.port == port && (unmapped(l.addr) == want || (isAnyAddress(l.addr) && (l.addr.v6 || !want.v6))))
       inodes.push_back(l.inode);
   if (inodes.empty()) return 0;
   const auto mine = socketInodes(pid);
@@ -632,30 +634,34 @@ AttachOutcome exchange(const std::string& who, const IpAddr& addr, int port, con
 
 InspectorAddress inspectorAddress(const std::vector<std::string>& args, const std::vector<std::string>& node_options) {
   InspectorAddress a;
+  // As node reads HOST:PORT, [IPv6], HOST or PORT (its SplitHostPort and
+  // HostPort::Update): a host alone takes node's default port again, an empty host
+  // leaves the host as it was, and the brackets go.
   auto hostPort = [&a](const std::string& v) {
-    // [IPv6]:PORT or [IPv6]: the host without its brackets.
-    if (!v.empty() && v[0] == '[') {
-      const size_t close = v.find(']');
-      if (close != std::string::npos) {
-        a.host = v.substr(1, close - 1);
-        const std::string port = close + 1 < v.size() && v[close + 1] == ':' ? v.substr(close + 2) : "";
-        if (!port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit))
-          a.port = std::atoi(port.c_str());
-        return;
-      }
-    }
-    // A bare IPv6 address (two colons or more): the host alone.
-    if (std::count(v.begin(), v.end(), ':') > 1) {
-      a.host = v;
-      return;
-    }
+    auto unbracket = [](const std::string& h) {
+      return h.size() >= 2 && h.front() == '[' && h.back() == ']' ? h.substr(1, h.size() - 2) : h;
+    };
+    auto portOf = [](const std::string& p) {
+      return !p.empty() && p.size() <= 5 && std::all_of(p.begin(), p.end(), ::isdigit) ? std::atoi(p.c_str()) : -1;
+    };
+    std::string host;
+    int port = -1;
     const size_t colon = v.rfind(':');
-    const std::string port = colon == std::string::npos ? v : v.substr(colon + 1);
-    if (colon != std::string::npos) a.host = v.substr(0, colon);
-    if (!port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), ::isdigit))
-      a.port = std::atoi(port.c_str());
-    else if (colon == std::string::npos)
-      a.host = v;  // --inspect=HOST
+    if (unbracket(v).size() < v.size()) {
+      host = unbracket(v);
+      port = kDefaultInspectorPort;
+    } else if (colon == std::string::npos) {
+      port = portOf(v);
+      if (port < 0) {
+        host = v;
+        port = kDefaultInspectorPort;
+      }
+    } else {
+      host = unbracket(v.substr(0, colon));
+      port = portOf(v.substr(colon + 1));
+    }
+    if (!host.empty()) a.host = host;
+    if (port >= 0) a.port = port;
   };
   // Node's options that take their value as the next word: that word is not the script.
   static const std::set<std::string> kValued = {"-r",
@@ -758,6 +764,16 @@ bool isLoopback(const IpAddr& a) {
 
 bool isAnyAddress(const IpAddr& a) {
   return std::all_of(a.bytes.begin(), a.bytes.begin() + (a.v6 ? 16 : 4), [](uint8_t x) { return x == 0; });
+}
+
+IpAddr unmapped(const IpAddr& a) {
+  const auto& b = a.bytes;
+  if (!a.v6 || !std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; }) || b[10] != 0xff ||
+      b[11] != 0xff)
+    return a;
+  IpAddr v4;
+  std::copy(b.begin() + 12, b.end(), v4.bytes.begin());
+  return v4;
 }
 
 std::string urlHost(const IpAddr& a) {
@@ -1179,7 +1195,12 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     if (e.rfind("NODE_OPTIONS=", 0) == 0) node_options = splitBlanks(e.substr(13));
   const InspectorAddress ia = inspectorAddress(args, node_options);
   IpAddr addr;
-  if (!parseIp(ia.host, &addr) || !isLoopback(addr)) {
+  if (!parseIp(ia.host, &addr))
+    return fail(kAttachDisabled, who + ": its inspector would listen on " + printable(ia.host) + ":" +
+                                     std::to_string(ia.port) +
+                                     ", a host name (this command takes IP addresses and localhost): refused, "
+                                     "nothing sent");
+  if (!isLoopback(addr)) {
     const bool bare_v6 = ia.host.find(':') != std::string::npos;
     return fail(kAttachDisabled, who + ": its inspector would listen on " + (bare_v6 ? "[" : "") + printable(ia.host) +
                                      (bare_v6 ? "]" : "") + ":" + std::to_string(ia.port) +

@@ -21,12 +21,15 @@ namespace jitprov::cli {
 
 AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req);
 
+// Node's inspector port unless told another.
+inline constexpr int kDefaultInspectorPort = 9229;
 // Where node's inspector listens when SIGUSR1 opens it, from its command line and
 // NODE_OPTIONS (--inspect-port=, --inspect=, --inspect-brk=, --inspect-wait=, as
-// [HOST:]PORT). `explicit_inspect`: --inspect* was given (the inspector opened at start).
+// HOST:PORT, [IPv6]:PORT, [IPv6], HOST or PORT, as node reads them). `explicit_inspect`:
+// --inspect* was given (the inspector opened at start).
 struct InspectorAddress {
   std::string host = "127.0.0.1";
-  int port = 9229;
+  int port = kDefaultInspectorPort;
   bool explicit_inspect = false;
   // --inspect-publish-uid's value (node's default: "stderr,http"): without "http" the
   // inspector serves no /json/list, and its WebSocket URL cannot be found.
@@ -49,6 +52,8 @@ bool parseIp(const std::string& text, IpAddr* out);
 bool isLoopback(const IpAddr& a);
 // 0.0.0.0 or ::.
 bool isAnyAddress(const IpAddr& a);
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address; any other as it is.
+IpAddr unmapped(const IpAddr& a);
 // As in a URL's authority: "127.0.0.1", "[::1]".
 std::string urlHost(const IpAddr& a);
 
