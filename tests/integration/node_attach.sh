@@ -298,17 +298,19 @@ kill -- -"$MAINB" 2>/dev/null
 pass "a main thread blocked once its inspector opened: exit 10, STILL OPEN said; then loaded, and closed ($(grep -c 'Debugger listening' "$WORK/mainblocked.err") openings)"
 
 # The inspector opening late, near --timeout: the main thread blocked in a native call
-# (execSync('sleep 1.2')) when SIGUSR1 comes opens it once free, 1.2 s into a
-# --timeout of 1.5 s. The exchange still gets its two seconds from then, so the load and
-# the close are sent and answered: exit 0, listening after 1 s or more.
+# (execSync('sleep 1.1')) when SIGUSR1 comes opens it once free (the interrupt at its
+# next call), 1.1 s into a --timeout of 1.5 s, and is blocked again for 0.4 s
+# (execSync('sleep 0.4')) before it can answer. The exchange still gets its two seconds
+# from the opening, so the load and the close are sent and answered: exit 0, listening
+# after 1 s or more. Without those two seconds the answer is due by 1.3 s: exit 10.
 P18=$(free_port)
-run_script late "$P18" "const fs = require('fs');" \
-  "setTimeout(() => { fs.writeFileSync('$WORK/late.blocking', ''); require('child_process').execSync('sleep 1.2'); }, 200);" \
+run_script late "$P18" "const fs = require('fs'), cp = require('child_process');" \
+  "setTimeout(() => { fs.writeFileSync('$WORK/late.blocking', ''); cp.execSync('sleep 1.1'); cp.execSync('sleep 0.4'); }, 200);" \
   "setInterval(() => {}, 1000);"
 LATE=$SCRIPT_PID
 for _ in $(seq 100); do [ -e "$WORK/late.blocking" ] && break; sleep 0.02; done
 "$ATTACH" attach "$LATE" --agent "$AGENT" --timeout 1.5 --options perfmap=off >"$WORK/late.out" 2>&1 ||
-  fail "an inspector opening 1.2 s into a --timeout of 1.5 s: exit $?: $(cat "$WORK/late.out")"
+  fail "an inspector opening 1.1 s into a --timeout of 1.5 s: exit $?: $(cat "$WORK/late.out")"
 after=$(sed -n 's/.* open [0-9]* ms (listening after \([0-9]*\), .*/\1/p' "$WORK/late.out")
 [ -n "$after" ] && [ "$after" -ge 1000 ] || fail "the inspector was not late (listening after '$after' ms): $(cat "$WORK/late.out")"
 listening "$LATE" "$P18" && fail "the late inspector is still open on 127.0.0.1:$P18"
