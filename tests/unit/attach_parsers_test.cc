@@ -897,36 +897,33 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   a = inspectorAddress({"node", "--inspect-brk=localhost", "app.js"});
   EXPECT_EQ(a.host, "127.0.0.1");
   EXPECT_EQ(a.port, 9229);
-  // IPv6: in brackets, with or without a port; bare (node takes it as the host).
-  a = inspectorAddress({"node", "--inspect-port=[::1]:9333", "app.js"});
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9333);
-  a = inspectorAddress({"node", "--inspect=[::1]", "app.js"});
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9229);
-  a = inspectorAddress({"node", "--inspect-port=[::]:4003", "app.js"});
-  EXPECT_EQ(a.host, "::");
-  EXPECT_EQ(a.port, 4003);
-  // As node reads them (SplitHostPort, HostPort::Update): a bare IPv6 address splits at
-  // its last colon; a host alone takes the default port again; an empty host is no host.
-  a = inspectorAddress({"node", "--inspect-port=::1", "app.js"});
-  EXPECT_EQ(a.host, ":");  // no address: node would not have started
-  EXPECT_EQ(a.port, 1);
-  a = inspectorAddress({"node", "--inspect-port=::1:9333", "app.js"});
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9333);
-  a = inspectorAddress({"node", "--inspect-port=9333", "--inspect=[::1]", "app.js"});
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9229);
-  a = inspectorAddress({"node", "--inspect-port=9333", "--inspect=myhost", "app.js"});
-  EXPECT_EQ(a.host, "myhost");
-  EXPECT_EQ(a.port, 9229);
-  a = inspectorAddress({"node", "--inspect-port=[]:9334", "app.js"});
-  EXPECT_EQ(a.host, "127.0.0.1");
-  EXPECT_EQ(a.port, 9334);
-  a = inspectorAddress({"node", "--inspect-port=[::1]:4005", "--inspect-port=4006", "app.js"});
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 4006);
+  // IPv6 in brackets, with or without a port; and the values as node reads them
+  // (SplitHostPort, HostPort::Update): a bare IPv6 address splits at its last colon, a
+  // host alone takes the default port again, an empty host is no host.
+  struct Case {
+    std::vector<std::string> args;
+    const char* host;
+    int port;
+  };
+  const Case cases[] = {
+      {{"--inspect-port=[::1]:9333"}, "::1", 9333},
+      {{"--inspect=[::1]"}, "::1", 9229},
+      {{"--inspect-port=[::]:4003"}, "::", 4003},
+      {{"--inspect-port=::1"}, ":", 1},  // no address: node would not have started
+      {{"--inspect-port=::1:9333"}, "::1", 9333},
+      {{"--inspect-port=9333", "--inspect=[::1]"}, "::1", 9229},
+      {{"--inspect-port=9333", "--inspect=myhost"}, "myhost", 9229},
+      {{"--inspect-port=[]:9334"}, "127.0.0.1", 9334},
+      {{"--inspect-port=[::1]:4005", "--inspect-port=4006"}, "::1", 4006},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"node"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.push_back("app.js");
+    a = inspectorAddress(args);
+    EXPECT_EQ(a.host, c.host) << c.args.back();
+    EXPECT_EQ(a.port, c.port) << c.args.back();
+  }
   a = inspectorAddress({"node", "--", "--inspect-port=1"});
   EXPECT_EQ(a.port, 9229);  // the program's arguments
   // Node's options end at the script: what follows is the program's.
