@@ -61,6 +61,15 @@ run_script() {
   track_pid "$SCRIPT_PID"
 }
 
+# watch_at_exit COUNT: a line of JavaScript for run_script: at the main thread's exit,
+# "watch: connected BOOL, COUNT N" on stderr from the attach's worker watch (COUNT: one
+# of its counts, pending or missed), or "watch: none".
+watch_at_exit() {
+  printf '%s' "if (require('worker_threads').isMainThread) process.on('exit', () => {" \
+    " const w = globalThis[Symbol.for('jitprov.node.watch')]; process.stderr.write('watch: ' +" \
+    " (w ? 'connected ' + w.connected() + ', $1 ' + w.$1() : 'none') + '\\n'); });"
+}
+
 # expect STATUS LINE_REGEX PID: `jitprov attach` exits STATUS, one line on stderr, nothing on stdout.
 expect() {
   local want=$1 re=$2 pid=$3; shift 3
@@ -138,8 +147,7 @@ run_script nested "$P14" "const { Worker, isMainThread, workerData } = require('
   "if (isMainThread) { const t = setInterval(() => { if (!fs.existsSync('$WORK/go')) return; clearInterval(t);" \
   "  new Worker(__filename, { workerData: 1 }); }, 20); }" \
   "else { spin(); if (workerData < 3) new Worker(__filename, { workerData: workerData + 1 }); setTimeout(() => {}, 200); }" \
-  "if (isMainThread) process.on('exit', () => { const w = globalThis[Symbol.for('jitprov.node.watch')];" \
-  "  process.stderr.write('watch: ' + (w ? 'connected ' + w.connected() + ', pending ' + w.pending() : 'none') + '\\n'); });"
+  "$(watch_at_exit pending)"
 NESTED=$SCRIPT_PID
 sleep 0.5
 "$ATTACH" attach "$NESTED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/nested.json" \
@@ -184,8 +192,7 @@ run_script short "$P15" "const { Worker } = require('worker_threads'), fs = requ
   "  setTimeout(() => new Worker('const t0 = Date.now(), i = setInterval(() => {' +" \
   "    ' if (globalThis[Symbol.for(\"jitprov.node.attach\")] || Date.now() - t0 > 5000) clearInterval(i); }, 20);'," \
   "    { eval: true }), 100); }, 20);" \
-  "process.on('exit', () => { const w = globalThis[Symbol.for('jitprov.node.watch')];" \
-  "  process.stderr.write('watch: ' + (w ? 'connected ' + w.connected() + ', missed ' + w.missed() : 'none') + '\\n'); });"
+  "$(watch_at_exit missed)"
 SHORT=$SCRIPT_PID
 sleep 0.5
 "$ATTACH" attach "$SHORT" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/short.json" \

@@ -754,26 +754,25 @@ bool parseIp(const std::string& text, IpAddr* out) {
   return true;
 }
 
-bool isLoopback(const IpAddr& a) {
+IpAddr unmapped(const IpAddr& a) {
   const auto& b = a.bytes;
-  if (!a.v6) return b[0] == 127;
-  const bool zero10 = std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; });
-  if (zero10 && b[10] == 0xff && b[11] == 0xff) return b[12] == 127;  // ::ffff:127.x.y.z
-  return zero10 && b[10] == 0 && b[11] == 0 && b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] == 1;
+  const bool mapped = a.v6 && std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; }) &&
+                      b[10] == 0xff && b[11] == 0xff;
+  if (!mapped) return a;
+  IpAddr v4;
+  std::copy(b.begin() + 12, b.end(), v4.bytes.begin());
+  return v4;
+}
+
+bool isLoopback(const IpAddr& a) {
+  const IpAddr u = unmapped(a);  // ::ffff:127.x.y.z is 127.x.y.z
+  if (!u.v6) return u.bytes[0] == 127;
+  static constexpr std::array<uint8_t, 16> kV6Loopback = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  return u.bytes == kV6Loopback;
 }
 
 bool isAnyAddress(const IpAddr& a) {
   return std::all_of(a.bytes.begin(), a.bytes.begin() + (a.v6 ? 16 : 4), [](uint8_t x) { return x == 0; });
-}
-
-IpAddr unmapped(const IpAddr& a) {
-  const auto& b = a.bytes;
-  if (!a.v6 || !std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; }) || b[10] != 0xff ||
-      b[11] != 0xff)
-    return a;
-  IpAddr v4;
-  std::copy(b.begin() + 12, b.end(), v4.bytes.begin());
-  return v4;
 }
 
 std::string urlHost(const IpAddr& a) {
