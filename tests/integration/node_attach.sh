@@ -70,6 +70,15 @@ watch_at_exit() {
     " (w ? 'connected ' + w.connected() + ', $1 ' + w.$1() : 'none') + '\\n'); });"
 }
 
+# attach_with_stats NAME PID WHAT: 0.5 s after run_script NAME started, attached with
+# no rundown, no perf map and its stats in $WORK/NAME.json; the command's output in
+# $WORK/NAME.out and $WORK/NAME.cmd.
+attach_with_stats() {
+  sleep 0.5
+  "$ATTACH" attach "$2" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/$1.json" \
+    >"$WORK/$1.out" 2>"$WORK/$1.cmd" || fail "attach to $3: exit $?: $(cat "$WORK/$1.cmd")"
+}
+
 # expect STATUS LINE_REGEX PID: `jitprov attach` exits STATUS, one line on stderr, nothing on stdout.
 expect() {
   local want=$1 re=$2 pid=$3; shift 3
@@ -149,9 +158,7 @@ run_script nested "$P14" "const { Worker, isMainThread, workerData } = require('
   "else { spin(); if (workerData < 3) new Worker(__filename, { workerData: workerData + 1 }); setTimeout(() => {}, 200); }" \
   "$(watch_at_exit pending)"
 NESTED=$SCRIPT_PID
-sleep 0.5
-"$ATTACH" attach "$NESTED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/nested.json" \
-  >"$WORK/nested.out" 2>"$WORK/nested.cmd" || fail "attach to the nested-workers node: exit $?: $(cat "$WORK/nested.cmd")"
+attach_with_stats nested "$NESTED" "the nested-workers node"
 touch "$WORK/go"
 ended() { local st; st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1); [ -z "$st" ] || [ "$st" = Z ]; }
 # ends_alone NAME PID: the node of run_script NAME ends by itself within 15 s, exit 0.
@@ -194,9 +201,7 @@ run_script short "$P15" "const { Worker } = require('worker_threads'), fs = requ
   "    { eval: true }), 100); }, 20);" \
   "$(watch_at_exit missed)"
 SHORT=$SCRIPT_PID
-sleep 0.5
-"$ATTACH" attach "$SHORT" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/short.json" \
-  >"$WORK/short.out" 2>"$WORK/short.cmd" || fail "attach to the short-worker node: exit $?: $(cat "$WORK/short.cmd")"
+attach_with_stats short "$SHORT" "the short-worker node"
 touch "$WORK/go2"
 ends_alone short "$SHORT"
 grep "^jitprov-node:" "$WORK/short.err"
