@@ -366,8 +366,6 @@ Lines lineEntries(Agent& a, jvmtiEnv* jvmti, jmethodID method, const void* code_
   return out;
 }
 
-// The scan's entries on [start, start + size): code published or unloaded there since
-// the scan, which HotSpot's own events now account for. Agent::mu held.
 // The first of the scan's entries on [start, ...): the one before start when its code
 // reaches past it (entries never overlap: the publication that would make them retires
 // the older). Agent::mu held.
@@ -376,6 +374,8 @@ std::map<uint64_t, Agent::Scanned>::iterator firstScannedFrom(Agent& a, uint64_t
   if (it != a.scanned.begin() && std::prev(it)->second.nm.code_end > start) --it;
   return it;
 }
+// The scan's entries on [start, start + size): code published or unloaded there since
+// the scan, which HotSpot's own events now account for. Agent::mu held.
 void forgetScanned(Agent& a, uint64_t start, uint64_t size) {
   const uint64_t end = start + std::max<uint64_t>(size, 1);
   for (auto it = firstScannedFrom(a, start); it != a.scanned.end() && it->first < end;) it = a.scanned.erase(it);
@@ -394,20 +394,28 @@ void retireScanned(Agent& a, std::map<uint64_t, Agent::Scanned>::iterator it) {
   }
 }
 
-// The scan's nmethods on [start, start + size) that HotSpot freed: retired before code is
-// published there, so that newer code of the same method at the same range is a new
-// version, not taken for a replay of the old. Agent::mu held.
-void retireDeadScanned(Agent& a, uint64_t start, uint64_t size) {
-  const uint64_t end = start + std::max<uint64_t>(size, 1);
-  for (auto it = firstScannedFrom(a, start); it != a.scanned.end() && it->first < end;) {
+// The scan's entries from `it` to the first at or past `end` whose nmethod HotSpot has
+// unloaded since (its state unloaded or zombie, or its memory another blob's): retired,
+// as CompiledMethodUnload would have, and forgotten. How many. Agent::mu held.
+size_t retireDead(Agent& a, std::map<uint64_t, Agent::Scanned>::iterator it, uint64_t end) {
+  size_t n = 0;
+  while (it != a.scanned.end() && it->first < end) {
     if (a.vm.stillAlive(it->second.nm)) {
       ++it;
       continue;
     }
     retireScanned(a, it);
-    ++a.scan_retired_on_publish;
     it = a.scanned.erase(it);
+    ++n;
   }
+  return n;
+}
+
+// The scan's nmethods on [start, start + size) that HotSpot freed: retired before code is
+// published there, so that newer code of the same method at the same range is a new
+// version, not taken for a replay of the old. Agent::mu held.
+void retireDeadScanned(Agent& a, uint64_t start, uint64_t size) {
+  a.scan_retired_on_publish += retireDead(a, firstScannedFrom(a, start), start + std::max<uint64_t>(size, 1));
 }
 
 // Agent::mu held. `lines`: the code's source lines (jitdump only).
@@ -500,25 +508,17 @@ void publishLoad(Agent& a, Queue& q, const Queued& ev) {
     a.scanned[ev.addr] = Agent::Scanned{q.scans[size_t(ev.scan)], ev.jmid};
 }
 
-// Before every rundown (and at most every kScanCheckNs on the publisher thread): each
-// nmethod of the attach's scan that HotSpot has unloaded since (its state unloaded or
-// zombie, or its memory another blob's) is retired, as CompiledMethodUnload would have.
-// Agent::mu held.
+// Before every rundown, and at most every kScanCheckNs on the publisher thread (never on
+// a callback's, which publish=inline makes publish): the attach's scanned nmethods that
+// HotSpot has unloaded since are retired (retireDead). Agent::mu held.
 constexpr uint64_t kScanCheckNs = 100'000'000;
 void checkScanned(Agent& a, By by) {
-  if (a.scanned.empty()) return;
+  if (a.scanned.empty() || (by != By::kPrepare && by != By::kThread)) return;
   const uint64_t t0 = nowNs();
-  if (by != By::kPrepare && t0 - a.scan_last_check_ns < kScanCheckNs) return;
+  if (by == By::kThread && t0 - a.scan_last_check_ns < kScanCheckNs) return;
   a.scan_last_check_ns = t0;
   ++a.scan_checked;
-  for (auto it = a.scanned.begin(); it != a.scanned.end();) {
-    if (a.vm.stillAlive(it->second.nm)) {
-      ++it;
-      continue;
-    }
-    retireScanned(a, it);
-    it = a.scanned.erase(it);
-  }
+  retireDead(a, a.scanned.begin(), UINT64_MAX);
   a.scan_check_ns += nowNs() - t0;
 }
 

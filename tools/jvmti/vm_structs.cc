@@ -133,10 +133,9 @@ std::string VmStructs::readHeaps() {
     if (e.is_static && e.type == "CodeCache" && e.field == "_heaps") heaps_addr = e.address;
   const long len_off = field({{"GrowableArrayBase", "_len"}, {"GenericGrowableArray", "_len"}});
   const long data_off = field({{"GrowableArray<int>", "_data"}});
-  const long memory_off = field({{"CodeHeap", "_memory"}});
   const long low_off = field({{"VirtualSpace", "_low_boundary"}});
   const long high_off = field({{"VirtualSpace", "_high_boundary"}});
-  if (heaps_addr == nullptr || len_off < 0 || data_off < 0 || memory_off < 0 || low_off < 0 || high_off < 0)
+  if (heaps_addr == nullptr || len_off < 0 || data_off < 0 || off_heap_memory_ < 0 || low_off < 0 || high_off < 0)
     return "code heap bounds not in VMStructs (no blob scan)";
   const uintptr_t array = *static_cast<const uintptr_t*>(heaps_addr);
   if (array == 0) return "CodeCache::_heaps is empty";
@@ -145,7 +144,7 @@ std::string VmStructs::readHeaps() {
   for (int i = 0; i < len && i < 16; ++i) {
     const uintptr_t heap = readAt<uintptr_t>(data, long(i) * long(sizeof(uintptr_t)));
     heap_objects_.push_back(heap);
-    const uintptr_t vs = heap + uintptr_t(memory_off);
+    const uintptr_t vs = heap + uintptr_t(off_heap_memory_);
     heaps_.emplace_back(readAt<uintptr_t>(vs, low_off), readAt<uintptr_t>(vs, high_off));
   }
   return std::to_string(heaps_.size()) + " code heaps";
@@ -353,8 +352,9 @@ bool VmStructs::readNmethod(uintptr_t blob, Nmethod* out) const noexcept {
   out->method = readAt<uintptr_t>(blob, off_blob_method_);
   out->code_begin = readAt<uintptr_t>(blob, off_code_begin_);
   out->code_end = readAt<uintptr_t>(blob, off_code_end_);
-  out->level = fromBlob(blob);
   const int entry_bci = off_entry_bci_ >= 0 ? readAt<int>(blob, off_entry_bci_) : kInvocationEntryBci;
+  out->level.level = readAt<int>(blob, off_comp_level_);
+  out->level.osr = entry_bci != kInvocationEntryBci;  // as fromBlob, from the one read
   std::atomic_thread_fence(std::memory_order_acquire);
   if (readVolatile<int8_t>(blob, off_state_) != out->state ||
       readVolatile<int>(blob, off_compile_id_) != out->compile_id)
