@@ -14,6 +14,8 @@
 #    no CMD (125), CMD not found (127), not executable (126), neither java, dotnet nor
 #    node (124), DIR not empty or read-only (123), no lttng in PATH (122), -p with CMD or -d
 #    without -p (125; -p, --perf and --lockwait: jitprov_report.sh);
+#  - CMD runs with libjitprov-preload.so first in LD_PRELOAD (what it held kept), and
+#    registers for membarrier before its first thread (strace);
 #  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
 #  - with the .NET client built: the generated C# workload under `jitprov record --
 #    dotnet`: verified, and its code bodies equal what the app says it jitted and
@@ -30,7 +32,7 @@ JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VE
 [ -n "$CLR_AGENT" ] && CLR_AGENT=$(realpath "$CLR_AGENT")
 SRC_ZIP=/usr/lib/jvm/openjdk-17/lib/src.zip  # Debian's openjdk-17-source
 require_lttng
-require_cmd java javac unzip
+require_cmd java javac unzip strace
 [ -n "$CLR_AGENT" ] && require_cmd dotnet
 [ -f "$SRC_ZIP" ] || skip "$SRC_ZIP missing (Debian openjdk-17-source)"
 enter_private_namespace "$@"
@@ -159,6 +161,34 @@ run_record "$WORK/term" --runtime java -- sh -c 'kill -TERM $$'
 [ $RC -eq 143 ] && grep -q "killed by signal 15" "$WORK/term/stdout" ||
   fail "record -- sh -c 'kill -TERM \$\$': exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
 pass "CMD's status kept: exit 3 -> 3, killed by SIGTERM -> 143"
+
+# --- the agent's start: the process registered for membarrier before its first thread ---
+# record preloads libjitprov-preload.so (tools/preload/preload.c), before what LD_PRELOAD
+# held: the process registers for private expedited membarrier while it has one thread,
+# and liburcu's and lttng-ust's registrations, when the agent loads them into a process of
+# several threads, find it done (else the kernel waits an RCU grace period: 6 ms of the
+# JVM's start, 11 ms of node's). strace shows the launcher's first registration before any
+# clone, and the agent's libraries registering after threads exist.
+preload_lib=$(realpath "$(dirname "$JITPROV")/../preload/libjitprov-preload.so")
+LD_PRELOAD=libm.so.6 run_record "$WORK/pre" --runtime java -- sh -c \
+  'printf "%s\n" "$LD_PRELOAD" >"$0"; exec strace -f -qq -o "$1" -e trace=membarrier,clone,clone3 java -version' \
+  "$WORK/pre.env" "$WORK/pre.strace"
+[ $RC -eq 0 ] && grep -q "^  verdict:     verified" "$WORK/pre/stdout" ||
+  fail "record -- strace java -version: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+[ "$(cat "$WORK/pre.env")" = "$preload_lib:libm.so.6" ] || fail "CMD's LD_PRELOAD: '$(cat "$WORK/pre.env")'"
+regs=$($PY - "$WORK/pre.strace" <<'PY'
+
+import sys
+lines = [l for l in open(sys.argv[1]) if "MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED," in l or " clone" in l]
+kinds = ["register" if "MEMBARRIER" in l else "clone" for l in lines]
+assert kinds and kinds[0] == "register", lines[:3]
+after = kinds.index("clone")
+assert kinds[after:].count("register") >= 1, lines  # the agent's liburcu and lttng-ust
+assert all(l.rstrip().endswith("= 0") for l in lines if "MEMBARRIER" in l), lines
+print("%d registrations, the first before any clone, %d after" % (kinds.count("register"), kinds[after:].count("register")))
+PY
+) || fail "the registrations: $(grep -E 'REGISTER|clone' "$WORK/pre.strace" | head -8)"
+pass "record -- java: LD_PRELOAD=$(cat "$WORK/pre.env"); $regs"
 
 # --- javac on java/util, rundowns every 2 s, a private lttng-sessiond ---------------------
 mkdir -p "$WORK/jdk" && (cd "$WORK/jdk" && unzip -q "$SRC_ZIP" 'java.base/java/util/*.java') ||

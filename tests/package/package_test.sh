@@ -120,6 +120,8 @@ deb_files() { dpkg-deb -c "$WORK/debs/${1}_${version}_$arch.deb" | awk '{print $
 deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/libjitprov.so.1" &&
   deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/jitprov/libjitprov-lttng.so" ||
   fail "libjitprov1 files: $(deb_files libjitprov1)"
+deb_files jitprov | grep -qx "./usr/lib/$multiarch/jitprov/libjitprov-preload.so" ||
+  fail "jitprov has no libjitprov-preload.so: $(deb_files jitprov)"
 dpkg-deb --ctrl-tarfile "$WORK/debs/libjitprov1_${version}_$arch.deb" | tar -xOf - ./symbols >"$WORK/symbols" ||
   fail "libjitprov1 has no symbols file"
 grep -q "^libjitprov.so.1 libjitprov1 " "$WORK/symbols" && grep -q "^ jitprov_runtime_create@JITPROV_0 " "$WORK/symbols" ||
@@ -200,6 +202,7 @@ public class Hello {  // enough calls that HotSpot compiles at every tier
     long sum = 0;
     for (int i = 0; i < 3_000_000; i++) { m.merge(work(i), 1, Integer::sum); sum += m.size(); }
     System.out.println("Hello: " + sum);
+    System.out.println("LD_PRELOAD=" + System.getenv("LD_PRELOAD"));
   }
 }
 EOF
@@ -212,12 +215,14 @@ ms=$((($(date +%s%N) - t) / 1000000))
 cp "$WORK/java.out" "$WORK/rec-java/stdout"
 grep -q "^Picked up JAVA_TOOL_OPTIONS: -agentpath:$AGENT_DIR/libjitprov-jvmti.so=" "$WORK/java.err" ||
   fail "java's agent: $(head -3 "$WORK/java.err")"
+grep -qx "LD_PRELOAD=$AGENT_DIR/libjitprov-preload.so" "$WORK/java.out" ||
+  fail "java's LD_PRELOAD, not the installed libjitprov-preload.so: $(grep LD_PRELOAD "$WORK/java.out")"
 # (the loader may name the library by /lib, the merged /usr's link: the same file)
 provider=$(sed -n 's/^jitprov: tracing provider loaded //p' "$WORK/java.err" | head -1)
 [ -n "$provider" ] && [ "$(realpath "$provider")" = "$AGENT_DIR/libjitprov-lttng.so" ] ||
   fail "the provider was not the installed one: $(grep -i provider "$WORK/java.err")"
 check_record "$WORK/rec-java" HotSpot "$AGENT_DIR/libjitprov-jvmti.so"
-pass "jitprov record -- java Hello (installed agent and provider) in $ms ms:
+pass "jitprov record -- java Hello (installed agent, provider and preload library) in $ms ms:
 $(sed -n '/^jitprov record:/,$p' "$WORK/java.out" | sed 's/^/    /')"
 
 # --- jitprov record -- dotnet -------------------------------------------------------------------

@@ -10,7 +10,8 @@
 //     runtime events in one that never blocks, the vpid context; started before CMD;
 //  3. CMD, with the agent in its environment (JAVA_TOOL_OPTIONS=... -agentpath:, or the
 //     CORECLR_* variables and JITPROV_DOTNET, or NODE_OPTIONS=... --require=preload.js and
-//     JITPROV_NODE), its rundowns triggered by the agent itself:
+//     JITPROV_NODE; and LD_PRELOAD=libjitprov-preload.so), its rundowns triggered by the
+//     agent itself:
 //     trigger=session (at start), every:SECS, exit (as the runtime shuts down).
 //     SIGINT and SIGTERM sent to jitprov are passed on to CMD (a terminal's Ctrl-C reaches
 //     CMD itself: it is in our process group); the helpers run in process groups of their
@@ -323,10 +324,17 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
   return step({"lttng", "start", name});
 }
 
-// The environment CMD gets: ours, with the agent's variables set.
+// The environment CMD gets: ours, with the agent's variables set, and `preload`
+// (libjitprov-preload.so, unless "") first in LD_PRELOAD: the process registers for
+// membarrier while it has one thread, so that the agent's liburcu and lttng-ust do not
+// wait for the kernel's RCU grace period when they load (tools/preload/preload.c).
 std::vector<std::string> agentEnvironment(const std::string& runtime, const std::string& agent,
-                                          const std::string& options) {
+                                          const std::string& options, const std::string& preload) {
   std::map<std::string, std::string> set;
+  if (!preload.empty()) {
+    const char* had = std::getenv("LD_PRELOAD");
+    set["LD_PRELOAD"] = had != nullptr && *had != '\0' ? preload + ":" + had : preload;
+  }
   if (runtime == "java") {
     const char* had = std::getenv("JAVA_TOOL_OPTIONS");
     const std::string mine = "-agentpath:" + agent + "=" + options;
@@ -1130,7 +1138,7 @@ int record(const RecordArgs& a) {
     status = 128 + g_signal;
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
-    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options));
+    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preloadLibraryPath()));
     if (pid < 0) {
       exec_error = int(-pid);
     } else {

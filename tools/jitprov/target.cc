@@ -230,6 +230,14 @@ std::string defaultAgentPath(Runtime runtime) {
   return built.empty() ? std::string(JITPROV_AGENT_DIR) + "/" + name : built;
 }
 
+std::string preloadLibraryPath() {
+  std::string path = besideInBuildTree("preload", "libjitprov-preload.so");
+  if (path.empty()) path = std::string(JITPROV_AGENT_DIR) + "/libjitprov-preload.so";
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || path.find_first_of(" :") != std::string::npos) return {};
+  return path;
+}
+
 const char* agentPackage(Runtime runtime) {
   return runtime == Runtime::kHotSpot ? "jitprov-jvm" : runtime == Runtime::kNode ? "jitprov-node" : "jitprov-dotnet";
 }

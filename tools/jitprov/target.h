@@ -63,6 +63,10 @@ bool havePtraceCapability();
 // st_dev and st_ino through /proc/PID/root; kNoAgent when not). *path: absolute.
 AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::string* path);
 
+// libjitprov-preload.so (tools/preload/preload.c), which `jitprov record` preloads into
+// CMD: in the build tree beside this command, else installed; "" when it is in neither,
+// or its path cannot be a word of LD_PRELOAD (a space or a colon in it).
+std::string preloadLibraryPath();
 // The agent library for `runtime` when none is named: the one beside this binary in a
 // build tree, else the one installed in JITPROV_AGENT_DIR (not checked to exist).
 std::string defaultAgentPath(Runtime runtime);

@@ -23,6 +23,7 @@ JITPROV_PACKAGES=(
   unzip                                            # java.util's sources out of the JDK's src.zip (jvm-apps)
   linux-perf                                       # perf record -k 1, perf inject --jit: the jitdump tests
   bc                                               # arithmetic in the benchmark scripts
+  strace                                           # jitprov-record: what a recorded process does before its first thread
   util-linux procps                                # unshare, setarch; pgrep, ps
   iproute2                                         # ip netns, veth, ss: the live-relay test's two "machines"
   spin                                             # the model checker of the model suite (tests/model)
