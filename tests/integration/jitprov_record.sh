@@ -14,7 +14,7 @@
 #    no CMD (125), CMD not found (127), not executable (126), neither java, dotnet nor
 #    node (124), DIR not empty or read-only (123), no lttng in PATH (122), -p with CMD or -d
 #    without -p (125; -p, --perf and --lockwait: jitprov_report.sh);
-#  - CMD runs with libjitprov-preload.so first in LD_PRELOAD (what it held kept), and
+#  - CMD runs with libjitprov-preload.so added to LD_PRELOAD (after what it held), and
 #    registers for membarrier before its first thread (strace);
 #  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
 #  - with the .NET client built: the generated C# workload under `jitprov record --
@@ -32,7 +32,7 @@ JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VE
 [ -n "$CLR_AGENT" ] && CLR_AGENT=$(realpath "$CLR_AGENT")
 SRC_ZIP=/usr/lib/jvm/openjdk-17/lib/src.zip  # Debian's openjdk-17-source
 require_lttng
-require_cmd java javac unzip strace
+require_cmd java javac unzip
 [ -n "$CLR_AGENT" ] && require_cmd dotnet
 [ -f "$SRC_ZIP" ] || skip "$SRC_ZIP missing (Debian openjdk-17-source)"
 enter_private_namespace "$@"
@@ -163,32 +163,55 @@ run_record "$WORK/term" --runtime java -- sh -c 'kill -TERM $$'
 pass "CMD's status kept: exit 3 -> 3, killed by SIGTERM -> 143"
 
 # --- the agent's start: the process registered for membarrier before its first thread ---
-# record preloads libjitprov-preload.so (tools/preload/preload.c), before what LD_PRELOAD
+# record adds libjitprov-preload.so (tools/preload/preload.c) to LD_PRELOAD, after what it
 # held: the process registers for private expedited membarrier while it has one thread,
 # and liburcu's and lttng-ust's registrations, when the agent loads them into a process of
 # several threads, find it done (else the kernel waits an RCU grace period: 6 ms of the
-# JVM's start, 11 ms of node's). strace shows the launcher's first registration before any
-# clone, and the agent's libraries registering after threads exist.
-preload_lib=$(realpath "$(dirname "$JITPROV")/../preload/libjitprov-preload.so")
-LD_PRELOAD=libm.so.6 run_record "$WORK/pre" --runtime java -- sh -c \
-  'printf "%s\n" "$LD_PRELOAD" >"$0"; exec strace -f -qq -o "$1" -e trace=membarrier,clone,clone3 java -version' \
-  "$WORK/pre.env" "$WORK/pre.strace"
-[ $RC -eq 0 ] && grep -q "^  verdict:     verified" "$WORK/pre/stdout" ||
-  fail "record -- strace java -version: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
-[ "$(cat "$WORK/pre.env")" = "$preload_lib:libm.so.6" ] || fail "CMD's LD_PRELOAD: '$(cat "$WORK/pre.env")'"
-regs=$($PY - "$WORK/pre.strace" <<'PY'
-
-import sys
-lines = [l for l in open(sys.argv[1]) if "MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED," in l or " clone" in l]
-kinds = ["register" if "MEMBARRIER" in l else "clone" for l in lines]
-assert kinds and kinds[0] == "register", lines[:3]
+# JVM's start, 11 ms of node's). strace shows java's first registration before any clone,
+# by java's own process, and the agent's libraries registering after threads exist.
+if command -v strace >/dev/null 2>&1; then
+  preload_lib=$(realpath "$(dirname "$JITPROV")/../preload/libjitprov-preload.so")
+  LD_PRELOAD=libm.so.6 run_record "$WORK/pre" --runtime java -- sh -c \
+    'printf "%s\n" "$LD_PRELOAD" >"$0"; exec strace -f -qq -T -o "$1" -e trace=membarrier,clone,clone3 java -version' \
+    "$WORK/pre.env" "$WORK/pre.strace"
+  [ $RC -eq 0 ] && grep -q "^  verdict:     verified" "$WORK/pre/stdout" ||
+    fail "record -- strace java -version: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+  [ "$(cat "$WORK/pre.env")" = "libm.so.6:$preload_lib" ] || fail "CMD's LD_PRELOAD: '$(cat "$WORK/pre.env")'"
+  regs=$($PY - "$WORK/pre.strace" <<'PY'
+import re, sys
+# strace -f -o: "PID call(args) = RESULT <SECS>", a call another thread interrupts as
+# "PID call(args <unfinished ...>" then "PID <... call resumed>...) = RESULT <SECS>".
+lines = [l.rstrip("\n") for l in open(sys.argv[1])]
+first_pid = lines[0].split()[0]
+events, pending, results = [], {}, []
+for l in lines:
+    pid, rest = l.split(None, 1)
+    if rest.startswith("membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED"):
+        events.append(("register", pid))
+        if rest.endswith("<unfinished ...>"):
+            pending[pid] = True
+        else:
+            results.append(rest)
+    elif rest.startswith("<... membarrier resumed>") and pending.pop(pid, False):
+        results.append(rest)
+    elif re.match(r"clone3?\(", rest):
+        events.append(("clone", pid))
+kinds = [k for k, _ in events]
+assert kinds and kinds[0] == "register" and events[0][1] == first_pid, events[:3]
 after = kinds.index("clone")
-assert kinds[after:].count("register") >= 1, lines  # the agent's liburcu and lttng-ust
-assert all(l.rstrip().endswith("= 0") for l in lines if "MEMBARRIER" in l), lines
-print("%d registrations, the first before any clone, %d after" % (kinds.count("register"), kinds[after:].count("register")))
+assert "register" in kinds[after:], events                # the agent's liburcu and lttng-ust
+assert not pending and len(results) == kinds.count("register"), (pending, results)
+secs = [float(re.search(r"= 0 <([0-9.]+)>$", r).group(1)) for r in results]  # each returned 0
+print("%d registrations, the first before any clone, %d after; the longest %.0f us" % (
+    len(secs), kinds[after:].count("register"), max(secs) * 1e6))
 PY
-) || fail "the registrations: $(grep -E 'REGISTER|clone' "$WORK/pre.strace" | head -8)"
-pass "record -- java: LD_PRELOAD=$(cat "$WORK/pre.env"); $regs"
+) || fail "the registrations: $(grep -E 'REGISTER_PRIVATE_EXPEDITED,|clone' "$WORK/pre.strace" | head -8)"
+  pass "record -- java: LD_PRELOAD=$(cat "$WORK/pre.env"); $regs"
+elif [ "${CI:-}" = true ]; then
+  fail "strace not installed (tools/check installs it): the membarrier registration is not checked"
+else
+  echo "note: strace not installed: the membarrier registration before the first thread is not checked" >&2
+fi
 
 # --- javac on java/util, rundowns every 2 s, a private lttng-sessiond ---------------------
 mkdir -p "$WORK/jdk" && (cd "$WORK/jdk" && unzip -q "$SRC_ZIP" 'java.base/java/util/*.java') ||

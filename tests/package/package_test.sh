@@ -215,7 +215,7 @@ ms=$((($(date +%s%N) - t) / 1000000))
 cp "$WORK/java.out" "$WORK/rec-java/stdout"
 grep -q "^Picked up JAVA_TOOL_OPTIONS: -agentpath:$AGENT_DIR/libjitprov-jvmti.so=" "$WORK/java.err" ||
   fail "java's agent: $(head -3 "$WORK/java.err")"
-grep -qx "LD_PRELOAD=$AGENT_DIR/libjitprov-preload.so" "$WORK/java.out" ||
+grep -qE "^LD_PRELOAD=(.*:)?$AGENT_DIR/libjitprov-preload.so$" "$WORK/java.out" ||
   fail "java's LD_PRELOAD, not the installed libjitprov-preload.so: $(grep LD_PRELOAD "$WORK/java.out")"
 # (the loader may name the library by /lib, the merged /usr's link: the same file)
 provider=$(sed -n 's/^jitprov: tracing provider loaded //p' "$WORK/java.err" | head -1)

@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   cli::RecordArgs ra;
   CLI::App* record = cli.add_subcommand(
       "record",
-      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*; node: NODE_OPTIONS), or attach it to "
+      "run CMD under jitprov's agent (java: JAVA_TOOL_OPTIONS; dotnet: CORECLR_*; node: NODE_OPTIONS; and "
+      "libjitprov-preload.so in LD_PRELOAD), or attach it to "
       "the running "
       "process PID (-p), its rundowns (at start, every SECS, at CMD's exit) into a lossless lttng session (a private "
       "lttng-sessiond when none answers), with jitprov-lockwait (--lockwait) and perf record (--perf) beside it, then "

@@ -10,7 +10,7 @@
 //     runtime events in one that never blocks, the vpid context; started before CMD;
 //  3. CMD, with the agent in its environment (JAVA_TOOL_OPTIONS=... -agentpath:, or the
 //     CORECLR_* variables and JITPROV_DOTNET, or NODE_OPTIONS=... --require=preload.js and
-//     JITPROV_NODE; and LD_PRELOAD=libjitprov-preload.so), its rundowns triggered by the
+//     JITPROV_NODE; and libjitprov-preload.so in LD_PRELOAD), its rundowns triggered by the
 //     agent itself:
 //     trigger=session (at start), every:SECS, exit (as the runtime shuts down).
 //     SIGINT and SIGTERM sent to jitprov are passed on to CMD (a terminal's Ctrl-C reaches
@@ -325,15 +325,17 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
 }
 
 // The environment CMD gets: ours, with the agent's variables set, and `preload`
-// (libjitprov-preload.so, unless "") first in LD_PRELOAD: the process registers for
+// (libjitprov-preload.so, unless "") added to LD_PRELOAD: the process registers for
 // membarrier while it has one thread, so that the agent's liburcu and lttng-ust do not
-// wait for the kernel's RCU grace period when they load (tools/preload/preload.c).
+// wait for the kernel's RCU grace period when they load (tools/preload/preload.c). Last:
+// a sanitizer's runtime the user preloads must come first, and the loader runs the
+// preloaded libraries' constructors last to first, so this one's runs before theirs.
 std::vector<std::string> agentEnvironment(const std::string& runtime, const std::string& agent,
                                           const std::string& options, const std::string& preload) {
   std::map<std::string, std::string> set;
   if (!preload.empty()) {
     const char* had = std::getenv("LD_PRELOAD");
-    set["LD_PRELOAD"] = had != nullptr && *had != '\0' ? preload + ":" + had : preload;
+    set["LD_PRELOAD"] = had != nullptr && *had != '\0' ? std::string(had) + ":" + preload : preload;
   }
   if (runtime == "java") {
     const char* had = std::getenv("JAVA_TOOL_OPTIONS");

@@ -234,7 +234,9 @@ std::string preloadLibraryPath() {
   std::string path = besideInBuildTree("preload", "libjitprov-preload.so");
   if (path.empty()) path = std::string(JITPROV_AGENT_DIR) + "/libjitprov-preload.so";
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || path.find_first_of(" :") != std::string::npos) return {};
+  // The loader splits LD_PRELOAD at blanks and colons and expands $ORIGIN, $LIB, $PLATFORM.
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || path.find_first_of(" \t:$") != std::string::npos)
+    return {};
   return path;
 }
 

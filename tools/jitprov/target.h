@@ -65,7 +65,8 @@ AttachOutcome findAgent(const TargetInfo& t, const std::string& requested, std::
 
 // libjitprov-preload.so (tools/preload/preload.c), which `jitprov record` preloads into
 // CMD: in the build tree beside this command, else installed; "" when it is in neither,
-// or its path cannot be a word of LD_PRELOAD (a space or a colon in it).
+// or its path cannot be a word of LD_PRELOAD (a blank, a colon or a `$` in it): CMD then
+// runs without it, as it would have before it existed.
 std::string preloadLibraryPath();
 // The agent library for `runtime` when none is named: the one beside this binary in a
 // build tree, else the one installed in JITPROV_AGENT_DIR (not checked to exist).

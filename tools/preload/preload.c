@@ -14,9 +14,10 @@
  * at once (docs/tracing.md, "What an agent's start waits for").
  *
  * Nothing else: no allocation, no thread, no library loaded. A process of the command
- * that never loads an agent (a shell, a compiler) makes this one system call and is
- * otherwise as it was; exec() drops the registration, and the next program's own copy of
- * this library makes it again.
+ * that never loads an agent (a shell, a compiler) makes these two system calls and is
+ * otherwise as it was; exec() drops the registration, and the next program's own copy
+ * of this library makes it again. `jitprov record` puts it last in LD_PRELOAD: the loader
+ * runs the preloaded constructors last to first, so this one runs before the user's.
  */
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
