@@ -177,6 +177,7 @@ if command -v strace >/dev/null 2>&1; then
   [ $RC -eq 0 ] && grep -q "^  verdict:     verified" "$WORK/pre/stdout" ||
     fail "record -- strace java -version: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
   [ "$(cat "$WORK/pre.env")" = "libm.so.6:$preload_lib" ] || fail "CMD's LD_PRELOAD: '$(cat "$WORK/pre.env")'"
+  [ "$(summary "$WORK/pre" 's["preload"]')" = "$preload_lib" ] || fail "the summary's preload: $(summary "$WORK/pre" 's["preload"]')"
   regs=$($PY - "$WORK/pre.strace" <<'PY'
 import re, sys
 # strace -f -o: "PID call(args) = RESULT <SECS>", a call another thread interrupts as

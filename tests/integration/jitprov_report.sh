@@ -353,6 +353,7 @@ from bt2read import events
 d, jp = sys.argv[1], int(sys.argv[2])
 s = json.load(open(d + "/summary.json"))
 assert s["pid"] == jp and s["attach"].startswith("attached: HotSpot 17") and s["runtime"] == "java", (s["pid"], s["attach"], s["runtime"])
+assert s["preload"] is None, s["preload"]  # nothing preloaded into a running process
 assert s["verify_exit"] == 0 and s["events_lost"] == 0, (s["verify_exit"], s["events_lost"])
 (p,) = s["processes"]
 assert p["vpid"] == jp and [r["trigger"] for r in p["rundowns"]][:1] == ["session"], p

@@ -1031,6 +1031,7 @@ int recordPid(const RecordArgs& a) {
       {"runtime", runtime},
       {"agent", req.agent},
       {"agent_options", options},
+      {"preload", nullptr},  // nothing is preloaded into a running process
       {"trace", r.trace},
       {"session", r.session},
       {"sessiond", r.existing ? "existing" : "private"},
@@ -1126,6 +1127,7 @@ int record(const RecordArgs& a) {
     argv.insert(argv.end(), a.cmd.begin(), a.cmd.end());
     exe = findCommand("perf", &err);
   }
+  const std::string preload = preloadLibraryPath();  // "": CMD runs without it
   std::string cmd_line;
   for (const std::string& s : a.cmd) cmd_line += (cmd_line.empty() ? "" : " ") + s;
   if (isatty(2))
@@ -1140,7 +1142,7 @@ int record(const RecordArgs& a) {
     status = 128 + g_signal;
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
-    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preloadLibraryPath()));
+    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preload));
     if (pid < 0) {
       exec_error = int(-pid);
     } else {
@@ -1178,6 +1180,7 @@ int record(const RecordArgs& a) {
                       {"runtime", runtime},
                       {"agent", agent},
                       {"agent_options", options},
+                      {"preload", preload.empty() ? nlohmann::json() : nlohmann::json(preload)},
                       {"trace", trace},
                       {"session", r.session},
                       {"sessiond", r.existing ? "existing" : "private"},
