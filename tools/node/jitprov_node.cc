@@ -45,6 +45,9 @@
 #include <uv.h>
 #include <v8.h>
 
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -802,9 +805,54 @@ const char kExtraHelp[] =
     "                     (default 250/1024); inline: the handler publishes each one (as\n"
     "                     with jitdump=, which publishes inline)\n";
 
+// Node's lock of the environment (node::per_process::env_var_mutex), which node takes
+// around every setenv, unsetenv and getenv of its own (process.env, in any thread): a
+// node::Mutex, one uv_mutex_t, exported with node's other symbols for addons. Null when
+// this node does not export it as that (its size tells).
+uv_mutex_t* nodeEnvMutex() {
+  void* sym = dlsym(RTLD_DEFAULT, "_ZN4node11per_process13env_var_mutexE");
+  Dl_info info;
+  const ElfW(Sym)* entry = nullptr;
+  if (sym == nullptr ||
+      dladdr1(sym, &info, reinterpret_cast<void**>(const_cast<ElfW(Sym)**>(&entry)), RTLD_DL_SYMENT) == 0 ||
+      entry == nullptr || entry->st_size != sizeof(uv_mutex_t))
+    return nullptr;
+  return static_cast<uv_mutex_t*>(sym);
+}
+
+// Node's lock of the environment held from construction to unlock() (or the end); a
+// node without it: nothing.
+class EnvLock {
+ public:
+  EnvLock() : mu_(nodeEnvMutex()) {
+    if (mu_ != nullptr) uv_mutex_lock(mu_);
+  }
+  ~EnvLock() { unlock(); }
+  void unlock() {
+    if (mu_ != nullptr) uv_mutex_unlock(mu_);
+    mu_ = nullptr;
+  }
+  EnvLock(const EnvLock&) = delete;
+  EnvLock& operator=(const EnvLock&) = delete;
+
+ private:
+  uv_mutex_t* mu_;
+};
+
 // Parses JITPROV_NODE (or, from `jitprov attach`, `attach_options`), creates the runtime
 // and the rundown engine. False: untraced (said).
+//
+// The start reads the environment (JITPROV_NODE; the runtime's JITPROV_* variables;
+// lttng-ust's constructor, which copies it for its threads) and writes it
+// (setLttngEnvironment). On the main thread no JavaScript runs meanwhile, but a client
+// a worker loads (its execArgv, its env's NODE_OPTIONS) starts on the worker's thread
+// while the main thread's JavaScript runs on, and its `process.env.X = ...` (glibc's
+// setenv, which may move the array a getenv walks) would race with it. So the start
+// holds node's own lock of the environment, which process.env takes, until the runtime
+// is created: a program touching process.env meanwhile waits for lttng-ust's
+// registration as the loading thread does (docs/node.md, "The start").
 bool startClient(const std::string* attach_options) {
+  EnvLock env_lock;
   auto* c = new Client();
   const char* env = attach_options != nullptr ? attach_options->c_str() : std::getenv("JITPROV_NODE");
   const std::string why = hostagent::parseOptions(
@@ -847,6 +895,7 @@ bool startClient(const std::string* attach_options) {
   cfg.code_mode = JITPROV_CODE_HOST;
   cfg.lock_stats = 0;
   int e = jitprov_runtime_create(&cfg, &c->rt);
+  env_lock.unlock();  // the environment is read (lttng-ust's constructor ran) and written
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-builtins", 0, &c->builtin_module);
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-regexp", 0, &c->regexp_module);
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-other", 0, &c->other_module);
