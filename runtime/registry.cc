@@ -94,6 +94,13 @@ static_assert(kPrefetchIl <= kPrefetchMethod && kPrefetchVersion <= kPrefetchMet
 Runtime::Runtime(RuntimeConfig config) : config_(config), s_(std::make_unique<State>(config_)) {
   // Code published before a rundown engine exists is traced too (method_load).
   trace::loadProvider();
+  // The rest of what the runtime reads of the environment, read here too and not at a
+  // first use on some other thread: a host may hold its lock of the environment around
+  // the creation (the Node.js client: docs/node.md, "The start").
+  (void)hugePagesWanted(Paging::kAtFirstTouch);
+#if defined(JITPROV_PROTOCOL_FAULT_RUNTIME)
+  (void)fault::activeFault();
+#endif
 }
 
 Runtime::~Runtime() {

@@ -12,6 +12,9 @@
 #    second later (without the lock it sets it at once: the mutant this fails on);
 #  - the daemon continued, the variable is set, the worker's client comes up and records,
 #    the program ends normally, and the trace verifies.
+# The probe comes once lttng-ust's threads exist, in its constructor: a lock taken only
+# around the runtime's creation would pass too; that it is taken before the client reads
+# JITPROV_NODE and writes lttng-ust's variables is the code's (startClient), as reviewed.
 #   node_worker_env.sh ADDON_DIR VERIFY_BINARY
 . "$(dirname "$0")/lib.sh"
 USAGE="usage: node_worker_env.sh ADDON_DIR VERIFY"
@@ -21,7 +24,7 @@ require_lttng
 require_cmd node
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-node-worker-env)
-trap 'cleanup_pids; rm -rf "$WORK"' EXIT
+trap 'kill -CONT "${SESSIOND_PID:-0}" 2>/dev/null; cleanup_pids; rm -rf "$WORK"' EXIT
 [ -e "$ADDON/preload.js" ] || fail "$ADDON/preload.js not built"
 
 cat >"$WORK/app.js" <<'JS'
@@ -52,7 +55,7 @@ lttng start wenv >/dev/null || fail "lttng start"
 kill -STOP "$SESSIOND_PID" || fail "stop lttng-sessiond"
 (
   cd "$WORK" || exit 1
-  exec env LTTNG_UST_REGISTER_TIMEOUT=-1 JITPROV_NODE="trigger=exit,perfmap=off,stats=$WORK/client.json" \
+  exec env LTTNG_UST_REGISTER_TIMEOUT=-1 JITPROV_NODE="trigger=exit,perfmap=off,stats=$WORK/client.json,verbose" \
     node "$WORK/app.js" "$WORK" "$ADDON/preload.js"
 ) >"$WORK/node.out" 2>&1 &
 NODE_PID=$!
@@ -75,6 +78,8 @@ for _ in $(seq 300); do [ -e "$WORK/env-set" ] && break; sleep 0.1; done
 [ -e "$WORK/env-set" ] || fail "process.env still waits 30 s after the session daemon went on"
 node_end "$NODE_PID" "$WORK/node.out" "$WORK"
 grep -q '^done [0-9]' "$WORK/node.out" || { cat "$WORK/node.out" >&2; fail "the program's output"; }
+grep -q "^jitprov-node: loaded: .*; started under node's lock of the environment$" "$WORK/node.out" ||
+  fail "the client's verbose line: $(grep 'jitprov-node: loaded' "$WORK/node.out")"
 lttng stop wenv >/dev/null && lttng destroy wenv >/dev/null || fail "lttng stop/destroy"
 "$VERIFY" "$WORK/trace" >"$WORK/verify.out" 2>&1 || verify_failed "$WORK/verify.out" $?
 added=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["added"])' "$WORK/client.json" 2>/dev/null) ||

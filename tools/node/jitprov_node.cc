@@ -828,6 +828,7 @@ class EnvLock {
     if (mu_ != nullptr) uv_mutex_lock(mu_);
   }
   ~EnvLock() { unlock(); }
+  bool held() const { return mu_ != nullptr; }
   void unlock() {
     if (mu_ != nullptr) uv_mutex_unlock(mu_);
     mu_ = nullptr;
@@ -895,7 +896,8 @@ bool startClient(const std::string* attach_options) {
   cfg.code_mode = JITPROV_CODE_HOST;
   cfg.lock_stats = 0;
   int e = jitprov_runtime_create(&cfg, &c->rt);
-  env_lock.unlock();  // the environment is read (lttng-ust's constructor ran) and written
+  const bool env_locked = env_lock.held();  // for the verbose line below
+  env_lock.unlock();                        // the environment is read (lttng-ust's constructor ran) and written
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-builtins", 0, &c->builtin_module);
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-regexp", 0, &c->regexp_module);
   if (e == JITPROV_OK) e = jitprov_module_register(c->rt, "v8-other", 0, &c->other_module);
@@ -929,9 +931,10 @@ bool startClient(const std::string* attach_options) {
   }
   if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
   std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
-  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s", c->opt.trigger.c_str(),
-       c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(), jitprov_rundown_mode_name(c->opt.mode),
-       c->overlap_retire ? "on" : "off", jitprov_trace_provider_status());
+  logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s; started %s node's lock of the environment",
+       c->opt.trigger.c_str(), c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(),
+       jitprov_rundown_mode_name(c->opt.mode), c->overlap_retire ? "on" : "off", jitprov_trace_provider_status(),
+       env_locked ? "under" : "without (not found in this node)");
   return true;
 }
 
