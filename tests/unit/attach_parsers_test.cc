@@ -945,6 +945,17 @@ TEST(NodeAttach, InspectorAddressFromItsOptions) {
   EXPECT_EQ(inspectorAddress({"node", "app.js"}, {"--inspect-publish-uid=stderr"}).publish_uid, "stderr");
 }
 
+// A parsed listener is at the address `ip` (written in a URL as `url_host`), port, inode.
+static void expectListener(const jitprov::cli::TcpListener& l, const char* ip, const char* url_host, int port,
+                           unsigned long inode) {
+  jitprov::cli::IpAddr want;
+  ASSERT_TRUE(jitprov::cli::parseIp(ip, &want)) << ip;
+  EXPECT_EQ(l.addr, want);
+  EXPECT_EQ(jitprov::cli::urlHost(l.addr), url_host);
+  EXPECT_EQ(l.port, port);
+  EXPECT_EQ(l.inode, inode);
+}
+
 TEST(NodeAttach, TcpListenersOfProcNetTcp) {
   const std::string text =
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -954,13 +965,8 @@ TEST(NodeAttach, TcpListenersOfProcNetTcp) {
       "000000001c6438cb 100 0 0 10 0\n";
   const auto l = jitprov::cli::parseTcpListeners(text);
   ASSERT_EQ(l.size(), 1u);
-  jitprov::cli::IpAddr lo;
-  ASSERT_TRUE(jitprov::cli::parseIp("127.0.0.1", &lo));
-  EXPECT_EQ(l[0].addr, lo);
+  expectListener(l[0], "127.0.0.1", "127.0.0.1", 9229, 1115899);
   EXPECT_FALSE(l[0].addr.v6);
-  EXPECT_EQ(jitprov::cli::urlHost(l[0].addr), "127.0.0.1");
-  EXPECT_EQ(l[0].port, 9229);
-  EXPECT_EQ(l[0].inode, 1115899ul);
 }
 
 // /proc/net/tcp6 (node --inspect-port=[::1]:9333 after SIGUSR1, as this machine printed
@@ -977,12 +983,7 @@ TEST(NodeAttach, TcpListenersOfProcNetTcp6) {
       "00:00000000 00000000     0        0 78 1 00000000047cb5d5 100 0 0 10 0\n";
   const auto l = jitprov::cli::parseTcpListeners(text);
   ASSERT_EQ(l.size(), 2u);
-  jitprov::cli::IpAddr v6lo;
-  ASSERT_TRUE(jitprov::cli::parseIp("[::1]", &v6lo));
-  EXPECT_EQ(l[0].addr, v6lo);
-  EXPECT_EQ(jitprov::cli::urlHost(l[0].addr), "[::1]");
-  EXPECT_EQ(l[0].port, 9333);
-  EXPECT_EQ(l[0].inode, 1278375ul);
+  expectListener(l[0], "[::1]", "[::1]", 9333, 1278375);
   EXPECT_TRUE(jitprov::cli::isLoopback(l[0].addr));
   EXPECT_TRUE(jitprov::cli::isAnyAddress(l[1].addr));
   EXPECT_TRUE(l[1].addr.v6);

@@ -630,6 +630,11 @@ AttachOutcome exchange(const std::string& who, const IpAddr& addr, int port, con
   return AttachOutcome{kAttached, workers, answer};
 }
 
+// "[H]" as "H"; anything else as it is.
+std::string unbracket(const std::string& h) {
+  return h.size() >= 2 && h.front() == '[' && h.back() == ']' ? h.substr(1, h.size() - 2) : h;
+}
+
 }  // namespace
 
 InspectorAddress inspectorAddress(const std::vector<std::string>& args, const std::vector<std::string>& node_options) {
@@ -638,9 +643,6 @@ InspectorAddress inspectorAddress(const std::vector<std::string>& args, const st
   // HostPort::Update): a host alone takes node's default port again, an empty host
   // leaves the host as it was, and the brackets go.
   auto hostPort = [&a](const std::string& v) {
-    auto unbracket = [](const std::string& h) {
-      return h.size() >= 2 && h.front() == '[' && h.back() == ']' ? h.substr(1, h.size() - 2) : h;
-    };
     auto portOf = [](const std::string& p) {
       return !p.empty() && p.size() <= 5 && std::all_of(p.begin(), p.end(), ::isdigit) ? std::atoi(p.c_str()) : -1;
     };
@@ -741,8 +743,7 @@ InspectorAddress inspectorAddress(const std::vector<std::string>& args, const st
 }
 
 bool parseIp(const std::string& text, IpAddr* out) {
-  std::string t = text;
-  if (t.size() >= 2 && t.front() == '[' && t.back() == ']') t = t.substr(1, t.size() - 2);
+  const std::string t = unbracket(text);
   IpAddr a;
   if (inet_pton(AF_INET, t.c_str(), a.bytes.data()) == 1) {
     *out = a;
@@ -1199,12 +1200,9 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                      std::to_string(ia.port) +
                                      ", a host name (this command takes IP addresses and localhost): refused, "
                                      "nothing sent");
-  if (!isLoopback(addr)) {
-    const bool bare_v6 = ia.host.find(':') != std::string::npos;
-    return fail(kAttachDisabled, who + ": its inspector would listen on " + (bare_v6 ? "[" : "") + printable(ia.host) +
-                                     (bare_v6 ? "]" : "") + ":" + std::to_string(ia.port) +
-                                     ", beyond loopback: refused, nothing sent");
-  }
+  if (!isLoopback(addr))
+    return fail(kAttachDisabled, who + ": its inspector would listen on " + urlHost(addr) + ":" +
+                                     std::to_string(ia.port) + ", beyond loopback: refused, nothing sent");
   if (ia.publish_uid.find("http") == std::string::npos)
     return fail(kAttachDisabled,
                 who + ": its inspector would not serve its WebSocket URL over HTTP (--inspect-publish-uid=" +
