@@ -16,6 +16,8 @@
 #    without -p (125; -p, --perf and --lockwait: jitprov_report.sh);
 #  - CMD runs with libjitprov-preload.so added to LD_PRELOAD (after what it held), and
 #    registers for membarrier before its first thread (strace);
+#  - the session's buffers exist when CMD starts (a process of record's registered first),
+#    and a trace holding only that registration is "nothing recorded";
 #  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
 #  - with the .NET client built: the generated C# workload under `jitprov record --
 #    dotnet`: verified, and its code bodies equal what the app says it jitted and
@@ -161,6 +163,22 @@ run_record "$WORK/term" --runtime java -- sh -c 'kill -TERM $$'
 [ $RC -eq 143 ] && grep -q "killed by signal 15" "$WORK/term/stdout" ||
   fail "record -- sh -c 'kill -TERM \$\$': exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
 pass "CMD's status kept: exit 3 -> 3, killed by SIGTERM -> 143"
+
+# --- the session's buffers exist before CMD starts ----------------------------------------
+# lttng-sessiond creates them when the first process registers, which waits for them (28-33
+# ms of node's start); record has a process of its own register first. CMD, a shell that
+# loads no agent, lists the trace's files as it starts: the channels' streams are there.
+run_record "$WORK/warm" --runtime node -- sh -c 'find "$0" -type f -printf "%f\n" | sort >"$1"' \
+  "$WORK/warm/trace" "$WORK/warm.files"
+[ $RC -eq 0 ] || fail "record -- sh (find): exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+for f in jitprov_rundown_0 jitprov_runtime_0 metadata; do
+  grep -qx "$f" "$WORK/warm.files" || fail "the trace before CMD: no $f, only: $(tr '\n' ' ' <"$WORK/warm.files")"
+done
+warm_ms=$(summary "$WORK/warm" 's["session_warm_ms"]')
+$PY -c "import sys; v=float(sys.argv[1]); sys.exit(not 0 < v < 10000)" "$warm_ms" 2>/dev/null ||
+  fail "the summary's session_warm_ms: '$warm_ms'"
+! grep -q "not created ahead" "$WORK/run.err" || fail "record warned: $(cat "$WORK/run.err")"
+pass "the session's buffers before CMD: $(tr '\n' ' ' <"$WORK/warm.files")(registered ahead in $warm_ms ms)"
 
 # --- the agent's start: the process registered for membarrier before its first thread ---
 # record adds libjitprov-preload.so (tools/preload/preload.c) to LD_PRELOAD, after what it

@@ -324,6 +324,29 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
   return step({"lttng", "start", name});
 }
 
+// The session's buffers created before CMD starts (docs/tracing.md, "What an agent's start
+// waits for"). lttng-sessiond creates a session's buffers for a user when the first
+// process of that user registers, and that process waits for them in lttng-ust's
+// constructor: node's main thread 28-33 ms (`node -e 0`, record's channels, 2 CPUs),
+// against 3.5-4.3 ms once they exist. So a process of ours registers first: true(1) with
+// liblttng-ust preloaded, which waits in the same constructor (up to 10 s, not the 3 s
+// default: one that ends halfway through its registration can leave the channels without
+// their metadata) and ends. The milliseconds it took; -1 with *why when it could not be
+// run or said anything (a liblttng-ust the loader cannot find).
+double warmSession(std::string* why) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Ran ran = run({"env", "LD_PRELOAD=liblttng-ust.so.1", "LTTNG_UST_REGISTER_TIMEOUT=10000",
+                       "LTTNG_UST_WITHOUT_BADDR_STATEDUMP=1", "LTTNG_UST_WITHOUT_PROCNAME_STATEDUMP=1", "true"});
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (ran.status != 0 || ran.output.find_first_not_of(" \t\n") != std::string::npos) {
+    *why = "env LD_PRELOAD=liblttng-ust.so.1 true: " +
+           (ran.status < 0 ? std::string("could not be run")
+                           : "exit " + std::to_string(ran.status) + ", " + firstLine(ran.output));
+    return -1;
+  }
+  return std::round(ms * 10) / 10;
+}
+
 // The environment CMD gets: ours, with the agent's variables set, and `preload`
 // (libjitprov-preload.so, unless "") added to LD_PRELOAD: the process registers for
 // membarrier while it has one thread, so that the agent's liburcu and lttng-ust do not
@@ -807,8 +830,9 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     else
       s["perf"] = figures;
   }
-  if (!hasTrace(r.trace)) {
-    // Nothing registered with the session: CMD ran no traced runtime (or exited first).
+  if (!declaresJitprovEvents(r.trace)) {
+    // No process with the agent registered with the session (ours, before CMD, declares
+    // none): CMD ran no traced runtime (or exited first).
     s["verdict"] = "nothing recorded: no process loaded jitprov's agent";
     s["verify_exit"] = nullptr;
     if (s.contains("pid")) {
@@ -1031,7 +1055,8 @@ int recordPid(const RecordArgs& a) {
       {"runtime", runtime},
       {"agent", req.agent},
       {"agent_options", options},
-      {"preload", nullptr},  // nothing is preloaded into a running process
+      {"preload", nullptr},          // nothing is preloaded into a running process
+      {"session_warm_ms", nullptr},  // its session tracks PID alone: a process of ours would not register in it
       {"trace", r.trace},
       {"session", r.session},
       {"sessiond", r.existing ? "existing" : "private"},
@@ -1128,6 +1153,13 @@ int record(const RecordArgs& a) {
     exe = findCommand("perf", &err);
   }
   const std::string preload = preloadLibraryPath();  // "": CMD runs without it
+  std::string warm_why;
+  const double warm_ms = warmSession(&warm_why);
+  if (warm_ms < 0)
+    std::fprintf(
+        stderr,
+        "jitprov record: the session's buffers not created ahead (%s): CMD's first registration waits for them\n",
+        warm_why.c_str());
   std::string cmd_line;
   for (const std::string& s : a.cmd) cmd_line += (cmd_line.empty() ? "" : " ") + s;
   if (isatty(2))
@@ -1181,6 +1213,7 @@ int record(const RecordArgs& a) {
                       {"agent", agent},
                       {"agent_options", options},
                       {"preload", preload.empty() ? nlohmann::json() : nlohmann::json(preload)},
+                      {"session_warm_ms", warm_ms < 0 ? nlohmann::json() : nlohmann::json(warm_ms)},
                       {"trace", trace},
                       {"session", r.session},
                       {"sessiond", r.existing ? "existing" : "private"},

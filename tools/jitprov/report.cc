@@ -333,20 +333,21 @@ int report(const ReportArgs& a) {
   // A directory that cannot be listed is not "no trace" (root passes this; others may not).
   if (access(a.dir.c_str(), R_OK | X_OK) != 0) return fail(kReportUnreadable, a.dir + ": " + std::strerror(errno));
   std::string trace = a.dir + "/trace";
-  if (!hasTrace(trace)) {
-    if (!hasTrace(a.dir)) {
-      // A recording in which no process loaded the agent: its summary says so.
-      std::string bad;
-      const nlohmann::json summary = readJson(a.dir + "/summary.json", &bad);
-      if (summary.is_object() && summary.contains("verdict") && summary["verdict"].is_string())
-        return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" +
-                                        summary["verdict"].get<std::string>() + ")");
-      return fail(kReportNoTrace, "no trace in " + a.dir +
-                                      " (no CTF metadata file in it or in its trace/: record one with `jitprov "
-                                      "record -o DIR -- CMD`)");
-    }
-    trace = a.dir;
-  }
+  // A recording in which no process loaded the agent: its summary says so (its trace may
+  // hold the metadata of the session's channels, and no event).
+  std::string recorded_bad;
+  const nlohmann::json recorded = readJson(a.dir + "/summary.json", &recorded_bad);
+  const std::string verdict = recorded.is_object() && recorded.contains("verdict") && recorded["verdict"].is_string()
+                                  ? recorded["verdict"].get<std::string>()
+                                  : std::string();
+  const bool no_trace = !hasTrace(trace) && !hasTrace(a.dir);
+  if (verdict.starts_with("nothing recorded") || (no_trace && !verdict.empty()))
+    return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
+  if (no_trace)
+    return fail(kReportNoTrace, "no trace in " + a.dir +
+                                    " (no CTF metadata file in it or in its trace/: record one with `jitprov "
+                                    "record -o DIR -- CMD`)");
+  if (!hasTrace(trace)) trace = a.dir;
   const std::string verifier = verifierPath();
   int err = 0;
   if (findCommand(verifier, &err).empty())

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -155,6 +157,34 @@ bool hasTrace(const std::string& dir, int depth) {
     if (lstat(p.c_str(), &st) != 0) continue;
     if (S_ISREG(st.st_mode) && n == "metadata") found = true;
     if (S_ISDIR(st.st_mode)) found = hasTrace(p, depth + 1);
+    if (found) break;
+  }
+  closedir(d);
+  return found;
+}
+
+// Whether a `metadata` file at any depth of the directory declares one of jitprov's
+// events: a session's metadata exists once any process has registered with it (`jitprov
+// record` has one of its own register before CMD starts), and declares jitprov's events
+// once a process with the agent has. Its text is cut into packets (4 KiB in lttng's), so
+// each file is read whole: one of the declarations is found intact.
+bool declaresJitprovEvents(const std::string& dir, int depth) {
+  if (depth > 8) return false;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    const std::string p = dir + "/" + n;
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0) continue;
+    if (S_ISREG(st.st_mode) && n == "metadata") {
+      std::ifstream in(p, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      found = text.find("name = \"jitprov_") != std::string::npos;
+    }
+    if (S_ISDIR(st.st_mode)) found = declaresJitprovEvents(p, depth + 1);
     if (found) break;
   }
   closedir(d);
