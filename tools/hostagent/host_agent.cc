@@ -391,13 +391,14 @@ void OwnCpu::snapshotThreads() {
 
 void OwnCpu::json(FILE* f) {
   if (!snapped_) snapshotThreads();
-  const uint64_t cb = callbacks_wall_ns.load(std::memory_order_relaxed), st = start_ns.load(std::memory_order_relaxed);
+  const uint64_t cb = callbacks_wall_ns.load(std::memory_order_relaxed), st = start_ns.load(std::memory_order_relaxed),
+                 ex = exit_ns.load(std::memory_order_relaxed);
   std::fprintf(f,
                "  \"own_cpu\": {\"timed\": %s, \"callbacks\": %" PRIu64 ", \"callbacks_wall_ns\": %" PRIu64
-               ", \"start_ns\": %" PRIu64 ", \"threads_ns\": %" PRIu64 ", \"total_ns\": %" PRIu64
-               ", \"threads\": [%s]},\n",
-               on ? "true" : "false", callbacks.load(std::memory_order_relaxed), cb, st, threads_ns_,
-               cb + st + threads_ns_, threads_.c_str());
+               ", \"start_ns\": %" PRIu64 ", \"exit_ns\": %" PRIu64 ", \"threads_ns\": %" PRIu64
+               ", \"total_ns\": %" PRIu64 ", \"threads\": [%s]},\n",
+               on ? "true" : "false", callbacks.load(std::memory_order_relaxed), cb, st, ex, threads_ns_,
+               cb + st + ex + threads_ns_, threads_.c_str());
 }
 
 void histJson(FILE* f, const char* name, const Hist& h) {

@@ -159,6 +159,9 @@ uint64_t threadCpuNs();
 struct OwnCpu {
   bool on = false;  // stats asked for: off, nothing is timed or counted
   std::atomic<uint64_t> start_ns{0};
+  // The exit's work where an agent times it apart (the Node.js client's exit rundown and
+  // last publication, on a thread of its own): its thread's CPU time.
+  std::atomic<uint64_t> exit_ns{0};
   std::atomic<uint64_t> callbacks{0}, callbacks_wall_ns{0};
   // RAII: the outermost span on a thread times into start_ns (`start`: CPU time) or counts
   // one callback and its wall time; a span inside another counts nothing.

@@ -62,6 +62,7 @@
 #include <utility>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -649,14 +650,13 @@ void writeStats(Client& c) {
     std::fprintf(stderr, "jitprov-node: write stats %s: %s\n", c.opt.stats.c_str(), file.error().c_str());
 }
 
-// The process ends (the main environment's cleanup, or exit()): the exit rundown when
-// asked for, the stats. Once.
-void finish() {
-  Client* c = g_client;
-  if (c == nullptr || c->finished.exchange(true)) return;
-  if (c->own.on) c->own.snapshotThreads();            // before the thread ends
+// The exit's work: the exit rundown when asked for (the queue first), the last
+// publication, the jitdump closed, the stats. On the finishing thread (finishBegin).
+void finishWork(Client* c) {
+  const uint64_t cpu0 = c->own.on ? hostagent::threadCpuNs() : 0;
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);  // the exit rundown: the queue first
   stopPublisher(*c);
+  if (c->own.on) c->own.exit_ns.store(hostagent::threadCpuNs() - cpu0, std::memory_order_relaxed);
   // The dump is closed before the stats are written, so that they count all of it;
   // code V8 adds after (node's last moments) is not in it, as a dump has no unloads.
   hostagent::closeJitdump("jitprov-node", c->rt, c->opt);
@@ -668,6 +668,37 @@ void finish() {
        " with their isolate, %" PRIu64 " rundowns",
        c->n.added, c->n.moves, c->n.retired_overlap, c->n.retired_isolate,
        c->rd != nullptr ? jitprov_rundown_completed(c->rd) : 0);
+}
+
+std::mutex g_finish_mu;   // g_finishing: begun on the main thread, joined by exit()'s
+std::thread g_finishing;  // the exit's work, from node's 'exit' event to the process's exit()
+
+// The process ends: node's 'exit' event (preload.js), or the main environment's cleanup.
+// From here the handler ignores V8's events, and the exit's work runs on a thread of its
+// own while node tears down its environment and isolate (2-10 ms after tsc's 'exit' on
+// this machine, as long as the exit rundown): finishEnd(), at exit(), waits for it. Once.
+void finishBegin() {
+  Client* c = g_client;
+  if (c == nullptr || c->finished.exchange(true)) return;
+  if (c->own.on) c->own.snapshotThreads();  // before the rundown thread ends
+  std::lock_guard<std::mutex> g(g_finish_mu);
+  try {
+    g_finishing = std::thread(finishWork, c);
+  } catch (const std::system_error&) {
+    finishWork(c);  // no thread: on this one, as before
+  }
+}
+
+// At exit() (atexit: before lttng-ust's destructors, which ran their constructors before
+// the client registered this), on whichever thread calls it: the exit's work done.
+void finishEnd() {
+  finishBegin();
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> g(g_finish_mu);
+    t = std::move(g_finishing);
+  }
+  if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
 }
 
 // The GC epilogue: counts the isolate's mark-compacts (any thread; a relaxed count).
@@ -742,6 +773,10 @@ void onIsolateCleanup(void* arg) {
   v8iso->SetJitCodeEventHandler(v8::kJitCodeEventDefault, nullptr);
   stopCensus(iso);
   Client& c = *g_client;
+  // At the process's exit (node stops its workers after its 'exit' event, finishBegin()
+  // ran) the worker's code stays: the exit rundown, under way on the finishing thread,
+  // reports it live, as it was at the 'exit' event, whichever thread gets there first.
+  if (c.finished.load(std::memory_order_acquire)) return;
   publishQueued(c, By::kInline);  // the isolate's last events, before its code is retired
   std::lock_guard<std::mutex> g(c.mu);
   auto it = c.isolates.find(v8iso);
@@ -768,7 +803,7 @@ void onIsolateCleanup(void* arg) {
 
 void onMainCleanup(void* arg) {
   stopCensus(static_cast<Isolate*>(arg));
-  finish();
+  finishBegin();
 }
 
 // The perf map, named as V8's own perf map names code: "*f /app/x.js:3:22", "Builtin:X".
@@ -930,7 +965,7 @@ bool startClient(const std::string* attach_options) {
     if (e == JITPROV_OK) e = jitprov_rundown_start(c->rd);
   }
   if (e != JITPROV_OK) std::fprintf(stderr, "jitprov-node: start the rundown engine: %s\n", jitprov_strerror(e));
-  std::atexit(finish);  // a last resort: preload.js calls finish() at process 'exit'
+  std::atexit(finishEnd);  // the exit's work, which preload.js begins at process 'exit', done
   logf("loaded: trigger=%s perfmap=%s rundown=%s infer=%s; provider %s; started %s node's lock of the environment",
        c->opt.trigger.c_str(), c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(),
        jitprov_rundown_mode_name(c->opt.mode), c->overlap_retire ? "on" : "off", jitprov_trace_provider_status(),
@@ -939,8 +974,8 @@ bool startClient(const std::string* attach_options) {
 }
 
 // exports.finish(): preload.js calls it from the main thread's process 'exit' event,
-// while node still runs (process.exit() included): the exit rundown and the stats.
-void finishFromJs(const v8::FunctionCallbackInfo<v8::Value>&) { finish(); }
+// while node still runs (process.exit() included): the exit rundown and the stats begin.
+void finishFromJs(const v8::FunctionCallbackInfo<v8::Value>&) { finishBegin(); }
 
 // The addon's init in one context of one isolate (the main thread's, a worker's).
 void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {

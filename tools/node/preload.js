@@ -7,7 +7,8 @@
 'use strict';
 try {
   const client = require(require('path').join(__dirname, 'jitprov_node.node'));
-  // The exit rundown and the stats while node still runs (process.exit() included).
+  // The exit rundown and the stats begin while node still runs (process.exit() included),
+  // beside node's teardown; the client's atexit handler waits for them.
   if (require('worker_threads').isMainThread) process.on('exit', () => client.finish());
 } catch (e) {
   process.stderr.write(`jitprov-node: load ${__dirname}/jitprov_node.node: ${e.message}; ` +
