@@ -347,6 +347,10 @@ double warmSession(std::string* why) {
                            : "exit " + std::to_string(ran.status) + ", " + firstLine(ran.output));
     return -1;
   }
+  if (ms >= 9500) {  // lttng-ust gave up waiting, silently: the daemon did not answer
+    *why = "no registration with the session daemon within 10 s";
+    return -1;
+  }
   return std::round(ms * 10) / 10;
 }
 
@@ -744,12 +748,16 @@ struct Recording {
   pid_t lockwait = 0;  // --lockwait: jitprov-lockwait's
 };
 
+// A directory and all it holds (symbolic links removed, not followed).
+void removeTree(const std::string& dir) {
+  nftw(
+      dir.c_str(), [](const char* p, const struct stat*, int, FTW*) { return remove(p); }, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 // A user's private LTTNG_HOME, once its daemon has stopped (its sockets and files).
 void removeLttngHome(Recording& r) {
   if (r.lttng_home.empty()) return;
-  nftw(
-      r.lttng_home.c_str(), [](const char* p, const struct stat*, int, FTW*) { return remove(p); }, 16,
-      FTW_DEPTH | FTW_PHYS);
+  removeTree(r.lttng_home);
   r.lttng_home.clear();
 }
 
@@ -1208,6 +1216,7 @@ int record(const RecordArgs& a) {
     std::fprintf(stderr, "jitprov record: %s; stopping the session, verifying the trace\n", reason.c_str());
   if (exec_error != 0) {
     tearDown(r);
+    removeTree(trace);  // the session's metadata of record's own registration alone (warmSession)
     return fail(exec_error == ENOENT ? kRecordNotFound : kRecordCannotRun, a.cmd[0] + ": " + std::strerror(exec_error));
   }
   nlohmann::json s = {{"command", a.cmd},

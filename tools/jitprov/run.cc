@@ -182,7 +182,9 @@ bool declaresJitprovEvents(const std::string& dir, int depth) {
     if (S_ISREG(st.st_mode) && n == "metadata") {
       std::ifstream in(p, std::ios::binary);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      found = text.find("name = \"jitprov_") != std::string::npos;
+      // An event's name has its provider's: not the environment's `hostname = "jitprov_x"`.
+      found = text.find("name = \"jitprov_rundown:") != std::string::npos ||
+              text.find("name = \"jitprov_runtime:") != std::string::npos;
     }
     if (S_ISDIR(st.st_mode)) found = declaresJitprovEvents(p, depth + 1);
     if (found) break;

@@ -670,8 +670,9 @@ void finishWork(Client* c) {
        c->rd != nullptr ? jitprov_rundown_completed(c->rd) : 0);
 }
 
-std::mutex g_finish_mu;   // g_finishing: begun on the main thread, joined by exit()'s
-std::thread g_finishing;  // the exit's work, from node's 'exit' event to the process's exit()
+std::mutex g_finish_mu;              // orders finishBegin() and finishEnd() on any thread
+std::thread* g_finishing = nullptr;  // the exit's work, from node's 'exit' event to exit()
+pid_t g_finishing_pid = 0;           // the process that started it (a forked child has no such thread)
 
 // The process ends: node's 'exit' event (preload.js), or the main environment's cleanup.
 // From here the handler ignores V8's events, and the exit's work runs on a thread of its
@@ -679,26 +680,35 @@ std::thread g_finishing;  // the exit's work, from node's 'exit' event to the pr
 // this machine, as long as the exit rundown): finishEnd(), at exit(), waits for it. Once.
 void finishBegin() {
   Client* c = g_client;
-  if (c == nullptr || c->finished.exchange(true)) return;
+  if (c == nullptr) return;
+  std::lock_guard<std::mutex> g(g_finish_mu);  // before `finished`: finishEnd() finds the thread
+  if (c->finished.exchange(true)) return;
   if (c->own.on) c->own.snapshotThreads();  // before the rundown thread ends
-  std::lock_guard<std::mutex> g(g_finish_mu);
   try {
-    g_finishing = std::thread(finishWork, c);
-  } catch (const std::system_error&) {
+    g_finishing = new std::thread(finishWork, c);
+    g_finishing_pid = getpid();
+  } catch (const std::exception&) {
     finishWork(c);  // no thread: on this one, as before
   }
 }
 
-// At exit() (atexit: before lttng-ust's destructors, which ran their constructors before
-// the client registered this), on whichever thread calls it: the exit's work done.
+// At exit() (atexit: every handler runs before the libraries' destructors, lttng-ust's
+// included), on whichever thread calls it: the exit's work done.
 void finishEnd() {
   finishBegin();
-  std::thread t;
+  std::thread* t = nullptr;
   {
     std::lock_guard<std::mutex> g(g_finish_mu);
-    t = std::move(g_finishing);
+    t = g_finishing;
+    g_finishing = nullptr;
   }
-  if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  if (t == nullptr) return;
+  // Left alone (and leaked) where joining cannot be: exit() called by the exit's work
+  // itself, or a child forked without exec after the 'exit' event (the thread is the
+  // parent's).
+  if (g_finishing_pid != getpid() || t->get_id() == std::this_thread::get_id()) return;
+  t->join();
+  delete t;
 }
 
 // The GC epilogue: counts the isolate's mark-compacts (any thread; a relaxed count).
