@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -143,8 +144,10 @@ std::string fmtMs(double ns) {
   return b;
 }
 
-// Whether the directory holds a CTF trace (a `metadata` file at any depth).
-bool hasTrace(const std::string& dir, int depth) {
+namespace {
+// Whether a file named `metadata` at any depth of `dir` (8 levels at most, symbolic links
+// not followed) satisfies `pred` (its path).
+bool anyMetadata(const std::string& dir, const std::function<bool(const std::string&)>& pred, int depth = 0) {
   if (depth > 8) return false;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return false;
@@ -155,12 +158,18 @@ bool hasTrace(const std::string& dir, int depth) {
     const std::string p = dir + "/" + n;
     struct stat st {};
     if (lstat(p.c_str(), &st) != 0) continue;
-    if (S_ISREG(st.st_mode) && n == "metadata") found = true;
-    if (S_ISDIR(st.st_mode)) found = hasTrace(p, depth + 1);
+    if (S_ISREG(st.st_mode) && n == "metadata") found = pred(p);
+    if (S_ISDIR(st.st_mode)) found = anyMetadata(p, pred, depth + 1);
     if (found) break;
   }
   closedir(d);
   return found;
+}
+}  // namespace
+
+// Whether the directory holds a CTF trace (a `metadata` file at any depth).
+bool hasTrace(const std::string& dir) {
+  return anyMetadata(dir, [](const std::string&) { return true; });
 }
 
 // Whether a `metadata` file at any depth of the directory declares one of jitprov's
@@ -168,29 +177,14 @@ bool hasTrace(const std::string& dir, int depth) {
 // record` has one of its own register before CMD starts), and declares jitprov's events
 // once a process with the agent has. Its text is cut into packets (4 KiB in lttng's), so
 // each file is read whole: one of the declarations is found intact.
-bool declaresJitprovEvents(const std::string& dir, int depth) {
-  if (depth > 8) return false;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
-  bool found = false;
-  while (const dirent* e = readdir(d)) {
-    const std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    const std::string p = dir + "/" + n;
-    struct stat st {};
-    if (lstat(p.c_str(), &st) != 0) continue;
-    if (S_ISREG(st.st_mode) && n == "metadata") {
-      std::ifstream in(p, std::ios::binary);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      // An event's name has its provider's: not the environment's `hostname = "jitprov_x"`.
-      found = text.find("name = \"jitprov_rundown:") != std::string::npos ||
-              text.find("name = \"jitprov_runtime:") != std::string::npos;
-    }
-    if (S_ISDIR(st.st_mode)) found = declaresJitprovEvents(p, depth + 1);
-    if (found) break;
-  }
-  closedir(d);
-  return found;
+bool declaresJitprovEvents(const std::string& dir) {
+  return anyMetadata(dir, [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // An event's name has its provider's: not the environment's `hostname = "jitprov_x"`.
+    return text.find("name = \"jitprov_rundown:") != std::string::npos ||
+           text.find("name = \"jitprov_runtime:") != std::string::npos;
+  });
 }
 
 // JITPROV_VERIFY when set, else beside this binary in a build tree, else installed,

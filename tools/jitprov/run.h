@@ -39,9 +39,9 @@ std::string fmtSeconds(double s);  // "1.23", "12.3"
 std::string fmtMs(double ns);      // "1.2 ms", "123 ms"
 
 // Whether the directory holds a CTF trace (a `metadata` file at any depth).
-bool hasTrace(const std::string& dir, int depth = 0);
+bool hasTrace(const std::string& dir);
 // Whether a `metadata` file at any depth declares one of jitprov's events.
-bool declaresJitprovEvents(const std::string& dir, int depth = 0);
+bool declaresJitprovEvents(const std::string& dir);
 
 // jitprov-verify: JITPROV_VERIFY when set, else beside this binary in a build tree, else
 // installed, else from PATH.
