@@ -676,8 +676,9 @@ pid_t g_finishing_pid = 0;           // the process that started it (a forked ch
 
 // The process ends: node's 'exit' event (preload.js), or the main environment's cleanup.
 // From here the handler ignores V8's events, and the exit's work runs on a thread of its
-// own while node tears down its environment and isolate (2-10 ms after tsc's 'exit' on
-// this machine, as long as the exit rundown): finishEnd(), at exit(), waits for it. Once.
+// own while node tears down its environment and isolate (4-18 ms after tsc's 'exit' on
+// this machine, 8 ms the median; tsc's exit rundown takes 2): finishEnd(), at exit(),
+// waits for it. Once.
 void finishBegin() {
   Client* c = g_client;
   if (c == nullptr) return;
