@@ -340,14 +340,14 @@ int report(const ReportArgs& a) {
   const std::string verdict = recorded.is_object() && recorded.contains("verdict") && recorded["verdict"].is_string()
                                   ? recorded["verdict"].get<std::string>()
                                   : std::string();
-  const bool no_trace = !hasTrace(trace) && !hasTrace(a.dir);
+  const bool in_trace = hasTrace(trace), no_trace = !in_trace && !hasTrace(a.dir);
   if (verdict.starts_with("nothing recorded") || (no_trace && !verdict.empty()))
     return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
   if (no_trace)
     return fail(kReportNoTrace, "no trace in " + a.dir +
                                     " (no CTF metadata file in it or in its trace/: record one with `jitprov "
                                     "record -o DIR -- CMD`)");
-  if (!hasTrace(trace)) trace = a.dir;
+  if (!in_trace) trace = a.dir;
   const std::string verifier = verifierPath();
   int err = 0;
   if (findCommand(verifier, &err).empty())
@@ -377,7 +377,8 @@ int report(const ReportArgs& a) {
   // costs its part of the report, said on stderr and in the JSON, not the report.
   const bool beside = trace != a.dir;
   std::string bad_files[3];
-  const nlohmann::json summary = beside ? readJson(a.dir + "/summary.json", &bad_files[0]) : nlohmann::json();
+  const nlohmann::json summary = beside ? recorded : nlohmann::json();  // read above
+  if (beside) bad_files[0] = recorded_bad;
   const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad_files[1], true) : nlohmann::json();
   const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad_files[2]) : nlohmann::json();
   nlohmann::json unreadable = nlohmann::json::array();
