@@ -63,7 +63,14 @@ track_pid "$NODE_PID"
 # The worker's start pending: lttng-ust's threads there, jitprov's engine not yet.
 threads() { cat /proc/"$NODE_PID"/task/*/comm 2>/dev/null; }
 for _ in $(seq 300); do threads | grep -q -- '-ust$' && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
-threads | grep -q -- '-ust$' || { kill -CONT "$SESSIOND_PID"; cat "$WORK/node.out" >&2; fail "no lttng-ust thread in node in 30 s"; }
+if ! threads | grep -q -- '-ust$'; then
+  kill -CONT "$SESSIOND_PID"
+  cat "$WORK/node.out" >&2
+  # Gone (a crash, a signal) or still there: its status says which.
+  kill -0 "$NODE_PID" 2>/dev/null && fail "no lttng-ust thread in node in 30 s"
+  wait "$NODE_PID"
+  fail "node ended before its worker's start, status $? ($(ls "$WORK"))"
+fi
 threads | grep -qx jitprov-rundown && { kill -CONT "$SESSIOND_PID"; fail "the worker's start was not pending"; }
 touch "$WORK/probe"
 for _ in $(seq 100); do [ -e "$WORK/asked" ] && break; sleep 0.1; done
