@@ -215,6 +215,24 @@ grep -qx "watch: connected false, missed 5" "$WORK/short.err" ||
 isolates_are short 2
 pass "five workers that ended before they took the client: three named, all counted (missed 5), the next one traced"
 
+# A title with control characters (the program's to set): node 20.20.2 writes it into
+# /json/list unescaped (for a program given by -e; for a script file, its path), which is
+# then not JSON. The attach loads all the same and closes the inspector (it used to stop
+# there, exit 1, the inspector left open).
+# Its port in NODE_OPTIONS: a new title overwrites the command line /proc shows.
+P7=$(free_port)
+(NODE_OPTIONS="--inspect-port=127.0.0.1:$P7" exec setsid node -e \
+  'process.title = "jp\ntitle\x1b[31m\ttab"; setInterval(() => {}, 1000);') 2>"$WORK/title.err" &
+TITLED=$!
+track_pid "$TITLED"
+sleep 0.5
+"$ATTACH" attach "$TITLED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off" \
+  >"$WORK/title.out" 2>"$WORK/title.cmd" || fail "attach to a node titled with control characters: exit $?: $(cat "$WORK/title.cmd")"
+! listening "$TITLED" "$P7" || fail "a node titled with control characters: its inspector is still open after the attach"
+grep -q "jitprov_node.node" "/proc/$TITLED/maps" || fail "a node titled with control characters: the client is not loaded"
+kill -- -"$TITLED"
+pass "a title with a newline, an ESC and a tab: attached, its inspector closed"
+
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)
 node --inspect="127.0.0.1:$P2" -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp.err" &

@@ -510,6 +510,35 @@ AttachOutcome loadWorkers(Conn& c, const std::string& who, const std::string& wo
   return AttachOutcome{kAttached, {}, {}};
 }
 
+// The main target's WebSocket URL in node's /json/list reply; "" when it names none.
+// Node writes the process's title into that JSON without escaping its control characters
+// (node 20.20.2: `process.title = "a\nb"`, or an ESC, makes the reply invalid JSON), and
+// the title is the program's to set. So control characters are read as blanks (JSON's
+// whitespace between tokens; inside a string only the title's text changes), and where
+// the reply still does not parse (a title of bytes that are not UTF-8, set by native
+// code), the first "webSocketDebuggerUrl" member is found by its text: the URL is
+// checked against the inspector's address after, whichever way it came.
+std::string webSocketUrlOf(std::string body) {
+  for (char& ch : body)
+    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+  const auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_array()) {
+    if (!j.empty() && j[0].is_object() && j[0].contains("webSocketDebuggerUrl") &&
+        j[0]["webSocketDebuggerUrl"].is_string())
+      return j[0]["webSocketDebuggerUrl"].get<std::string>();
+    return "";
+  }
+  const std::string member = "\"webSocketDebuggerUrl\"";
+  size_t at = body.find(member);
+  if (at == std::string::npos) return "";
+  at = body.find_first_not_of(' ', at + member.size());
+  if (at == std::string::npos || body[at] != ':') return "";
+  at = body.find_first_not_of(' ', at + 1);
+  if (at == std::string::npos || body[at] != '"') return "";
+  const size_t end = body.find('"', at + 1);
+  return end == std::string::npos ? "" : body.substr(at + 1, end - at - 1);
+}
+
 // The exchange, in runAsTarget's child: /json/list, the WebSocket, Runtime.evaluate of
 // the load in the main thread, then in each worker thread, then of inspector.close().
 // The outcome's version field carries the main thread's answer on success, its line
@@ -529,11 +558,9 @@ AttachOutcome exchange(const std::string& who, const IpAddr& addr, int port, con
       return fail(ioStatus(e), who + ": inspector at " + at + ": /json/list: " + e);
     if (head.rfind("HTTP/1.0 200", 0) != 0 && head.rfind("HTTP/1.1 200", 0) != 0)
       return fail(kError, who + ": inspector at " + at + ": /json/list: " + printable(head.substr(0, head.find('\r'))));
-    const auto j = nlohmann::json::parse(body, nullptr, false);
-    if (!j.is_array() || j.empty() || !j[0].is_object() || !j[0].contains("webSocketDebuggerUrl") ||
-        !j[0]["webSocketDebuggerUrl"].is_string())
+    const std::string ws = webSocketUrlOf(body);
+    if (ws.empty())
       return fail(kError, who + ": inspector at " + at + ": /json/list names no WebSocket: " + printable(body, 200));
-    const std::string ws = j[0]["webSocketDebuggerUrl"];
     const std::string prefix = "ws://" + at + "/";
     if (ws.rfind(prefix, 0) != 0 || ws.size() > prefix.size() + 64)
       return fail(kError, who + ": inspector at " + at + ": an unexpected WebSocket URL " + printable(ws));
