@@ -230,8 +230,14 @@ sleep 0.5
   >"$WORK/title.out" 2>"$WORK/title.cmd" || fail "attach to a node titled with control characters: exit $?: $(cat "$WORK/title.cmd")"
 ! listening "$TITLED" "$P7" || fail "a node titled with control characters: its inspector is still open after the attach"
 grep -q "jitprov_node.node" "/proc/$TITLED/maps" || fail "a node titled with control characters: the client is not loaded"
+# jitprov ps shows that title (its command line now) on one row, its control characters
+# as '?': nothing of it reaches the terminal.
+"$ATTACH" ps >"$WORK/ps-title" || fail "jitprov ps: exit $?"
+grep -qE "^ *$TITLED +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded +jp\?title\?\[31m\?tab$" "$WORK/ps-title" &&
+  ! grep -q $'\e' "$WORK/ps-title" && ! grep -qvE '^ *(PID|[0-9]+) ' "$WORK/ps-title" ||
+  fail "jitprov ps of a node titled with control characters: $(cat -A "$WORK/ps-title")"
 kill -- -"$TITLED"
-pass "a title with a newline, an ESC and a tab: attached, its inspector closed"
+pass "a title with a newline, an ESC and a tab: attached, its inspector closed; jitprov ps shows it on one row, no ESC"
 
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)

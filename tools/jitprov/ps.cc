@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "ps.h"
 
+#include "attach_io.h"
 #include "hotspot_attach.h"
 #include "json_text.h"
 
@@ -119,8 +120,11 @@ int ps(bool json) {
   }
   std::printf("%7s %6s  %-8s %-12s %-8s %s\n", "PID", "UID", "RUNTIME", "VERSION", "JITPROV", "COMMAND");
   for (const PsRow& r : rows) {
-    std::string cmd = cmdline(r.info.target.pid);
-    if (cmd.size() > 100) cmd = cmd.substr(0, 97) + "...";
+    // Another user's process sets its own command line (a title, argv): its control
+    // characters shown as '?', never passed to the terminal (an ESC sequence, a newline
+    // that would make a row of its own). --json escapes them.
+    const std::string raw = cmdline(r.info.target.pid);
+    const std::string cmd = printable(raw, raw.size() > 100 ? 97 : 100);
     std::printf("%7d %6u  %-8s %-12s %-8s %s\n", int(r.info.target.pid), unsigned(r.info.target.euid),
                 runtimeName(r.info.target.runtime), r.version.empty() ? "?" : r.version.c_str(),
                 r.info.target.jitprov_loaded ? "loaded" : "-", cmd.c_str());
