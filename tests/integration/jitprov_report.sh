@@ -397,6 +397,10 @@ expect() {
 expect report 3 "$WORK/none: No such file or directory" "$WORK/none"
 expect report 3 "$WORK/hot/Hot.java: not a directory" "$WORK/hot/Hot.java"
 expect report 4 "no trace in $WORK/hot " "$WORK/hot"
+# A recording whose trace was removed since: not "recorded nothing" (its summary says
+# what was recorded), but said as gone.
+mkdir -p "$WORK/gone" && cp "$WORK/rec/summary.json" "$WORK/gone/"
+expect report 4 "no trace in $WORK/gone \\($WORK/gone/trace has no CTF metadata\\), though its summary.json says the recording was: verified: .*; removed or moved since\\?$" "$WORK/gone"
 mkdir -p "$WORK/bad/trace" && head -c 100 "$(find "$WORK/rec/trace" -name metadata | head -1)" >"$WORK/bad/trace/metadata"
 expect report 5 "cannot read the trace $WORK/bad/trace: " "$WORK/bad"
 mkfifo "$WORK/fifo"

@@ -341,8 +341,14 @@ int report(const ReportArgs& a) {
                                   ? recorded["verdict"].get<std::string>()
                                   : std::string();
   const bool in_trace = hasTrace(trace), no_trace = !in_trace && !hasTrace(a.dir);
-  if (verdict.starts_with("nothing recorded") || (no_trace && !verdict.empty()))
+  if (verdict.starts_with("nothing recorded"))
     return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
+  // A recording that had a trace, since removed or moved: its summary's verdict is not this
+  // directory's any more.
+  if (no_trace && !verdict.empty())
+    return fail(kReportNoTrace, "no trace in " + a.dir + " (" + trace +
+                                    " has no CTF metadata), though its summary.json says the recording was: " +
+                                    verdict + "; removed or moved since?");
   if (no_trace)
     return fail(kReportNoTrace, "no trace in " + a.dir +
                                     " (no CTF metadata file in it or in its trace/: record one with `jitprov "
