@@ -122,6 +122,12 @@ mkdir -p "$WORK/ro" && mount --bind "$WORK/ro" "$WORK/ro" && mount -o remount,bi
   fail "a read-only bind mount"
 expect 123 "cannot write in $WORK/ro: Read-only file system" -o "$WORK/ro" -- java -version
 expect 123 "cannot create $WORK/ro/sub: Read-only file system" -o "$WORK/ro/sub" -- java -version
+# --perf needs the agent's jitdump in DIR, whose path goes into the agent's options: a
+# blank, ',' or '=' there is refused before anything starts (it used to record with no
+# jitdump at all, exit 0: no JIT frame named).
+expect 123 "--perf: $WORK/with space holds a ',', '=', blank or tab, which the agent's options cannot carry, and its jitdump goes there: -o a path without them" \
+  --perf -o "$WORK/with space" -- java -version
+[ ! -e "$WORK/with space" ] || fail "record --perf -o 'with space' created its directory"
 RECORD_PATH=/nonexistent expect 122 "lttng and lttng-sessiond are needed" -o "$WORK/e2" -- "$(command -v java)" -version
 expect 125 "-p PID or CMD, not both" -p 1 -- java -version
 expect 125 "-d SECS is for -p PID" -d 2 -- java -version

@@ -936,6 +936,18 @@ std::string checkExtras(const RecordArgs& a) {
   return {};
 }
 
+// Whether a path can go into the agents' options (KEY=VALUE items split at ',', and the
+// JVM's -agentpath in JAVA_TOOL_OPTIONS split at blanks).
+bool fitsOptions(const std::string& path) { return path.find_first_of(", \t=") == std::string::npos; }
+
+// --perf needs the agent's jitdump in DIR: "" or why DIR cannot hold it.
+std::string checkPerfDir(const RecordArgs& a, const std::string& dir) {
+  if (!a.perf || fitsOptions(dir)) return {};
+  return "--perf: " + dir +
+         " holds a ',', '=', blank or tab, which the agent's options cannot carry, and its jitdump goes there: "
+         "-o a path without them";
+}
+
 // The agent's options: its triggers, every:SECS, jitdump (--perf), its counters.
 std::string agentOptions(const RecordArgs& a, const std::string& dir, const std::string& triggers) {
   std::string options = "trigger=" + triggers;
@@ -945,10 +957,15 @@ std::string agentOptions(const RecordArgs& a, const std::string& dir, const std:
     options += b;
   }
   // The agent's counters and the jitdump beside the trace, when the path cannot break
-  // the option list.
-  if (dir.find_first_of(", \t=") == std::string::npos) {
+  // the option list (--perf refuses such a DIR: checkPerfDir).
+  if (fitsOptions(dir)) {
     if (a.perf) options += ",jitdump=" + dir + "/jitdump";
     options += ",stats=" + dir + "/agent-%p.json";
+  } else {
+    std::fprintf(stderr,
+                 "jitprov record: the agent's counters are not kept (%s holds a ',', '=', blank or tab, which its "
+                 "options cannot carry)\n",
+                 dir.c_str());
   }
   return options;
 }
@@ -974,6 +991,7 @@ int recordPid(const RecordArgs& a) {
     return fail(kRecordExtra,
                 "--perf with -p: HotSpot only (a .NET process or node reads its jitdump option at start)");
   r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
+  if (const std::string why = checkPerfDir(a, r.dir); !why.empty()) return fail(kRecordBadDir, why);
   if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
   if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
     return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
@@ -1131,6 +1149,7 @@ int record(const RecordArgs& a) {
                 r.verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
   if (const std::string why = checkExtras(a); !why.empty()) return fail(kRecordExtra, why);
   r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
+  if (const std::string why = checkPerfDir(a, r.dir); !why.empty()) return fail(kRecordBadDir, why);
   if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
   if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
     return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
