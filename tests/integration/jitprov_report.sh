@@ -365,6 +365,29 @@ grep -q "^  exit:        0 (recorded for 2.00 s" "$WORK/pid.out" || fail "record
 pass "record -p $JP -d 2 on a running JVM: verified, the JVM still runs:
 $(sed 's/^/    /' "$WORK/pid.out")"
 
+# Recorded again, twice, right after: its agent (loaded by the first) registered with the
+# first recording's daemon, and its lttng-ust finds each new one only when it next tries
+# (up to 5 s later). Each recording waits for that before its 2 s start (registered_ms),
+# and has the JVM's code in its rundown (the second of two used to record nothing: 119).
+for again in 1 2; do
+  "$JITPROV" record -p "$JP" -d 2 -o "$WORK/pid-again$again" >"$WORK/again.out" 2>"$WORK/again.err"
+  rc=$?
+  [ $rc -eq 0 ] || fail "record -p $JP, again ($again): exit $rc: $(cat "$WORK/again.out" "$WORK/again.err")"
+  $PY - "$WORK/pid-again$again" "$JP" <<'PY' || fail "record -p again: $(cat "$WORK/again.out")"
+import json, sys
+from bt2read import events
+d, jp = sys.argv[1], int(sys.argv[2])
+s = json.load(open(d + "/summary.json"))
+assert s["attach"].startswith("jitprov's agent was loaded already"), s["attach"]
+assert isinstance(s["registered_ms"], (int, float)) and 0 <= s["registered_ms"] < 8000, s["registered_ms"]
+(p,) = s["processes"]
+records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
+assert records > 0 and p["vpid"] == jp, (records, p)
+print("  again: registered after %.1f ms, %d rundown records" % (s["registered_ms"], records))
+PY
+done
+pass "record -p $JP -d 2 twice more: each waited for the agent's registration, each has its rundown"
+
 # A JVM that cannot see our lttng-sessiond (its own mount namespace, an empty
 # /var/run/lttng, as in a container): attached, but nothing recorded: 119, said.
 unshare -m --propagation private sh -c 'mount -t tmpfs none /var/run/lttng && exec "$@"' sh \

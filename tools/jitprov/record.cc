@@ -970,6 +970,26 @@ std::string agentOptions(const RecordArgs& a, const std::string& dir, const std:
   return options;
 }
 
+// How long record -p waits for the target's registration (waitRegistered).
+constexpr std::chrono::milliseconds kRegisterWait{8000};
+
+// Waits until `lttng list -u` (the session daemon's registered applications) names vpid,
+// every 50 ms, up to kRegisterWait, a signal or the target's end: the milliseconds it
+// took, -1 if it did not come.
+double waitRegistered(pid_t vpid, const TargetInfo& t) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string line = "PID: " + std::to_string(vpid) + " ";
+  for (;;) {
+    const Ran l = run({"lttng", "list", "-u"});
+    if (l.status == 0 && (l.output.starts_with(line) || l.output.find("\n" + line) != std::string::npos))
+      return std::round(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() *
+                        10) /
+             10;
+    if (g_signal != 0 || !targetAlive(t) || std::chrono::steady_clock::now() - start >= kRegisterWait) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 // `jitprov record -p PID [-d SECS]`: the agent attached to a running process, recorded
 // until SECS pass, a signal comes or the process exits.
 int recordPid(const RecordArgs& a) {
@@ -1035,7 +1055,7 @@ int recordPid(const RecordArgs& a) {
                  who.c_str());
     return 128 + g_signal;
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   AttachRequest req;
   TargetInfo t2;
   const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
@@ -1049,6 +1069,15 @@ int recordPid(const RecordArgs& a) {
   } else {
     attached = "attached: " + r.runtime_name + " " + (o.version.empty() ? "(version unknown)" : o.version);
   }
+  // The recording starts once the target's lttng-ust is registered with the session
+  // daemon: an agent loaded by an earlier recording registered with that one's daemon,
+  // and its lttng-ust finds the new one only when it next tries, up to 5 s later (a
+  // second `record -p -d 2` recorded nothing: exit 119). Its vpid, as the tracker's.
+  const double registered_ms = waitRegistered(t.target.nspid > 0 ? t.target.nspid : t.target.pid, t);
+  if (registered_ms < 0 && g_signal == 0 && targetAlive(t))
+    std::fprintf(stderr, "jitprov record: %s is not registered with the lttng-sessiond after %.0f s: recording on\n",
+                 who.c_str(), kRegisterWait.count() / 1000.0);
+  t0 = std::chrono::steady_clock::now();
   if (isatty(2))
     std::fprintf(stderr, "jitprov record: %s %s, into %s (%s lttng-sessiond); Ctrl-C stops\n", who.c_str(),
                  attached.c_str(), r.trace.c_str(), r.existing ? "the running" : "a private");
@@ -1086,6 +1115,7 @@ int recordPid(const RecordArgs& a) {
       {"agent_options", options},
       {"preload", nullptr},          // nothing is preloaded into a running process
       {"session_warm_ms", nullptr},  // its session tracks PID alone: a process of ours would not register in it
+      {"registered_ms", registered_ms < 0 ? nlohmann::json() : nlohmann::json(registered_ms)},
       {"trace", r.trace},
       {"session", r.session},
       {"sessiond", r.existing ? "existing" : "private"},
