@@ -553,20 +553,33 @@ expect 9 "client is loaded already" "$PRE"
 pass "the client preloaded: exit 9"
 
 # jitprov record -p on a running node: the client attached over its inspector, its
-# rundowns recorded and verified, and summary.json names the runtime (it said dotnet).
-node --inspect-port="127.0.0.1:$(free_port)" -e 'setInterval(() => { for (let i = 0; i < 1e5; i++) Math.sqrt(i); }, 50)' &
+# rundowns recorded and verified (the session's holding the code there was at the attach),
+# and summary.json names the runtime (it said dotnet).
+# 20 000 functions compiled by Sparkplug first: V8's enumeration at the attach (31 000 code
+# objects, tens of ms) outlasts the session's start.
+node --inspect-port="127.0.0.1:$(free_port)" --always-sparkplug -e 'const fs = [];
+  for (let i = 0; i < 20000; i++) fs.push(new Function("x", "return x + " + i));
+  for (const f of fs) f(1); setInterval(() => { for (let i = 0; i < 1e5; i++) Math.sqrt(i); }, 50)' &
 RP=$!
 track_pid "$RP"
-sleep 1
+sleep 2
 "$ATTACH" record -p "$RP" -d 2 -o "$WORK/rec" >"$WORK/rec.out" 2>"$WORK/rec.err"; rc=$?
 [ $rc -eq 0 ] || fail "record -p $RP: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
 $PY - "$WORK/rec/summary.json" "$RP" <<'PY' || fail "record -p on node: $(cat "$WORK/rec.out")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["pid"] == int(sys.argv[2]) and s["runtime"] == "node" and s["verify_exit"] == 0, (s["pid"], s["runtime"], s["verify_exit"])
+# The session's rundown holds the code that existed at the attach, all but what was
+# compiled in these 2 s (tens of 31 000): it waits for the client's enumeration at install
+# (it held none: 0 records of 31 196 code bodies, with the wait removed).
+(p,) = s["processes"]
+r = p["rundowns"][0]
+assert r["trigger"] == "session" and r["method_records"] > 20000, p["rundowns"]
+assert r["method_records"] >= 0.99 * p["code_bodies"], (r["method_records"], p["code_bodies"])
+print("  the session's rundown: %d records of %d code bodies" % (r["method_records"], p["code_bodies"]))
 PY
 kill -0 "$RP" || fail "the node died during record -p"
-pass "record -p $RP -d 2 on a running node: verified, summary.json's runtime node, the node still runs"
+pass "record -p $RP -d 2 on a running node: verified, its session rundown holds the node's code, summary.json's runtime node, the node still runs"
 # Again: the client is loaded already; what it published before has no method_load in
 # this trace, and the verdict says why G2 went unchecked (it hinted at enabling events).
 "$ATTACH" record -p "$RP" -d 1 -o "$WORK/rec2" >"$WORK/rec2.out" 2>"$WORK/rec2.err"; rc=$?

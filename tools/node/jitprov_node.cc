@@ -53,6 +53,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cinttypes>
 #include <cstdio>
@@ -199,6 +201,12 @@ struct Client {
   uint32_t publish_ms = 250;
   size_t publish_batch = 1024;
   hostagent::BatchStats batches;  // the batches published (empty ones not counted)
+
+  // The first isolate's code enumerated at install (its handler's kJitCodeEventEnumExisting
+  // returned): a rundown waits for it (prepareRundown). Guarded by start_mu.
+  std::mutex start_mu;
+  std::condition_variable start_cv;
+  bool first_enumerated = false;
 };
 
 Client* g_client = nullptr;
@@ -516,8 +524,22 @@ void publishQueued(Client& c, By by) {
   });
 }
 
-// At the start of every rundown (jitprov_rundown_config.prepare), on its thread.
-void prepareRundown(void* client) { publishQueued(*static_cast<Client*>(client), By::kPrepare); }
+// At the start of every rundown (jitprov_rundown_config.prepare), on its thread. The
+// session's rundown of a client that starts in a running session (`jitprov record -p`, an
+// attach into a traced node, a start under `jitprov record`) is requested while the client
+// starts, before V8 has enumerated the code that exists (the handler is installed after
+// the rundown engine): it waits for that enumeration, so that it holds the node's code
+// then, in the lossless rundown channel (it held none: that code came only as method_load
+// events of the runtime channel, which drops under a burst). 5 s at most, once.
+void prepareRundown(void* client) {
+  Client& c = *static_cast<Client*>(client);
+  {
+    std::unique_lock<std::mutex> l(c.start_mu);
+    if (!c.start_cv.wait_for(l, std::chrono::seconds(5), [&c] { return c.first_enumerated; }))
+      c.first_enumerated = true;  // not waited for again
+  }
+  publishQueued(c, By::kPrepare);
+}
 
 // The publisher thread's (hostagent::Publisher) view of the queue.
 void publishByThread(void* client) { publishQueued(*static_cast<Client*>(client), By::kThread); }
@@ -1051,6 +1073,11 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
   v8iso->SetJitCodeEventHandler(v8::kJitCodeEventEnumExisting, &onJitCodeEvent);
   logf("isolate %p: handler installed, existing code enumerated in %.1f ms", static_cast<void*>(v8iso),
        double(nowNs() - t0) / 1e6);
+  {
+    std::lock_guard<std::mutex> g(c.start_mu);
+    c.first_enumerated = true;
+  }
+  c.start_cv.notify_all();
 }
 
 }  // namespace
