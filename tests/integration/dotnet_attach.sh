@@ -202,5 +202,26 @@ grep "^jitprov-dotnet: caught up" "$WORK/app.out" || fail "no catch-up: $(cat "$
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_attach_check.py" "$WORK" "$APP_PID" ||
   fail "cross-check with CoreCLR's own rundown"
+# The session's rundown, asked for as the client started in the traced app, waited for
+# the catch-up (3 s here: the test hook) and holds the bodies JIT'd before the attach (it
+# ran first and held none before 2026-12-07): at least half the catch-up's (some are
+# unloaded by the churn before it walks).
+PYTHONPATH="$SRC/tests/integration" $PY - "$WORK" "$APP_PID" <<'PY' || fail "the session's rundown at the attach"
+import json, sys
+from bt2read import events
+w, pid = sys.argv[1], int(sys.argv[2])
+caught = json.load(open(w + "/client.json"))["catch_up"]["bodies"]
+first, n = None, 0
+for name, f in events(w + "/trace", ("jitprov_rundown:rundown_begin", "jitprov_rundown:method")):
+    if f.get("vpid") != pid:
+        continue
+    if name.endswith("rundown_begin") and first is None:
+        first = f["rundown_id"]
+        assert f["trigger"] in ("SESSION", "session", 1), f
+    elif name.endswith(":method") and f["rundown_id"] == first:
+        n += 1
+print("  the session's rundown at the attach: %d records; the catch-up published %d" % (n, caught))
+assert caught > 100 and n >= caught // 2, (n, caught)
+PY
 pass "attached under churn in $attach_ms ms (a 3 s catch-up delay): rundowns verified and identical to CoreCLR's own rundown; a second attach: exit 9, \"$second_line\", one catch-up"
 rm -rf "$WORK"

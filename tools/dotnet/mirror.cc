@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +55,7 @@ std::string Mirror::start(const hostagent::Options& opt, std::function<ModuleInf
   // `top -H`, perf's --comm and the stats' own_cpu.
   {
     const hostagent::RundownThreadName named;
-    e = hostagent::startRundowns(rt_, opt_, &perfmap_, &rd_);
+    e = hostagent::startRundowns(rt_, opt_, &perfmap_, &rd_, &Mirror::prepareRundown, this);
   }
   if (e != JITPROV_OK) return std::string("start the rundown engine: ") + jitprov_strerror(e);
   return "";
@@ -371,6 +372,15 @@ void Mirror::beginCatchUp() {
     gate_closed_ = true;
   }
   catchup_.store(true, std::memory_order_release);
+}
+
+void Mirror::prepareRundown(void* self) {
+  auto* m = static_cast<Mirror*>(self);
+  std::unique_lock<std::mutex> g(m->gate_mu_);
+  if (m->prepare_gave_up_) return;
+  if (!m->gate_cv_.wait_for(g, std::chrono::seconds(5),
+                            [m] { return !m->catchup_.load(std::memory_order_acquire); }))
+    m->prepare_gave_up_ = true;  // not waited for again
 }
 
 void Mirror::closeGate() {

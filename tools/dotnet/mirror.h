@@ -143,6 +143,10 @@ class Mirror {
   // The exit rundown (when asked for) and the stats file; session_stops: how often the
   // app stopped the client's session (toggle=on), for the file.
   void shutdown(const char* runtime_version, uint64_t session_stops);
+  // A rundown's start (jitprov_rundown_config.prepare), on the rundown's thread: waits
+  // while an attach's catch-up runs (beginCatchUp to endCatchUp), up to 5 s, so that the
+  // session's rundown an attach into a traced process asks for holds the code JIT'd before.
+  static void prepareRundown(void* self);
 
  private:
   struct ModuleRef {
@@ -181,6 +185,7 @@ class Mirror {
 
   // A catch-up may run: unloads take the gate or catchup_mu_.
   std::atomic<bool> catchup_{false};
+  bool prepare_gave_up_ = false;  // prepareRundown waited 5 s once (gate_mu_)
   std::atomic<bool> shutting_down_{false};  // CoreCLR's shutdown walk began (shutdownWalk)
   std::mutex catchup_mu_;                   // guards the method tombstones (unloaded since beginCatchUp)
   std::unordered_set<uint64_t> dead_code_, dead_functions_;

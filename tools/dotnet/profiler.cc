@@ -235,20 +235,23 @@ HRESULT startOnce(Profiler& p, void* info_unk, const std::string& options, bool 
   void* info = p.info;
   p.stats = opt.stats;
   p.verbose = opt.verbose;
+  // Attached: the catch-up is begun before the mirror starts its rundown engine, whose
+  // first rundown (the session's, when one is tracing) then waits for it (prepareRundown).
+  if (attached && !p.mirror_off) p.mirror.beginCatchUp();
   if (!p.mirror_off) {
     if (std::string why = p.mirror.start(
             opt, [info](uint64_t m) { return moduleInfo(info, m); },
             [info](uint64_t fid) { return methodModules(info, fid); });
         !why.empty()) {
       p.spent = true;  // jitprov's runtime may exist, half started
+      p.mirror.endCatchUp();
       return refuse(why, attached, kHrClientStartFailed);
     }
     // Attached: the code JIT'd so far is enumerated once the session is live
     // (ProfilerAttachComplete); every unload from the session's first event on is
     // remembered meanwhile, so that none is undone by the enumeration, and a collectible
     // context's unload waits in the mirror's gate until the enumeration is resolved, so
-    // that nothing enumerated is freed under it (catchup.cc).
-    if (attached) p.mirror.beginCatchUp();
+    // that nothing enumerated is freed under it (catchup.cc). (Begun above.)
   }
   if (!startSession(p)) {
     if (!p.mirror_off) p.spent = true;
