@@ -378,8 +378,7 @@ void Mirror::prepareRundown(void* self) {
   auto* m = static_cast<Mirror*>(self);
   std::unique_lock<std::mutex> g(m->gate_mu_);
   if (m->prepare_gave_up_) return;
-  if (!m->gate_cv_.wait_for(g, std::chrono::seconds(5),
-                            [m] { return !m->catchup_.load(std::memory_order_acquire); }))
+  if (!m->gate_cv_.wait_for(g, std::chrono::seconds(5), [m] { return !m->catchup_.load(std::memory_order_acquire); }))
     m->prepare_gave_up_ = true;  // not waited for again
 }
 

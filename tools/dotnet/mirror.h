@@ -185,7 +185,7 @@ class Mirror {
 
   // A catch-up may run: unloads take the gate or catchup_mu_.
   std::atomic<bool> catchup_{false};
-  bool prepare_gave_up_ = false;  // prepareRundown waited 5 s once (gate_mu_)
+  bool prepare_gave_up_ = false;            // prepareRundown waited 5 s once (gate_mu_)
   std::atomic<bool> shutting_down_{false};  // CoreCLR's shutdown walk began (shutdownWalk)
   std::mutex catchup_mu_;                   // guards the method tombstones (unloaded since beginCatchUp)
   std::unordered_set<uint64_t> dead_code_, dead_functions_;
