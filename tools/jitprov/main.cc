@@ -151,7 +151,9 @@ int main(int argc, char** argv) {
   record
       ->add_option("-p,--pid", ra.pid, "record a running JVM, .NET process or node instead of CMD (its agent attached)")
       ->check(tools::wholeIn(1, 4194304));
-  record->add_option("-d,--duration", ra.duration, "with -p: stop after SECS seconds (default: at Ctrl-C or its exit)")
+  record
+      ->add_option("-d,--duration", ra.duration,
+                   "with -p: stop after SECS seconds (default, or 0: at Ctrl-C or its exit)")
       ->check(tools::finiteIn(1e6));
   record->add_option("CMD", ra.cmd,
                      "the command and its arguments (after --, or from the first word that is not an option)");
