@@ -1055,7 +1055,6 @@ int recordPid(const RecordArgs& a) {
                  who.c_str());
     return 128 + g_signal;
   }
-  auto t0 = std::chrono::steady_clock::now();
   AttachRequest req;
   TargetInfo t2;
   const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
@@ -1077,7 +1076,7 @@ int recordPid(const RecordArgs& a) {
   if (registered_ms < 0 && g_signal == 0 && targetAlive(t))
     std::fprintf(stderr, "jitprov record: %s is not registered with the lttng-sessiond after %.0f s: recording on\n",
                  who.c_str(), kRegisterWait.count() / 1000.0);
-  t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();  // -d's clock: from the registration
   if (isatty(2))
     std::fprintf(stderr, "jitprov record: %s %s, into %s (%s lttng-sessiond); Ctrl-C stops\n", who.c_str(),
                  attached.c_str(), r.trace.c_str(), r.existing ? "the running" : "a private");
