@@ -910,16 +910,14 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
     // loading a builtin module leaves node's internals half made (a later new Worker()
     // threw 'throwIfBuildingSnapshot is not a function'). In the event, user code runs.
     // (The parent's thread id goes with each start: when a worker ends, its own workers
-    // end too, and their 'exit' events, in it, never come.)
-    // A 'worker' event is a tick queued when the worker was made: one that runs before
-    // this load's own tick is of a worker made before the load (its thread was busy).
-    let ticked = false;
-    try { p.nextTick(() => { ticked = true; }); } catch (e) { ticked = true; }
+    // end too, and their 'exit' events, in it, never come.) A worker made before this
+    // load whose event comes after it (the load ran in an interrupt of the code that made
+    // it) is passed on too: were it one the command loads, the second load answers
+    // 'already'.
     p.on('worker', guard((w) => {
       try {
         const wt = gm('worker_threads'), tid = w.threadId;
         const post = (msg) => { const c = new wt.BroadcastChannel(channel); c.postMessage(msg); c.close(); };
-        if (!ticked) return post({ start: tid, parent: wt.threadId, pre: true });
         post({ start: tid, parent: wt.threadId });
         w.once('exit', guard(() => post({ exit: tid })));
       } catch (e) {
@@ -1004,6 +1002,22 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
         }), Math.max(0, next - now()));
         if (typeof timer.unref === 'function') timer.unref();
       };
+      // A worker's load comes 50 ms after it is reported: a worker it made before then was
+      // never announced (its 'worker' hook came later), and is reported only to a session
+      // connected when its inspector starts, or at the next enable. So 20 ms, 200 ms and 2 s
+      // after the last new load the watch connects again if it is not connected, and a
+      // worker it has not heard of takes the client then (counted: late()).
+      let sweep = null, late = 0;
+      const gaps = [20, 180, 1800];
+      const sweepLater = (i) => {
+        if (sweep !== null) tm.clearTimeout(sweep);
+        sweep = tm.setTimeout(guard(() => {
+          sweep = null;
+          if (cur === null) connect();
+          if (i + 1 < gaps.length) sweepLater(i + 1);
+        }), gaps[i]);
+        if (typeof sweep.unref === 'function') sweep.unref();
+      };
       const connect = () => {
         const c = { s: new insp.Session(), pending: new Map(), tids: new Set(), id: 0, closing: false };
         cur = c;
@@ -1049,6 +1063,12 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
           // Loaded in an earlier session, refused it, or running at the attach: detached
           // at once.
           if (loaded.has(tid) || failed.has(tid) || before.has(tid)) return done(sid, loaded.has(tid));
+          // Neither announced nor expected: made by a worker before its load, or running at
+          // an attach whose command had gone (its parent unknown, -1).
+          if (!parentOf.has(tid)) {
+            parentOf.set(tid, -1);
+            late++;
+          }
           // A worker that stops answering (blocked in a native call) must not keep the
           // session: 3 s at most.
           w.t = tm.setTimeout(guard(() => {
@@ -1074,7 +1094,10 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
           try { j = JSON.parse(params.message); } catch (e) { return; }
           if (w === undefined || j === null || typeof j !== 'object' || typeof j.id !== 'number') return;  // the worker's events
           const r = j.result || {}, v = r.result ? r.result.value : undefined;
-          if (v === 'loaded' || v === 'already') return done(params.sessionId, true);
+          if (v === 'loaded' || v === 'already') {
+            sweepLater(0);
+            return done(params.sessionId, true);
+          }
           if ((v === 'not yet' || r.exceptionDetails) && ++w.n < 40) return later(params.sessionId);
           say(w.title + ', started after the attach: not traced (' +
               (typeof v === 'string' ? v : JSON.stringify(j.error || r.exceptionDetails || j).slice(0, 200)) + ')');
@@ -1136,15 +1159,13 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       const bc = new wt.BroadcastChannel(channel);
       bc.onmessage = guard((e) => {
         const d = e.data;
-        if (d !== null && typeof d === 'object' && typeof d.start === 'number' && d.pre === true && commandThere)
-          before.add(d.start);
-        else if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
+        if (d !== null && typeof d === 'object' && typeof d.start === 'number') started(d.start, d.parent);
         else if (d !== null && typeof d === 'object' && typeof d.exit === 'number') ended(d.exit);
       });
       if (typeof bc.unref === 'function') bc.unref();
       // For a look from the program (and node-attach's test): is a session connected now?
       globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size,
-        missed: () => missed };
+        missed: () => missed, late: () => late };
     } catch (e) {
       say('worker threads started after the attach will not be traced (' + e.message + ')');
     }
