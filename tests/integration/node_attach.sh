@@ -252,6 +252,35 @@ grep -qE "^ *$TITLED +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded +jp\?title\?\[31m\?t
 kill -- -"$TITLED"
 pass "a title with a newline, an ESC and a tab: attached, its inspector closed; jitprov ps shows it on one row, no ESC"
 
+# An attach whose options the client refuses (exit 11, its reason on node's stderr)
+# leaves the addon mapped (node cannot unload it) but nothing started: jitprov ps shows
+# no client, and a second attach with good options loads it (it used to say "loaded
+# already", exit 9, for the rest of the process's life).
+P9=$(free_port)
+(exec setsid node --inspect-port="127.0.0.1:$P9" -e \
+  "setInterval(() => { if (require('fs').existsSync('$WORK/retry.stop')) process.exit(0); }, 50)") 2>"$WORK/retry.err" &
+RETRY=$!
+track_pid "$RETRY"
+sleep 0.5
+expect 11 "the client refused to start \(its reason on the target's stderr; inspector on 127\.0\.0\.1:$P9 open" \
+  "$RETRY" --options "trigger=none,bogus=1"
+grep -q "^jitprov-node: .*bogus" "$WORK/retry.err" || fail "a refused attach: no reason on node's stderr: $(cat "$WORK/retry.err")"
+! listening "$RETRY" "$P9" || fail "a refused attach: the inspector is still open"
+"$ATTACH" ps >"$WORK/ps-retry" || fail "jitprov ps: exit $?"
+grep -qE "^ *$RETRY +[0-9]+ +Node\.js +20\.[0-9.]+ +- " "$WORK/ps-retry" ||
+  fail "jitprov ps after a refused attach: $(grep -E "^ *$RETRY " "$WORK/ps-retry")"
+"$ATTACH" attach "$RETRY" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/retry.json" \
+  >"$WORK/retry.out" 2>"$WORK/retry.cmd" || fail "attach after a refused one: exit $?: $(cat "$WORK/retry.cmd")"
+! listening "$RETRY" "$P9" || fail "the attach after a refused one: the inspector is still open"
+"$ATTACH" ps >"$WORK/ps-retry" || fail "jitprov ps: exit $?"
+grep -qE "^ *$RETRY +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " "$WORK/ps-retry" ||
+  fail "jitprov ps after the second attach: $(grep -E "^ *$RETRY " "$WORK/ps-retry")"
+expect 9 "loaded already \(nothing done\)" "$RETRY"
+touch "$WORK/retry.stop"
+ends_alone retry "$RETRY"
+isolates_are retry 1
+pass "options refused: exit 11, no client in jitprov ps; attached again with good ones: loaded (1 isolate), a third: exit 9"
+
 # --- bad targets ----------------------------------------------------------------------
 P2=$(free_port)
 node --inspect="127.0.0.1:$P2" -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp.err" &

@@ -894,8 +894,9 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
   const m = { exports: {} };
   globalThis[opt] = OPTIONS;
   try { p.dlopen(m, ADDON); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }
-  globalThis[key] = true;
+  // Refused (its options): the mark is not set, and another attach may try again.
   if (!m.exports.started) return 'refused';
+  globalThis[key] = true;
   const say = (what) => { try { p.stderr.write('jitprov-node: ' + what + '\n'); } catch (e) {} };
   // Nothing thrown from here on reaches the program: every callback of the watch is
   // wrapped, and says what went wrong.
@@ -1216,7 +1217,7 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   const pid_t pid = t.target.pid;
   const auto start = Clock::now();
   AttachDeadline deadline = start + req.timeout;  // extended once the inspector listens (below)
-  if (t.node_client_loaded)
+  if (t.node_client_started)
     return fail(kAlreadyLoaded, who + ": jitprov's Node.js client is loaded already (nothing done)");
   // Both go into the load's JavaScript as JSON strings: text that is not UTF-8 cannot
   // (the JSON encoder would throw after the signal, the inspector left open).

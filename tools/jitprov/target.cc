@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -200,7 +201,22 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       }
     }
   }
-  if (t.target.runtime == Runtime::kNode) t.target.jitprov_loaded = t.node_client_loaded;
+  // node cannot unload an addon: one whose start was refused (an attach's bad options)
+  // stays mapped. A started client has its threads (jitprov-publish, and jitprov-rundown,
+  // named from its creation).
+  if (t.node_client_loaded) {
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator(proc + "/task", ec)) {
+      std::string name;
+      std::ifstream comm(task.path() / "comm");
+      std::getline(comm, name);
+      if (name == "jitprov-rundown" || name == "jitprov-publish") {
+        t.node_client_started = true;
+        break;
+      }
+    }
+  }
+  if (t.target.runtime == Runtime::kNode) t.target.jitprov_loaded = t.node_client_started;
   if (t.target.runtime == Runtime::kNone)
     return fail(
         kNotARuntime,

@@ -17,12 +17,13 @@ namespace jitprov::cli {
 // What findTarget() also reads for the protocols: the signal masks and the state.
 struct TargetInfo {
   Target target;
-  std::string comm;                 // /proc/PID/comm
-  unsigned long long sig_cgt = 0;   // SigCgt: caught signals
-  unsigned long long sig_ign = 0;   // SigIgn: ignored signals
-  char state = '?';                 // State: R, S, T (stopped), t (traced), Z ...
-  pid_t tgid = 0;                   // Tgid: its process (not PID when PID is a thread)
-  bool node_client_loaded = false;  // node: jitprov_node.node (the client addon) mapped
+  std::string comm;                  // /proc/PID/comm
+  unsigned long long sig_cgt = 0;    // SigCgt: caught signals
+  unsigned long long sig_ign = 0;    // SigIgn: ignored signals
+  char state = '?';                  // State: R, S, T (stopped), t (traced), Z ...
+  pid_t tgid = 0;                    // Tgid: its process (not PID when PID is a thread)
+  bool node_client_loaded = false;   // node: jitprov_node.node (the client addon) mapped
+  bool node_client_started = false;  // node: and started (its threads run; a refused one stays mapped)
   // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
   // signal sent through it (signalTarget) reaches this process, never a later one that
   // reuses its pid. Shared by the copies, closed with the last.

@@ -210,8 +210,14 @@ struct Client {
 };
 
 Client* g_client = nullptr;
-std::once_flag g_once;
-bool g_disabled = false;  // bad options or a failed start: the process runs untraced
+// The client's start, tried once (guarded by g_start_mu): g_decided once it started or
+// failed for good; g_disabled then if the process runs untraced. An attach's options
+// refused leave it undecided: nothing was started, and another attach may try again.
+std::mutex g_start_mu;
+bool g_decided = false;
+bool g_disabled = false;
+
+enum class Start { kStarted, kRefused, kFailed };  // kRefused: the options, nothing started
 
 void logf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void logf(const char* fmt, ...) {
@@ -938,7 +944,7 @@ class EnvLock {
 // holds node's own lock of the environment, which process.env takes, until the runtime
 // is created: a program touching process.env meanwhile waits for lttng-ust's
 // registration as the loading thread does (docs/node.md, "The start").
-bool startClient(const std::string* attach_options) {
+Start startClient(const std::string* attach_options) {
   EnvLock env_lock;
   auto* c = new Client();
   const char* env = attach_options != nullptr ? attach_options->c_str() : std::getenv("JITPROV_NODE");
@@ -967,13 +973,13 @@ bool startClient(const std::string* attach_options) {
   if (why == "help") {
     std::fprintf(stderr, "%s%s%s", kHelp, hostagent::kCommonHelp, kExtraHelp);
     delete c;
-    return false;
+    return Start::kRefused;
   }
   if (!why.empty()) {
     std::fprintf(stderr, "jitprov-node: %s (JITPROV_NODE=help lists the options); pid %d runs untraced\n", why.c_str(),
                  int(getpid()));
     delete c;
-    return false;
+    return Start::kRefused;
   }
   c->own.on = !c->opt.stats.empty();
   const hostagent::OwnCpu::Span cpu(c->own, true);  // c is not freed from here on
@@ -990,7 +996,7 @@ bool startClient(const std::string* attach_options) {
   if (e != JITPROV_OK) {
     std::fprintf(stderr, "jitprov-node: create the jitprov runtime: %s; pid %d runs untraced\n", jitprov_strerror(e),
                  int(getpid()));
-    return false;
+    return Start::kFailed;
   }
   g_client = c;
   c->provider = jitprov_trace_provider_status();
@@ -1021,7 +1027,7 @@ bool startClient(const std::string* attach_options) {
        c->opt.trigger.c_str(), c->opt.perfmap.empty() ? "off" : c->perfmap.final_path.c_str(),
        jitprov_rundown_mode_name(c->opt.mode), c->overlap_retire ? "on" : "off", jitprov_trace_provider_status(),
        env_locked ? "under" : "without (not found in this node)");
-  return true;
+  return Start::kStarted;
 }
 
 // exports.finish(): preload.js calls it from the main thread's process 'exit' event,
@@ -1046,10 +1052,23 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
     attach_options = *v8::String::Utf8Value(js, opt);
     attached = true;
   }
-  std::call_once(g_once, [&] { g_disabled = !startClient(attached ? &attach_options : nullptr); });
-  (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "started"), v8::Boolean::New(js, !g_disabled))
+  bool started = false;
+  {
+    std::lock_guard<std::mutex> g(g_start_mu);
+    if (!g_decided) {
+      const Start st = startClient(attached ? &attach_options : nullptr);
+      // The options of an attach refused: undecided, for the next attach's (the addon
+      // stays mapped: node cannot unload it). Those of the environment: for good.
+      if (st != Start::kRefused || !attached) {
+        g_decided = true;
+        g_disabled = st != Start::kStarted;
+      }
+    }
+    started = g_decided && !g_disabled;
+  }
+  (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "started"), v8::Boolean::New(js, started))
       .FromMaybe(false);
-  if (g_disabled) return;
+  if (!started) return;
   Client& c = *g_client;
   v8::Isolate* v8iso = context->GetIsolate();
   Isolate* iso = nullptr;
