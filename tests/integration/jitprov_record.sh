@@ -367,7 +367,7 @@ track_pid "$GRANDCHILD"
 kill -INT "$REC"; sleep 0.5
 kill -0 "$SLP" || fail "the sleep that ignores SIGINT ended at the first SIGINT"
 kill -INT "$REC"; sleep 0.5
-grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C kills it (SIGKILL)$" "$WORK/int3.err" ||
+grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)$" "$WORK/int3.err" ||
   fail "the second SIGINT: $(cat "$WORK/int3.err")"
 kill -0 "$SLP" || fail "the sleep ended at the second SIGINT"
 kill -INT "$REC"
@@ -382,6 +382,42 @@ case "$(awk '{print $3}' "/proc/$GRANDCHILD/stat" 2>/dev/null || echo gone)" in
   *) fail "CMD's own child (pid $GRANDCHILD) still runs after the third SIGINT" ;;
 esac
 pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it and its child (SIGKILL), exit 137"
+
+# The same with SIGTERMs (a supervisor's; before, they were passed on forever).
+"$JITPROV" record -o "$WORK/term3" --runtime java -- sh -c 'trap "" TERM; exec sleep 60' \
+  >"$WORK/term3.out" 2>"$WORK/term3.err" &
+REC=$!
+track_pid "$REC"
+SLP=$(child_of "$REC" sleep) || fail "record -- sh -c 'trap \"\" TERM; exec sleep 60' did not start sleep: $(cat "$WORK/term3.err")"
+track_pid "$SLP"
+kill -TERM "$REC"; sleep 0.5
+kill -TERM "$REC"; sleep 0.5
+grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)$" "$WORK/term3.err" ||
+  fail "the second SIGTERM: $(cat "$WORK/term3.err")"
+kill -0 "$SLP" || fail "the sleep that ignores SIGTERM ended at the second SIGTERM"
+kill -TERM "$REC"
+for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the third SIGTERM: $(cat "$WORK/term3.err")"
+wait "$REC"; RC=$?
+[ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/term3.err" ||
+  fail "the third SIGTERM: exit $RC: $(cat "$WORK/term3.out" "$WORK/term3.err")"
+pass "three SIGTERMs, CMD ignoring them: the second says so, the third kills it (SIGKILL), exit 137"
+
+# --- the summary not shown: stdout closed, or full ------------------------------------------
+# (before: exit 0 and nothing said; with stdout closed, the first file opened took fd 1)
+for out in closed full; do
+  if [ $out = closed ]; then
+    "$JITPROV" record -o "$WORK/out-$out" --runtime java -- true >&- 2>"$WORK/out-$out.err"; RC=$?
+  else
+    "$JITPROV" record -o "$WORK/out-$out" --runtime java -- true >/dev/full 2>"$WORK/out-$out.err"; RC=$?
+  fi
+  [ $RC -eq 116 ] && grep -q "^jitprov record: the summary could not be written to stdout (.*); it is in $WORK/out-$out/summary.json$" \
+    "$WORK/out-$out.err" && [ -s "$WORK/out-$out/summary.json" ] ||
+    fail "record with stdout $out: exit $RC: $(cat "$WORK/out-$out.err")"
+  grep -rl "verdict" "$WORK/out-$out/trace" 2>/dev/null && fail "record with stdout $out: the summary went into the trace"
+  echo "  stdout $out: exit $RC: $(grep "^jitprov record: the summary" "$WORK/out-$out.err")"
+done
+pass "the summary not written (stdout closed, /dev/full): exit 116, the line says where it is"
 
 # --- the default directory is never another recording's ------------------------------------
 # Another recording's empty directory of this second (and of the next few) exists: this

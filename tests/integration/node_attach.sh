@@ -131,6 +131,12 @@ pass "attached while the workload compiled; nothing listens on its inspector por
 expect 9 "client is loaded already \(nothing done\)" "$NODE_PID"
 listening "$NODE_PID" "$PORT" && fail "a second attach opened the inspector"
 pass "a second attach: exit 9, nothing sent"
+# --timeout 0 would give the attach no time at all (before: accepted, then "timed out"):
+# a usage error, nothing sent.
+"$ATTACH" attach "$NODE_PID" --timeout 0 >"$WORK/t0.out" 2>"$WORK/t0.err"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$WORK/t0.out" ] && grep -qx "jitprov: --timeout: '0' is not a number above 0 and at most 3600 (see --help)" "$WORK/t0.err" ||
+  fail "attach --timeout 0: exit $rc: $(cat "$WORK/t0.out" "$WORK/t0.err")"
+pass "attach --timeout 0: exit 2 (usage), nothing sent"
 
 node_quiet_window "$WORK/d" "$NODE_PID" "$WORK/node.out" "$WORK/d/window"
 lttng stop nodeattach >/dev/null && lttng destroy nodeattach >/dev/null || fail "lttng stop/destroy"

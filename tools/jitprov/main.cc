@@ -24,6 +24,7 @@
 #include "report.h"
 #include "target.h"
 
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -42,8 +43,9 @@ struct AttachArgs {
 int attach(const AttachArgs& a) {
   TargetInfo t;
   AttachRequest r;
-  const AttachOutcome o = attachProcess(pid_t(a.pid), a.agent, a.options,
-                                        std::chrono::milliseconds(static_cast<long long>(a.timeout * 1000)), &t, &r);
+  const AttachOutcome o =
+      attachProcess(pid_t(a.pid), a.agent, a.options,
+                    std::chrono::milliseconds(static_cast<long long>(std::ceil(a.timeout * 1000))), &t, &r);
   if (o.status != kAttached) {
     std::fprintf(stderr, "jitprov: %s\n", o.line.c_str());
     return o.status;
@@ -104,7 +106,8 @@ int main(int argc, char** argv) {
   attach->add_option("--agent", aa.agent,
                      "the agent library (default: the one beside this jitprov in a build tree, else the installed "
                      "one); the target must see the same file at that path");
-  attach->add_option("--timeout", aa.timeout, "give up after SECS seconds (default 10)")->check(tools::finiteIn(3600));
+  attach->add_option("--timeout", aa.timeout, "give up after SECS seconds (default 10)")
+      ->check(tools::positiveUpTo(3600));
   bool ps_json = false;
   CLI::App* ps = cli.add_subcommand(
       "ps",
@@ -120,7 +123,8 @@ int main(int argc, char** argv) {
       "process PID (-p), its rundowns (at start, every SECS, at CMD's exit) into a lossless lttng session (a private "
       "lttng-sessiond when none answers), with jitprov-lockwait (--lockwait) and perf record (--perf) beside it, then "
       "verify the trace (jitprov-verify) and print a summary, also in DIR/summary.json (jitprov report DIR says "
-      "more). Exit: CMD's status when the trace verified (128+N: killed by signal N; -p: 0); jitprov's own: 117 -p "
+      "more). Exit: CMD's status when the trace verified (128+N: killed by signal N; -p: 0); jitprov's own: 116 the "
+      "summary not written to stdout (it is in DIR/summary.json), 117 -p "
       "PID cannot be attached, 118 --perf/--lockwait: perf not installed, or a tool could not start, 119 the trace "
       "did not verify, 120 no jitprov-verify, 121 no agent, 122 lttng missing or failed, 123 DIR not new/empty or "
       "not writable, 124 CMD neither java, dotnet nor node (--runtime), 125 usage (no CMD), 126 CMD cannot be run, 127 "

@@ -74,12 +74,16 @@ constexpr const char* kClrProfilerGuid = "{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D41}
 const std::vector<std::string> kRundownChannel = {"--subbuf-size=2M", "--num-subbuf=8", "--blocking-timeout=inf"};
 const std::vector<std::string> kRuntimeChannel = {"--subbuf-size=1M", "--num-subbuf=8"};
 
+// stdout was closed when jitprov started (it holds /dev/null since): the summary is not shown.
+bool g_stdout_closed = false;
+
 // Set by the signal handler: the signal to pass on, and CMD's pid once it runs.
 volatile sig_atomic_t g_signal = 0;
 volatile sig_atomic_t g_cmd_pid = 0;
 
-// SIGINTs while CMD runs: a CMD that ignores them (or hangs in its exit) would keep
-// jitprov waiting however often Ctrl-C is pressed. The second says so, the third kills
+// SIGINTs and SIGTERMs while CMD runs (counted together: a supervisor's SIGTERMs as a
+// user's Ctrl-Cs): a CMD that ignores them (or hangs in its exit) would keep jitprov
+// waiting however often they come. The second says so, the third kills
 // CMD and every process it started (killTree(), from the wait: the tree is read from
 // /proc, which a handler may not); jitprov then stops the session and verifies as after
 // any exit. The lines are written before CMD starts (startCommand): a handler may only
@@ -94,7 +98,7 @@ void onSignal(int sig, siginfo_t* info, void*) {
   // a JVM would take it for a second one. One sent to jitprov alone is passed on.
   const pid_t cmd = g_cmd_pid;
   if (cmd > 0 && info != nullptr && info->si_code != SI_KERNEL) kill(cmd, sig);
-  if (sig != SIGINT || cmd <= 0) return;
+  if ((sig != SIGINT && sig != SIGTERM) || cmd <= 0) return;
   const int n = g_interrupts + 1;
   g_interrupts = n;
   if (n == 2) {
@@ -129,7 +133,7 @@ std::vector<pid_t> treeOf(pid_t root) {
   return tree;
 }
 
-// The third Ctrl-C: CMD and what it started (a wrapper script's JVMs, perf's workload),
+// The third Ctrl-C or SIGTERM: CMD and what it started (a wrapper script's JVMs, perf's workload),
 // stopped first (SIGSTOP: none forks while the tree is read again), then killed. Only
 // what is still descended from CMD: a process whose parent ended before went to init.
 void killTree(pid_t root) {
@@ -423,9 +427,10 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
     _exit(127);
   }
   if (pid > 0) {
-    const int a = std::snprintf(g_second_note, sizeof g_second_note,
-                                "jitprov record: %s (pid %d) still runs; a third Ctrl-C kills it (SIGKILL)\n",
-                                baseName(path).c_str(), int(pid));
+    const int a =
+        std::snprintf(g_second_note, sizeof g_second_note,
+                      "jitprov record: %s (pid %d) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)\n",
+                      baseName(path).c_str(), int(pid));
     const int b = std::snprintf(g_kill_note, sizeof g_kill_note, "jitprov record: %s (pid %d) killed (SIGKILL)\n",
                                 baseName(path).c_str(), int(pid));
     g_second_len = a > 0 ? std::min(size_t(a), sizeof g_second_note - 1) : 0;
@@ -906,7 +911,11 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   }
   std::fflush(stdout);
   printSummary(s);
-  std::fflush(stdout);
+  if (g_stdout_closed || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "jitprov record: the summary could not be written to stdout (%s); it is in %s/summary.json\n",
+                 g_stdout_closed ? "closed" : std::strerror(errno), r.dir.c_str());
+    if (exit_status == 0) return kRecordNoStdout;
+  }
   return exit_status;
 }
 
@@ -1128,6 +1137,20 @@ int recordPid(const RecordArgs& a) {
 }  // namespace
 
 int record(const RecordArgs& a) {
+  // A descriptor 0, 1 or 2 closed (`>&-`): the first file opened would take it, and the
+  // summary (or CMD's output, or lttng's) would go into a trace file. /dev/null takes it;
+  // a closed stdout is said at the end, where the summary would have gone.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      if (fd == 1) g_stdout_closed = true;
+      const int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (n >= 0 && n != fd) {
+        (void)dup2(n, fd);  // (dup2 leaves the copy inheritable)
+        close(n);
+      } else if (n == fd) {
+        (void)fcntl(fd, F_SETFD, 0);
+      }
+    }
   if (a.pid != 0 && !a.cmd.empty())
     return fail(kRecordUsage, "-p PID or CMD, not both: jitprov record -p PID [-d SECS], or jitprov record -- CMD");
   if (a.pid != 0) return recordPid(a);

@@ -12,10 +12,11 @@
 
 namespace jitprov::cli {
 
-// The exit statuses of `jitprov record` itself, from 117 to 127: below the 128 + N of a
+// The exit statuses of `jitprov record` itself, from 116 to 127: below the 128 + N of a
 // command killed by signal N, and 125-127 as timeout(1) and env(1) use them. Any other
 // status is CMD's own (the trace verified).
 enum RecordStatus : int {
+  kRecordNoStdout = 116,        // the summary could not be written to stdout (it is in DIR/summary.json)
   kRecordAttach = 117,          // -p PID: the process cannot be attached (the line says why)
   kRecordExtra = 118,           // --perf, --lockwait: their tool missing, or it could not start
   kRecordNotVerified = 119,     // the trace did not verify: a violation, events lost, unreadable
