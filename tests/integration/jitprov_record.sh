@@ -466,8 +466,31 @@ run_record "$WORK/existing" -- java -version
 kill -0 "$SESSIOND_PID" && lttng list >/dev/null 2>&1 || fail "the running lttng-sessiond is gone"
 lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left its session: $(lttng list)"
 check_trace "$WORK/existing" HotSpot
+[ "$(summary "$WORK/existing" 's["processes_tracked"], s["processes_track_failed"]')" = "1 0" ] ||
+  fail "with a running lttng-sessiond: not CMD's process alone tracked: $(cat "$WORK/run.out")"
+# Two recordings at once on it: each records its own CMD's processes alone (before: every
+# process with an agent registered there, so each held the other's CMD). B's CMD is a
+# shell that starts node as its child: found in /proc and given to B's session, whose
+# rundown it then takes.
+"$JITPROV" record -o "$WORK/two-a" -- node -e \
+  'const t = Date.now(); let x = 0; while (Date.now() - t < 4000) x += new Function("a", "return a + " + (x % 97))(1);' \
+  >"$WORK/two-a.out" 2>"$WORK/two-a.err" &
+TWO_A=$!
+track_pid "$TWO_A"
+sleep 1.5
+"$JITPROV" record -o "$WORK/two-b" --runtime node -- sh -c \
+  'node -e "let x = 0; for (let i = 0; i < 2000; i++) x += new Function(\"a\", \"return a * \" + i)(2);"; true' \
+  >"$WORK/two-b.out" 2>"$WORK/two-b.err" || fail "the second of two recordings: exit $?: $(cat "$WORK/two-b.out" "$WORK/two-b.err")"
+wait "$TWO_A" || fail "the first of two recordings: exit $?: $(cat "$WORK/two-a.out" "$WORK/two-a.err")"
+for x in a b; do
+  cp "$WORK/two-$x.out" "$WORK/two-$x/stdout"
+  check_trace "$WORK/two-$x" V8
+  got=$(summary "$WORK/two-$x" 'len(s["processes"]), s["processes"][0]["code_bodies"] > 1000, [r["trigger"] for r in s["processes"][0]["rundowns"]][0]')
+  [ "$got" = "1 True session" ] || fail "recording $x of two at once: processes, bodies, first rundown: $got: $(cat "$WORK/two-$x.out")"
+  echo "  recording $x: $(grep "code bodies" "$WORK/two-$x.out")"
+done
 lttng_sessiond_stop
-pass "with an lttng-sessiond running: used, left running, no session left"
+pass "with an lttng-sessiond running: used, left running, no session left; two recordings at once each hold their own CMD's process alone, with its session rundown"
 
 # --- .NET ----------------------------------------------------------------------------------
 if [ -n "$CLR_AGENT" ]; then
