@@ -599,6 +599,18 @@ track_pid "$PRE"
 sleep 1
 expect 9 "client is loaded already" "$PRE"
 pass "the client preloaded: exit 9"
+# Preloaded with options it refused: disabled for the process's life, which the attach
+# hears from the load and says (exit 11), its inspector closed again.
+P21=$(free_port)
+NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=bogus=1 node --inspect-port="127.0.0.1:$P21" \
+  -e 'setInterval(() => {}, 1000)' 2>"$WORK/dis.err" &
+DIS=$!
+track_pid "$DIS"
+sleep 1
+grep -q "^jitprov-node: .*bogus.*runs untraced" "$WORK/dis.err" || fail "JITPROV_NODE=bogus=1: $(cat "$WORK/dis.err")"
+expect 11 "jitprov's client is disabled in this process for its life \(options refused at its start" "$DIS"
+! listening "$DIS" "$P21" || fail "the attach to a disabled client: the inspector is still open"
+pass "the client preloaded with options it refused: exit 11, disabled for the process's life, the inspector closed"
 
 # jitprov record -p on a running node: the client attached over its inspector, its
 # rundowns recorded and verified (the session's holding the code there was at the attach),

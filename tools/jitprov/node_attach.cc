@@ -895,7 +895,7 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
   globalThis[opt] = OPTIONS;
   try { p.dlopen(m, ADDON); } catch (e) { return 'error: ' + e.message; } finally { delete globalThis[opt]; }
   // Refused (its options): the mark is not set, and another attach may try again.
-  if (!m.exports.started) return 'refused';
+  if (!m.exports.started) return m.exports.disabled ? 'disabled' : 'refused';
   globalThis[key] = true;
   const say = (what) => { try { p.stderr.write('jitprov-node: ' + what + '\n'); } catch (e) {} };
   // Nothing thrown from here on reaches the program: every callback of the watch is
@@ -1126,6 +1126,7 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       // comes after the load when the thread that made it was busy since: a nextTick).
       const started = (tid, parent) => {
         if (typeof tid !== 'number' || before.has(tid)) return;
+        if (parentOf.get(tid) === -1) late--;  // reported by a look before its announcement came
         parentOf.set(tid, typeof parent === 'number' ? parent : 0);
         if (loaded.has(tid) || (cur !== null && cur.tids.has(tid))) return;
         expected.set(tid, now() + 2000);
@@ -1153,7 +1154,9 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       p.on('worker', guard((w) => {
         const tid = w.threadId;
         // Made before the load: the command's, while it is there; else the watch's.
-        if (!ticked && commandThere) return before.add(tid);
+        // (One the load's session did not list, its inspector not up yet, may come after
+        // the command's list too: the watch loads it, and a second load answers 'already'.)
+        if (!ticked && commandThere && before.has(tid)) return;
         started(tid, 0);
         w.once('exit', guard(() => ended(tid)));
       }));
@@ -1165,6 +1168,9 @@ constexpr std::string_view kLoadFunction = R"JS(function (self, main, until) {
       });
       if (typeof bc.unref === 'function') bc.unref();
       // For a look from the program (and node-attach's test): is a session connected now?
+      // The command gone (this load ran after its deadline): the workers running now are
+      // the watch's, loaded at its first look.
+      if (!commandThere) sweepLater(0);
       globalThis[Symbol.for('jitprov.node.watch')] = { connected: () => cur !== null, pending: () => expected.size,
         missed: () => missed, late: () => late };
     } catch (e) {
@@ -1393,6 +1399,11 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
   const std::string answer = o.version;
   if (answer == "already")
     return fail(kAlreadyLoaded, who + ": jitprov's client is loaded already (" + figures + ")" + still);
+  if (answer == "disabled")
+    return fail(kAgentFailed, who +
+                                  ": jitprov's client is disabled in this process for its life (options refused at its "
+                                  "start, or its start failed: the reason went to the target's stderr then; " +
+                                  figures + ")" + still);
   if (answer == "refused")
     return fail(kAgentFailed,
                 who + ": the client refused to start (its reason on the target's stderr; " + figures + ")" + still);

@@ -1052,7 +1052,7 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
     attach_options = *v8::String::Utf8Value(js, opt);
     attached = true;
   }
-  bool started = false;
+  bool started = false, disabled = false;  // disabled: for good (not an attach's refused options)
   {
     std::lock_guard<std::mutex> g(g_start_mu);
     if (!g_decided) {
@@ -1065,8 +1065,11 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
       }
     }
     started = g_decided && !g_disabled;
+    disabled = g_decided && g_disabled;
   }
   (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "started"), v8::Boolean::New(js, started))
+      .FromMaybe(false);
+  (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "disabled"), v8::Boolean::New(js, disabled))
       .FromMaybe(false);
   if (!started) return;
   Client& c = *g_client;
