@@ -18,7 +18,8 @@
 #    registers for membarrier before its first thread (strace);
 #  - the session's buffers exist when CMD starts (a process of record's registered first),
 #    and a trace holding only that registration is "nothing recorded";
-#  - a running lttng-sessiond is used, not replaced, and still runs afterwards;
+#  - a running lttng-sessiond is left alone (root records with a private one: two
+#    recordings at once beside a node with the agent each hold their own CMD alone);
 #  - with the .NET client built: the generated C# workload under `jitprov record --
 #    dotnet`: verified, and its code bodies equal what the app says it jitted and
 #    what the trace shows.
@@ -458,20 +459,24 @@ done
 for d in /tmp/jitprov-lttng-*; do [ -e "$d" ] && [ "$(stat -c %u "$d")" = 65534 ] && fail "left behind: $d"; done
 pass "a user (nobody, \$HOME not writable): two recordings at once, each verified with its own daemon, nothing left in /tmp"
 
-# --- a running lttng-sessiond is used -------------------------------------------------------
+# --- a running lttng-sessiond is left alone (root) -----------------------------------------
+# Every process with an agent registers with a running daemon: a recording of CMD there
+# would hold them all. Root records CMD with a private daemon all the same (before: the
+# running one, and two recordings at once each held the other's CMD). B's CMD is a shell
+# that starts node as its child; a node with the agent runs beside both, unrecorded.
 start_sessiond
 run_record "$WORK/existing" -- java -version
 [ $RC -eq 0 ] || fail "record with a running lttng-sessiond: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
-[ "$(summary "$WORK/existing" 's["sessiond"]')" = existing ] || fail "not the running lttng-sessiond: $(cat "$WORK/run.out")"
+[ "$(summary "$WORK/existing" 's["sessiond"], s["sessiond_running_beside"]')" = "private True" ] ||
+  fail "not a private lttng-sessiond beside the running one: $(cat "$WORK/run.out")"
 kill -0 "$SESSIOND_PID" && lttng list >/dev/null 2>&1 || fail "the running lttng-sessiond is gone"
-lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left its session: $(lttng list)"
+lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left a session in the running daemon: $(lttng list)"
 check_trace "$WORK/existing" HotSpot
-[ "$(summary "$WORK/existing" 's["processes_tracked"], s["processes_track_failed"]')" = "1 0" ] ||
-  fail "with a running lttng-sessiond: not CMD's process alone tracked: $(cat "$WORK/run.out")"
-# Two recordings at once on it: each records its own CMD's processes alone (before: every
-# process with an agent registered there, so each held the other's CMD). B's CMD is a
-# shell that starts node as its child: found in /proc and given to B's session, whose
-# rundown it then takes.
+NODE_ADDON=$(realpath "$(dirname "$JITPROV")/../node")  # the build tree's client, as record finds it
+[ -f "$NODE_ADDON/preload.js" ] || fail "no Node.js client beside $JITPROV ($NODE_ADDON/preload.js)"
+NODE_OPTIONS="--require=$NODE_ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
+STRANGER=$!
+track_pid "$STRANGER"
 "$JITPROV" record -o "$WORK/two-a" -- node -e \
   'const t = Date.now(); let x = 0; while (Date.now() - t < 4000) x += new Function("a", "return a + " + (x % 97))(1);' \
   >"$WORK/two-a.out" 2>"$WORK/two-a.err" &
@@ -482,15 +487,16 @@ sleep 1.5
   'node -e "let x = 0; for (let i = 0; i < 2000; i++) x += new Function(\"a\", \"return a * \" + i)(2);"; true' \
   >"$WORK/two-b.out" 2>"$WORK/two-b.err" || fail "the second of two recordings: exit $?: $(cat "$WORK/two-b.out" "$WORK/two-b.err")"
 wait "$TWO_A" || fail "the first of two recordings: exit $?: $(cat "$WORK/two-a.out" "$WORK/two-a.err")"
+kill "$STRANGER"
 for x in a b; do
   cp "$WORK/two-$x.out" "$WORK/two-$x/stdout"
   check_trace "$WORK/two-$x" V8
-  got=$(summary "$WORK/two-$x" 'len(s["processes"]), s["processes"][0]["code_bodies"] > 1000, [r["trigger"] for r in s["processes"][0]["rundowns"]][0]')
-  [ "$got" = "1 True session" ] || fail "recording $x of two at once: processes, bodies, first rundown: $got: $(cat "$WORK/two-$x.out")"
+  got=$(summary "$WORK/two-$x" 'len(s["processes"]), s["processes"][0]["code_bodies"] > 1000, s["processes"][0]["vpid"] != '"$STRANGER")
+  [ "$got" = "1 True True" ] || fail "recording $x of two at once: processes, bodies, not the stranger: $got: $(cat "$WORK/two-$x.out")"
   echo "  recording $x: $(grep "code bodies" "$WORK/two-$x.out")"
 done
 lttng_sessiond_stop
-pass "with an lttng-sessiond running: used, left running, no session left; two recordings at once each hold their own CMD's process alone, with its session rundown"
+pass "with an lttng-sessiond running: a private one used, the running one left alone; two recordings at once beside a third node with the agent each hold their own CMD's process alone"
 
 # --- .NET ----------------------------------------------------------------------------------
 if [ -n "$CLR_AGENT" ]; then

@@ -50,11 +50,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
-#include <functional>
 #include <algorithm>
 #include <map>
-#include <memory>
-#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -306,7 +303,7 @@ void stopSessiond(pid_t pid) {
 
 // The session of docs/tracing.md, created and started; "" or the failing command's line.
 // `vpid` > 0 (-p): only that process recorded (others with the agent would take a rundown
-// for the session too: trigger=session); < 0: none yet (trackProcesses() adds CMD's).
+// for the session too: trigger=session).
 std::string setUpSession(const std::string& name, const std::string& trace, pid_t vpid) {
   auto step = [](std::vector<std::string> argv) -> std::string {
     const Ran r = run(argv);
@@ -331,7 +328,6 @@ std::string setUpSession(const std::string& name, const std::string& trace, pid_
   // namespaces that have one vpid (containers), and a vpid's later process by its ids.
   if (!(e = step({"lttng", "add-context", "-u", "-s", name, "-t", "vpid", "-t", "pid_ns"})).empty()) return e;
   if (vpid > 0 && !(e = step({"lttng", "track", "-u", "-s", name, "--vpid=" + std::to_string(vpid)})).empty()) return e;
-  if (vpid < 0 && !(e = step({"lttng", "untrack", "-u", "-s", name, "--vpid", "--all"})).empty()) return e;
   return step({"lttng", "start", name});
 }
 
@@ -401,18 +397,10 @@ std::vector<std::string> agentEnvironment(const std::string& runtime, const std:
   return env;
 }
 
-// CMD started; its pid, or -errno when it could not be executed. `before_exec`, when
-// set, runs here with CMD's pid while CMD waits to exec (the session made to track it).
-pid_t startCommand(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                   const std::function<void(pid_t)>& before_exec = {}) {
-  int errpipe[2], go[2] = {-1, -1};
+// CMD started; its pid, or -errno when it could not be executed.
+pid_t startCommand(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  int errpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) return -errno;
-  if (before_exec && pipe2(go, O_CLOEXEC) != 0) {
-    const int e = errno;
-    close(errpipe[0]);
-    close(errpipe[1]);
-    return -e;
-  }
   sigset_t all, old;
   sigfillset(&all);
   sigprocmask(SIG_BLOCK, &all, &old);
@@ -428,12 +416,6 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
     sigaction(SIGTERM, &dfl, nullptr);
     sigprocmask(SIG_SETMASK, &old, nullptr);
     close(errpipe[0]);
-    if (go[0] >= 0) {
-      close(go[1]);
-      char c;
-      while (read(go[0], &c, 1) < 0 && errno == EINTR) {
-      }
-    }
     std::vector<char*> args, envp;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -457,11 +439,6 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
     g_cmd_pid = pid;
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
-  if (go[0] >= 0) {
-    close(go[0]);
-    if (pid > 0) before_exec(pid);
-    close(go[1]);  // CMD's read returns: it execs
-  }
   close(errpipe[1]);
   if (pid < 0) {
     close(errpipe[0]);
@@ -773,75 +750,8 @@ struct Recording {
   pid_t sessiond = 0;      // a private lttng-sessiond's, else 0
   std::string lttng_home;  // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
   bool existing = false;
-  bool tracked = false;  // the session records the processes trackProcesses() gave it alone
-  pid_t lockwait = 0;    // --lockwait: jitprov-lockwait's
-};
-
-// CMD's processes, for a session that records them alone (a running lttng-sessiond, which
-// other processes with an agent use too): each new one found in /proc (every 100 ms,
-// from the CMD's wait) is given to the session (`lttng track --vpid`), which then sets
-// up its buffers; the agent takes the session's rundown then (trigger=session), so the
-// code it compiled before is in the trace. A process's parent is read once (it changes
-// only when the parent ends, which takes it out of CMD's tree); pids gone are forgotten.
-class ProcessTracker {
- public:
-  ProcessTracker(std::string session, pid_t root) : session_(std::move(session)) { tree_.insert(root); }
-  // Scans /proc; gives the session the processes new in CMD's tree. Counts failures.
-  void scan() {
-    std::map<pid_t, pid_t> now;
-    if (DIR* d = opendir("/proc")) {
-      while (const dirent* e = readdir(d)) {
-        char* end = nullptr;
-        const long pid = std::strtol(e->d_name, &end, 10);
-        if (end == e->d_name || *end != '\0' || pid <= 0) continue;
-        const auto it = parent_.find(pid_t(pid));
-        now[pid_t(pid)] = it != parent_.end() ? it->second : parentOf(pid_t(pid));
-      }
-      closedir(d);
-    }
-    parent_ = std::move(now);
-    std::vector<pid_t> add;
-    for (bool grew = true; grew;) {  // (a child may be listed before its parent)
-      grew = false;
-      for (const auto& [pid, ppid] : parent_)
-        if (tree_.count(ppid) != 0 && tree_.insert(pid).second) {
-          add.push_back(pid);
-          grew = true;
-        }
-    }
-    track(add);
-  }
-  void track(const std::vector<pid_t>& pids) {
-    if (pids.empty()) return;
-    std::string list;
-    for (const pid_t p : pids) list += (list.empty() ? "" : ",") + std::to_string(p);
-    const Ran r = run({"lttng", "track", "-u", "-s", session_, "--vpid=" + list});
-    tracked_ += pids.size();
-    if (r.status != 0) {
-      failed_ += pids.size();
-      if (failed_ == pids.size())
-        std::fprintf(stderr, "jitprov record: lttng track --vpid=%s: %s: those processes are not recorded\n",
-                     list.c_str(), firstLine(r.output).c_str());
-    }
-  }
-  size_t tracked() const { return tracked_; }
-  size_t failed() const { return failed_; }
-
- private:
-  static pid_t parentOf(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat;
-    std::getline(in, stat);
-    const size_t paren = stat.rfind(')');  // the comm may hold anything
-    char state = 0;
-    long ppid = 0;
-    if (paren == std::string::npos || std::sscanf(stat.c_str() + paren + 1, " %c %ld", &state, &ppid) != 2) return 0;
-    return pid_t(ppid);
-  }
-  std::string session_;
-  std::map<pid_t, pid_t> parent_;  // every process seen in the last scan -> its parent
-  std::set<pid_t> tree_;           // CMD's processes (those gone too: a pid is not reused that fast)
-  size_t tracked_ = 0, failed_ = 0;
+  bool beside_running = false;  // a private daemon, though one was running (root, CMD)
+  pid_t lockwait = 0;           // --lockwait: jitprov-lockwait's
 };
 
 // A directory and all it holds (symbolic links removed, not followed).
@@ -868,14 +778,18 @@ void tearDown(Recording& r) {
 }
 
 // lttng: the running lttng-sessiond, else a private one (in a private mount namespace
-// when `private_ns`), and the session (of process `vpid` alone when > 0; with `cmd_tree`
-// and a running daemon, which other processes with the agent use too, of none until
-// trackProcesses() adds CMD's). "" or the line of the failure (torn down).
-std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0, bool cmd_tree = false) {
+// when `private_ns`), and the session (of process `vpid` alone when > 0). "" or the line
+// of the failure (torn down).
+std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
+  // A running daemon takes every process with an agent, and a recording of CMD would
+  // hold them all (two recordings at once, each the other's CMD). Root records CMD with
+  // a daemon of its own in a private mount namespace all the same: CMD's processes, and
+  // they alone, see it. (A user's CMD uses a running daemon of the user's: it may not
+  // enter a namespace.)
   r.existing = sessiondAnswers();
-  if (cmd_tree && r.existing) {
-    vpid = -1;
-    r.tracked = true;
+  if (r.existing && private_ns && geteuid() == 0) {
+    r.existing = false;
+    r.beside_running = true;
   }
   if (!r.existing && private_ns && geteuid() != 0) {
     // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng
@@ -1006,6 +920,9 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
       std::fprintf(stderr, "jitprov record: cannot write %s/summary.json\n", r.dir.c_str());
   }
   std::fflush(stdout);
+  // A reader of stdout gone (`| head -1`): the write fails (EPIPE, said below) instead of
+  // killing jitprov. Not earlier: CMD would inherit SIGPIPE ignored.
+  signal(SIGPIPE, SIG_IGN);
   printSummary(s);
   if (g_stdout_closed || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
     std::fprintf(stderr, "jitprov record: the summary could not be written to stdout (%s); it is in %s/summary.json\n",
@@ -1233,6 +1150,8 @@ int recordPid(const RecordArgs& a) {
 }  // namespace
 
 int record(const RecordArgs& a) {
+  // SIGCHLD ignored (inherited) would make the kernel reap CMD itself: its status lost.
+  signal(SIGCHLD, SIG_DFL);
   // A descriptor 0, 1 or 2 closed (`>&-`): the first file opened would take it, and the
   // summary (or CMD's output, or lttng's) would go into a trace file. /dev/null takes it;
   // a closed stdout is said at the end, where the summary would have gone.
@@ -1309,7 +1228,7 @@ int record(const RecordArgs& a) {
   catchSignals();
 
   // 2. lttng, and jitprov-lockwait on the library the agent loads (--lockwait).
-  if (const std::string why = setUpLttng(r, true, 0, true); !why.empty()) return fail(kRecordLttng, why);
+  if (const std::string why = setUpLttng(r, true); !why.empty()) return fail(kRecordLttng, why);
   if (a.lockwait) {
     std::string why;
     const std::string lib = libjitprovOf(agent);
@@ -1332,9 +1251,8 @@ int record(const RecordArgs& a) {
   }
   const std::string preload = preloadLibraryPath();  // "": CMD runs without it
   std::string warm_why;
-  // (a session that records CMD's processes alone: ours would not register in it)
-  const double warm_ms = r.tracked ? -1 : warmSession(&warm_why);
-  if (warm_ms < 0 && !r.tracked)
+  const double warm_ms = warmSession(&warm_why);
+  if (warm_ms < 0)
     std::fprintf(
         stderr,
         "jitprov record: the session's buffers not created ahead (%s): CMD's first registration waits for them\n",
@@ -1349,38 +1267,21 @@ int record(const RecordArgs& a) {
   std::string reason;
   const auto t0 = std::chrono::steady_clock::now();
   int exec_error = 0;
-  size_t tracked = 0, track_failed = 0;  // r.tracked: CMD's processes given to the session
   if (g_signal != 0) {
     status = 128 + g_signal;
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
-    std::unique_ptr<ProcessTracker> tracker;
-    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preload),
-                                   r.tracked ? std::function<void(pid_t)>([&](pid_t cmd) {
-                                     tracker = std::make_unique<ProcessTracker>(r.session, cmd);
-                                     tracker->track({cmd});  // before it execs: its start is recorded
-                                   })
-                                             : std::function<void(pid_t)>());
+    const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preload));
     if (pid < 0) {
       exec_error = int(-pid);
     } else {
       int st = 0;
       bool killed = false;
-      for (;;) {
-        const pid_t w = waitpid(pid, &st, tracker ? WNOHANG : 0);
-        if (w == pid || (w < 0 && errno != EINTR)) break;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
         if (g_interrupts >= 3 && !killed) {
           killTree(pid);
           killed = true;
         }
-        if (tracker && w == 0) {
-          tracker->scan();
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-      }
-      if (tracker) {
-        tracked = tracker->tracked();
-        track_failed = tracker->failed();
       }
       g_cmd_pid = 0;
       if (WIFEXITED(st)) {
@@ -1411,11 +1312,10 @@ int record(const RecordArgs& a) {
                       {"agent_options", options},
                       {"preload", preload.empty() ? nlohmann::json() : nlohmann::json(preload)},
                       {"session_warm_ms", warm_ms < 0 ? nlohmann::json() : nlohmann::json(warm_ms)},
-                      {"processes_tracked", r.tracked ? nlohmann::json(tracked) : nlohmann::json()},
-                      {"processes_track_failed", r.tracked ? nlohmann::json(track_failed) : nlohmann::json()},
                       {"trace", trace},
                       {"session", r.session},
                       {"sessiond", r.existing ? "existing" : "private"},
+                      {"sessiond_running_beside", r.beside_running},
                       {"seconds", std::round(seconds * 1000) / 1000},
                       {"command_status", status},
                       {"command_reason", reason},
