@@ -355,53 +355,43 @@ pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consum
 
 # --- Ctrl-C three times: a CMD that ignores SIGINT is killed -----------------------------
 # (before, jitprov waited for it however often SIGINT came, saying nothing)
+# thrice SIG NAME SCRIPT [child]: record -- sh -c SCRIPT (which ignores SIG and ends in
+# `exec sleep 60`: its pid in SLP; with `child`, its child sleep's in GRANDCHILD) signalled
+# three times: alive after the first, said after the second, killed at the third with
+# jitprov's exit 137.
+thrice() {
+  local sig=$1 name=$2 script=$3
+  "$JITPROV" record -o "$WORK/$name" --runtime java -- sh -c "$script" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  REC=$!
+  track_pid "$REC"
+  SLP=$(child_of "$REC" sleep) || fail "record -- sh -c '$script' did not start sleep: $(cat "$WORK/$name.err")"
+  track_pid "$SLP"
+  GRANDCHILD=""
+  if [ "${4:-}" = child ]; then GRANDCHILD=$(child_of "$SLP" sleep) && track_pid "$GRANDCHILD"; fi
+  kill -"$sig" "$REC"; sleep 0.5
+  kill -0 "$SLP" || fail "the sleep that ignores SIG$sig ended at the first SIG$sig"
+  kill -"$sig" "$REC"; sleep 0.5
+  grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)$" "$WORK/$name.err" ||
+    fail "the second SIG$sig: $(cat "$WORK/$name.err")"
+  kill -0 "$SLP" || fail "the sleep ended at the second SIG$sig"
+  kill -"$sig" "$REC"
+  for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the third SIG$sig: $(cat "$WORK/$name.err")"
+  wait "$REC"; RC=$?
+  [ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/$name.err" ||
+    fail "the third SIG$sig: exit $RC: $(cat "$WORK/$name.out" "$WORK/$name.err")"
+}
 # CMD's own child ignores SIGINT too: the third kills it with CMD (before, only CMD).
-"$JITPROV" record -o "$WORK/int3" --runtime java -- sh -c 'trap "" INT; sleep 61 & exec sleep 60' \
-  >"$WORK/int3.out" 2>"$WORK/int3.err" &
-REC=$!
-track_pid "$REC"
-SLP=$(child_of "$REC" sleep) ||
-  fail "record -- sh -c 'trap \"\" INT; exec sleep 60' did not start sleep: $(cat "$WORK/int3.err")"
-track_pid "$SLP"
-GRANDCHILD=$(child_of "$SLP" sleep) || fail "CMD's own child did not start"
-track_pid "$GRANDCHILD"
-kill -INT "$REC"; sleep 0.5
-kill -0 "$SLP" || fail "the sleep that ignores SIGINT ended at the first SIGINT"
-kill -INT "$REC"; sleep 0.5
-grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)$" "$WORK/int3.err" ||
-  fail "the second SIGINT: $(cat "$WORK/int3.err")"
-kill -0 "$SLP" || fail "the sleep ended at the second SIGINT"
-kill -INT "$REC"
-for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the third SIGINT: $(cat "$WORK/int3.err")"
-wait "$REC"; RC=$?
-[ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/int3.err" ||
-  fail "the third SIGINT: exit $RC: $(cat "$WORK/int3.out" "$WORK/int3.err")"
+thrice INT int3 'trap "" INT; sleep 61 & exec sleep 60' child
+[ -n "$GRANDCHILD" ] || fail "CMD's own child did not start"
 # (killed, it may stay a zombie of this script: the reaper of the test's pid namespace)
 case "$(awk '{print $3}' "/proc/$GRANDCHILD/stat" 2>/dev/null || echo gone)" in
   Z | gone) ;;
   *) fail "CMD's own child (pid $GRANDCHILD) still runs after the third SIGINT" ;;
 esac
 pass "three SIGINTs, CMD ignoring them: the second says so, the third kills it and its child (SIGKILL), exit 137"
-
 # The same with SIGTERMs (a supervisor's; before, they were passed on forever).
-"$JITPROV" record -o "$WORK/term3" --runtime java -- sh -c 'trap "" TERM; exec sleep 60' \
-  >"$WORK/term3.out" 2>"$WORK/term3.err" &
-REC=$!
-track_pid "$REC"
-SLP=$(child_of "$REC" sleep) || fail "record -- sh -c 'trap \"\" TERM; exec sleep 60' did not start sleep: $(cat "$WORK/term3.err")"
-track_pid "$SLP"
-kill -TERM "$REC"; sleep 0.5
-kill -TERM "$REC"; sleep 0.5
-grep -q "^jitprov record: sh (pid $SLP) still runs; a third Ctrl-C or SIGTERM kills it (SIGKILL)$" "$WORK/term3.err" ||
-  fail "the second SIGTERM: $(cat "$WORK/term3.err")"
-kill -0 "$SLP" || fail "the sleep that ignores SIGTERM ended at the second SIGTERM"
-kill -TERM "$REC"
-for _ in $(seq 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$REC" 2>/dev/null && fail "jitprov record still runs 30 s after the third SIGTERM: $(cat "$WORK/term3.err")"
-wait "$REC"; RC=$?
-[ $RC -eq 137 ] && grep -q "^jitprov record: sh (pid $SLP) killed (SIGKILL)$" "$WORK/term3.err" ||
-  fail "the third SIGTERM: exit $RC: $(cat "$WORK/term3.out" "$WORK/term3.err")"
+thrice TERM term3 'trap "" TERM; exec sleep 60'
 pass "three SIGTERMs, CMD ignoring them: the second says so, the third kills it (SIGKILL), exit 137"
 
 # --- the summary not shown: stdout closed, or full ------------------------------------------
