@@ -17,6 +17,7 @@
 #include <string>
 
 #include "atomic_file.h"
+#include "thread_names.h"
 
 namespace jitprov::hostagent {
 
@@ -98,11 +99,6 @@ void closeJitdump(const char* who, jitprov_runtime* rt, const Options& o);
 // CLOCK_MONOTONIC in ns.
 uint64_t nowNs();
 
-// jitprov's rundown thread's name in every agent: its own in `top -H`, `perf report
-// --comm`, the benchmarks' profiles and OwnCpu's account.
-inline constexpr const char* kRundownThread = "jitprov-rundown";
-// The JVM agent's thread that publishes the loads its callbacks queue (docs/jvm-agent.md).
-inline constexpr const char* kPublishThread = "jitprov-publish";
 // Live versions per method (method id -> count), for a client that unloads a method with
 // its last version: in one flat array (HostKeyIndex), not a node-based map (an
 // allocation per method, frees and rehashes on the publisher's path). Its owner

@@ -2,6 +2,7 @@
 #include "target.h"
 
 #include "attach_io.h"
+#include "thread_names.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -210,7 +211,7 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       std::string name;
       std::ifstream comm(task.path() / "comm");
       std::getline(comm, name);
-      if (name == "jitprov-rundown" || name == "jitprov-publish") {
+      if (name == hostagent::kRundownThread || name == hostagent::kPublishThread) {
         t.node_client_started = true;
         break;
       }

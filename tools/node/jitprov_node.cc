@@ -210,14 +210,14 @@ struct Client {
 };
 
 Client* g_client = nullptr;
-// The client's start, tried once (guarded by g_start_mu): g_decided once it started or
-// failed for good; g_disabled then if the process runs untraced. An attach's options
-// refused leave it undecided: nothing was started, and another attach may try again.
-std::mutex g_start_mu;
-bool g_decided = false;
-bool g_disabled = false;
-
 enum class Start { kStarted, kRefused, kFailed };  // kRefused: the options, nothing started
+
+// The client's start (guarded by g_start_mu): untried, started, or disabled for good (bad
+// options in JITPROV_NODE, a failed start: the process runs untraced). An attach's
+// options refused leave it untried: nothing was started, another attach may try again.
+enum class State { kUntried, kStarted, kDisabled };
+std::mutex g_start_mu;
+State g_state = State::kUntried;
 
 void logf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void logf(const char* fmt, ...) {
@@ -1052,24 +1052,25 @@ void install(v8::Local<v8::Object> exports, v8::Local<v8::Context> context) {
     attach_options = *v8::String::Utf8Value(js, opt);
     attached = true;
   }
-  bool started = false, disabled = false;  // disabled: for good (not an attach's refused options)
+  State state;
   {
     std::lock_guard<std::mutex> g(g_start_mu);
-    if (!g_decided) {
+    if (g_state == State::kUntried) {
       const Start st = startClient(attached ? &attach_options : nullptr);
-      // The options of an attach refused: undecided, for the next attach's (the addon
+      // The options of an attach refused: untried still, for the next attach's (the addon
       // stays mapped: node cannot unload it). Those of the environment: for good.
-      if (st != Start::kRefused || !attached) {
-        g_decided = true;
-        g_disabled = st != Start::kStarted;
-      }
+      if (st == Start::kStarted)
+        g_state = State::kStarted;
+      else if (st == Start::kFailed || !attached)
+        g_state = State::kDisabled;
     }
-    started = g_decided && !g_disabled;
-    disabled = g_decided && g_disabled;
+    state = g_state;
   }
+  const bool started = state == State::kStarted;
   (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "started"), v8::Boolean::New(js, started))
       .FromMaybe(false);
-  (void)exports->Set(context, v8::String::NewFromUtf8Literal(js, "disabled"), v8::Boolean::New(js, disabled))
+  (void)exports
+      ->Set(context, v8::String::NewFromUtf8Literal(js, "disabled"), v8::Boolean::New(js, state == State::kDisabled))
       .FromMaybe(false);
   if (!started) return;
   Client& c = *g_client;
