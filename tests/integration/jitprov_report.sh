@@ -337,6 +337,116 @@ $PY -c 'import json,sys; assert json.load(open(sys.argv[1]))["plots"] is None' "
   fail "report --plots $WORK/plots3: $(ls "$WORK/plots3") $(cat "$WORK/plots3.txt")"
 pass "report --no-plots: none; --plots DIR2: 4 PNGs there"
 
+# --plots through a symbolic link to a directory: written there (was: "not a writable
+# directory", exit 1); --plots "": a usage error.
+mkdir -p "$WORK/plots4" && ln -s "$WORK/plots4" "$WORK/plots4-link"
+"$JITPROV" report "$WORK/rec" --plots "$WORK/plots4-link" >"$WORK/plots4.txt" 2>"$WORK/plots4.err" &&
+  [ "$(ls "$WORK/plots4" | grep -c '\.png$')" -eq 4 ] ||
+  fail "report --plots LINK: $(cat "$WORK/plots4.err") $(ls "$WORK/plots4")"
+"$JITPROV" report "$WORK/rec" --plots "" >/dev/null 2>"$WORK/plots5.err"
+rc=$?
+[ $rc -eq 2 ] && grep -qx 'jitprov report: --plots: an empty directory name (see --help)' "$WORK/plots5.err" ||
+  fail "report --plots '': exit $rc: $(cat "$WORK/plots5.err")"
+pass "report --plots LINK: 4 PNGs through the link; --plots '': exit 2"
+
+# --- record's files not as record left them ------------------------------------------------
+# bad_file NAME CONTENT REGEX: DIR/NAME replaced (CONTENT "fifo": a FIFO): the report exits 0
+# within 60 s, its part null, one line on stderr matching REGEX, the rest reported. Before:
+# a field of another type aborted it (std::terminate, exit 134), a FIFO hung it.
+bad_file() {
+  local name=$1 content=$2 re=$3 d
+  d=$WORK/badfile-$((++BAD_FILES))
+  rm -rf "$d" && cp -r "$WORK/rec" "$d" && rm -f "$d/$name"
+  if [ "$content" = fifo ]; then mkfifo "$d/$name"; else printf '%s' "$content" >"$d/$name"; fi
+  timeout 60 "$JITPROV" report "$d" --json --plots "$d/plots" >"$d.json" 2>"$d.err"
+  local rc=$?
+  [ $rc -eq 0 ] && [ "$(wc -l <"$d.err")" -eq 1 ] &&
+    grep -qE "^jitprov report: $d/$name: $re: left out of the report$" "$d.err" ||
+    fail "report with $name as $content: exit $rc: $(cat "$d.err")"
+  $PY - "$d.json" "$name" <<'PY' || fail "report with $name as $content: the JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+part = {"summary.json": "record", "lockwait.json": "lock_waits", "perf.json": "perf"}[sys.argv[2]]
+assert r[part] is None and len(r["unreadable"]) == 1 and r["verdict"] and r["processes"], r
+assert all(r[k] is not None for k in ("record", "lock_waits", "perf") if k != part), r
+PY
+  pass "report with $name as '$content': exit 0, $(cat "$d.err")"
+}
+BAD_FILES=0
+bad_file summary.json '{"seconds": "5.2", "command_line": "java Hot"}' \
+  'unexpected content \("seconds" is a string, not a number\)'
+bad_file summary.json '{"command_line": null, "exit_status": [1]}' \
+  'unexpected content \("exit_status" is an array, not a number\)'
+bad_file lockwait.json '{"sites": {"tier0_publish": 5}}' \
+  'unexpected content \(site "tier0_publish" is a number, not an object\)'
+bad_file lockwait.json '{"sites": {}, "drops": {"bad_argument": null}}' \
+  'unexpected content \(drops "bad_argument" is null, not a count\)'
+bad_file perf.json '{"hottest": ["Hot::work"]}' 'unexpected content \("hottest" holds a string, not an object\)'
+bad_file perf.json fifo 'not a regular file'
+bad_file lockwait.json fifo 'not a regular file'
+# A site without its wait figures is a site of no acquisitions (was: an assertion).
+d=$WORK/nowait && cp -r "$WORK/rec" "$d" && echo '{"sites": {"rejit": {"outside": {"hold": {}}}}}' >"$d/lockwait.json"
+"$JITPROV" report "$d" --no-plots --json >"$d.json" 2>"$d.err" && [ ! -s "$d.err" ] &&
+  $PY -c 'import json,sys; l = json.load(open(sys.argv[1]))["lock_waits"]; assert l["sites"] == [] and l["acquisitions"] == 0, l' "$d.json" ||
+  fail "report with a site of no wait figures: $(cat "$d.err")"
+pass "report with a lock site of no wait figures: 0 acquisitions, nothing said"
+
+# --- a verifier's report that says more than this recording's did ---------------------------
+# The real verifier's JSON, edited (a fault injected where the trace cannot easily be made
+# to hold it): its first rundown without its end (the session stopped while it ran), 3
+# packets missing, 3 things not checked, a process label with an ESC sequence and a
+# newline. The report: the rundown "unfinished" (was: a duration of minus the trace's
+# clock, -1796633799767 ms), its CSV row with no end and no duration, the packets missing
+# beside "events lost", every thing not checked (was: the first), and no control
+# character on the terminal.
+VERIFY=$(dirname "$JITPROV")/../verify/jitprov-verify
+cat >"$WORK/edit.py" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+s = v["sessions"][0]
+s["packets_before_first"] = 3
+p = s["processes"][0]
+p["label"] = "evil \x1b[2J\nprocess 1: 999 code bodies"
+del p["rundowns"][0]["rundown_end"]
+p["rundowns"][0]["end_ns"] = 0
+v["not_checked"] = ["first thing", "second thing", "third thing"]
+print(json.dumps(v))
+PY
+printf '#!/bin/sh\n"%s" "$@" >"%s"\nrc=$?\n%s "%s" "%s" || exit 99\nexit $rc\n' "$VERIFY" "$WORK/edit-verify.json" \
+  "$PY" "$WORK/edit.py" "$WORK/edit-verify.json" >"$WORK/edit-verify"
+chmod +x "$WORK/edit-verify"
+JITPROV_VERIFY=$WORK/edit-verify "$JITPROV" report "$WORK/rec" --plots "$WORK/plots-edit" >"$WORK/edit.txt" 2>"$WORK/edit.err" ||
+  fail "report through the edited verifier: $(cat "$WORK/edit.err")"
+JITPROV_VERIFY=$WORK/edit-verify "$JITPROV" report "$WORK/rec" --no-plots --json >"$WORK/edit.json" ||
+  fail "report --json through the edited verifier"
+grep -q "^    .* unfinished  [0-9]* method records" "$WORK/edit.txt" &&
+  grep -qx "  events lost: 0, packets missing (before a stream's first, or between chunks): 3" "$WORK/edit.txt" &&
+  [ "$(sed -n '/^not checked:$/,/^$/p' "$WORK/edit.txt" | grep -c '^  .* thing$')" -eq 3 ] &&
+  ! grep -q $'\x1b' "$WORK/edit.txt" && grep -q '^evil ?\[2J?process 1: 999 code bodies: ' "$WORK/edit.txt" &&
+  ! grep -q -- '-[0-9]\{6,\}' "$WORK/edit.txt" ||
+  fail "report through the edited verifier: $(cat "$WORK/edit.txt")"
+$PY - "$WORK/edit.json" "$WORK/plots-edit/rundowns.csv" <<'PY' || fail "report --json through the edited verifier"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+rd = r["processes"][0]["rundowns"]
+assert rd[0]["duration_ns"] is None and all(isinstance(x["duration_ns"], int) for x in rd[1:]), rd
+assert r["packets_missing"] == 3 and r["not_checked"] == ["first thing", "second thing", "third thing"], r
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == sum(len(p["rundowns"]) for p in r["processes"]), rows
+assert sum(1 for x in rows if x["end_s"] == "" and x["duration_ms"] == "") == 1, rows
+assert all(float(x["duration_ms"]) >= 0 for x in rows if x["duration_ms"]), rows
+PY
+pass "report through an edited verifier: a rundown unfinished, $(grep 'events lost' "$WORK/edit.txt" | sed 's/^ *//'), 3 things not checked, no ESC"
+# A verifier killed by a signal: said as such (was: "gave no report (exit 139):
+# /proc/self/fd/3: not JSON").
+printf '#!/bin/sh\necho "reading the trace" >&2\nkill -SEGV $$\n' >"$WORK/crash-verify" && chmod +x "$WORK/crash-verify"
+JITPROV_VERIFY=$WORK/crash-verify "$JITPROV" report "$WORK/rec" --no-plots >"$WORK/crash.out" 2>"$WORK/crash.err"
+rc=$?
+[ $rc -eq 6 ] && [ ! -s "$WORK/crash.out" ] &&
+  grep -qx "jitprov report: $WORK/crash-verify was killed by signal 11 (Segmentation fault) before its report: reading the trace" "$WORK/crash.err" ||
+  fail "report with a verifier that crashes: exit $rc: $(cat "$WORK/crash.err")"
+pass "report with a verifier killed by SIGSEGV: exit 6, $(cat "$WORK/crash.err")"
+
 # --- record -p PID on a running JVM -------------------------------------------------------
 java -cp "$WORK/hot" Hot "$WORK/hot/running" >"$WORK/jvm.out" 2>&1 &
 JP=$!
@@ -434,6 +544,11 @@ mkdir -p "$WORK/nobody/closed" && chmod 700 "$WORK/nobody/closed" && chmod 755 "
   install -m 755 "$JITPROV" "$WORK/nobody/jitprov" || fail "the unreadable directory's set-up"
 SAVED=$JITPROV JITPROV=$WORK/nobody/jitprov RUN_AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 expect report 5 "$WORK/nobody/closed: Permission denied" "$WORK/nobody/closed"
+# Its trace/ alone closed (record leaves it 0770, root's): 5, that directory named (was: 4,
+# "no trace ... removed or moved since?").
+mkdir -p "$WORK/nobody/rec" && cp -r "$WORK/rec/trace" "$WORK/rec/summary.json" "$WORK/nobody/rec/" &&
+  chmod 755 "$WORK/nobody/rec" && chmod 700 "$WORK/nobody/rec/trace" || fail "the closed trace's set-up"
+expect report 5 "$WORK/nobody/rec/trace: Permission denied \(a trace in it cannot be looked for\)" "$WORK/nobody/rec"
 JITPROV=$SAVED RUN_AS=()
 sleep 100 &
 SL=$!

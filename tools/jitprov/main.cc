@@ -204,9 +204,20 @@ int main(int argc, char** argv) {
                  e.what());
     return record->parsed() ? int(cli::kRecordUsage) : 2;
   }
-  if (attach->parsed()) return cli::attach(aa);
-  if (ps->parsed()) return cli::ps(ps_json);
-  if (record->parsed()) return cli::record(ra);
-  if (rep->parsed()) return cli::report(rpa);
+  if (rep->parsed() && plots_opt->count() > 0 && rpa.plots.empty()) {
+    std::fprintf(stderr, "jitprov report: --plots: an empty directory name (see --help)\n");
+    return cli::kReportUsage;
+  }
+  // Every verb reports its own errors; one it did not foresee ends it with one line and
+  // exit 1, not with std::terminate's abort.
+  try {
+    if (attach->parsed()) return cli::attach(aa);
+    if (ps->parsed()) return cli::ps(ps_json);
+    if (record->parsed()) return cli::record(ra);
+    if (rep->parsed()) return cli::report(rpa);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jitprov: an unexpected error: %s\n", e.what());
+    return 1;
+  }
   return cli::kUsage;
 }

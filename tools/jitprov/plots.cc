@@ -118,11 +118,12 @@ struct Wait {
   std::string tid, site, blocked_by, in_rundown;
 };
 bool readWaits(const std::string& path, std::vector<Wait>* out, std::string* why) {
-  std::ifstream in(path);
-  if (!in) {
-    *why = path + ": " + std::strerror(errno);
+  std::string text;  // (a FIFO in its place is not waited on)
+  if (std::string e = readRegular(path, size_t(1) << 30, &text); !e.empty()) {
+    *why = e;
     return false;
   }
+  std::istringstream in(text);
   std::string line;
   std::getline(in, line);
   if (line != "begin_ns,tid,site,wait_ns,hold_ns,blocked_by,in_rundown") {
@@ -207,16 +208,17 @@ nlohmann::json writePlots(const PlotInputs& in) {
   }
   // Rundowns on the recording's timeline; the lock waits on the same.
   struct Rd {
-    int64_t vpid, begin_ns, duration_ns;
+    int64_t vpid, begin_ns, duration_ns;  // duration_ns -1: unfinished (no end in the trace)
     uint64_t id, records, modules;
     std::string trigger, mode;
   };
   std::vector<Rd> rds;
   for (const auto& p : procs)
     for (const auto& d : p["rundowns"])
-      rds.push_back({p["vpid"].get<int64_t>(), d.value("begin_ns", int64_t{0}), d.value("duration_ns", int64_t{0}),
-                     num(d, "rundown_id"), num(d, "method_records"), num(d, "module_records"),
-                     d.value("trigger", std::string()), d.value("mode", std::string())});
+      rds.push_back({p["vpid"].get<int64_t>(), d.value("begin_ns", int64_t{0}),
+                     d["duration_ns"].is_number() ? d["duration_ns"].get<int64_t>() : int64_t{-1}, num(d, "rundown_id"),
+                     num(d, "method_records"), num(d, "module_records"), d.value("trigger", std::string()),
+                     d.value("mode", std::string())});
   std::sort(rds.begin(), rds.end(), [](const Rd& a, const Rd& b) { return a.begin_ns < b.begin_ns; });
   std::vector<Wait> waits;
   std::string waits_why;
@@ -236,9 +238,11 @@ nlohmann::json writePlots(const PlotInputs& in) {
     for (const Rd& d : rds)
       csv += std::to_string(d.vpid) + "," + std::to_string(d.id) + "," + csvField(d.trigger) + "," + csvField(d.mode) +
              "," + std::to_string(d.begin_ns) + "," + fmt("%.6f", double(d.begin_ns - t0) / 1e9) + "," +
-             fmt("%.6f", double(d.begin_ns + d.duration_ns - t0) / 1e9) + "," +
-             fmt("%.6f", double(d.duration_ns) / 1e6) + "," + std::to_string(d.records) + "," +
-             std::to_string(d.modules) + "\n";
+             // An unfinished one: no end, no duration (empty fields: gnuplot leaves its point out).
+             (d.duration_ns < 0 ? std::string(",")
+                                : fmt("%.6f", double(d.begin_ns + d.duration_ns - t0) / 1e9) + "," +
+                                      fmt("%.6f", double(d.duration_ns) / 1e6)) +
+             "," + std::to_string(d.records) + "," + std::to_string(d.modules) + "\n";
     plots.push_back({"rundowns", "each rundown's duration and method records over time", csv,
                      "set multiplot layout 2,1 title 'Rundowns (" + std::to_string(rds.size()) +
                          "): duration and method records, at the time each began' font ',12'\n"
@@ -274,7 +278,8 @@ nlohmann::json writePlots(const PlotInputs& in) {
     if (have_offset && !rds.empty()) {
       int n = 0;
       for (const Rd& d : rds) {
-        if (++n > 1000) break;  // gnuplot's objects: enough for any readable plot
+        if (d.duration_ns < 0) continue;  // unfinished: no end to shade to
+        if (++n > 1000) break;            // gnuplot's objects: enough for any readable plot
         const double a = double(d.begin_ns - t0) / 1e9, b = double(d.begin_ns + d.duration_ns - t0) / 1e9;
         xmax = std::max(xmax, b);
         shade += "set object " + std::to_string(n) + " rect from " + fmt("%.6f", a) + ", graph 0 to " +
@@ -329,7 +334,7 @@ nlohmann::json writePlots(const PlotInputs& in) {
   std::error_code ec;
   fs::create_directories(in.out_dir, ec);
   struct stat st {};
-  if (lstat(in.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(in.out_dir.c_str(), W_OK) != 0) {
+  if (stat(in.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || access(in.out_dir.c_str(), W_OK) != 0) {
     out["none"] = in.out_dir + ": " + (ec ? ec.message() : "not a writable directory");
     return out;
   }

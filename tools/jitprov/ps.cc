@@ -6,6 +6,7 @@
 #include "json_text.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,18 @@ std::string coreclrVersionFromPath(const std::string& lib) {
   return dir;
 }
 
+namespace {
+std::string cmdline(pid_t pid);
+
+// Whether the process a pidfd refers to has exited (its pidfd readable); false without a
+// pidfd (a kernel without pidfd_open: the pid's reuse in between is not seen there).
+bool exited(const TargetInfo& t) {
+  if (!t.pidfd) return false;
+  pollfd p{*t.pidfd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+}  // namespace
+
 std::vector<PsRow> listRuntimes() {
   std::vector<PsRow> rows;
   DIR* d = opendir("/proc");
@@ -51,6 +64,11 @@ std::vector<PsRow> listRuntimes() {
       row.version = row.info.target.runtime == Runtime::kHotSpot ? hotspotVersion(row.info)
                     : row.info.target.runtime == Runtime::kNode  ? nodeVersion(row.info)
                                                                  : coreclrVersionFromPath(row.info.target.runtime_lib);
+      // The command line read now, then the process known to be the same one still (its
+      // pidfd, taken before /proc was read): an exit in between, or another process that
+      // took its pid, would give a row a command line that is not its own.
+      row.command = cmdline(p);
+      if (exited(row.info)) continue;
       rows.push_back(std::move(row));
     }
     // kPermission (another user's process, without CAP_SYS_PTRACE): not listed, and
@@ -112,7 +130,7 @@ int ps(bool json) {
                      {"runtime", runtimeName(r.info.target.runtime)},
                      {"version", r.version},
                      {"jitprov", r.info.target.jitprov_loaded},
-                     {"command", cmdline(r.info.target.pid)}});
+                     {"command", r.command}});
     std::printf(
         "%s\n",
         jitprov::tools::jsonText(nlohmann::json{{"processes", out}, {"not_inspected_other_users", hidden}}, 2).c_str());
@@ -123,8 +141,7 @@ int ps(bool json) {
     // Another user's process sets its own command line (a title, argv): its control
     // characters shown as '?', never passed to the terminal (an ESC sequence, a newline
     // that would make a row of its own). --json escapes them.
-    const std::string raw = cmdline(r.info.target.pid);
-    const std::string cmd = printable(raw, raw.size() > 100 ? 97 : 100);
+    const std::string cmd = printable(r.command, r.command.size() > 100 ? 97 : 100);
     std::printf("%7d %6u  %-8s %-12s %-8s %s\n", int(r.info.target.pid), unsigned(r.info.target.euid),
                 runtimeName(r.info.target.runtime), r.version.empty() ? "?" : r.version.c_str(),
                 r.info.target.jitprov_loaded ? "loaded" : "-", cmd.c_str());

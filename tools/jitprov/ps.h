@@ -14,6 +14,7 @@ namespace jitprov::cli {
 struct PsRow {
   TargetInfo info;
   std::string version;  // "" unknown
+  std::string command;  // its command line, read while it was known to be this process
 };
 
 // Every process of /proc running HotSpot or CoreCLR that we may inspect, by pid.

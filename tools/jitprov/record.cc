@@ -462,10 +462,8 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
 nlohmann::json summarize(const nlohmann::json& v, const std::string& runtime_name) {
   nlohmann::json procs = nlohmann::json::array();
   nlohmann::json by_tier = nlohmann::json::object();
-  uint64_t bodies = 0, lost_events = 0, lost_packets = 0, rundowns = 0;
+  uint64_t bodies = 0, rundowns = 0;
   for (const auto& s : v.value("sessions", nlohmann::json::array())) {
-    lost_events += s.value("discarded_events", uint64_t{0});
-    lost_packets += s.value("discarded_packets", uint64_t{0});
     for (const auto& p : s.value("processes", nlohmann::json::array())) {
       nlohmann::json pr = {{"vpid", p.value("vpid", int64_t{0})},
                            {"label", p.value("label", "process " + std::to_string(p.value("vpid", int64_t{0})))},
@@ -483,11 +481,7 @@ nlohmann::json summarize(const nlohmann::json& v, const std::string& runtime_nam
                               {"trigger", r.value("trigger", std::string())},
                               {"method_records", r.value("method_records", uint64_t{0})},
                               {"cut_short", r.value("cut_short", false)}};
-        // The runtime's own measure (rundown_end.duration_ns), else end - begin.
-        if (r.contains("rundown_end") && r["rundown_end"].contains("duration_ns"))
-          one["duration_ns"] = r["rundown_end"]["duration_ns"];
-        else
-          one["duration_ns"] = r.value("end_ns", int64_t{0}) - r.value("begin_ns", int64_t{0});
+        one["duration_ns"] = rundownDuration(r);  // null: unfinished (no end in the trace)
         rs.push_back(one);
         ++rundowns;
       }
@@ -497,9 +491,8 @@ nlohmann::json summarize(const nlohmann::json& v, const std::string& runtime_nam
   }
   nlohmann::json out = {{"processes", procs},
                         {"code_bodies", {{runtime_name, {{"total", bodies}, {"by_tier", by_tier}}}}},
-                        {"rundowns", rundowns},
-                        {"events_lost", lost_events},
-                        {"packets_lost", lost_packets}};
+                        {"rundowns", rundowns}};
+  out.update(lossFigures(v));
   return out;
 }
 
@@ -525,15 +518,14 @@ void printSummary(const nlohmann::json& s) {
           rs += ", ...";
           break;
         }
-        rs += (rs.empty() ? "" : ", ") + r["trigger"].get<std::string>() + " " +
-              fmtMs(double(r["duration_ns"].get<int64_t>())) + " (" +
+        rs += (rs.empty() ? "" : ", ") + r["trigger"].get<std::string>() + " " + durationText(r["duration_ns"]) + " (" +
               std::to_string(r["method_records"].get<uint64_t>()) + " records" +
               (r["cut_short"].get<bool>() ? ", cut short" : "") + ")";
       }
       std::printf("  rundowns:    %s: %zu%s%s\n", p["label"].get<std::string>().c_str(), p["rundowns"].size(),
                   rs.empty() ? "" : ": ", rs.c_str());
     }
-    std::printf("  events lost: %llu\n", (unsigned long long)s["events_lost"].get<uint64_t>());
+    std::printf("  events lost: %s\n", lossLine(s).c_str());
   }
   if (s.contains("lock_waits")) std::printf("  lock waits:  %s\n", lockwaitLine(s["lock_waits"]).c_str());
   if (s.contains("lock_waits_error"))
@@ -835,15 +827,16 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   if (lockwait_exit >= 0) {
     std::string bad;
     const std::string lw = readFile(r.dir + "/lockwait.json");
-    nlohmann::json last;
+    nlohmann::json last, figures;
     try {
       last = nlohmann::json::parse(lastLine(lw));
+      if (last.is_object()) figures = lockwaitFigures(last);  // throws on a field of another type
     } catch (const std::exception&) {
       last = nullptr;
     }
     s["lockwait_exit"] = lockwait_exit;
-    if (last.is_object()) s["lock_waits"] = lockwaitFigures(last);
-    if (!last.is_object() || (lockwait_exit != 0 && lockwait_exit != 3)) {
+    if (figures.is_object()) s["lock_waits"] = figures;
+    if (!figures.is_object() || (lockwait_exit != 0 && lockwait_exit != 3)) {
       s["lock_waits_error"] =
           "jitprov-lockwait exit " + std::to_string(lockwait_exit) + ": " + lastLine(readFile(r.dir + "/lockwait.log"));
     }

@@ -12,6 +12,7 @@
 //  5. one JSON document (--json) or the text, naming the files written.
 #include "report.h"
 
+#include "attach_io.h"
 #include "plots.h"
 #include "run.h"
 #include "json_text.h"
@@ -25,7 +26,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,16 +39,20 @@ int fail(int status, const std::string& line) {
   return status;
 }
 
-// A JSON file record wrote: the object, null when there is none, or *bad says why not.
+// A JSON file record wrote: the object, null when there is none, or *bad says why not
+// (a FIFO or a device in its place is not waited on: readRegular).
 nlohmann::json readJson(const std::string& path, std::string* bad, bool last_line = false) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno != ENOENT) *bad = path + ": " + std::strerror(errno);
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 && errno == ENOENT) return nullptr;
+  std::string text;
+  if (std::string why = readRegular(path, size_t(64) << 20, &text); !why.empty()) {
+    *bad = why;
     return nullptr;
   }
   try {
-    if (!last_line) return nlohmann::json::parse(in);
+    if (!last_line) return nlohmann::json::parse(text);
     // jitprov-lockwait --json: one object per line, the final report last.
+    std::istringstream in(text);
     std::string line, last;
     while (std::getline(in, line))
       if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
@@ -55,6 +61,101 @@ nlohmann::json readJson(const std::string& path, std::string* bad, bool last_lin
     *bad = path + ": not JSON (" + e.what() + ")";
     return nullptr;
   }
+}
+
+// A file whose JSON holds a field of another type than the report reads (edited by hand,
+// written by another version): named, and the file left out of the report.
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "a string", "an array", "null".
+std::string typeOf(const nlohmann::json& j) {
+  const std::string t = j.type_name();
+  return j.is_null() ? t : (std::string("aeiou").find(t[0]) != std::string::npos ? "an " : "a ") + t;
+}
+
+[[noreturn]] void badField(const nlohmann::json& j, const std::string& k, const char* want) {
+  throw BadField("\"" + k + "\" is " + (j.contains(k) ? typeOf(j[k]) : "missing") + ", not " + want);
+}
+
+// Type-checked fields: a missing one is the default, one of another type a BadField.
+std::string strField(const nlohmann::json& j, const char* k) {
+  if (!j.contains(k) || j[k].is_null()) return {};
+  if (!j[k].is_string()) badField(j, k, "a string");
+  return j[k].get<std::string>();
+}
+double numField(const nlohmann::json& j, const char* k, double def) {
+  if (!j.contains(k) || j[k].is_null()) return def;
+  if (!j[k].is_number()) badField(j, k, "a number");
+  return j[k].get<double>();
+}
+const nlohmann::json& objField(const nlohmann::json& j, const char* k) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  if (!j.contains(k) || j[k].is_null()) return empty;
+  if (!j[k].is_object()) badField(j, k, "an object");
+  return j[k];
+}
+const nlohmann::json& arrField(const nlohmann::json& j, const char* k) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  if (!j.contains(k) || j[k].is_null()) return empty;
+  if (!j[k].is_array()) badField(j, k, "an array");
+  return j[k];
+}
+
+// summary.json's figures for the report (record's own file: docs/spec.md).
+nlohmann::json recordFigures(const nlohmann::json& s) {
+  if (!s.is_object()) throw BadField(typeOf(s) + ", not an object");
+  nlohmann::json r = {{"command_line", strField(s, "command_line")},
+                      {"runtime", strField(s, "runtime")},
+                      {"seconds", numField(s, "seconds", 0.0)},
+                      {"exit_status", int(numField(s, "exit_status", -1))},
+                      {"exit_reason", strField(s, "exit_reason")}};
+  if (s.contains("pid")) {
+    if (!s["pid"].is_number_integer()) badField(s, "pid", "an integer");
+    r["pid"] = s["pid"];
+  }
+  return r;
+}
+
+// perf.json checked as the report and its plot read it; kept as it is.
+const nlohmann::json& checkedPerf(const nlohmann::json& f) {
+  if (!f.is_object()) throw BadField(typeOf(f) + ", not an object");
+  numField(f, "samples", 0), numField(f, "jit_samples", 0), strField(f, "perf_data");
+  for (const auto& m : arrField(f, "hottest")) {
+    if (!m.is_object()) throw BadField("\"hottest\" holds " + typeOf(m) + ", not an object");
+    numField(m, "percent", 0), numField(m, "samples", 0), strField(m, "name");
+  }
+  return f;
+}
+
+// A file's figures (f: one of the above), or null with *bad naming the field.
+template <class F>
+nlohmann::json figuresOf(const nlohmann::json& j, const std::string& path, std::string* bad, F f) {
+  if (j.is_null()) return nullptr;
+  try {
+    return f(j);
+  } catch (const std::exception& e) {
+    *bad = path + ": unexpected content (" + e.what() + ")";
+    return nullptr;
+  }
+}
+
+// Every string of the document, keys included, made safe for a terminal (printable):
+// the names in a trace and in record's files are the program's and its runtime's.
+nlohmann::json forTerminal(const nlohmann::json& j) {
+  if (j.is_string()) return printable(j.get<std::string>(), std::string::npos);
+  if (j.is_array()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& x : j) a.push_back(forTerminal(x));
+    return a;
+  }
+  if (j.is_object()) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, v] : j.items()) o[printable(k, std::string::npos)] = forTerminal(v);
+    return o;
+  }
+  return j;
 }
 
 uint64_t num(const nlohmann::json& j, const char* k) {
@@ -125,35 +226,20 @@ std::string tierList(const nlohmann::json& tiers, bool with_bytes) {
 nlohmann::json build(const std::string& dir, const std::string& trace, const nlohmann::json& v,
                      const nlohmann::json& summary, const nlohmann::json& lockwait, const nlohmann::json& perf) {
   nlohmann::json r = {{"dir", dir}, {"trace", trace}};
-  if (summary.is_object()) {
-    r["record"] = {{"command_line", summary.value("command_line", std::string())},
-                   {"runtime", summary.value("runtime", std::string())},
-                   {"seconds", summary.value("seconds", 0.0)},
-                   {"exit_status", summary.value("exit_status", -1)},
-                   {"exit_reason", summary.value("exit_reason", std::string())}};
-    if (summary.contains("pid")) r["record"]["pid"] = summary["pid"];
-  } else {
-    r["record"] = nullptr;
-  }
-  uint64_t lost_events = 0, lost_packets = 0;
+  r["record"] = summary;  // recordFigures, or null
   nlohmann::json procs = nlohmann::json::array();
   for (const auto& s : v.value("sessions", nlohmann::json::array())) {
-    lost_events += num(s, "discarded_events");
-    lost_packets += num(s, "discarded_packets");
     for (const auto& p : s.value("processes", nlohmann::json::array())) {
       nlohmann::json rs = nlohmann::json::array();
-      for (const auto& d : p.value("rundowns", nlohmann::json::array())) {
-        const int64_t dur = d.contains("rundown_end") ? d["rundown_end"].value("duration_ns", int64_t{0})
-                                                      : d.value("end_ns", int64_t{0}) - d.value("begin_ns", int64_t{0});
+      for (const auto& d : p.value("rundowns", nlohmann::json::array()))
         rs.push_back({{"rundown_id", num(d, "rundown_id")},
                       {"mode", d.value("mode", std::string())},
                       {"trigger", d.value("trigger", std::string())},
                       {"begin_ns", d.value("begin_ns", int64_t{0})},
-                      {"duration_ns", dur},
+                      {"duration_ns", rundownDuration(d)},
                       {"method_records", num(d, "method_records")},
                       {"module_records", num(d, "module_records")},
                       {"cut_short", d.value("cut_short", false)}});
-      }
       procs.push_back({{"vpid", p.value("vpid", int64_t{0})},
                        {"label", p.value("label", "process " + std::to_string(p.value("vpid", int64_t{0})))},
                        {"runtime_instance", p.value("runtime_instance", 0)},
@@ -162,12 +248,11 @@ nlohmann::json build(const std::string& dir, const std::string& trace, const nlo
     }
   }
   r["processes"] = procs;
-  r["events_lost"] = lost_events;
-  r["packets_lost"] = lost_packets;
+  r.update(lossFigures(v));
   r["verdict"] = v.value("verdict", std::string());
   r["verify_exit"] = v.value("exit", -1);
   r["not_checked"] = v.value("not_checked", nlohmann::json::array());
-  r["lock_waits"] = lockwait.is_object() ? lockwaitFigures(lockwait) : nlohmann::json();
+  r["lock_waits"] = lockwait;  // lockwaitFigures, or null
   r["perf"] = perf;
   return r;
 }
@@ -183,10 +268,7 @@ void printText(const nlohmann::json& r, size_t top) {
   std::printf("  trace:       %s\n", r["trace"].get<std::string>().c_str());
   std::printf("  verdict:     %s (jitprov-verify exit %d)\n", r["verdict"].get<std::string>().c_str(),
               r["verify_exit"].get<int>());
-  std::printf("  events lost: %llu%s\n", (unsigned long long)r["events_lost"].get<uint64_t>(),
-              r["packets_lost"].get<uint64_t>() != 0
-                  ? (", packets lost: " + std::to_string(r["packets_lost"].get<uint64_t>())).c_str()
-                  : "");
+  std::printf("  events lost: %s\n", lossLine(r).c_str());
   for (const auto& p : r["processes"]) {
     const auto& c = p["code"];
     const uint32_t inst = p["runtime_instance"].get<uint32_t>();
@@ -234,7 +316,7 @@ void printText(const nlohmann::json& r, size_t top) {
     std::printf("  rundowns:    %zu\n", p["rundowns"].size());
     for (const auto& d : p["rundowns"])
       std::printf("    %-8s %-9s %10s  %llu method records, %llu modules%s\n", d["trigger"].get<std::string>().c_str(),
-                  d["mode"].get<std::string>().c_str(), fmtMs(double(d["duration_ns"].get<int64_t>())).c_str(),
+                  d["mode"].get<std::string>().c_str(), durationText(d["duration_ns"]).c_str(),
                   (unsigned long long)num(d, "method_records"), (unsigned long long)num(d, "module_records"),
                   d["cut_short"].get<bool>() ? " (cut short)" : "");
   }
@@ -261,7 +343,10 @@ void printText(const nlohmann::json& r, size_t top) {
       std::printf("  %6.2f %% %7llu  %s\n", m.value("percent", 0.0), (unsigned long long)num(m, "samples"),
                   m.value("name", std::string()).c_str());
   }
-  if (!r["not_checked"].empty()) std::printf("\nnot checked: %s\n", r["not_checked"][0].get<std::string>().c_str());
+  if (!r["not_checked"].empty()) {
+    std::printf("\nnot checked:\n");
+    for (const auto& n : r["not_checked"]) std::printf("  %s\n", n.is_string() ? n.get<std::string>().c_str() : "?");
+  }
   const auto& pl = r["plots"];
   if (pl.is_object() && pl.contains("none")) {
     std::printf("\nplots: none written: %s\n", pl["none"].get<std::string>().c_str());
@@ -283,18 +368,17 @@ void printText(const nlohmann::json& r, size_t top) {
 }  // namespace
 
 nlohmann::json lockwaitFigures(const nlohmann::json& lw) {
+  if (!lw.is_object()) throw BadField(typeOf(lw) + ", not an object");
   nlohmann::json sites = nlohmann::json::array();
   uint64_t acquisitions = 0, contended = 0, total = 0, max = 0;
-  // (.items() of a temporary would dangle)
-  const nlohmann::json all = lw.value("sites", nlohmann::json::object());
-  for (const auto& [name, s] : all.items()) {
+  for (const auto& [name, s] : objField(lw, "sites").items()) {
+    if (!s.is_object()) throw BadField("site \"" + name + "\" is " + typeOf(s) + ", not an object");
     uint64_t a = 0, t = 0, m = 0, c = 0;
     for (const char* part : {"outside", "rundown"}) {
-      if (!s.contains(part)) continue;
-      const auto& w = s[part]["wait"];
+      const nlohmann::json& w = objField(objField(s, part), "wait");
       a += num(w, "count"), t += num(w, "total_ns"), m = std::max(m, num(w, "max_ns"));
     }
-    nlohmann::json by = s.value("blocked_by", nlohmann::json::object());
+    const nlohmann::json& by = objField(s, "blocked_by");
     for (const auto& [holder, b] : by.items()) c += num(b, "count");
     if (a == 0) continue;
     sites.push_back({{"site", name},
@@ -306,16 +390,60 @@ nlohmann::json lockwaitFigures(const nlohmann::json& lw) {
     acquisitions += a, contended += c, total += t, max = std::max(max, m);
   }
   uint64_t lost = 0;
-  const nlohmann::json drops = lw.value("drops", nlohmann::json::object());
-  for (const auto& [k, n] : drops.items()) lost += n.get<uint64_t>();
+  for (const auto& [k, n] : objField(lw, "drops").items()) {
+    if (!n.is_number_unsigned()) throw BadField("drops \"" + k + "\" is " + typeOf(n) + ", not a count");
+    lost += n.get<uint64_t>();
+  }
   return {{"acquisitions", acquisitions},
           {"contended", contended},
           {"wait_total_ns", total},
           {"max_wait_ns", max},
-          {"jit_blocked_by_rundown", lw.value("jit_blocked_by_rundown", nlohmann::json::object())},
+          {"jit_blocked_by_rundown", objField(lw, "jit_blocked_by_rundown")},
           {"lost", lost},
-          {"seconds", lw.value("seconds", 0.0)},
+          {"seconds", numField(lw, "seconds", 0.0)},
           {"sites", sites}};
+}
+
+nlohmann::json rundownDuration(const nlohmann::json& d) {
+  if (d.is_object() && d.contains("rundown_end") && d["rundown_end"].is_object() &&
+      d["rundown_end"].contains("duration_ns") && d["rundown_end"]["duration_ns"].is_number())
+    return d["rundown_end"]["duration_ns"];
+  return nullptr;
+}
+
+std::string durationText(const nlohmann::json& ns) {
+  return ns.is_number() ? fmtMs(ns.get<double>()) : std::string("unfinished");
+}
+
+nlohmann::json lossFigures(const nlohmann::json& v) {
+  uint64_t events = 0, packets = 0, missing = 0, uncounted = 0;
+  nlohmann::json connection_lost = nlohmann::json::array();
+  for (const auto& s : v.value("sessions", nlohmann::json::array())) {
+    events += num(s, "discarded_events");
+    packets += num(s, "discarded_packets");
+    missing += num(s, "packets_before_first");
+    uncounted += num(s, "discard_messages_without_count");
+    if (s.contains("live_connection_lost") && s["live_connection_lost"].is_string())
+      connection_lost.push_back(s.value("session", std::string()) + ": " +
+                                s["live_connection_lost"].get<std::string>());
+  }
+  return {{"events_lost", events},
+          {"packets_lost", packets},
+          {"packets_missing", missing},
+          {"discards_uncounted", uncounted},
+          {"live_connection_lost", connection_lost}};
+}
+
+std::string lossLine(const nlohmann::json& l) {
+  std::string s = std::to_string(num(l, "events_lost"));
+  if (num(l, "packets_lost") != 0) s += ", packets lost: " + std::to_string(num(l, "packets_lost"));
+  if (num(l, "packets_missing") != 0)
+    s += ", packets missing (before a stream's first, or between chunks): " + std::to_string(num(l, "packets_missing"));
+  if (num(l, "discards_uncounted") != 0)
+    s += ", discards of no count (events lost, how many unknown): " + std::to_string(num(l, "discards_uncounted"));
+  for (const auto& c : l.value("live_connection_lost", nlohmann::json::array()))
+    s += ", live connection lost: " + (c.is_string() ? c.get<std::string>() : std::string("?"));
+  return s;
 }
 
 std::string lockwaitLine(const nlohmann::json& f) {
@@ -338,9 +466,16 @@ int report(const ReportArgs& a) {
   std::string recorded_bad;
   const nlohmann::json recorded = readJson(a.dir + "/summary.json", &recorded_bad);
   const std::string verdict = recorded.is_object() && recorded.contains("verdict") && recorded["verdict"].is_string()
-                                  ? recorded["verdict"].get<std::string>()
+                                  ? printable(recorded["verdict"].get<std::string>(), std::string::npos)
                                   : std::string();
-  const bool in_trace = hasTrace(trace), no_trace = !in_trace && !hasTrace(a.dir);
+  int trace_err = 0, dir_err = 0;
+  const bool in_trace = hasTrace(trace, &trace_err), no_trace = !in_trace && !hasTrace(a.dir, &dir_err);
+  // A trace that is there but may not be read (record leaves DIR/trace 0770, root's) is
+  // not "no trace": the first directory that could not be opened, named.
+  if (no_trace && (trace_err == EACCES || dir_err == EACCES || trace_err == EPERM || dir_err == EPERM))
+    return fail(kReportUnreadable, (trace_err == EACCES || trace_err == EPERM ? trace : a.dir) + ": " +
+                                       std::strerror(trace_err != 0 && trace_err != ENOENT ? trace_err : dir_err) +
+                                       " (a trace in it cannot be looked for)");
   if (verdict.starts_with("nothing recorded"))
     return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
   // A recording that had a trace, since removed or moved: its summary's verdict is not this
@@ -375,22 +510,34 @@ int report(const ReportArgs& a) {
   close(fd);
   if (ran.status == 2)  // jitprov-verify: usage or unreadable input
     return fail(kReportUnreadable, "cannot read the trace " + trace + ": " + firstLine(ran.output));
+  // Killed (a crash, the OOM killer): said as such, with what it said before it.
+  if (ran.signal != 0)
+    return fail(kReportNoVerifier, verifier + " was killed by signal " + std::to_string(ran.signal) + " (" +
+                                       strsignal(ran.signal) + ") before its report" +
+                                       (ran.output.empty() ? std::string() : ": " + firstLine(ran.output)));
   if (ran.status < 0 || !v.is_object())
-    return fail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) +
-                                       "): " + firstLine(bad.empty() ? ran.output : bad));
+    return fail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) + "): " +
+                                       firstLine(!ran.output.empty() ? ran.output
+                                                 : bad.empty()       ? "no output"
+                                                                     : bad));
   // What record left beside the trace, when it did.
   // One that cannot be read (jitprov-lockwait killed in its report, a file cut short)
   // costs its part of the report, said on stderr and in the JSON, not the report.
   const bool beside = trace != a.dir;
   std::string bad_files[3];
-  const nlohmann::json summary = beside ? recorded : nlohmann::json();  // read above
-  if (beside) bad_files[0] = recorded_bad;
-  const nlohmann::json lockwait = beside ? readJson(a.dir + "/lockwait.json", &bad_files[1], true) : nlohmann::json();
-  const nlohmann::json perf = beside ? readJson(a.dir + "/perf.json", &bad_files[2]) : nlohmann::json();
+  nlohmann::json summary, lockwait, perf;
+  if (beside) {
+    bad_files[0] = recorded_bad;  // read above
+    summary = figuresOf(recorded, a.dir + "/summary.json", &bad_files[0], recordFigures);
+    lockwait = figuresOf(readJson(a.dir + "/lockwait.json", &bad_files[1], true), a.dir + "/lockwait.json",
+                         &bad_files[1], lockwaitFigures);
+    perf = figuresOf(readJson(a.dir + "/perf.json", &bad_files[2]), a.dir + "/perf.json", &bad_files[2],
+                     [](const nlohmann::json& f) { return checkedPerf(f); });
+  }
   nlohmann::json unreadable = nlohmann::json::array();
   for (const std::string& b : bad_files)
     if (!b.empty()) {
-      std::fprintf(stderr, "jitprov report: %s: left out of the report\n", b.c_str());
+      std::fprintf(stderr, "jitprov report: %s: left out of the report\n", printable(b, std::string::npos).c_str());
       unreadable.push_back(b);
     }
   nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
@@ -414,7 +561,7 @@ int report(const ReportArgs& a) {
       if (a.json)
         std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
       else
-        printText(r, size_t(a.top));
+        printText(forTerminal(r), size_t(a.top));
       std::fflush(stdout);
       return fail(kReportError, "--plots " + r["plots"]["none"].get<std::string>());
     }
@@ -422,7 +569,7 @@ int report(const ReportArgs& a) {
   if (a.json)
     std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
   else
-    printText(r, size_t(a.top));
+    printText(forTerminal(r), size_t(a.top));
   return kReportOk;
 }
 

@@ -40,4 +40,18 @@ nlohmann::json lockwaitFigures(const nlohmann::json& lw);
 // The lines the summary and the report print for them.
 std::string lockwaitLine(const nlohmann::json& figures);
 
+// A rundown's duration from the verifier's record of it: the runtime's own measure
+// (rundown_end.duration_ns); null when the trace holds no end (the session stopped while
+// it ran, or its end was lost).
+nlohmann::json rundownDuration(const nlohmann::json& rundown);
+// What the verifier's sessions say was lost, added up: events_lost (discarded events),
+// packets_lost (discarded packets), packets_missing (before a stream's first or between
+// chunks), discards_uncounted (discard records without a count), live_connection_lost
+// (the live sessions whose relay connection was lost).
+nlohmann::json lossFigures(const nlohmann::json& verifier_report);
+// "0", or "N, packets lost: M, ..." naming every non-zero loss.
+std::string lossLine(const nlohmann::json& losses);
+// "12.3 ms", or "unfinished" for a null duration.
+std::string durationText(const nlohmann::json& duration_ns);
+
 }  // namespace jitprov::cli

@@ -84,7 +84,7 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
     // Ended with us, also when we are killed or interrupted without a handler (jitprov
     // report's Ctrl-C): a verifier of a large trace must not run on alone.
     endWithParent(parent);
-    const int devnull = open("/dev/null", O_RDONLY);
+    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out_fd >= 0 ? out_fd : pipefd[1], 1);
     dup2(pipefd[1], 2);
@@ -115,6 +115,7 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
   return r;
 }
 
@@ -146,11 +147,15 @@ std::string fmtMs(double ns) {
 
 namespace {
 // Whether a file named `metadata` at any depth of `dir` (8 levels at most, symbolic links
-// not followed) satisfies `pred` (its path).
-bool anyMetadata(const std::string& dir, const std::function<bool(const std::string&)>& pred, int depth = 0) {
+// not followed) satisfies `pred` (its path). *open_err: the first opendir's errno.
+bool anyMetadata(const std::string& dir, const std::function<bool(const std::string&)>& pred, int* open_err,
+                 int depth = 0) {
   if (depth > 8) return false;
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return false;
+  if (d == nullptr) {
+    if (*open_err == 0) *open_err = errno;
+    return false;
+  }
   bool found = false;
   while (const dirent* e = readdir(d)) {
     const std::string n = e->d_name;
@@ -159,7 +164,7 @@ bool anyMetadata(const std::string& dir, const std::function<bool(const std::str
     struct stat st {};
     if (lstat(p.c_str(), &st) != 0) continue;
     if (S_ISREG(st.st_mode) && n == "metadata") found = pred(p);
-    if (S_ISDIR(st.st_mode)) found = anyMetadata(p, pred, depth + 1);
+    if (S_ISDIR(st.st_mode)) found = anyMetadata(p, pred, open_err, depth + 1);
     if (found) break;
   }
   closedir(d);
@@ -168,8 +173,45 @@ bool anyMetadata(const std::string& dir, const std::function<bool(const std::str
 }  // namespace
 
 // Whether the directory holds a CTF trace (a `metadata` file at any depth).
-bool hasTrace(const std::string& dir) {
-  return anyMetadata(dir, [](const std::string&) { return true; });
+bool hasTrace(const std::string& dir, int* open_err) {
+  int e = 0;
+  const bool found = anyMetadata(
+      dir, [](const std::string&) { return true; }, &e);
+  if (open_err != nullptr) *open_err = found ? 0 : e;
+  return found;
+}
+
+std::string readRegular(const std::string& path, size_t max, std::string* out) {
+  out->clear();
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return path + ": " + std::strerror(errno);
+  struct stat st {};
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = path + ": " + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = path + ": not a regular file";
+  } else {
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        if (out->size() + size_t(n) > max) {
+          why = path + ": larger than " + std::to_string(max >> 20) + " MiB";
+          break;
+        }
+        out->append(buf, size_t(n));
+      } else if (n == 0) {
+        break;
+      } else if (errno != EINTR) {
+        why = path + ": " + std::strerror(errno);
+        break;
+      }
+    }
+  }
+  close(fd);
+  if (!why.empty()) out->clear();
+  return why;
 }
 
 // Whether a `metadata` file at any depth of the directory declares one of jitprov's
@@ -178,13 +220,17 @@ bool hasTrace(const std::string& dir) {
 // once a process with the agent has. Its text is cut into packets (4 KiB in lttng's), so
 // each file is read whole: one of the declarations is found intact.
 bool declaresJitprovEvents(const std::string& dir) {
-  return anyMetadata(dir, [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // An event's name has its provider's: not the environment's `hostname = "jitprov_x"`.
-    return text.find("name = \"jitprov_rundown:") != std::string::npos ||
-           text.find("name = \"jitprov_runtime:") != std::string::npos;
-  });
+  int open_err = 0;
+  return anyMetadata(
+      dir,
+      [](const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        // An event's name has its provider's: not the environment's `hostname = "jitprov_x"`.
+        return text.find("name = \"jitprov_rundown:") != std::string::npos ||
+               text.find("name = \"jitprov_runtime:") != std::string::npos;
+      },
+      &open_err);
 }
 
 // JITPROV_VERIFY when set, else beside this binary in a build tree, else installed,

@@ -20,7 +20,8 @@ std::string findCommand(const std::string& cmd, int* err);
 
 // A helper's outcome: its exit status (-1: it could not be run) and what it printed.
 struct Ran {
-  int status = -1;
+  int status = -1;     // its exit status, or 128 + N when killed by signal N
+  int signal = 0;      // N when it was killed by signal N
   std::string output;  // stdout and stderr, when captured
 };
 
@@ -38,8 +39,16 @@ std::string firstLine(const std::string& s);
 std::string fmtSeconds(double s);  // "1.23", "12.3"
 std::string fmtMs(double ns);      // "1.2 ms", "123 ms"
 
-// Whether the directory holds a CTF trace (a `metadata` file at any depth).
-bool hasTrace(const std::string& dir);
+// Whether the directory holds a CTF trace (a `metadata` file at any depth). *open_err
+// (when given): the errno of the first directory in it that could not be opened, else 0
+// (a trace that may be there, unseen).
+bool hasTrace(const std::string& dir, int* open_err = nullptr);
+
+// A small regular file of ours (summary.json, a CSV) into *out: "" or why not. Never
+// blocks on a FIFO or a device put in its place (opened without waiting, then required
+// to be a regular file), and reads at most `max` bytes (more: an error).
+std::string readRegular(const std::string& path, size_t max, std::string* out);
+
 // Whether a `metadata` file at any depth declares one of jitprov's events.
 bool declaresJitprovEvents(const std::string& dir);
 

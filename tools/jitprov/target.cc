@@ -163,7 +163,9 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
                                  std::to_string(geteuid()) + "), and we lack CAP_SYS_PTRACE: run as its user or root");
   std::ifstream maps(proc + "/maps");
   if (!maps) {
-    if (errno == ENOENT) return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
+    // ESRCH: it exited while it was read (its /proc entry still there).
+    if (errno == ENOENT || errno == ESRCH)
+      return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
     return fail(kPermission, proc + "/maps: " + std::strerror(errno) + ": may not inspect " + describe(t));
   }
   for (std::string line; std::getline(maps, line);) {
