@@ -420,7 +420,7 @@ JITPROV_VERIFY=$WORK/edit-verify "$JITPROV" report "$WORK/rec" --plots "$WORK/pl
 JITPROV_VERIFY=$WORK/edit-verify "$JITPROV" report "$WORK/rec" --no-plots --json >"$WORK/edit.json" ||
   fail "report --json through the edited verifier"
 grep -q "^    .* unfinished  [0-9]* method records" "$WORK/edit.txt" &&
-  grep -qx "  events lost: 0, packets missing (before a stream's first, or between chunks): 3" "$WORK/edit.txt" &&
+  grep -qx "  events lost: 0, packets missing (before a stream's first, between chunks, or from their files): 3" "$WORK/edit.txt" &&
   [ "$(sed -n '/^not checked:$/,/^$/p' "$WORK/edit.txt" | grep -c '^  .* thing$')" -eq 3 ] &&
   ! grep -q $'\x1b' "$WORK/edit.txt" && grep -q '^evil ?\[2J?process 1: 999 code bodies: ' "$WORK/edit.txt" &&
   ! grep -q -- '-[0-9]\{6,\}' "$WORK/edit.txt" ||

@@ -58,6 +58,33 @@ good)
   grep -qE 'G3\+ complete: +pass +\([1-9][0-9]{4,} versions' "$WORK/good.out" || { cat "$WORK/good.out"; fail "good: G3 checked too few versions"; }
   "$VERIFY" --json "$WORK/good" | $PY -c 'import json,sys; d=json.load(sys.stdin); assert d["exit"] == 0 and d["sessions"][0]["processes"][0]["rundowns"][0]["G4"]["status"] == "pass", d' ||
     fail "good: --json"
+  # A stream file emptied, removed, or cut at a packet's end after its index was written:
+  # babeltrace2 reads what is left and says nothing; its index says what it held: exit 3
+  # (was: 0, "every guarantee holds", the packets of that file not checked at all).
+  # (Sub-buffers of 64 KiB, blocking: many packets in each file, none lost.)
+  setup_session small "$WORK/small" --subbuf-size=64K --num-subbuf=4 --blocking-timeout=inf
+  lttng start small >/dev/null || fail "lttng start"
+  start_sim --methods 20000 --rundown-trigger signal --unload-rate 0
+  kill -USR2 "$SIM_PID"
+  wait_rundowns 1 30
+  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
+  lttng stop small >/dev/null && lttng destroy small >/dev/null || fail "lttng stop/destroy"
+  expect small 0 'verdict: every guarantee holds, everything checked'
+  victim=$(ls -S $(find "$WORK/small" -name 'jitprov_rundown_*' -not -name '*.idx') | head -1)
+  [ -n "$victim" ] && [ -s "$(dirname "$victim")/index/$(basename "$victim").idx" ] || fail "small: no indexed file"
+  rel=${victim#"$WORK/small/"}
+  for how in emptied removed cut; do
+    cp -a "$WORK/small" "$WORK/small-$how"
+    case $how in
+      emptied) : >"$WORK/small-$how/$rel" ;;
+      removed) rm "$WORK/small-$how/$rel" ;;
+      cut) # to its first packet (lttng-ust's packet context: packet_size, in bits, at byte 56)
+        first=$($PY -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(64), 56)[0] // 8)' "$victim")
+        [ "$first" -gt 0 ] && [ "$first" -lt "$(stat -c %s "$victim")" ] || fail "small: the first packet's size: $first"
+        truncate -s "$first" "$WORK/small-$how/$rel" ;;
+    esac
+    expect "small-$how" 3 '[1-9][0-9]* packets missing before the streams. first, between chunks or from their files'
+  done
   ;;
 duplicate)
   trace duplicate --inject-fault duplicate

@@ -438,7 +438,8 @@ std::string lossLine(const nlohmann::json& l) {
   std::string s = std::to_string(num(l, "events_lost"));
   if (num(l, "packets_lost") != 0) s += ", packets lost: " + std::to_string(num(l, "packets_lost"));
   if (num(l, "packets_missing") != 0)
-    s += ", packets missing (before a stream's first, or between chunks): " + std::to_string(num(l, "packets_missing"));
+    s += ", packets missing (before a stream's first, between chunks, or from their files): " +
+         std::to_string(num(l, "packets_missing"));
   if (num(l, "discards_uncounted") != 0)
     s += ", discards of no count (events lost, how many unknown): " + std::to_string(num(l, "discards_uncounted"));
   for (const auto& c : l.value("live_connection_lost", nlohmann::json::array()))

@@ -155,8 +155,9 @@ void printSession(const nlohmann::json& sj) {
                   ? (", " + std::to_string(sj["discarded_packets"].get<uint64_t>()) + " packets discarded").c_str()
                   : "",
               before_first ? (", " + std::to_string(before_first) +
-                              " packets missing before its streams' first or between its chunks (a snapshot, "
-                              "or earlier files or chunks removed)")
+                              " packets missing before its streams' first, between its chunks or from its files "
+                              "(a snapshot, earlier files or chunks removed, or files emptied or cut after their "
+                              "indexes were written)")
                                  .c_str()
                            : "");
   for (const auto& pj : sj["processes"]) {
@@ -202,7 +203,10 @@ void printText(const Report& r) {
         "EVENTS LOST: %llu events and %llu packets discarded by the tracer%s: the checks above cannot be "
         "trusted\n",
         (unsigned long long)ev, (unsigned long long)pk,
-        bf ? (", " + std::to_string(bf) + " packets missing before the streams' first or between chunks").c_str() : "");
+        bf ? (", " + std::to_string(bf) +
+              " packets missing before the streams' first, between chunks or from their files")
+                 .c_str()
+           : "");
   }
   std::printf("verdict: %s (exit %d)\n", r.verdict, r.exit);
 }

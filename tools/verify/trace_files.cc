@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <map>
 #include <regex>
+#include <set>
+#include <tuple>
 #include <utility>
 #include <cstring>
 #include <filesystem>
@@ -188,34 +190,70 @@ uint64_t beU64(const unsigned char* p) {
   return v;
 }
 
-// The packet_seq_num of the last packet of a stream file, from its index
-// (index/FILE.idx: lttng's CTF packet index, big-endian, version 1.1 or later with the
-// sequence number), when the index covers the file as it is; false: no usable index.
-bool lastSeqFromIndex(const std::string& trace, const std::string& name, uint64_t data_size, uint64_t* last) {
-  constexpr size_t kHeader = 16, kSeqAt = 64;
-  const int fd = open((trace + "/index/" + name + ".idx").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  // Its header and its last entry only: an index of any size (a hostile one of 8 GiB)
-  // costs two reads.
+// A stream file's index (index/FILE.idx: lttng's CTF packet index, big-endian, version
+// 1.1 or later with the sequence number), as much as the checks need: its entries, the
+// first one's stream ids and sequence number, the last one's, and how many of its last
+// entries lie past the end of the stream file's `data_size` bytes (a file cut, or emptied,
+// after its packets were indexed). `ok` false: no usable index (none, another version,
+// or an entry that is no packet's). Costs a few reads for an index of any size (a hostile
+// one of 8 GiB): its header, its first and last entries, a binary search for the cut.
+struct IndexInfo {
   bool ok = false;
+  uint64_t entries = 0, first_seq = 0, last_seq = 0, beyond = 0;
+  uint32_t stream_id = 0;
+  uint64_t instance = 0;
+};
+
+IndexInfo readIndex(const std::string& trace, const std::string& name, uint64_t data_size) {
+  constexpr size_t kHeader = 16, kStreamIdAt = 48, kInstanceAt = 56, kSeqAt = 64;
+  IndexInfo r;
+  const int fd = open((trace + "/index/" + name + ".idx").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return r;
   unsigned char h[kHeader];
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof h, 0) == ssize_t(sizeof h)) {
-    const auto be32 = [&h](size_t at) {
-      return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 | h[at + 3];
+    const auto be32 = [](const unsigned char* p) {
+      return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
     };
-    const uint32_t magic = be32(0), major = be32(4), minor = be32(8), len = be32(12);
+    const uint32_t magic = be32(h), major = be32(h + 4), minor = be32(h + 8), len = be32(h + 12);
     const uint64_t n = st.st_size > off_t(kHeader) && len != 0 ? (uint64_t(st.st_size) - kHeader) / len : 0;
+    // Entry i: its offset in the stream file and its size in bytes (0: not a packet's).
     unsigned char e[kSeqAt + 8];
-    if (magic == 0xC1F1DCC1u && major == 1 && minor >= 1 && len >= kSeqAt + 8 && n != 0 &&
-        pread(fd, e, sizeof e, off_t(kHeader + (n - 1) * len)) == ssize_t(sizeof e)) {
-      const uint64_t offset = beU64(e), packet_bits = beU64(e + 8);
-      ok = packet_bits != 0 && packet_bits % 8 == 0 && offset <= data_size && packet_bits / 8 <= data_size - offset;
-      if (ok) *last = beU64(e + kSeqAt);
+    const auto entry = [&](uint64_t i, uint64_t* offset, uint64_t* bytes) {
+      if (pread(fd, e, sizeof e, off_t(kHeader + i * len)) != ssize_t(sizeof e)) return false;
+      const uint64_t bits = beU64(e + 8);
+      *offset = beU64(e);
+      *bytes = bits % 8 == 0 ? bits / 8 : 0;
+      return *bytes != 0;
+    };
+    uint64_t off = 0, bytes = 0;
+    if (magic == 0xC1F1DCC1u && major == 1 && minor >= 1 && len >= kSeqAt + 8 && n != 0 && entry(0, &off, &bytes)) {
+      r.first_seq = beU64(e + kSeqAt);
+      r.stream_id = uint32_t(beU64(e + kStreamIdAt));
+      r.instance = beU64(e + kInstanceAt);
+      if (entry(n - 1, &off, &bytes) && beU64(e + kSeqAt) >= r.first_seq) {
+        r.ok = true;
+        r.entries = n;
+        r.last_seq = beU64(e + kSeqAt);
+        const auto inFile = [data_size](uint64_t o, uint64_t b) { return o <= data_size && b <= data_size - o; };
+        if (!inFile(off, bytes)) {
+          // The first entry past the end (the entries go in the file's order): the
+          // entries from it on are what the file lacks.
+          uint64_t lo = 0, hi = n - 1;  // entry hi is past the end
+          while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo) / 2;
+            if (entry(mid, &off, &bytes) && inFile(off, bytes))
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          r.beyond = n - hi;
+        }
+      }
     }
   }
   close(fd);
-  return ok;
+  return r;
 }
 
 }  // namespace
@@ -236,6 +274,10 @@ void packetSeqRanges(const std::string& trace, StreamPackets* streams) {
       return;  // not a layout known here: cannot tell
   }
   const std::string dir = streamDirKey(trace);
+  const auto key = [&dir](uint32_t stream_id, uint64_t instance) {
+    return dir + "/stream " + std::to_string(stream_id) + "." + std::to_string(instance);
+  };
+  std::set<std::string> with_packets;  // stream files whose first packet was read
   std::error_code ec;
   for (std::filesystem::directory_iterator it(trace, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
@@ -265,19 +307,42 @@ void packetSeqRanges(const std::string& trace, StreamPackets* streams) {
     };
     uint64_t bytes = 0, first = 0, last = 0;
     if (packetAt(0, &bytes, &first, true)) {
-      // The last packet: from the index, else each packet's header in turn (a snapshot
-      // writes no index).
-      if (!lastSeqFromIndex(trace, name, size, &last)) {
+      with_packets.insert(name);
+      // The last packet: from the index when it covers the file, else each packet's header
+      // in turn (a snapshot writes no index); the index's packets past the file's end,
+      // missing.
+      const IndexInfo idx = readIndex(trace, name, size);
+      if (idx.ok && idx.beyond == 0) {
+        last = idx.last_seq;
+      } else {
         last = first;
         uint64_t seq = 0;
         for (uint64_t off = bytes; off < size && packetAt(off, &bytes, &seq, false); off += bytes) last = seq;
       }
       // One stream by its ids, whatever its files are named (--tracefile-size splits one
       // into chan_0_0, chan_0_1...).
-      (*streams)[dir + "/stream " + std::to_string(stream_id) + "." + std::to_string(instance)].push_back(
-          {first, std::max(first, last)});
+      auto& ranges = (*streams)[key(stream_id, instance)];
+      ranges.push_back({first, std::max(first, last), false});
+      if (idx.ok && idx.beyond > 0 && idx.last_seq > std::max(first, last))
+        ranges.push_back({std::max(first, last) + 1, idx.last_seq, true});
     }
     close(fd);
+  }
+  // The indexes of stream files that are gone, empty, or begin with no packet: every packet
+  // they index is missing (babeltrace2 reads such a file as a stream of nothing, or skips it).
+  for (std::filesystem::directory_iterator it(trace + "/index", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string idx_name = it->path().filename().string();
+    if (idx_name.size() <= 4 || idx_name[0] == '.' || idx_name.compare(idx_name.size() - 4, 4, ".idx") != 0) continue;
+    const std::string name = idx_name.substr(0, idx_name.size() - 4);
+    if (with_packets.count(name) != 0) continue;
+    std::error_code size_ec;
+    const auto size = std::filesystem::file_size(trace + "/" + name, size_ec);
+    const IndexInfo idx = readIndex(trace, name, size_ec ? 0 : uint64_t(size));
+    if (idx.ok && idx.beyond > 0)
+      (*streams)[key(idx.stream_id, idx.instance)].push_back(
+          {idx.last_seq - (idx.beyond - 1) > idx.first_seq ? idx.last_seq - (idx.beyond - 1) : idx.first_seq,
+           idx.last_seq, true});
   }
 }
 
@@ -289,12 +354,17 @@ uint64_t packetsLacking(const StreamPackets& streams) {
     if (given.empty()) continue;
     // In the stream's order (chunks rotated within one second, or a split stream's
     // files, can sort out of it by their names).
-    std::vector<std::pair<uint64_t, uint64_t>> ranges = given;
-    std::sort(ranges.begin(), ranges.end());
+    std::vector<SeqRange> ranges = given;
+    std::sort(ranges.begin(), ranges.end(), [](const SeqRange& a, const SeqRange& b) {
+      return std::tie(a.first, a.last) < std::tie(b.first, b.last);
+    });
     lacking = add(lacking, ranges.front().first);  // before the stream's first packet
-    for (size_t i = 1; i < ranges.size(); ++i)     // between one file's last and the next one's first
-      if (ranges[i].first > ranges[i - 1].second && ranges[i].first - ranges[i - 1].second > 1)
-        lacking = add(lacking, ranges[i].first - ranges[i - 1].second - 1);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (ranges[i].missing) lacking = add(lacking, ranges[i].last - ranges[i].first + 1);  // indexed, not in a file
+      // between one file's last and the next one's first
+      if (i > 0 && ranges[i].first > ranges[i - 1].last && ranges[i].first - ranges[i - 1].last > 1)
+        lacking = add(lacking, ranges[i].first - ranges[i - 1].last - 1);
+    }
   }
   return lacking;
 }

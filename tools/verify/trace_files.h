@@ -36,18 +36,26 @@ std::string checkMetadata(const std::string& trace);
 // and their indexes must be regular files. "" or which is not.
 std::string checkStreamFiles(const std::string& trace);
 
-// Stream (streamDirKey, its stream_id and stream_instance_id) -> the packet_seq_num of
-// the first and last packet of each of its files in a session's traces (a rotated
-// session's chunks, the files --tracefile-size splits it into).
-using StreamPackets = std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>>;
+// packet_seq_num first to last of one of a stream's files, or (missing) of packets its
+// index lists that the file lacks.
+struct SeqRange {
+  uint64_t first = 0, last = 0;
+  bool missing = false;
+};
+// Stream (streamDirKey, its stream_id and stream_instance_id) -> its files' ranges in a
+// session's traces (a rotated session's chunks, the files --tracefile-size splits it
+// into).
+using StreamPackets = std::map<std::string, std::vector<SeqRange>>;
 // Adds the trace's stream files to `streams` (lttng-ust's packet context, as the trace's
-// metadata declares it; nothing for a layout it does not know).
+// metadata declares it; nothing for a layout it does not know), and the packets their
+// indexes list that the files lack: a file gone, emptied, or cut after its packets were
+// indexed (babeltrace2 reads what is there, and says nothing).
 void packetSeqRanges(const std::string& trace, StreamPackets* streams);
 // The packets a session's streams lack that babeltrace2 does not count: before each
 // stream's first packet (a snapshot: the buffers' last packets; a trace whose first
-// files, or first chunks, were removed), and between one chunk's last packet of a stream
+// files, or first chunks, were removed), between one chunk's last packet of a stream
 // and the next chunk's first (a chunk removed): babeltrace2 counts only the packets lost
-// between two packets of a stream in one trace.
+// between two packets of a stream in one trace; and those indexed but not in their files.
 uint64_t packetsLacking(const StreamPackets& streams);
 
 }  // namespace jitprov::verify
