@@ -82,23 +82,33 @@ static __always_inline void count_drop(__u32 kind) {
   if (d) *d += 1;
 }
 
-/* The current task's (tgid << 32 | pid) as the tool numbers them; 0 when it cannot be
- * numbered there (a task outside the tool's pid namespace). */
-static __always_inline __u64 current_ids(void) {
-  if (pidns_ino == 0) return bpf_get_current_pid_tgid();
-  struct bpf_pidns_info ns = {};
-  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) != 0) return 0;
-  return ((__u64)ns.tgid << 32) | ns.pid;
-}
-
-/* The process id of task t in the tool's pid namespace; 0 when it has none there. */
-static __always_inline __u32 tgid_in_ns(struct task_struct* t) {
-  struct pid* p = BPF_CORE_READ(t, group_leader, thread_pid);
+/* The number of pid p in the tool's pid namespace (at pidns_level, its inode pidns_ino);
+ * 0 when it has none there. */
+static __always_inline __u32 nr_in_ns(struct pid* p) {
   if (!p || BPF_CORE_READ(p, level) < pidns_level) return 0;
   struct upid u = {};
   if (bpf_core_read(&u, sizeof(u), &p->numbers[pidns_level]) != 0) return 0;
   if (pidns_ino != 0 && BPF_CORE_READ(u.ns, ns.inum) != pidns_ino) return 0;
   return (__u32)u.nr;
+}
+
+/* The process id of task t in the tool's pid namespace; 0 when it has none there. */
+static __always_inline __u32 tgid_in_ns(struct task_struct* t) {
+  return nr_in_ns(BPF_CORE_READ(t, group_leader, thread_pid));
+}
+
+/* The current task's (tgid << 32 | pid) as the tool numbers them; 0 when it cannot be
+ * numbered there (a task outside the tool's pid namespace). A task of the tool's own
+ * namespace by the helper; one of a namespace below it (a container's process traced
+ * from the host) by its struct pid's number at the tool's level: the helper numbers a
+ * task only in the namespace it is in. */
+static __always_inline __u64 current_ids(void) {
+  if (pidns_ino == 0) return bpf_get_current_pid_tgid();
+  struct bpf_pidns_info ns = {};
+  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) == 0) return ((__u64)ns.tgid << 32) | ns.pid;
+  struct task_struct* t = bpf_get_current_task_btf();
+  const __u32 tgid = tgid_in_ns(t), pid = nr_in_ns(BPF_CORE_READ(t, thread_pid));
+  return tgid == 0 || pid == 0 ? 0 : ((__u64)tgid << 32) | pid;
 }
 
 static __always_inline int in_tree(void) {

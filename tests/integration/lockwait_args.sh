@@ -11,6 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 PROG=${1:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
 LW=${2:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
+PROG=$(realpath "$PROG") LW=$(realpath "$LW")
 require_root
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
@@ -69,17 +70,29 @@ run_case() {
   shift
   rm -f "$WORK/prog.out" "$WORK/lw.json" "$WORK/lw.err" "$WORK/waits.csv"
   "$@" bash -c '
-    "$1" 2000 >"$2/prog.out" 2>&1 & prog=$!
+    if [ -n "$5" ]; then  # the target alone in a pid namespace of its own: its pid out here
+      unshare --pid --fork --mount-proc "$1" 2000 >"$2/prog.out" 2>&1 & outer=$!
+      prog=
+      for _ in $(seq 200); do
+        prog=$(cat /proc/$outer/task/$outer/children 2>/dev/null | tr -d " ")
+        [ -n "$prog" ] && break
+        sleep 0.05
+      done
+    else
+      "$1" 2000 >"$2/prog.out" 2>&1 & prog=$!
+      outer=$prog
+    fi
     for _ in $(seq 200); do grep -q waiting "$2/prog.out" && break; sleep 0.05; done
     [ -n "$4" ] && rm -f "$1"  # the target'"'"'s file removed while it runs (a redeploy)
     "$3" -p $prog --json --waits "$2/waits.csv" >"$2/lw.json" 2>"$2/lw.err" & lw=$!
     for _ in $(seq 200); do grep -q attached "$2/lw.err" && break; sleep 0.05; done
     grep -q attached "$2/lw.err" || { echo "jitprov-lockwait did not attach: $(cat "$2/lw.err")"; kill $prog; exit 1; }
     kill -USR1 $prog
-    wait $prog || { echo "target: $(cat "$2/prog.out")"; exit 1; }
+    wait $outer || { echo "target: $(cat "$2/prog.out")"; exit 1; }
     wait $lw; rc=$?
     [ $rc -eq 0 ] || { echo "jitprov-lockwait exit $rc: $(cat "$2/lw.err")"; exit 1; }
-  ' run_case "$PROG_RUN" "$WORK" "$LW" "${DELETE:-}" >"$WORK/case.out" 2>&1 || fail "$name: $(cat "$WORK/case.out")"
+  ' run_case "$PROG_RUN" "$WORK" "$LW" "${DELETE:-}" "${TARGET_NS:-}" >"$WORK/case.out" 2>&1 ||
+    fail "$name: $(cat "$WORK/case.out")"
   python3 "$WORK/check.py" "$WORK/lw.json" "$WORK/waits.csv" || fail "$name: jitprov-lockwait's report or waits file is wrong (above)"
 }
 PROG_RUN=$PROG
@@ -87,6 +100,10 @@ run_case "the target as it is"
 # The tool in a container's pid namespace, the target beside it: pids as the tool sees
 # them (was: every hit filtered out by the host's pid, a report of zeros, exit 0).
 PROG_RUN=$PROG run_case "in a new pid namespace" unshare --pid --fork --mount-proc
+# The target alone in a pid namespace of its own (a container), the tool outside it, given
+# the target's pid as the tool sees it (was: bpf_get_ns_current_pid_tgid, which numbers a
+# task only in its own namespace, failed on every hit: a report of zeros, exit 0).
+PROG_RUN=$PROG TARGET_NS=1 run_case "the target in a pid namespace of its own"
 # The target's file removed on disk while it runs: found by /proc/PID/exe (was: "open
 # binary ... (deleted)").
 cp "$PROG" "$WORK/argforms-copy" || fail "copy $PROG"
@@ -111,7 +128,43 @@ done
 "$LW" -p "$tid" >/dev/null 2>"$WORK/arg.err"; rc=$?
 [ $rc -eq 1 ] && grep -q "is a thread of process $threaded: give -p $threaded" "$WORK/arg.err" ||
   fail "jitprov-lockwait -p THREAD: exit $rc: $(cat "$WORK/arg.err")"
+LIB=$(realpath "$(dirname "$LW")/../../runtime/libjitprov.so.1")
+# -p PID -b FILE where PID does not map FILE: refused (was: a report of zeros, exit 0).
+"$LW" -p "$idle" -b "$LIB" >/dev/null 2>"$WORK/arg.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "pid $idle does not map $LIB (neither its executable nor a file it maps is that one)" "$WORK/arg.err" ||
+  fail "jitprov-lockwait -p $idle -b $LIB: exit $rc: $(cat "$WORK/arg.err")"
+# A bare -b NAME is the file in the current directory, attached by that path (was: checked
+# there, then looked up by libbpf in LD_LIBRARY_PATH and the system's directories).
+(cd "$(dirname "$PROG")" && "$LW" -p "$idle" -b "$(basename "$PROG")" -i 0.2 -c 1 >/dev/null 2>"$WORK/arg.err") ||
+  fail "jitprov-lockwait -b $(basename "$PROG") from its directory: $(cat "$WORK/arg.err")"
+# A report that cannot be written: exit 1, said (was: exit 0 on a full disk; killed by
+# SIGPIPE, 141, on a closed pipe, the waits file lost with it).
+"$LW" -p "$idle" -i 0.2 -c 2 --json >/dev/full 2>"$WORK/arg.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "the report could not be written to stdout" "$WORK/arg.err" ||
+  fail "jitprov-lockwait >/dev/full: exit $rc: $(cat "$WORK/arg.err")"
+"$LW" -p "$idle" -i 0.2 -c 50 --json --waits "$WORK/pipe-waits.csv" 2>"$WORK/arg.err" | head -c 1 >/dev/null
+rc=${PIPESTATUS[0]}
+[ $rc -eq 1 ] && [ -s "$WORK/pipe-waits.csv" ] && grep -q "the report could not be written to stdout" "$WORK/arg.err" ||
+  fail "jitprov-lockwait | head -c 1: exit $rc, waits $(ls -la "$WORK/pipe-waits.csv" 2>&1): $(cat "$WORK/arg.err")"
+# A waits file that cannot be written (a file system of 16 KiB): said when it happens, the
+# ring buffer still drained and every record counted, the file removed, exit 1 (was: the
+# error at the end only, and the tool polling at 100 % CPU from the failed write on).
+mkdir -p "$WORK/tiny" && mount -t tmpfs -o size=16k none "$WORK/tiny" || fail "mount a small tmpfs"
+trap 'umount "$WORK/tiny" 2>/dev/null; rm -rf "$WORK"' EXIT
+"$PROG" 2000 >"$WORK/full.out" 2>&1 & full=$!
+for _ in $(seq 200); do grep -q waiting "$WORK/full.out" && break; sleep 0.05; done
+"$LW" -p "$full" --json --waits "$WORK/tiny/w.csv" >"$WORK/full.json" 2>"$WORK/full.err" & lw=$!
+for _ in $(seq 200); do grep -q attached "$WORK/full.err" && break; sleep 0.05; done
+kill -USR1 "$full"
+wait "$full" || fail "the target of the full waits file: $(cat "$WORK/full.out")"
+wait "$lw"; rc=$?
+said=$(grep -c "the waits from here on are not written" "$WORK/full.err")
+counts=$(sed -n 's/.*(\([0-9]*\) waits written before it, \([0-9]*\) not written; the file removed)$/\1 \2/p' "$WORK/full.err")
+[ $rc -eq 1 ] && [ "$said" -eq 1 ] && [ -n "$counts" ] && [ $((${counts% *} + ${counts#* })) -eq 1320 ] &&
+  [ -z "$(ls -A "$WORK/tiny")" ] ||
+  fail "jitprov-lockwait --waits on a full file system: exit $rc, said $said, counts '$counts', left $(ls -A "$WORK/tiny"): $(cat "$WORK/full.err")"
+umount "$WORK/tiny"
 kill $threaded 2>/dev/null
 kill $idle 2>/dev/null
 wait $idle $threaded 2>/dev/null
-echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each; every wait in --waits), as they are, from a new pid namespace and with the target's file removed; -i below 1 ms, -c without -i and a thread's id refused"
+echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each; every wait in --waits), as they are, from a new pid namespace, on a target in a pid namespace of its own and with the target's file removed; -i below 1 ms, -c without -i, a thread's id and a file the target does not map refused; a bare -b NAME; stdout full or closed: exit 1; a full waits file: said, drained, counted"

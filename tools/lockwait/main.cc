@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -111,8 +112,22 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
   if (a->binary.empty()) a->binary = jitprov::lw::probeObjectOf(a->pid, &a->shown);
   if (a->binary.empty())
     return "pid " + pid + ": neither its executable nor a library it maps has the jitprov USDT probes";
+  // A bare name (-b libjitprov.so.1) is the file in the current directory, as checked
+  // here: libbpf would look it up in LD_LIBRARY_PATH and the system's directories, and
+  // attach to another copy than the one checked.
+  if (a->binary.find('/') == std::string::npos) {
+    if (char* full = realpath(a->binary.c_str(), nullptr)) {
+      a->binary = full;
+      std::free(full);
+    }
+  }
   const std::string name = a->shown.empty() ? a->binary : a->shown;
   if (access(a->binary.c_str(), R_OK) != 0) return "open binary " + name + ": " + std::strerror(errno);
+  // -p PID -b FILE: the process must map that very file (a container's target names its
+  // own copy of a path): else the probes never fire, and the report is of nothing.
+  if (a->pid != 0 && a->shown.empty() && !jitprov::lw::mapsFile(a->pid, a->binary))
+    return "pid " + pid + " does not map " + name +
+           " (neither its executable nor a file it maps is that one): its probes would never fire";
   const jitprov::lw::ProbeArgs notes = jitprov::lw::jitprovProbes(a->binary);
   if (notes.empty()) {
     if (!a->shown.empty())
@@ -154,7 +169,7 @@ class Session {
       const int wait_ms = o_.interval > 0 ? int(o_.interval * 1000) : 200;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
       while (!g_stop && !target_gone_ && std::chrono::steady_clock::now() < deadline) idle(pidfd);
-      if (target_gone_ || g_stop) break;
+      if (target_gone_ || g_stop || out_failed_) break;
       if (pid > 0) path_ = jitprov::lw::uprobePath(pid);  // remembered for a report after the target exits
       if (o_.interval > 0) {
         report(false);
@@ -162,9 +177,16 @@ class Session {
       }
     }
     if (target_gone_ && !o_.json) std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
-    if (o_.interval == 0 || target_gone_ || g_stop) report(true);
+    if (!out_failed_ && (o_.interval == 0 || target_gone_ || g_stop)) report(true);
     if (rc_ != 0) return rc_;
-    return finish();
+    const int rc = finish();
+    // The report not written (a full disk, a closed pipe: SIGPIPE is ignored): said, and
+    // not exit 0.
+    if (out_failed_ || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      std::fprintf(stderr, "jitprov-lockwait: the report could not be written to stdout\n");
+      return 1;
+    }
+    return rc;
   }
 
  private:
@@ -179,7 +201,12 @@ class Session {
     } else if (poll(p, n, 50) > 0 && pidfd >= 0 && (p[0].revents & POLLIN) != 0) {
       target_gone_ = true;
     }
-    if (waits_ != nullptr) waits_->consume();
+    if (waits_ != nullptr && !waits_->consume() && !said_waits_error_) {
+      // Said when it happens, not only at the end; the waits from here on are counted.
+      std::fprintf(stderr, "jitprov-lockwait: --waits %s: %s: the waits from here on are not written\n",
+                   o_.waits.c_str(), waits_->error().c_str());
+      said_waits_error_ = true;
+    }
   }
 
   // The waits file written whole, and every loss said: the exit status.
@@ -227,7 +254,9 @@ class Session {
                     : path_ == "int3"     ? " (no [uprobes-trampoline] in the process: int3 traps)"
                                           : "");
     }
-    std::fflush(stdout);
+    // A report that cannot be written (stdout closed: `| head`, a full disk) ends the
+    // reports, as SIGPIPE would have, but with the waits file still written.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) out_failed_ = true;
     prev_ = now_;
     last_ = tnow;
   }
@@ -238,7 +267,7 @@ class Session {
   jitprov::lw::Totals prev_{}, now_{};
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_ = t0_;
-  bool target_gone_ = false;
+  bool target_gone_ = false, said_waits_error_ = false, out_failed_ = false;
   int rc_ = 0;
   std::string path_ = "unknown";  // the uprobe path last seen in the target (uprobePath)
 };
@@ -248,8 +277,25 @@ class Session {
 int main(int argc, char** argv) {
   Options o;
   if (auto rc = parseOptions(argc, argv, &o)) return *rc;
+  // Before anything is created (the --waits temporary): a stop asked for while the probes
+  // attach ends with the report of what came, never with the temporary left behind; a
+  // closed stdout is an error said, not a SIGPIPE that loses the waits file.
+  struct sigaction sa {};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
   if (const std::string why = checkTarget(&o.attach); !why.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: %s\n", why.c_str());
+    return 1;
+  }
+  // The target held from here (a pidfd): a pid that ends and is reused while the probes
+  // attach is not taken for it.
+  const int pid = o.attach.pid;
+  const int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
+  if (pid != 0 && pidfd < 0) {  // without it the target's exit would go unseen: reports until Ctrl-C
+    std::fprintf(stderr, "jitprov-lockwait: pidfd_open %d: %s\n", pid, std::strerror(errno));
     return 1;
   }
   jitprov::lw::WaitWriter waits;
@@ -263,16 +309,6 @@ int main(int argc, char** argv) {
   if (why.empty() && o.attach.waits) why = waits.start(bpf.waitsMapFd());
   if (!why.empty()) {
     std::fprintf(stderr, "jitprov-lockwait: %s\n", why.c_str());
-    return 1;
-  }
-  struct sigaction sa {};
-  sa.sa_handler = onSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  const int pid = o.attach.pid;
-  const int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
-  if (pid != 0 && pidfd < 0) {  // without it the target's exit would go unseen: reports until Ctrl-C
-    std::fprintf(stderr, "jitprov-lockwait: pidfd_open %d: %s\n", pid, std::strerror(errno));
     return 1;
   }
   std::fprintf(stderr, "jitprov-lockwait: attached to %s%s; Ctrl-C to stop\n",

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "usdt_notes.h"
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -134,6 +136,25 @@ std::string probeObjectOf(int pid, std::string* shown) {
     }
   }
   return exe.empty() ? std::string() : proc + "/exe";  // attaching then says which probe is missing
+}
+
+bool mapsFile(int pid, const std::string& path) {
+  struct stat want {};
+  if (stat(path.c_str(), &want) != 0) return true;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const auto same = [&want](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+  };
+  if (same(proc + "/exe")) return true;
+  std::ifstream maps(proc + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/'), dash = line.find('-'), space = line.find(' ');
+    if (slash == std::string::npos || dash == std::string::npos || space == std::string::npos || dash > space) continue;
+    if (same(proc + "/map_files/" + line.substr(0, space))) return true;
+  }
+  return false;
 }
 
 int tgidOf(int tid) {

@@ -32,4 +32,9 @@ std::string probeObjectOf(int pid, std::string* shown);
 // it cannot be read.
 int tgidOf(int tid);
 
+// Whether process `pid` maps the file at `path` (its executable, or a mapping of it: the
+// same device and inode, whatever path each names it by). True when `path` cannot be
+// stat'ed (the checks that follow say why).
+bool mapsFile(int pid, const std::string& path);
+
 }  // namespace jitprov::lw

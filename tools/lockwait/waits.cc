@@ -35,6 +35,10 @@ int WaitWriter::pollFd() const { return rb_ != nullptr ? ring_buffer__epoll_fd(r
 int WaitWriter::onRecord(void* ctx, void* data, size_t size) {
   auto* self = static_cast<WaitWriter*>(ctx);
   if (size < sizeof(lw_wait)) return 0;
+  if (self->failed_) {
+    ++self->unwritten_;
+    return 0;
+  }
   lw_wait w;
   std::memcpy(&w, data, sizeof w);
   if (std::fprintf(self->file_.file(), "%llu,%u,%s,%llu,%llu,%s,%u\n", w.begin_ns, w.tid,
@@ -42,22 +46,28 @@ int WaitWriter::onRecord(void* ctx, void* data, size_t size) {
                    std::string(lockSiteOrUnknown(w.blocked_by)).c_str(), unsigned(w.in_rundown)) < 0) {
     self->failed_ = true;
     self->errno_ = errno;  // the write's: other calls overwrite errno before finish()
-    return -EIO;           // stops this consume(); the error is reported at the end
+    ++self->unwritten_;
+    return 0;
   }
   ++self->written_;
   return 0;
 }
 
 bool WaitWriter::consume() {
-  if (rb_ != nullptr && !failed_) ring_buffer__consume(rb_);
+  if (rb_ != nullptr) ring_buffer__consume(rb_);
   return !failed_;
+}
+
+std::string WaitWriter::error() const {
+  return failed_ ? std::string("write: ") + std::strerror(errno_) : std::string();
 }
 
 std::string WaitWriter::finish() {
   consume();
   if (failed_) {
     file_.abort();
-    return std::string("write: ") + std::strerror(errno_);
+    return error() + " (" + std::to_string(written_) + " waits written before it, " + std::to_string(unwritten_) +
+           " not written; the file removed)";
   }
   return file_.commit() ? "" : file_.error();
 }

@@ -28,18 +28,23 @@ class WaitWriter {
   std::string start(int map_fd);
   // A descriptor that polls readable when records wait (-1 before start()).
   int pollFd() const;
-  // Writes the records waiting in the ring buffer: false on a write error.
+  // Writes the records waiting in the ring buffer: false once a write failed. After a
+  // failed write the ring buffer is still drained (its descriptor would poll readable
+  // for ever), its records counted as unwritten.
   bool consume();
   // Writes the rest and renames the file into place: "" or why not.
   std::string finish();
   uint64_t written() const { return written_; }
+  uint64_t unwritten() const { return unwritten_; }
+  // "" or the failed write's error.
+  std::string error() const;
 
  private:
   static int onRecord(void* ctx, void* data, size_t size);
   ring_buffer* rb_ = nullptr;
   tools::AtomicFile file_;
   std::string path_;
-  uint64_t written_ = 0;
+  uint64_t written_ = 0, unwritten_ = 0;
   bool failed_ = false;
   int errno_ = 0;  // of the write that failed
 };
