@@ -85,6 +85,28 @@ good)
     esac
     expect "small-$how" 3 '[1-9][0-9]* packets missing before the streams. first, between chunks or from their files'
   done
+  # A report that cannot be written is no verdict: exit 2, said (was: exit 0, no report).
+  "$VERIFY" "$WORK/good" >/dev/full 2>"$WORK/full.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qx "jitprov-verify: the report could not be written to stdout" "$WORK/full.err" ||
+    fail "good >/dev/full: exit $rc: $(cat "$WORK/full.err")"
+  pass "good >/dev/full: exit 2, $(cat "$WORK/full.err")"
+  # The trace's own names reach the terminal without their control characters: the
+  # session's name (the metadata's trace_name) made an ESC sequence, its length kept.
+  cp -a "$WORK/good" "$WORK/goodname"
+  meta=$(find "$WORK/goodname" -name metadata | head -1)
+  $PY - "$meta" <<'PY' || fail "goodname: no trace_name to edit"
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.index(b'trace_name = "') + len(b'trace_name = "')
+j = b.index(b'"', i)
+assert j - i >= 4, j - i
+b[i:j] = (b"\x1b[2J" + b"x" * (j - i - 4))
+open(sys.argv[1], "wb").write(bytes(b))
+PY
+  "$VERIFY" "$WORK/goodname" >"$WORK/goodname.out" 2>&1; rc=$?
+  [ $rc -eq 0 ] && ! grep -q $'\x1b' "$WORK/goodname.out" && grep -q '(?\[2Jx*)' "$WORK/goodname.out" ||
+    fail "goodname: exit $rc, ESC $(grep -c $'\x1b' "$WORK/goodname.out"): $(head -3 "$WORK/goodname.out" | od -c | head)"
+  pass "goodname: an ESC sequence in the session's name shown as '?': $(grep -m1 '(?\[2J' "$WORK/goodname.out")"
   ;;
 duplicate)
   trace duplicate --inject-fault duplicate

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "attach_io.h"
 
+#include "json_text.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -243,11 +245,7 @@ std::string readSmall(const std::string& path, uid_t owner, size_t max, std::str
 }
 
 std::string printable(const std::string& s, size_t max) {
-  std::string r = s.substr(0, max);
-  for (char& c : r)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  if (s.size() > max) r += "...";
-  return r;
+  return tools::terminalText(s.substr(0, max)) + (s.size() > max ? "..." : "");
 }
 
 IoStatus connectUnix(const std::string& path, AttachDeadline deadline, int* fd, int* err) {

@@ -12,7 +12,6 @@
 //  5. one JSON document (--json) or the text, naming the files written.
 #include "report.h"
 
-#include "attach_io.h"
 #include "plots.h"
 #include "run.h"
 #include "json_text.h"
@@ -139,23 +138,6 @@ nlohmann::json figuresOf(const nlohmann::json& j, const std::string& path, std::
     *bad = path + ": unexpected content (" + e.what() + ")";
     return nullptr;
   }
-}
-
-// Every string of the document, keys included, made safe for a terminal (printable):
-// the names in a trace and in record's files are the program's and its runtime's.
-nlohmann::json forTerminal(const nlohmann::json& j) {
-  if (j.is_string()) return printable(j.get<std::string>(), std::string::npos);
-  if (j.is_array()) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& x : j) a.push_back(forTerminal(x));
-    return a;
-  }
-  if (j.is_object()) {
-    nlohmann::json o = nlohmann::json::object();
-    for (const auto& [k, v] : j.items()) o[printable(k, std::string::npos)] = forTerminal(v);
-    return o;
-  }
-  return j;
 }
 
 uint64_t num(const nlohmann::json& j, const char* k) {
@@ -467,7 +449,7 @@ int report(const ReportArgs& a) {
   std::string recorded_bad;
   const nlohmann::json recorded = readJson(a.dir + "/summary.json", &recorded_bad);
   const std::string verdict = recorded.is_object() && recorded.contains("verdict") && recorded["verdict"].is_string()
-                                  ? printable(recorded["verdict"].get<std::string>(), std::string::npos)
+                                  ? jitprov::tools::terminalText(recorded["verdict"].get<std::string>())
                                   : std::string();
   int trace_err = 0, dir_err = 0;
   const bool in_trace = hasTrace(trace, &trace_err), no_trace = !in_trace && !hasTrace(a.dir, &dir_err);
@@ -538,7 +520,7 @@ int report(const ReportArgs& a) {
   nlohmann::json unreadable = nlohmann::json::array();
   for (const std::string& b : bad_files)
     if (!b.empty()) {
-      std::fprintf(stderr, "jitprov report: %s: left out of the report\n", printable(b, std::string::npos).c_str());
+      std::fprintf(stderr, "jitprov report: %s: left out of the report\n", jitprov::tools::terminalText(b).c_str());
       unreadable.push_back(b);
     }
   nlohmann::json r = build(a.dir, trace, v, summary, lockwait, perf);
@@ -562,7 +544,7 @@ int report(const ReportArgs& a) {
       if (a.json)
         std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
       else
-        printText(forTerminal(r), size_t(a.top));
+        printText(jitprov::tools::terminalJson(r), size_t(a.top));
       std::fflush(stdout);
       return fail(kReportError, "--plots " + r["plots"]["none"].get<std::string>());
     }
@@ -570,7 +552,7 @@ int report(const ReportArgs& a) {
   if (a.json)
     std::printf("%s\n", jitprov::tools::jsonText(r, 1).c_str());
   else
-    printText(forTerminal(r), size_t(a.top));
+    printText(jitprov::tools::terminalJson(r), size_t(a.top));
   return kReportOk;
 }
 

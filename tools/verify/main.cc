@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -213,6 +214,7 @@ std::optional<int> readSessions(const Options& o, Sessions& sessions) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout: the write's error, said above
   Options o;
   if (auto rc = parseOptions(argc, argv, &o)) return *rc;
   Sessions sessions;
@@ -223,5 +225,11 @@ int main(int argc, char** argv) {
     std::printf("%s\n", jitprov::tools::jsonText(jitprov::verify::toJson(report), 1).c_str());
   else
     jitprov::verify::printText(report);
+  // A report that could not be written (a full disk under `> verify.json`, a closed
+  // pipe) is no report: said, and never the verdict's exit 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "jitprov-verify: the report could not be written to stdout\n");
+    return kExitUnreadable;
+  }
   return report.exit;
 }

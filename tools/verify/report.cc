@@ -2,6 +2,8 @@
 // jitprov-verify's verdict, in JSON and in text (report.h).
 #include "report.h"
 
+#include "json_text.h"
+
 #include <jitprov/trace_abi.h>
 
 #include <cstdint>
@@ -185,11 +187,14 @@ nlohmann::json toJson(const Report& r) {
 }
 
 void printText(const Report& r) {
-  const nlohmann::json report = toJson(r);
+  // The trace's names (its session, its processes' labels, its enums' labels) and paths
+  // on the terminal with no control character of theirs (json_text.h).
+  const nlohmann::json report = tools::terminalJson(toJson(r));
   const nlohmann::json& sjs = report["sessions"];
-  std::printf("jitprov-verify: %s: %zu session%s\n", r.trace.c_str(), sjs.size(), sjs.size() == 1 ? "" : "s");
+  std::printf("jitprov-verify: %s: %zu session%s\n", tools::terminalText(r.trace).c_str(), sjs.size(),
+              sjs.size() == 1 ? "" : "s");
   for (const auto& sj : sjs) printSession(sj);
-  for (const std::string& n : r.outcome.not_checked) std::printf("not checked: %s\n", n.c_str());
+  for (const std::string& n : r.outcome.not_checked) std::printf("not checked: %s\n", tools::terminalText(n).c_str());
   if (r.lost) {
     uint64_t ev = 0, pk = 0, bf = 0;
     for (const SessionReport& sr : r.sessions) {
@@ -197,7 +202,7 @@ void printText(const Report& r) {
       ev += s.discarded_events, pk += s.discarded_packets, bf += s.packets_before_first;
       if (!s.connection_lost.empty())
         std::printf("EVENTS LOST: the live connection to the relay daemon ended before the session did: %s\n",
-                    s.connection_lost.c_str());
+                    tools::terminalText(s.connection_lost).c_str());
     }
     std::printf(
         "EVENTS LOST: %llu events and %llu packets discarded by the tracer%s: the checks above cannot be "
