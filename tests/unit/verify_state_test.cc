@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -37,6 +38,36 @@ TEST(VersionTable, FindsWhatItHoldsAndNothingElse) {
   EXPECT_EQ(t.find(0xffffffffu)->method_id, 12u);
   EXPECT_EQ(t.find(VersionTable::kChunkSize + 6), nullptr);
   EXPECT_EQ(t.size(), 3u);
+}
+
+// Ids whose slots are spread over the whole 32-bit range (a damaged or hostile trace:
+// 2 MB resident for each before) take no chunk of their own past the first two; every one
+// is still found, with its fields, and a dense range that follows gets its chunks as its
+// entries grow.
+TEST(VersionTable, SparseSlotsGoBesideTheChunks) {
+  VersionTable t;
+  std::vector<uint64_t> ids;
+  for (uint64_t k = 0; k < 1000; ++k)
+    ids.push_back(((k + 1) << 42) | (((k * 2654435761u) % 16383 + 1) << VersionTable::kChunkBits));
+  for (size_t i = 0; i < ids.size(); ++i) t.get(ids[i]).method_id = i + 1;
+  EXPECT_EQ(t.size(), ids.size());
+  EXPECT_GE(t.overflowed(), ids.size() - 2);  // two chunks at most before any density
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_NE(t.find(ids[i]), nullptr) << i;
+    EXPECT_EQ(t.find(ids[i])->method_id, i + 1);
+    bool created = true;
+    EXPECT_EQ(t.get(ids[i], &created).method_id, i + 1);
+    EXPECT_FALSE(created);
+  }
+  size_t seen = 0;
+  t.forEach([&](VersionEntry&) { ++seen; });
+  EXPECT_EQ(seen, ids.size());
+  // A dense range afterwards: 300 000 consecutive slots, in chunks as they fill.
+  const size_t before = t.overflowed();
+  for (uint64_t s = 1; s <= 300000; ++s) t.get(s).method_id = s;
+  EXPECT_LE(t.overflowed() - before, VersionTable::kChunkSize);  // at most one chunk's worth beside
+  for (uint64_t s = 1; s <= 300000; s += 997) EXPECT_EQ(t.find(s)->method_id, s);
+  for (size_t i = 0; i < ids.size(); i += 37) EXPECT_EQ(t.find(ids[i])->method_id, i + 1);
 }
 
 TEST(VersionTable, ReusedSlotsKeepEveryGeneration) {

@@ -50,7 +50,8 @@ class VersionTable {
   VersionEntry* find(uint64_t id) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c >= chunks_.size() || chunks_[c] == nullptr) return nullptr;
+    if (c >= chunks_.size() || chunks_[c] == nullptr)
+      return c < spilled_.size() && spilled_[c] ? overflow_.find(id) : nullptr;
     VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
     if (e.version_id == id) return &e;
     if (e.version_id == 0) return nullptr;  // entries are never removed: none beside
@@ -71,18 +72,30 @@ class VersionTable {
   VersionEntry& get(uint64_t id, bool* created = nullptr) {
     const uint64_t slot = id & 0xffffffffu;
     const uint64_t c = slot >> kChunkBits;
-    if (c >= chunks_.size()) chunks_.resize(c + 1);
-    if (chunks_[c] == nullptr) chunks_[c] = newChunk(c != 0);
+    if (c >= chunks_.size()) {
+      chunks_.resize(c + 1);
+      spilled_.resize(c + 1);
+    }
+    if (chunks_[c] == nullptr) {
+      // A chunk (14 MB of address space, 2 MB resident at its first entry) only while
+      // the chunks stay dense: two, and one more for every 65 536 entries held. The ids
+      // of a slot range beyond that (sparse slots: damaged or hostile input, 2 MB for
+      // each event before) go beside, and their range never gets a chunk (its ids are
+      // found beside).
+      if (spilled_[c] || chunks_used_ * kChunkSize > 4 * size_ + kChunkSize) {
+        spilled_[c] = true;
+        return besideEntry(id, created);
+      }
+      chunks_[c] = newChunk(c != 0);
+      ++chunks_used_;
+    }
     VersionEntry& e = chunks_[c].get()[slot & (kChunkSize - 1)];
     if (e.version_id == id) return found(e, false, created);
     if (e.version_id == 0) {
       e.version_id = id;
       return found(e, true, created);
     }
-    bool fresh = false;
-    VersionEntry& beside = overflow_.get(id, &fresh);
-    if (fresh) ++overflowed_;
-    return found(beside, fresh, created);
+    return besideEntry(id, created);
   }
 
   // Every entry: those in chunks by slot, then the table beside.
@@ -116,6 +129,12 @@ class VersionTable {
     if (p == MAP_FAILED) throw std::bad_alloc();
     if (huge) madvise(p, kChunkBytes, MADV_HUGEPAGE);  // advice: without it, 4 KB pages
     return Chunk(static_cast<VersionEntry*>(p));
+  }
+  VersionEntry& besideEntry(uint64_t id, bool* created) {
+    bool fresh = false;
+    VersionEntry& beside = overflow_.get(id, &fresh);
+    if (fresh) ++overflowed_;
+    return found(beside, fresh, created);
   }
   VersionEntry& found(VersionEntry& e, bool fresh, bool* created) {
     if (fresh) ++size_;
@@ -167,6 +186,8 @@ class VersionTable {
   };
 
   std::vector<Chunk> chunks_;
+  std::vector<bool> spilled_;  // by chunk: a range whose ids went beside (never a chunk)
+  uint64_t chunks_used_ = 0;
   Beside overflow_;
   size_t size_ = 0, overflowed_ = 0;
 };
