@@ -132,6 +132,8 @@ expect 123 "--perf: $WORK/with space holds a ',', '=', blank or tab, which the a
 RECORD_PATH=/nonexistent expect 122 "lttng and lttng-sessiond are needed" -o "$WORK/e2" -- "$(command -v java)" -version
 expect 125 "-p PID or CMD, not both" -p 1 -- java -version
 expect 125 "-d SECS is for -p PID" -d 2 -- java -version
+expect 125 "-d SECS is for -p PID" -d 0 -- java -version  # (0 was taken for "not given")
+expect 125 "--runtime is for CMD: with -p PID the runtime is the one the process runs" -p 1 --runtime java
 "$JITPROV" record --help >"$WORK/help.out" 2>&1 || fail "record --help: $(cat "$WORK/help.out")"
 grep -q "117 -p PID cannot be attached.*125 usage.*127 CMD not found" "$WORK/help.out" || fail "--help: $(cat "$WORK/help.out")"
 # An unknown command or option before any: named (CLI11 said "A subcommand is required").
@@ -158,6 +160,15 @@ run_record "$WORK/false" --runtime java -- false
 [ "$(summary "$WORK/false" 's["exit_status"], s["command_status"], s["sessiond"]')" = "1 1 private" ] &&
   grep -q "verdict:     nothing recorded" "$WORK/false/stdout" || fail "record -- false: $(cat "$WORK/run.out")"
 pass "record --runtime java -- false: exit 1, \"$(grep verdict: "$WORK/false/stdout" | sed 's/^ *//')\""
+# A verifier killed by a signal (the OOM killer on a large trace): the summary still written
+# and printed, CMD's status in it, exit 119 (was: one line, no summary.json).
+printf '#!/bin/sh\nkill -SEGV $$\n' >"$WORK/crash-verify" && chmod +x "$WORK/crash-verify"
+JITPROV_VERIFY=$WORK/crash-verify run_record "$WORK/crashv" -- java -version
+[ $RC -eq 119 ] && [ "$(summary "$WORK/crashv" 's["exit_status"], s["command_status"]')" = "119 0" ] &&
+  [ "$(summary "$WORK/crashv" 's["verdict"]')" = "NOT VERIFIED: jitprov-verify was killed by signal 11 (Segmentation fault)" ] &&
+  grep -q "^  verdict:     NOT VERIFIED: jitprov-verify was killed by signal 11" "$WORK/crashv/stdout" ||
+  fail "record with a verifier that crashes: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
+pass "record with a verifier killed by SIGSEGV: exit 119, the summary written: $(grep verdict: "$WORK/crashv/stdout" | sed 's/^ *//')"
 # report on that recording: no trace, and why (its summary's verdict), not "record one".
 "$JITPROV" report "$WORK/false" >"$WORK/rep.out" 2>"$WORK/rep.err"; rc=$?
 [ $rc -eq 4 ] && [ ! -s "$WORK/rep.out" ] &&
@@ -493,7 +504,10 @@ if [ -n "$CLR_AGENT" ]; then
   $PY "$SRC/tools/dotnet/workload/gen_workload.py" "$WORK/wl" 5 50 >/dev/null || fail "generate the workload"
   dotnet build -c Release -o "$WORK/wl/out" "$WORK/wl" >"$WORK/build.log" 2>&1 ||
     { tail -20 "$WORK/build.log" >&2; fail "dotnet build the workload"; }
-  run_record "$WORK/dotnet" -- dotnet "$WORK/wl/out/JitWork.dll" --seconds 1
+  # With an APM's CORECLR_PROFILER_PATH_64 in the user's environment, which CoreCLR takes
+  # before CORECLR_PROFILER_PATH (was: that library loaded under jitprov's class id,
+  # nothing recorded, exit 0).
+  CORECLR_PROFILER_PATH_64=/nonexistent/libapm.so run_record "$WORK/dotnet" -- dotnet "$WORK/wl/out/JitWork.dll" --seconds 1
   [ $RC -eq 0 ] || fail "record -- dotnet: exit $RC: $(cat "$WORK/run.out" "$WORK/run.err")"
   [ "$(summary "$WORK/dotnet" 's["agent"]')" = "$CLR_AGENT" ] || fail "dotnet: $(cat "$WORK/run.out")"
   check_trace "$WORK/dotnet" CoreCLR

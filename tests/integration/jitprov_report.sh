@@ -558,5 +558,10 @@ expect record 117 "-p $SL: PID $SL \(sleep\) runs no runtime jitprov knows" -p "
 mkdir -p "$WORK/noperf"
 for c in java lttng lttng-sessiond; do ln -s "$(command -v $c)" "$WORK/noperf/$c"; done
 RUN_PATH=$WORK/noperf expect record 118 "--perf: perf is not installed" --perf -o "$WORK/e2" -- java -version
-[ ! -e "$WORK/e1" ] && [ ! -e "$WORK/e2" ] || fail "an early error created the output directory"
+# perf that cannot run (here a user's ~/.perfconfig it refuses; a user under Debian's
+# kernel.perf_event_paranoid 3, a container): 118 before anything starts (was: perf failed
+# before CMD ran, "java exited with status 255", nothing recorded, exit 255).
+mkdir -p "$WORK/badperf" && printf '[record]\n\tcall-graph = nonsense\n' >"$WORK/badperf/.perfconfig"
+HOME=$WORK/badperf expect record 118 "--perf: perf record cannot run here \(exit 255\): " --perf -o "$WORK/e3" -- java -version
+[ ! -e "$WORK/e1" ] && [ ! -e "$WORK/e2" ] && [ ! -e "$WORK/e3" ] || fail "an early error created the output directory"
 pass "jitprov report, record -p, --lockwait, --perf: all checks in $(($(date +%s) - T0)) s"

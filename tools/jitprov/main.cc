@@ -156,10 +156,9 @@ int main(int argc, char** argv) {
   record
       ->add_option("-p,--pid", ra.pid, "record a running JVM, .NET process or node instead of CMD (its agent attached)")
       ->check(tools::wholeIn(1, 4194304));
-  record
-      ->add_option("-d,--duration", ra.duration,
-                   "with -p: stop after SECS seconds (default, or 0: at Ctrl-C or its exit)")
-      ->check(tools::finiteIn(1e6));
+  CLI::Option* duration_opt = record->add_option(
+      "-d,--duration", ra.duration, "with -p: stop after SECS seconds (default, or 0: at Ctrl-C or its exit)");
+  duration_opt->check(tools::finiteIn(1e6));
   record->add_option("CMD", ra.cmd,
                      "the command and its arguments (after --, or from the first word that is not an option)");
   cli::ReportArgs rpa;
@@ -204,6 +203,7 @@ int main(int argc, char** argv) {
                  e.what());
     return record->parsed() ? int(cli::kRecordUsage) : 2;
   }
+  ra.duration_given = duration_opt->count() > 0;
   if (rep->parsed() && plots_opt->count() > 0 && rpa.plots.empty()) {
     std::fprintf(stderr, "jitprov report: --plots: an empty directory name (see --help)\n");
     return cli::kReportUsage;

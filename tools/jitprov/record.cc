@@ -384,7 +384,12 @@ std::vector<std::string> agentEnvironment(const std::string& runtime, const std:
   } else {
     set["CORECLR_ENABLE_PROFILING"] = "1";
     set["CORECLR_PROFILER"] = kClrProfilerGuid;
+    // CoreCLR takes the first of CORECLR_PROFILER_PATH_64 (ARM64 on arm64) and
+    // CORECLR_PROFILER_PATH that is set: an APM's CORECLR_PROFILER_PATH_64 would have
+    // loaded its library under jitprov's class id (nothing recorded, nothing said).
     set["CORECLR_PROFILER_PATH"] = agent;
+    set["CORECLR_PROFILER_PATH_64"] = agent;
+    set["CORECLR_PROFILER_PATH_ARM64"] = agent;
     set["JITPROV_DOTNET"] = options;
   }
   std::vector<std::string> env;
@@ -404,6 +409,14 @@ pid_t startCommand(const std::string& path, const std::vector<std::string>& argv
   sigset_t all, old;
   sigfillset(&all);
   sigprocmask(SIG_BLOCK, &all, &old);
+  // A signal that came after the caller's last look, before the mask: CMD not started
+  // (it would not have been forwarded: no CMD's pid yet), as when it came earlier.
+  if (g_signal != 0) {
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    close(errpipe[0]);
+    close(errpipe[1]);
+    return -EINTR;
+  }
   const pid_t pid = fork();
   if (pid == 0) {
     // What the user gave jitprov, but SIGINT and SIGTERM: jitprov passes them on. jitprov
@@ -796,7 +809,10 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   if (!r.existing) {
     std::string why;
     r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", private_ns, &why);
-    if (r.sessiond == 0) return "no lttng-sessiond answers, and a private one failed: " + why;
+    if (r.sessiond == 0) {
+      removeLttngHome(r);
+      return "no lttng-sessiond answers, and a private one failed: " + why;
+    }
   }
   r.session = "jitprov-record-" + std::to_string(getpid());
   if (const std::string why = setUpSession(r.session, r.trace, vpid); !why.empty()) {
@@ -819,9 +835,13 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   stopSessiond(r.sessiond);
   r.sessiond = 0;
   removeLttngHome(r);
+  // lttng that failed to stop or destroy the session: its data may not all be on disk.
+  // Not verified, said in the summary, which is still written (CMD's status, the lock
+  // waits and perf's figures are in it).
+  std::string lttng_error;
   if (stopped.status != 0 || destroyed.status != 0)
-    return fail(kRecordLttng, "lttng stop/destroy " + r.session + ": " +
-                                  firstLine(stopped.status != 0 ? stopped.output : destroyed.output));
+    lttng_error = "lttng " + std::string(stopped.status != 0 ? "stop" : "destroy") + " " + r.session + ": " +
+                  firstLine(stopped.status != 0 ? stopped.output : destroyed.output);
   int exit_status = status;
   std::string exit_reason = reason + ", after " + fmtSeconds(seconds) + " s";
   if (lockwait_exit >= 0) {
@@ -849,7 +869,13 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     else
       s["perf"] = figures;
   }
-  if (!declaresJitprovEvents(r.trace)) {
+  if (!lttng_error.empty()) {
+    std::fprintf(stderr, "jitprov record: %s\n", lttng_error.c_str());
+    s["verdict"] = "NOT VERIFIED: " + lttng_error;
+    s["verify_exit"] = nullptr;
+    exit_status = kRecordLttng;
+    exit_reason = "lttng failed; " + exit_reason;
+  } else if (!declaresJitprovEvents(r.trace)) {
     // No process with the agent registered with the session (ours, before CMD, declares
     // none): CMD ran no traced runtime (or exited first).
     s["verdict"] = "nothing recorded: no process loaded jitprov's agent";
@@ -873,31 +899,44 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     } catch (const std::exception&) {
       vj = nullptr;
     }
-    if (v.status < 0 || !vj.is_object())
-      return fail(kRecordNotVerified, "jitprov-verify " + r.trace + " gave no verdict (exit " +
-                                          std::to_string(v.status) + "): " + firstLine(v.output));
-    s.update(summarize(vj, r.runtime_name));
-    s["verify_exit"] = v.status;
-    s["not_checked"] = vj.value("not_checked", nlohmann::json::array());
-    const std::string verdict = vj.value("verdict", std::string());
-    // 0: everything holds; 4: nothing violated, something not checked (a rundown a
-    // runtime's exit cut short, a process without a rundown): said, not failed.
-    if (v.status == 0) {
-      s["verdict"] = "verified: " + verdict;
-    } else if (v.status == 4) {
-      s["verdict"] = "verified, not all: " + verdict + " (" + std::to_string(s["not_checked"].size()) +
-                     " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) + ")";
-      // -p on a process whose agent an earlier attach loaded: the code it published
-      // before this session has no method_load here, which is what went unchecked.
-      if (s.contains("attach") && s["attach"] == kLoadedAlready)
-        s["verdict"] = s["verdict"].get<std::string>() +
-                       "; the agent was loaded before this recording: what it published earlier has no "
-                       "method_load in this trace, only its records in the rundowns";
-    } else {
-      s["verdict"] = "NOT VERIFIED: " + (verdict.empty() ? firstLine(v.output) : verdict) + " (jitprov-verify exit " +
-                     std::to_string(v.status) + ", its report: " + vjson + ")";
+    if (v.status < 0 || !vj.is_object()) {
+      // Killed (the OOM killer on a large trace, a crash), or no JSON: the summary still
+      // written, with CMD's status and what else was measured, and the verdict says it.
+      const std::string why =
+          "jitprov-verify " +
+          (v.signal != 0 ? "was killed by signal " + std::to_string(v.signal) + " (" + strsignal(v.signal) + ")"
+                         : "gave no verdict (exit " + std::to_string(v.status) + ")") +
+          (v.output.empty() ? std::string() : ": " + firstLine(v.output));
+      std::fprintf(stderr, "jitprov record: %s\n", why.c_str());
+      s["verdict"] = "NOT VERIFIED: " + why;
+      s["verify_exit"] = nullptr;
       exit_status = kRecordNotVerified;
-      exit_reason = "the trace did not verify; " + exit_reason;
+      exit_reason = "the trace was not verified; " + exit_reason;
+    } else {
+      s.update(summarize(vj, r.runtime_name));
+      s["verify_exit"] = v.status;
+      s["not_checked"] = vj.value("not_checked", nlohmann::json::array());
+      const std::string verdict = vj.value("verdict", std::string());
+      // 0: everything holds; 4: nothing violated, something not checked (a rundown a
+      // runtime's exit cut short, a process without a rundown): said, not failed.
+      if (v.status == 0) {
+        s["verdict"] = "verified: " + verdict;
+      } else if (v.status == 4) {
+        s["verdict"] = "verified, not all: " + verdict + " (" + std::to_string(s["not_checked"].size()) +
+                       " not checked: " + (s["not_checked"].empty() ? "" : s["not_checked"][0].get<std::string>()) +
+                       ")";
+        // -p on a process whose agent an earlier attach loaded: the code it published
+        // before this session has no method_load here, which is what went unchecked.
+        if (s.contains("attach") && s["attach"] == kLoadedAlready)
+          s["verdict"] = s["verdict"].get<std::string>() +
+                         "; the agent was loaded before this recording: what it published earlier has no "
+                         "method_load in this trace, only its records in the rundowns";
+      } else {
+        s["verdict"] = "NOT VERIFIED: " + (verdict.empty() ? firstLine(v.output) : verdict) + " (jitprov-verify exit " +
+                       std::to_string(v.status) + ", its report: " + vjson + ")";
+        exit_status = kRecordNotVerified;
+        exit_reason = "the trace did not verify; " + exit_reason;
+      }
     }
   }
   progress.stop();
@@ -947,6 +986,15 @@ std::string checkExtras(const RecordArgs& a) {
   int err = 0;
   if (a.perf && findCommand("perf", &err).empty())
     return "--perf: perf is not installed (Debian: linux-perf); record without --perf, or install it";
+  // perf record as record runs it, on `true`: where it may not open its events (a user
+  // under kernel.perf_event_paranoid 3, Debian's default; a container), it would fail
+  // before CMD ran, and CMD's status would be perf's 255.
+  if (a.perf) {
+    const Ran probe = run({"perf", "record", "-k", "1", "-F", "999", "-N", "-q", "-o", "/dev/null", "--", "true"});
+    if (probe.status != 0)
+      return "--perf: perf record cannot run here (exit " + std::to_string(probe.status) +
+             "): " + firstLine(probe.output);
+  }
   if (a.lockwait && geteuid() != 0) return "--lockwait: jitprov-lockwait attaches BPF uprobes, which needs root";
   return {};
 }
@@ -1161,8 +1209,10 @@ int record(const RecordArgs& a) {
     }
   if (a.pid != 0 && !a.cmd.empty())
     return fail(kRecordUsage, "-p PID or CMD, not both: jitprov record -p PID [-d SECS], or jitprov record -- CMD");
+  if (a.pid != 0 && !a.runtime.empty())
+    return fail(kRecordUsage, "--runtime is for CMD: with -p PID the runtime is the one the process runs");
   if (a.pid != 0) return recordPid(a);
-  if (a.duration > 0) return fail(kRecordUsage, "-d SECS is for -p PID (CMD's own end stops a recording of CMD)");
+  if (a.duration_given) return fail(kRecordUsage, "-d SECS is for -p PID (CMD's own end stops a recording of CMD)");
   if (a.cmd.empty()) return fail(kRecordUsage, "no command: jitprov record [OPTIONS] -- CMD ARGS... (see --help)");
 
   // 1. What costs nothing to check.
@@ -1265,7 +1315,10 @@ int record(const RecordArgs& a) {
     reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
   } else {
     const pid_t pid = startCommand(exe, argv, agentEnvironment(runtime, agent, options, preload));
-    if (pid < 0) {
+    if (pid == -EINTR) {
+      status = 128 + g_signal;
+      reason = std::string("not started: jitprov got SIG") + sigabbrev_np(g_signal) + " first";
+    } else if (pid < 0) {
       exec_error = int(-pid);
     } else {
       int st = 0;

@@ -37,6 +37,7 @@ struct RecordArgs {
   bool perf = false, lockwait = false;
   long long pid = 0;             // -p PID: a running process instead of CMD
   double duration = 0;           // -d SECS with -p (0: until Ctrl-C or its exit)
+  bool duration_given = false;   // -d given (with CMD: a usage error, -d 0 too)
   std::vector<std::string> cmd;  // CMD ARGS...
 };
 
