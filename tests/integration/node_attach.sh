@@ -37,13 +37,18 @@ require_cmd unshare setpriv
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-node-attach)
 AGENT=$ADDON/jitprov_node.node
-# Ports nobody else uses here: free now, and distinct per run.
+# Ports nobody else uses here: free now, and distinct per run. Below the kernel's range of
+# ephemeral ports (ip_local_port_range): a port node binds only at SIGUSR1, seconds after
+# it was chosen, and a connection made meanwhile (an attach's own, to another inspector)
+# could have taken one from that range as its local port ("Starting inspector on
+# 127.0.0.1:35598 failed: address already in use", CI of e3fe87b). No socket of any state
+# on it, IPv4 or IPv6.
+read -r EPHEMERAL_LO _ </proc/sys/net/ipv4/ip_local_port_range
 free_port() {
-  local p
+  local p top=$((EPHEMERAL_LO > 21000 ? EPHEMERAL_LO : 40000))
   while :; do
-    p=$((20000 + RANDOM % 20000))
-    # no listener on it, IPv4 or IPv6
-    grep -qiE ":$(printf '%04X' "$p") 0+:0000 0A" /proc/net/tcp /proc/net/tcp6 || { echo "$p"; return; }
+    p=$((20000 + RANDOM % (top - 20000)))
+    grep -qiE ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 || { echo "$p"; return; }
   done
 }
 # listening PID PORT: PID's network namespace has a listener on 127.0.0.1:PORT.

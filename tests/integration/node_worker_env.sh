@@ -62,12 +62,20 @@ NODE_PID=$!
 track_pid "$NODE_PID"
 # The worker's start pending: lttng-ust's threads there, jitprov's engine not yet.
 threads() { cat /proc/"$NODE_PID"/task/*/comm 2>/dev/null; }
-for _ in $(seq 300); do threads | grep -q -- '-ust$' && break; kill -0 "$NODE_PID" 2>/dev/null || break; sleep 0.1; done
+seen=
+for _ in $(seq 300); do
+  seen=$(threads | sort | uniq -c | tr '\n' ' ')
+  grep -q -- '-ust ' <<<"$seen " && break
+  kill -0 "$NODE_PID" 2>/dev/null || break
+  sleep 0.1
+done
 if ! threads | grep -q -- '-ust$'; then
   kill -CONT "$SESSIOND_PID"
   cat "$WORK/node.out" >&2
-  # Gone (a crash, a signal) or still there: its status says which.
-  kill -0 "$NODE_PID" 2>/dev/null && fail "no lttng-ust thread in node in 30 s"
+  # Gone (a crash, a signal) or still there: its status says which. (Once, under a full
+  # tools/check, a '-ust' thread was seen and then gone: the threads are named, to tell.)
+  kill -0 "$NODE_PID" 2>/dev/null &&
+    fail "no lttng-ust thread in node in 30 s (seen last: $seen; now: $(threads | sort | uniq -c | tr '\n' ' '))"
   wait "$NODE_PID"
   fail "node ended before its worker's start, status $? ($(ls "$WORK"))"
 fi
