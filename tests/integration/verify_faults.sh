@@ -21,11 +21,14 @@ start_sessiond
 export RUNTIME_CHANNEL_OPTS="--subbuf-size=4M --num-subbuf=8"
 
 # trace NAME [sim options...]: a session that records from the sim's first method_load,
-# one rundown by SIGUSR2, then the trace in $WORK/NAME.
+# one rundown by SIGUSR2, then the trace in $WORK/NAME (TINY=1: sub-buffers of 4 KiB,
+# losing events; SMALL=1: of 64 KiB, blocking).
 trace() {
   local name=$1; shift
   if [ "${TINY:-0}" = 1 ]; then
     setup_session "$name" "$WORK/$name" --subbuf-size=4096 --num-subbuf=2
+  elif [ "${SMALL:-0}" = 1 ]; then  # 64 KiB sub-buffers, blocking: many packets a file, none lost
+    setup_session "$name" "$WORK/$name" --subbuf-size=64K --num-subbuf=4 --blocking-timeout=inf
   else
     setup_session "$name" "$WORK/$name"
   fi
@@ -61,14 +64,7 @@ good)
   # A stream file emptied, removed, or cut at a packet's end after its index was written:
   # babeltrace2 reads what is left and says nothing; its index says what it held: exit 3
   # (was: 0, "every guarantee holds", the packets of that file not checked at all).
-  # (Sub-buffers of 64 KiB, blocking: many packets in each file, none lost.)
-  setup_session small "$WORK/small" --subbuf-size=64K --num-subbuf=4 --blocking-timeout=inf
-  lttng start small >/dev/null || fail "lttng start"
-  start_sim --methods 20000 --rundown-trigger signal --unload-rate 0
-  kill -USR2 "$SIM_PID"
-  wait_rundowns 1 30
-  kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
-  lttng stop small >/dev/null && lttng destroy small >/dev/null || fail "lttng stop/destroy"
+  SMALL=1 trace small
   expect small 0 'verdict: every guarantee holds, everything checked'
   victim=$(ls -S $(find "$WORK/small" -name 'jitprov_rundown_*' -not -name '*.idx') | head -1)
   [ -n "$victim" ] && [ -s "$(dirname "$victim")/index/$(basename "$victim").idx" ] || fail "small: no indexed file"
