@@ -116,6 +116,15 @@ expect 127 "no-such-command-here: command not found" -o "$WORK/e1" -- no-such-co
 printf 'x\n' >"$WORK/noexec" && chmod 644 "$WORK/noexec"
 expect 126 "$WORK/noexec: Permission denied" --runtime java -o "$WORK/e1" -- "$WORK/noexec"
 expect 124 "'sh' is neither java .*, dotnet nor node" -o "$WORK/e1" -- sh -c 'exit 3'
+# Found and executable, but not a program the kernel runs: 126 once record has set up DIR
+# and its daemon; DIR removed again, so that the same -o can be given at once (was: left
+# with lttng-sessiond.log and trace/, and the next try refused, 123).
+printf '\x7fELF not a program' >"$WORK/badelf" && chmod 755 "$WORK/badelf"
+expect 126 "$WORK/badelf: Exec format error" --runtime java -o "$WORK/e1" -- "$WORK/badelf"
+mkdir -p "$WORK/e4"
+expect 126 "$WORK/badelf: Exec format error" --runtime java -o "$WORK/e4" -- "$WORK/badelf"
+[ -d "$WORK/e4" ] && [ -z "$(ls -A "$WORK/e4")" ] || fail "record's failed start left in $WORK/e4: $(ls -A "$WORK/e4")"
+rmdir "$WORK/e4"
 [ ! -e "$WORK/e1" ] || fail "an early error created the output directory"
 mkdir -p "$WORK/full" && touch "$WORK/full/x"
 expect 123 "$WORK/full exists and is not empty" -o "$WORK/full" -- java -version

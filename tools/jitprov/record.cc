@@ -167,7 +167,8 @@ std::string baseName(const std::string& p) {
 }
 
 // DIR: new, or an empty directory; created, and a file written in it. "" or the reason.
-std::string prepareDir(const std::string& dir) {
+std::string prepareDir(const std::string& dir, bool* made) {
+  *made = false;
   struct stat st {};
   if (stat(dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return dir + " exists and is not a directory";
@@ -186,6 +187,8 @@ std::string prepareDir(const std::string& dir) {
     return dir + ": " + std::strerror(errno);
   } else if (mkdir(dir.c_str(), 0755) != 0) {
     return "cannot create " + dir + ": " + std::strerror(errno);
+  } else {
+    *made = true;
   }
   // Root passes access(W_OK) on a read-only mount's directory: a file says it all.
   const std::string probe = dir + "/.jitprov-record-probe";
@@ -757,6 +760,7 @@ struct Recording {
   bool existing = false;
   bool beside_running = false;  // a private daemon, though one was running (root, CMD)
   pid_t lockwait = 0;           // --lockwait: jitprov-lockwait's
+  bool dir_made = false;        // DIR made by this recording (else it was there, empty)
 };
 
 // A directory and all it holds (symbolic links removed, not followed).
@@ -776,10 +780,27 @@ void removeLttngHome(Recording& r) {
 void tearDown(Recording& r) {
   if (r.lockwait > 0) stopHelper(r.lockwait, SIGKILL, std::chrono::seconds(1));
   r.lockwait = 0;
-  run({"lttng", "destroy", r.session});
+  if (!r.session.empty()) run({"lttng", "destroy", r.session});
   stopSessiond(r.sessiond);
   r.sessiond = 0;
   removeLttngHome(r);
+}
+
+// A recording that failed before CMD ran (or before the attach): torn down, and what it
+// wrote in DIR removed (DIR too when it made it), so that the same -o can be given again
+// (it was refused, 123, for the logs left there); the line says why. The exit status.
+int abandon(Recording& r, int status, const std::string& line) {
+  tearDown(r);
+  if (r.dir_made) {
+    removeTree(r.dir);
+  } else if (DIR* d = opendir(r.dir.c_str())) {
+    std::vector<std::string> names;
+    while (const dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    closedir(d);
+    for (const std::string& n : names) removeTree(r.dir + "/" + n);
+  }
+  return fail(status, line);
 }
 
 // lttng: the running lttng-sessiond, else a private one (in a private mount namespace
@@ -1075,15 +1096,15 @@ int recordPid(const RecordArgs& a) {
                 "--perf with -p: HotSpot only (a .NET process or node reads its jitdump option at start)");
   r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
   if (const std::string why = checkPerfDir(a, r.dir); !why.empty()) return fail(kRecordBadDir, why);
-  if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
+  if (const std::string why = prepareDir(r.dir, &r.dir_made); !why.empty()) return fail(kRecordBadDir, why);
   if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
-    return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
+    return abandon(r, kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
   r.trace = r.dir + "/trace";
   catchSignals();
   // The target is not in our mount namespace's private copy: a private lttng-sessiond
   // must be where it looks for one, in the namespace we share with it.
   if (const std::string why = setUpLttng(r, false, t.target.nspid > 0 ? t.target.nspid : t.target.pid); !why.empty())
-    return fail(kRecordLttng, why);
+    return abandon(r, kRecordLttng, why);
   const std::string options = agentOptions(a, r.dir, "session");
   const std::string who = describe(t);
   if (a.lockwait) {
@@ -1092,10 +1113,8 @@ int recordPid(const RecordArgs& a) {
     // libjitprov is mapped once the agent is in: by the library's path (-b), so that the
     // probes are in place before the attach, and of PID alone (-p).
     r.lockwait = lib.empty() ? 0 : startLockwait(r.dir, lib, t.target.pid, &why);
-    if (r.lockwait == 0) {
-      tearDown(r);
-      return fail(kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside the agent" : why));
-    }
+    if (r.lockwait == 0)
+      return abandon(r, kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside the agent" : why));
   }
   pid_t perf = 0;
   if (a.perf) {
@@ -1105,11 +1124,10 @@ int recordPid(const RecordArgs& a) {
                  "/dev/null", r.dir + "/perf.log");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     int st = 0;
-    if (perf == 0 || waitpid(perf, &st, WNOHANG) == perf) {
-      tearDown(r);
-      return fail(kRecordExtra, "--perf: perf record -p " + std::to_string(t.target.pid) + ": " +
-                                    lastLine(readFile(r.dir + "/perf.log")));
-    }
+    if (perf == 0 || waitpid(perf, &st, WNOHANG) == perf)
+      return abandon(
+          r, kRecordExtra,
+          "--perf: perf record -p " + std::to_string(t.target.pid) + ": " + lastLine(readFile(r.dir + "/perf.log")));
   }
   if (g_signal != 0) {  // Ctrl-C during the set-up: nothing is loaded into the target
     if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
@@ -1126,8 +1144,8 @@ int recordPid(const RecordArgs& a) {
     attached = kLoadedAlready;
   } else if (o.status != kAttached) {
     if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
-    tearDown(r);
-    return fail(o.status == kNoAgent ? kRecordNoAgent : kRecordAttach, "-p " + std::to_string(a.pid) + ": " + o.line);
+    return abandon(r, o.status == kNoAgent ? kRecordNoAgent : kRecordAttach,
+                   "-p " + std::to_string(a.pid) + ": " + o.line);
   } else {
     attached = "attached: " + r.runtime_name + " " + (o.version.empty() ? "(version unknown)" : o.version);
   }
@@ -1260,9 +1278,9 @@ int record(const RecordArgs& a) {
   if (const std::string why = checkExtras(a); !why.empty()) return fail(kRecordExtra, why);
   r.dir = absolute(a.out.empty() ? defaultDir() : a.out);
   if (const std::string why = checkPerfDir(a, r.dir); !why.empty()) return fail(kRecordBadDir, why);
-  if (const std::string why = prepareDir(r.dir); !why.empty()) return fail(kRecordBadDir, why);
+  if (const std::string why = prepareDir(r.dir, &r.dir_made); !why.empty()) return fail(kRecordBadDir, why);
   if (a.perf && mkdir((r.dir + "/jitdump").c_str(), 0755) != 0)
-    return fail(kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
+    return abandon(r, kRecordBadDir, "cannot create " + r.dir + "/jitdump: " + std::strerror(errno));
   r.trace = r.dir + "/trace";
   const std::string& dir = r.dir;
   const std::string& trace = r.trace;
@@ -1271,15 +1289,13 @@ int record(const RecordArgs& a) {
   catchSignals();
 
   // 2. lttng, and jitprov-lockwait on the library the agent loads (--lockwait).
-  if (const std::string why = setUpLttng(r, true); !why.empty()) return fail(kRecordLttng, why);
+  if (const std::string why = setUpLttng(r, true); !why.empty()) return abandon(r, kRecordLttng, why);
   if (a.lockwait) {
     std::string why;
     const std::string lib = libjitprovOf(agent);
     r.lockwait = lib.empty() ? 0 : startLockwait(dir, lib, 0, &why);
-    if (r.lockwait == 0) {
-      tearDown(r);
-      return fail(kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside " + agent : why));
-    }
+    if (r.lockwait == 0)
+      return abandon(r, kRecordExtra, "--lockwait: " + (lib.empty() ? "no libjitprov.so.1 beside " + agent : why));
   }
 
   // 3. CMD under the agent (under perf record with --perf: perf must be recording when
@@ -1346,11 +1362,9 @@ int record(const RecordArgs& a) {
   // 4. The session stopped (its data flushed), the daemon stopped, the trace verified.
   if (isatty(2))
     std::fprintf(stderr, "jitprov record: %s; stopping the session, verifying the trace\n", reason.c_str());
-  if (exec_error != 0) {
-    tearDown(r);
-    removeTree(trace);  // the session's metadata of record's own registration alone (warmSession)
-    return fail(exec_error == ENOENT ? kRecordNotFound : kRecordCannotRun, a.cmd[0] + ": " + std::strerror(exec_error));
-  }
+  if (exec_error != 0)  // (its trace: the metadata of record's own registration alone, warmSession)
+    return abandon(r, exec_error == ENOENT ? kRecordNotFound : kRecordCannotRun,
+                   a.cmd[0] + ": " + std::strerror(exec_error));
   nlohmann::json s = {{"command", a.cmd},
                       {"command_line", cmd_line},
                       {"runtime", runtime},
