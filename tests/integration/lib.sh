@@ -260,6 +260,11 @@ node_check_trace() {
   local trace=$1 label=$2 dir=$3 min=$4 rc
   shift 4
   "$VERIFY" --json "$trace" >"$WORK/verify.json"; rc=$?
+  # A periodic rundown (every:1) under way when the test stopped the session has no end in
+  # the trace (node-attach, once in a fresh clone's check): accepted for a process's last
+  # rundown alone (stop_cut_only), which the V8-log check never uses (it takes complete
+  # rundowns in the quiet window).
+  [ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
   [ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
   "$VERIFY" "$trace" | head -1
   PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/v8log_check.py" "$trace" "$label" "$dir" "$min" "$@" ||
