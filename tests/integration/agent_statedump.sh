@@ -21,6 +21,7 @@ require_lttng
 require_cmd node
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-agent-statedump)
+trap 'cleanup_pids; rm -rf "$WORK"' EXIT
 [ -e "$ADDON/preload.js" ] || fail "$ADDON/preload.js not built"
 
 start_sessiond

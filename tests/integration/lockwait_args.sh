@@ -133,6 +133,12 @@ LIB=$(realpath "$(dirname "$LW")/../../runtime/libjitprov.so.1")
 "$LW" -p "$idle" -b "$LIB" >/dev/null 2>"$WORK/arg.err"; rc=$?
 [ $rc -eq 1 ] && grep -q "pid $idle does not map $LIB (neither its executable nor a file it maps is that one)" "$WORK/arg.err" ||
   fail "jitprov-lockwait -p $idle -b $LIB: exit $rc: $(cat "$WORK/arg.err")"
+# --tree PID of no process: refused (was: accepted, a report of zeros).
+true & gone=$!
+wait "$gone"
+"$LW" -b "$LIB" --tree "$gone" >/dev/null 2>"$WORK/arg.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^jitprov-lockwait: --tree $gone: No such process$" "$WORK/arg.err" ||
+  fail "jitprov-lockwait --tree $gone (gone): exit $rc: $(cat "$WORK/arg.err")"
 # A bare -b NAME is the file in the current directory, attached by that path (was: checked
 # there, then looked up by libbpf in LD_LIBRARY_PATH and the system's directories).
 (cd "$(dirname "$PROG")" && "$LW" -p "$idle" -b "$(basename "$PROG")" -i 0.2 -c 1 >/dev/null 2>"$WORK/arg.err") ||

@@ -103,6 +103,9 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
   if (geteuid() != 0) return "attach BPF uprobes: needs root";
   const std::string pid = std::to_string(a->pid);
   if (a->pid != 0 && kill(a->pid, 0) != 0 && errno == ESRCH) return "attach to pid " + pid + ": No such process";
+  // --tree PID that is no process: nothing would ever descend from it (a report of zeros).
+  if (a->tree != 0 && kill(a->tree, 0) != 0 && errno == ESRCH)
+    return "--tree " + std::to_string(a->tree) + ": No such process";
   // A thread's id (top -H, jstack) is no process's: the probes would filter every hit out.
   if (a->pid != 0) {
     const int tgid = jitprov::lw::tgidOf(a->pid);
