@@ -191,7 +191,7 @@ uint64_t beU64(const unsigned char* p) {
 }
 
 // A stream file's index (index/FILE.idx: lttng's CTF packet index, big-endian, version
-// 1.1 or later with the sequence number), as much as the checks need: its entries, the
+// 1.1 or later with the sequence number), as much as the checks need: the
 // first one's stream ids and sequence number, the last one's, and how many of its last
 // entries lie past the end of the stream file's `data_size` bytes (a file cut, or emptied,
 // after its packets were indexed). `ok` false: no usable index (none, another version,
@@ -199,7 +199,7 @@ uint64_t beU64(const unsigned char* p) {
 // one of 8 GiB): its header, its first and last entries, a binary search for the cut.
 struct IndexInfo {
   bool ok = false;
-  uint64_t entries = 0, first_seq = 0, last_seq = 0, beyond = 0;
+  uint64_t first_seq = 0, last_seq = 0, beyond = 0;
   uint32_t stream_id = 0;
   uint64_t instance = 0;
 };
@@ -233,7 +233,6 @@ IndexInfo readIndex(const std::string& trace, const std::string& name, uint64_t 
       r.instance = beU64(e + kInstanceAt);
       if (entry(n - 1, &off, &bytes) && beU64(e + kSeqAt) >= r.first_seq) {
         r.ok = true;
-        r.entries = n;
         r.last_seq = beU64(e + kSeqAt);
         const auto inFile = [data_size](uint64_t o, uint64_t b) { return o <= data_size && b <= data_size - o; };
         if (!inFile(off, bytes)) {
