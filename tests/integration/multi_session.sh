@@ -16,7 +16,8 @@
 #    within 1 s. Single starts are not held to less: a busy 2-core machine delayed
 #    one by 242 ms (the median of that run was still a few ms).
 # Every session's trace is checked by jitprov-verify (G2, G3+ exact by sequence numbers,
-# G4), and so is the directory above them all (reported per session).
+# G4), and so is the directory above them all (reported per session); a session with
+# lttng-ust's statedump alone beside one of them: not checked, said (exit 4).
 #   multi_session.sh SIM_BINARY VERIFY_BINARY
 . "$(dirname "$0")/lib.sh"
 SIM=${1:?usage: multi_session.sh SIM_BINARY VERIFY_BINARY}
@@ -76,7 +77,15 @@ for i in $(seq 70); do
   wait_served $((n + 1))
   lttng stop --no-wait L >/dev/null || fail "lttng stop L ($i)"
 done
-for s in A B C D E L; do lttng stop "$s" >/dev/null 2>&1; lttng destroy "$s" >/dev/null || fail "destroy $s"; done
+# A session with none of jitprov's events (lttng-ust's statedump alone), beside one with
+# them: the directory above both verifies the one, and says the other was not checked
+# (exit 4; it said nothing, exit 0). Started last: the rundowns above are counted.
+lttng create S --output="$WORK/mix/S" >/dev/null || fail "lttng create S"
+lttng enable-event -u -s S 'lttng_ust_statedump:*' >/dev/null && lttng add-context -u -s S -t vpid >/dev/null ||
+  fail "session S set-up"
+lttng start S >/dev/null || fail "lttng start S"
+sleep 1  # its statedump recorded
+for s in A B C D E L S; do lttng stop "$s" >/dev/null 2>&1; lttng destroy "$s" >/dev/null || fail "destroy $s"; done
 kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 starts=$(PYTHONPATH="$(dirname "$0")" $PY -c '
 import sys
@@ -115,6 +124,15 @@ done
 "$VERIFY" --json "$WORK/traces" >"$WORK/all.json"; rc=$?
 [ $rc -eq 4 ] && restart_gap_only "$WORK/all.json" && rc=0
 [ $rc -eq 0 ] || { "$VERIFY" "$WORK/traces" | tail -30; fail "all sessions: jitprov-verify exit $rc"; }
+cp -r "$WORK/traces/A" "$WORK/mix/A" || fail "cp A"
+"$VERIFY" --json "$WORK/mix" >"$WORK/mix.json"; rc=$?
+$PY -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["violations"] == 0 and v["not_checked"] == ["session S: no jitprov events in it (nothing of it checked)"], v["not_checked"]
+assert [len(s["processes"]) for s in v["sessions"]] == [1, 0], [len(s["processes"]) for s in v["sessions"]]' "$WORK/mix.json" &&
+  [ $rc -eq 4 ] || { "$VERIFY" "$WORK/mix" | tail -8; fail "a session without jitprov events beside one: jitprov-verify exit $rc"; }
+pass "a session without jitprov events beside one: exit 4, \"$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["not_checked"][0])' "$WORK/mix.json")\""
 $PY - "$WORK" "$t_b1" "$t_b2" "$t_c" "$t_d" "$t_e" <<'PY' || fail "per-session rundowns"
 import json, sys
 w = sys.argv[1]

@@ -29,6 +29,11 @@ Report evaluate(const std::string& trace, std::map<std::string, Session>& sessio
     for (auto& [key, p] : s.checker.processes()) sr.processes.push_back(s.checker.check(p, s.explaining, &out));
     for (size_t i = before; i < out.not_checked.size(); ++i)
       out.not_checked[i] = "session " + (s.name.empty() ? root : s.name) + ", " + out.not_checked[i];
+    // A session beside others with none of jitprov's events (a kernel session, another
+    // tool's): nothing of it checked, which is said (alone in a trace it is exit 2).
+    if (s.checker.processes().empty() && !s.live)
+      out.not_checked.push_back("session " + (s.name.empty() ? root : s.name) +
+                                ": no jitprov events in it (nothing of it checked)");
     rep.sessions.push_back(std::move(sr));
   }
   rep.exit = rep.lost                   ? kExitLost
