@@ -21,7 +21,9 @@
 #  - `jitprov record -p PID -d 2` on a running JVM started without jitprov: the agent
 #    attached, a verified trace with the session rundown, the JVM still running after;
 #    one in a mount namespace of its own (an empty /var/run/lttng, as a container's):
-#    nothing recorded, said, exit 119;
+#    nothing recorded, said, exit 119; two at once on it: the first leaves the daemon it
+#    started to the second, the last stops it; a SIGINT during its verification stops
+#    the verifier, said (119);
 #  - errors, one line and a status each: report on no directory (3), a file (3), a
 #    directory without a trace (4), an unreadable trace (5); record -p on a process that
 #    runs no runtime (`sleep`: 117) and --perf without perf installed (118).
@@ -479,8 +481,11 @@ $(sed 's/^/    /' "$WORK/pid.out")"
 # first recording's daemon, and its lttng-ust finds each new one only when it next tries
 # (up to 5 s later). Each recording waits for that before its 2 s start (registered_ms),
 # and has the JVM's code in its rundown (the second of two used to record nothing: 119).
+# The agent keeps the first's options: the second's --rundown-every is not applied, said
+# (its summary listed it as the agent's options).
 for again in 1 2; do
-  "$JITPROV" record -p "$JP" -d 2 -o "$WORK/pid-again$again" >"$WORK/again.out" 2>"$WORK/again.err"
+  every=() && [ $again = 2 ] && every=(--rundown-every 1)
+  "$JITPROV" record -p "$JP" -d 2 "${every[@]}" -o "$WORK/pid-again$again" >"$WORK/again.out" 2>"$WORK/again.err"
   rc=$?
   [ $rc -eq 0 ] || fail "record -p $JP, again ($again): exit $rc: $(cat "$WORK/again.out" "$WORK/again.err")"
   $PY - "$WORK/pid-again$again" "$JP" <<'PY' || fail "record -p again: $(cat "$WORK/again.out")"
@@ -489,14 +494,68 @@ from bt2read import events
 d, jp = sys.argv[1], int(sys.argv[2])
 s = json.load(open(d + "/summary.json"))
 assert s["attach"].startswith("jitprov's agent was loaded already"), s["attach"]
+assert s["agent_options"] is None and s["agent_options_not_applied"].startswith("trigger=session"), s
 assert isinstance(s["registered_ms"], (int, float)) and 0 <= s["registered_ms"] < 8000, s["registered_ms"]
 (p,) = s["processes"]
 records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
 assert records > 0 and p["vpid"] == jp, (records, p)
 print("  again: registered after %.1f ms, %d rundown records" % (s["registered_ms"], records))
 PY
+  if [ $again = 2 ]; then
+    grep -qx "jitprov record: PID $JP (java): jitprov's agent was loaded already and keeps its own options: --rundown-every 1.00 not applied" \
+      "$WORK/again.err" || fail "record -p --rundown-every 1 of an agent loaded already: $(cat "$WORK/again.err")"
+  fi
 done
 pass "record -p $JP -d 2 twice more: each waited for the agent's registration, each has its rundown"
+
+# Two recordings of the JVM at once: the second uses the lttng-sessiond the first started
+# (lttng's shared place, where the JVM looks), and the first, ending 3 s before it, leaves
+# the daemon to it (it stopped the daemon under the second: lttng stop failed, 119). The
+# daemon stops when the last one ends: none answers after.
+"$JITPROV" record -p "$JP" -d 2 -o "$WORK/both1" >"$WORK/both1.out" 2>"$WORK/both1.err" &
+B1=$!
+track_pid "$B1"
+for _ in $(seq 200); do lttng list >/dev/null 2>&1 && break; sleep 0.05; done
+"$JITPROV" record -p "$JP" -d 5 -o "$WORK/both2" >"$WORK/both2.out" 2>"$WORK/both2.err"
+rc2=$?
+wait "$B1"
+rc1=$?
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] ||
+  fail "two record -p at once: exit $rc1 and $rc2: $(cat "$WORK/both1.out" "$WORK/both1.err" "$WORK/both2.out" "$WORK/both2.err")"
+grep -qx "jitprov record: the lttng-sessiond this recording started stays, for another jitprov record -p that uses it; it stops when the last one ends" \
+  "$WORK/both1.err" || fail "the first of two record -p: $(cat "$WORK/both1.err")"
+! lttng list >/dev/null 2>&1 || fail "an lttng-sessiond answers after the last record -p: $(lttng list 2>&1 | head -3)"
+$PY - "$WORK/both1" "$WORK/both2" <<'PY' || fail "two record -p at once: $(cat "$WORK/both1.out" "$WORK/both2.out")"
+import json, sys
+from bt2read import events
+for d, daemon in ((sys.argv[1], "private"), (sys.argv[2], "existing")):
+    s = json.load(open(d + "/summary.json"))
+    # 4: the agent was loaded before, its earlier code has no method_load here (as above)
+    assert s["verify_exit"] in (0, 4) and s["sessiond"] == daemon, (d, s["verify_exit"], s["sessiond"], s["verdict"])
+    records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
+    assert records > 0, (d, records)
+    print("  %s: %s lttng-sessiond, %d rundown records, verify exit %d" % (d.rsplit("/", 1)[1], daemon, records, s["verify_exit"]))
+PY
+pass "two record -p of $JP at once: the first left its lttng-sessiond to the second, which stopped it"
+
+# A Ctrl-C during a long verification stops the verifier, and the summary says so (it
+# waited for the verifier to end, the signal unanswered). The verifier here takes 60 s.
+printf '#!/bin/sh\necho $$ >"%s/slow-verify.pid"\nsleep 60\n' "$WORK" >"$WORK/slow-verify" && chmod +x "$WORK/slow-verify"
+JITPROV_VERIFY=$WORK/slow-verify "$JITPROV" record -p "$JP" -d 1 -o "$WORK/slowv" >"$WORK/slowv.out" 2>"$WORK/slowv.err" &
+SV=$!
+track_pid "$SV"
+for _ in $(seq 300); do [ -s "$WORK/slow-verify.pid" ] && break; sleep 0.1; done
+[ -s "$WORK/slow-verify.pid" ] || fail "record -p with a slow verifier: it never started: $(cat "$WORK/slowv.err")"
+t_int=$(date +%s%N)
+kill -INT "$SV"
+wait "$SV"
+rc=$?
+ms=$((($(date +%s%N) - t_int) / 1000000))
+[ $rc -eq 119 ] && [ $ms -lt 10000 ] && ! kill -0 "$(cat "$WORK/slow-verify.pid")" 2>/dev/null &&
+  grep -q "^  verdict:     NOT VERIFIED: stopped by SIGINT during the verification (to verify it: jitprov-verify $WORK/slowv/trace)" "$WORK/slowv.out" &&
+  [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["verify_exit"])' "$WORK/slowv/summary.json")" = None ] ||
+  fail "SIGINT during the verification: exit $rc after $ms ms: $(cat "$WORK/slowv.out" "$WORK/slowv.err")"
+pass "SIGINT during the verification: the verifier stopped, exit 119 after $ms ms, $(grep verdict: "$WORK/slowv.out" | sed 's/^ *//')"
 
 # A JVM that cannot see our lttng-sessiond (its own mount namespace, an empty
 # /var/run/lttng, as in a container): attached, but nothing recorded: 119, said.

@@ -26,6 +26,7 @@
 #include "attach_process.h"
 #include "report.h"
 #include "run.h"
+#include "sessiond.h"
 #include "target.h"
 #include "json_text.h"
 
@@ -79,6 +80,7 @@ bool g_stdout_closed = false;
 
 // Set by the signal handler: the signal to pass on, and CMD's pid once it runs.
 volatile sig_atomic_t g_signal = 0;
+volatile sig_atomic_t g_signals = 0;  // how many came (a signal during the verification stops it)
 volatile sig_atomic_t g_cmd_pid = 0;
 
 // SIGINTs and SIGTERMs while CMD runs (counted together: a supervisor's SIGTERMs as a
@@ -94,6 +96,7 @@ size_t g_second_len = 0, g_kill_len = 0;
 
 void onSignal(int sig, siginfo_t* info, void*) {
   g_signal = sig;
+  g_signals = g_signals + 1;
   // A terminal's Ctrl-C (SI_KERNEL) reaches CMD itself, in our process group: sent again,
   // a JVM would take it for a second one. One sent to jitprov alone is passed on.
   const pid_t cmd = g_cmd_pid;
@@ -221,17 +224,15 @@ std::string absolute(const std::string& p) {
   return std::string(cwd) + "/" + p;
 }
 
-bool sessiondAnswers() { return run({"lttng", "list"}).status == 0; }
-
-// A private lttng-sessiond: this process (and so CMD) in a mount namespace of its own
-// (`private_ns`), a tmpfs on /var/run/lttng, the daemon in a session of its own. Its pid,
-// or 0 with *why. Without `private_ns` (-p PID: the target must find it), ours until we
-// stop it.
-pid_t startPrivateSessiond(const std::string& log, bool private_ns, std::string* why) {
+// A private lttng-sessiond: for root, this process (and so CMD) in a mount namespace of
+// its own, a tmpfs on /var/run/lttng; the daemon in a session of its own, ours until we
+// stop it. Its pid, or 0 with *why. (-p PID: the daemon in lttng's shared place,
+// SharedSessiond, where the target looks.)
+pid_t startPrivateSessiond(const std::string& log, std::string* why) {
   // Root's daemon lives in /var/run/lttng, where any root tool would find ours: hidden
   // in a namespace. A user's lives in their own $HOME/.lttng (lttng's per-user mode):
   // no namespace needed, and none allowed without CAP_SYS_ADMIN.
-  if (private_ns && geteuid() == 0) {
+  if (geteuid() == 0) {
     if (unshare(CLONE_NEWNS) != 0) {
       *why = std::string("a private mount namespace (unshare): ") + std::strerror(errno);
       return 0;
@@ -248,60 +249,18 @@ pid_t startPrivateSessiond(const std::string& log, bool private_ns, std::string*
   }
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid == 0) {
-    setsid();
-    // Stopped with us, also when we are killed (SIGKILL: no handler of ours runs): it
-    // stops its consumer daemons, and nothing is left behind in a namespace that no
-    // `lttng list` sees. Its session is ours to destroy before, as ever.
-    endWithParent(parent);
-    const int devnull = open("/dev/null", O_RDWR);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (devnull >= 0) dup2(devnull, 0);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    execlp("lttng-sessiond", "lttng-sessiond", "--quiet", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  if (pid == 0) execSessiond(parent, log.c_str());
   if (pid < 0) {
     *why = std::string("fork: ") + std::strerror(errno);
     return 0;
   }
-  // It answers within 10-20 ms here: asked again after 5 ms, then half as long again each
-  // time up to 100 ms (a poll every 100 ms cost every recording 85 ms on average).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (int wait_ms = 5; std::chrono::steady_clock::now() < deadline; wait_ms = std::min(100, wait_ms * 3 / 2)) {
-    if (sessiondAnswers()) return pid;
-    int st = 0;
-    if (waitpid(pid, &st, WNOHANG) == pid) {
-      std::ifstream in(log);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      *why = "lttng-sessiond exited at once: " + firstLine(ss.str());
-      return 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  const Awaited a = awaitSessiond(pid, log, why);
+  if (a == Awaited::kAnswers) return pid;
+  if (a == Awaited::kNoAnswer) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
   }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  *why = "lttng-sessiond did not answer within 10 s";
   return 0;
-}
-
-// SIGTERM, then SIGKILL after 5 s; waited for.
-void stopSessiond(pid_t pid) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  for (int i = 0; i < 500; ++i) {  // it ends in 30-40 ms
-    int st = 0;
-    const pid_t w = waitpid(pid, &st, WNOHANG);
-    if (w == pid || (w < 0 && errno == ECHILD)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
 }
 
 // The session of docs/tracing.md, created and started; "" or the failing command's line.
@@ -756,6 +715,7 @@ std::string injectPerf(const std::string& dir, nlohmann::json* figures) {
 struct Recording {
   std::string dir, trace, session, verifier, runtime_name;
   pid_t sessiond = 0;      // a private lttng-sessiond's, else 0
+  SharedSessiond shared;   // -p: the daemon in lttng's shared place, while used
   std::string lttng_home;  // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
   bool existing = false;
   bool beside_running = false;  // a private daemon, though one was running (root, CMD)
@@ -783,6 +743,7 @@ void tearDown(Recording& r) {
   if (!r.session.empty()) run({"lttng", "destroy", r.session});
   stopSessiond(r.sessiond);
   r.sessiond = 0;
+  (void)r.shared.release();
   removeLttngHome(r);
 }
 
@@ -803,21 +764,42 @@ int abandon(Recording& r, int status, const std::string& line) {
   return fail(status, line);
 }
 
-// lttng: the running lttng-sessiond, else a private one (in a private mount namespace
-// when `private_ns`), and the session (of process `vpid` alone when > 0). "" or the line
+// The recording's session on the daemon set up: "" or the line of the failure (torn down).
+std::string startSession(Recording& r, pid_t vpid) {
+  r.session = "jitprov-record-" + std::to_string(getpid());
+  if (const std::string why = setUpSession(r.session, r.trace, vpid); !why.empty()) {
+    tearDown(r);
+    return "lttng session set-up: " + why;
+  }
+  return {};
+}
+
+// lttng: with `private_ns` (CMD), a private lttng-sessiond (root's in a private mount
+// namespace), or a user's running one; without (-p: the target must find it), the one in
+// lttng's shared place, started if none answers, shared with other recordings there
+// (SharedSessiond); and the session (of process `vpid` alone when > 0). "" or the line
 // of the failure (torn down).
 std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
+  if (!private_ns) {
+    if (std::string why = r.shared.acquire(
+            r.dir + "/lttng-sessiond.log", [] { return g_signal != 0; }, &r.existing);
+        !why.empty()) {
+      (void)r.shared.release();
+      return "lttng-sessiond: " + why;
+    }
+    return startSession(r, vpid);
+  }
   // A running daemon takes every process with an agent, and a recording of CMD would
   // hold them all (two recordings at once, each the other's CMD). Root records CMD with
   // a daemon of its own in a private mount namespace all the same: CMD's processes, and
   // they alone, see it. (A user's CMD uses a running daemon of the user's: it may not
   // enter a namespace.)
   r.existing = sessiondAnswers();
-  if (r.existing && private_ns && geteuid() == 0) {
+  if (r.existing && geteuid() == 0) {
     r.existing = false;
     r.beside_running = true;
   }
-  if (!r.existing && private_ns && geteuid() != 0) {
+  if (!r.existing && geteuid() != 0) {
     // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng
     // commands inherit: in lttng's per-user place ($HOME/.lttng) another recording would
     // take it for a running one, and stop with it, and $HOME may not be writable. (With
@@ -829,18 +811,13 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   }
   if (!r.existing) {
     std::string why;
-    r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", private_ns, &why);
+    r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", &why);
     if (r.sessiond == 0) {
       removeLttngHome(r);
       return "no lttng-sessiond answers, and a private one failed: " + why;
     }
   }
-  r.session = "jitprov-record-" + std::to_string(getpid());
-  if (const std::string why = setUpSession(r.session, r.trace, vpid); !why.empty()) {
-    tearDown(r);
-    return "lttng session set-up: " + why;
-  }
-  return {};
+  return startSession(r, vpid);
 }
 
 // The end of every recording: jitprov-lockwait stopped, the session stopped (its data
@@ -855,6 +832,10 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   const Ran destroyed = run({"lttng", "destroy", r.session});
   stopSessiond(r.sessiond);
   r.sessiond = 0;
+  if (r.shared.release())
+    std::fprintf(stderr,
+                 "jitprov record: the lttng-sessiond this recording started stays, for another jitprov record -p "
+                 "that uses it; it stops when the last one ends\n");
   removeLttngHome(r);
   // lttng that failed to stop or destroy the session: its data may not all be on disk.
   // Not verified, said in the summary, which is still written (CMD's status, the lock
@@ -912,7 +893,9 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
   } else {
     progress.set("jitprov record: verifying the trace");
     const std::string vjson = r.dir + "/verify.json";
-    const Ran v = run({r.verifier, "--json", r.trace}, vjson);
+    // A signal now (Ctrl-C on a long verification) stops the verifier: the summary says so.
+    const sig_atomic_t signals_before = g_signals;
+    const Ran v = run({r.verifier, "--json", r.trace}, vjson, [signals_before] { return g_signals != signals_before; });
     nlohmann::json vj;
     std::ifstream in(vjson);
     try {
@@ -920,7 +903,15 @@ int finishRecording(Recording& r, nlohmann::json s, int status, const std::strin
     } catch (const std::exception&) {
       vj = nullptr;
     }
-    if (v.status < 0 || !vj.is_object()) {
+    if (v.stopped) {
+      const std::string why = std::string("stopped by SIG") + sigabbrev_np(g_signal) +
+                              " during the verification (to verify it: jitprov-verify " + r.trace + ")";
+      std::fprintf(stderr, "jitprov record: %s\n", why.c_str());
+      s["verdict"] = "NOT VERIFIED: " + why;
+      s["verify_exit"] = nullptr;
+      exit_status = kRecordNotVerified;
+      exit_reason = "the trace was not verified; " + exit_reason;
+    } else if (v.status < 0 || !vj.is_object()) {
       // Killed (the OOM killer on a large trace, a crash), or no JSON: the summary still
       // written, with CMD's status and what else was measured, and the verdict says it.
       const std::string why =
@@ -1140,8 +1131,18 @@ int recordPid(const RecordArgs& a) {
   TargetInfo t2;
   const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
   std::string attached;
-  if (o.status == kAlreadyLoaded) {
+  const bool loaded_already = o.status == kAlreadyLoaded;
+  if (loaded_already) {
     attached = kLoadedAlready;
+    // Its options are the earlier attach's: what this one asked for is not applied, said
+    // when the user asked for it (the summary keeps it apart: agent_options_not_applied).
+    std::string asked;
+    if (a.rundown_every > 0) asked = "--rundown-every " + fmtSeconds(a.rundown_every);
+    if (a.perf) asked += std::string(asked.empty() ? "" : ", ") + "--perf's jitdump (JIT samples go unnamed)";
+    if (!asked.empty())
+      std::fprintf(stderr,
+                   "jitprov record: %s: jitprov's agent was loaded already and keeps its own options: %s not applied\n",
+                   who.c_str(), asked.c_str());
   } else if (o.status != kAttached) {
     if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
     return abandon(r, o.status == kNoAgent ? kRecordNoAgent : kRecordAttach,
@@ -1192,7 +1193,8 @@ int recordPid(const RecordArgs& a) {
       {"attach", attached},
       {"runtime", runtime},
       {"agent", req.agent},
-      {"agent_options", options},
+      {"agent_options", loaded_already ? nlohmann::json() : nlohmann::json(options)},
+      {"agent_options_not_applied", loaded_already ? nlohmann::json(options) : nlohmann::json()},
       {"preload", nullptr},          // nothing is preloaded into a running process
       {"session_warm_ms", nullptr},  // its session tracks PID alone: a process of ours would not register in it
       {"registered_ms", registered_ms < 0 ? nlohmann::json() : nlohmann::json(registered_ms)},

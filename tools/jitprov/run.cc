@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -63,7 +64,7 @@ std::string findCommand(const std::string& cmd, int* err) {
 
 // Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
 // its stdout and stderr captured (or into `out_path` when given, stderr captured).
-Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
+Ran run(const std::vector<std::string>& argv, const std::string& out_path, const std::function<bool()>& stop) {
   Ran r;
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return r;
@@ -103,6 +104,15 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path) {
   }
   char buf[4096];
   for (;;) {
+    if (stop) {  // asked every 100 ms and at each signal: the helper's group ended once it says so
+      pollfd p{pipefd[0], POLLIN, 0};
+      const int ready = poll(&p, 1, 100);
+      if (!r.stopped && stop()) {
+        kill(-pid, SIGTERM);
+        r.stopped = true;
+      }
+      if (ready <= 0) continue;  // nothing yet, or a signal
+    }
     const ssize_t n = read(pipefd[0], buf, sizeof buf);
     if (n > 0) {
       if (r.output.size() < (1 << 20)) r.output.append(buf, size_t(n));

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,14 +21,17 @@ std::string findCommand(const std::string& cmd, int* err);
 
 // A helper's outcome: its exit status (-1: it could not be run) and what it printed.
 struct Ran {
-  int status = -1;     // its exit status, or 128 + N when killed by signal N
-  int signal = 0;      // N when it was killed by signal N
-  std::string output;  // stdout and stderr, when captured
+  int status = -1;       // its exit status, or 128 + N when killed by signal N
+  int signal = 0;        // N when it was killed by signal N
+  std::string output;    // stdout and stderr, when captured
+  bool stopped = false;  // ended by `stop` (SIGTERM to its process group)
 };
 
 // Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
-// its stdout and stderr captured (or into `out_path` when given, stderr captured).
-Ran run(const std::vector<std::string>& argv, const std::string& out_path = {});
+// its stdout and stderr captured (or into `out_path` when given, stderr captured). With
+// `stop`: asked every 100 ms while it runs, and when it says so the helper's process group
+// gets SIGTERM.
+Ran run(const std::vector<std::string>& argv, const std::string& out_path = {}, const std::function<bool()>& stop = {});
 
 // In a child just forked by `parent`: ended by SIGTERM when `parent` ends, killed
 // outright included (PR_SET_PDEATHSIG), or at once (_exit 1) if it already has.
