@@ -7,6 +7,8 @@
 # JSON report, printed when the target exits, must give exactly their counts, totals and
 # maxima, and count the unmeasured ones apart; its --waits file must hold exactly the
 # measured acquisitions that waited (blocked_by != 0), one line each, with their values.
+# Stopped by SIGINT while the target waits on, its waits file holds the waits its final
+# figures count.
 #   lockwait_args.sh ARGFORMS_BINARY LOCKWAIT_BINARY
 . "$(dirname "$0")/lib.sh"
 PROG=${1:?usage: lockwait_args.sh ARGFORMS LOCKWAIT}
@@ -16,7 +18,7 @@ require_root
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 WORK=$(work_dir jitprov-it)
-trap 'rm -rf "$WORK"' EXIT
+trap 'cleanup_pids; rm -rf "$WORK"' EXIT
 
 readelf -n "$PROG" >"$WORK/notes" || fail "readelf -n $PROG"
 grep -q 'Arguments: -4@-[0-9]*(%rbp)' "$WORK/notes" || fail "no memory operand among the target's arguments: $(grep Arguments "$WORK/notes")"
@@ -109,6 +111,38 @@ PROG_RUN=$PROG TARGET_NS=1 run_case "the target in a pid namespace of its own"
 cp "$PROG" "$WORK/argforms-copy" || fail "copy $PROG"
 PROG_RUN=$WORK/argforms-copy DELETE=1 run_case "its file removed on disk"
 
+# Stopped (SIGINT) in the middle of the target's waits: the waits file holds the waits
+# the final figures count, no more and no fewer (records the ring buffer dropped counted
+# apart). The probes ran on between the last read of the maps and the file's last drain:
+# the file held waits the figures did not.
+"$PROG" 50000000 >"$WORK/long.out" 2>&1 &
+long=$!
+track_pid "$long"
+for _ in $(seq 200); do grep -q waiting "$WORK/long.out" && break; sleep 0.05; done
+"$LW" -p "$long" --json --waits "$WORK/long.csv" >"$WORK/long.json" 2>"$WORK/long.err" &
+lw=$!
+track_pid "$lw"
+for _ in $(seq 200); do grep -q attached "$WORK/long.err" && break; sleep 0.05; done
+kill -USR1 "$long"
+sleep 1
+kill -INT "$lw"
+wait "$lw"
+rc=$?
+kill "$long" 2>/dev/null
+wait "$long" 2>/dev/null
+[ $rc -eq 0 ] || [ $rc -eq 3 ] || fail "jitprov-lockwait stopped mid-stream: exit $rc: $(cat "$WORK/long.err")"
+counts=$(python3 - "$WORK/long.json" "$WORK/long.csv" <<'PY'
+import csv, json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+counted = sum(h["count"] for h in r["sites"]["osr_publish"]["blocked_by"].values())
+rows = sum(1 for _ in csv.DictReader(open(sys.argv[2])))
+dropped = r["drops"]["wait_records"]
+print("%d waits counted, %d in the file, %d dropped" % (counted, rows, dropped))
+sys.exit(0 if counted > 0 and rows + dropped == counted else 1)
+PY
+) || fail "jitprov-lockwait stopped mid-stream: the waits file is not the figures': $counts"
+pass "stopped mid-stream by SIGINT: $counts (exit $rc)"
+
 # Arguments that would have traced nothing, or spun.
 "$PROG" 0 >"$WORK/idle.out" 2>&1 & idle=$!
 python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(30,)).start(); time.sleep(30)' & threaded=$!
@@ -156,7 +190,7 @@ rc=${PIPESTATUS[0]}
 # ring buffer still drained and every record counted, the file removed, exit 1 (was: the
 # error at the end only, and the tool polling at 100 % CPU from the failed write on).
 mkdir -p "$WORK/tiny" && mount -t tmpfs -o size=16k none "$WORK/tiny" || fail "mount a small tmpfs"
-trap 'umount "$WORK/tiny" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'cleanup_pids; umount "$WORK/tiny" 2>/dev/null; rm -rf "$WORK"' EXIT
 "$PROG" 2000 >"$WORK/full.out" 2>&1 & full=$!
 for _ in $(seq 200); do grep -q waiting "$WORK/full.out" && break; sleep 0.05; done
 "$LW" -p "$full" --json --waits "$WORK/tiny/w.csv" >"$WORK/full.json" 2>"$WORK/full.err" & lw=$!

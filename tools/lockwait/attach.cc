@@ -62,6 +62,10 @@ Bpf::~Bpf() {
   if (skel_ != nullptr) lockwait__destroy(skel_);
 }
 
+void Bpf::detach() {
+  if (skel_ != nullptr) lockwait__detach(skel_);
+}
+
 std::string Bpf::attach(const AttachOptions& o) {
   g_verbose = o.verbose;
   libbpf_set_print(libbpfPrint);

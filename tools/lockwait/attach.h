@@ -31,6 +31,8 @@ class Bpf {
   // Opens, loads and attaches: "" when attached, else a one-line error (without the
   // tool's name).
   std::string attach(const AttachOptions& o);
+  // The probes detached (the maps kept): no wait counted, and no record made, after it.
+  void detach();
   // Sums the per-CPU maps into *t; false (errno set) when a map cannot be read.
   bool readTotals(Totals* t) const;
   // The `waits` ring buffer map (records only when attached with waits).

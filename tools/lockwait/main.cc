@@ -163,8 +163,7 @@ std::string checkTarget(jitprov::lw::AttachOptions* a) {
 // exit status.
 class Session {
  public:
-  Session(const Options& o, const jitprov::lw::Bpf& bpf, jitprov::lw::WaitWriter* waits)
-      : o_(o), bpf_(bpf), waits_(waits) {}
+  Session(const Options& o, jitprov::lw::Bpf& bpf, jitprov::lw::WaitWriter* waits) : o_(o), bpf_(bpf), waits_(waits) {}
 
   int run(int pidfd) {
     const int pid = o_.attach.pid;
@@ -180,6 +179,10 @@ class Session {
       }
     }
     if (target_gone_ && !o_.json) std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
+    // The probes detached before the last read of the maps: the final figures and the
+    // waits file (drained after it) hold the same waits (a wait that ended in between
+    // was in the file alone).
+    bpf_.detach();
     if (!out_failed_ && (o_.interval == 0 || target_gone_ || g_stop)) report(true);
     if (rc_ != 0) return rc_;
     const int rc = finish();
@@ -265,7 +268,7 @@ class Session {
   }
 
   const Options& o_;
-  const jitprov::lw::Bpf& bpf_;
+  jitprov::lw::Bpf& bpf_;
   jitprov::lw::WaitWriter* const waits_;  // --waits, else nullptr
   jitprov::lw::Totals prev_{}, now_{};
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
