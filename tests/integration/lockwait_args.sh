@@ -173,6 +173,15 @@ wait "$gone"
 "$LW" -b "$LIB" --tree "$gone" >/dev/null 2>"$WORK/arg.err"; rc=$?
 [ $rc -eq 1 ] && grep -q "^jitprov-lockwait: --tree $gone: No such process$" "$WORK/arg.err" ||
   fail "jitprov-lockwait --tree $gone (gone): exit $rc: $(cat "$WORK/arg.err")"
+# --tree PID: once PID exits nothing descends from it, and the tool ends with its report
+# (was: on until Ctrl-C; here, until timeout's 15 s).
+sleep 1 &
+root=$!
+timeout 15 "$LW" -b "$LIB" --tree "$root" --json >"$WORK/tree.json" 2>"$WORK/arg.err"
+rc=$?
+[ $rc -eq 0 ] && python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); sys.exit(0 if r["final"] and r["target_exited"] else 1)' "$WORK/tree.json" ||
+  fail "jitprov-lockwait --tree $root, which exits after 1 s: exit $rc: $(cat "$WORK/arg.err" "$WORK/tree.json")"
+wait "$root"
 # A bare -b NAME is the file in the current directory, attached by that path (was: checked
 # there, then looked up by libbpf in LD_LIBRARY_PATH and the system's directories).
 (cd "$(dirname "$PROG")" && "$LW" -p "$idle" -b "$(basename "$PROG")" -i 0.2 -c 1 >/dev/null 2>"$WORK/arg.err") ||
@@ -207,4 +216,4 @@ umount "$WORK/tiny"
 kill $threaded 2>/dev/null
 kill $idle 2>/dev/null
 wait $idle $threaded 2>/dev/null
-echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each; every wait in --waits), as they are, from a new pid namespace, on a target in a pid namespace of its own and with the target's file removed; -i below 1 ms, -c without -i, a thread's id and a file the target does not map refused; a bare -b NAME; stdout full or closed: exit 1; a full waits file: said, drained, counted"
+echo "ok: register, memory and constant operands read right (2000 paths at osr_publish, tier tier1_osr: counts, totals, maxima, rundown state, blame on the rundown and on an unknown holder, 20 unmeasured of each; every wait in --waits), as they are, from a new pid namespace, on a target in a pid namespace of its own and with the target's file removed; -i below 1 ms, -c without -i, a thread's id and a file the target does not map refused; a bare -b NAME; --tree ends with its root; stdout full or closed: exit 1; a full waits file: said, drained, counted"

@@ -178,7 +178,12 @@ class Session {
         if (o_.count > 0 && ++reports >= o_.count) break;
       }
     }
-    if (target_gone_ && !o_.json) std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
+    if (target_gone_ && !o_.json) {
+      if (pid != 0)
+        std::fprintf(stderr, "jitprov-lockwait: target pid %d exited\n", pid);
+      else
+        std::fprintf(stderr, "jitprov-lockwait: the tree's root, pid %d, exited\n", o_.attach.tree);
+    }
     // The probes detached before the last read of the maps: the final figures and the
     // waits file (drained after it) hold the same waits (a wait that ended in between
     // was in the file alone).
@@ -297,11 +302,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The target held from here (a pidfd): a pid that ends and is reused while the probes
-  // attach is not taken for it.
+  // attach is not taken for it. With --tree, its root: once it exits nothing descends from
+  // it any more (its children go to another parent), and the tool ends as with -p.
   const int pid = o.attach.pid;
-  const int pidfd = pid != 0 ? int(syscall(SYS_pidfd_open, pid, 0)) : -1;
-  if (pid != 0 && pidfd < 0) {  // without it the target's exit would go unseen: reports until Ctrl-C
-    std::fprintf(stderr, "jitprov-lockwait: pidfd_open %d: %s\n", pid, std::strerror(errno));
+  const int watched = pid != 0 ? pid : o.attach.tree;
+  const int pidfd = watched != 0 ? int(syscall(SYS_pidfd_open, watched, 0)) : -1;
+  if (watched != 0 && pidfd < 0) {  // without it the target's exit would go unseen: reports until Ctrl-C
+    std::fprintf(stderr, "jitprov-lockwait: pidfd_open %d: %s\n", watched, std::strerror(errno));
     return 1;
   }
   jitprov::lw::WaitWriter waits;
