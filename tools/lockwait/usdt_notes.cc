@@ -115,26 +115,41 @@ std::string readlinkStr(const std::string& p) {
 bool hasJitprovProbes(const std::string& path) { return !jitprovProbes(path).empty(); }
 }  // namespace
 
-std::string probeObjectOf(int pid, std::string* shown) {
-  const std::string proc = "/proc/" + std::to_string(pid);
-  const std::string exe = readlinkStr(proc + "/exe");
-  *shown = exe;
-  if (!exe.empty() && hasJitprovProbes(proc + "/exe")) return proc + "/exe";
+namespace {
+// Each file process `pid` maps, in /proc/PID/maps's order (a file's consecutive mappings
+// once), as the path this process opens it by, /proc/PID/map_files/START-END (the file
+// the target maps, whatever its mount namespace, and after it was replaced or removed on
+// disk), and the name the target maps it by; until `found` says true. Whether it did.
+template <typename Found>
+bool findMapped(const std::string& proc, Found found) {
   std::ifstream maps(proc + "/maps");
   std::string line, last;
   while (std::getline(maps, line)) {
     // START-END PERMS OFFSET DEV INODE PATH: the mapping's own link names the file.
     const size_t slash = line.find('/'), dash = line.find('-'), space = line.find(' ');
     if (slash == std::string::npos || dash == std::string::npos || space == std::string::npos || dash > space) continue;
-    const std::string file = line.substr(slash);
-    if (file == last || file == exe) continue;
+    std::string file = line.substr(slash);
+    if (file == last) continue;
     last = file;
-    const std::string mapped = proc + "/map_files/" + line.substr(0, space);
-    if (hasJitprovProbes(mapped)) {
-      *shown = file;
-      return mapped;
-    }
+    if (found(proc + "/map_files/" + line.substr(0, space), file)) return true;
   }
+  return false;
+}
+}  // namespace
+
+std::string probeObjectOf(int pid, std::string* shown) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string exe = readlinkStr(proc + "/exe");
+  *shown = exe;
+  if (!exe.empty() && hasJitprovProbes(proc + "/exe")) return proc + "/exe";
+  std::string object;
+  if (findMapped(proc, [&](const std::string& mapped, const std::string& file) {
+        if (file == exe || !hasJitprovProbes(mapped)) return false;
+        *shown = file;
+        object = mapped;
+        return true;
+      }))
+    return object;
   return exe.empty() ? std::string() : proc + "/exe";  // attaching then says which probe is missing
 }
 
@@ -146,15 +161,8 @@ bool mapsFile(int pid, const std::string& path) {
     struct stat st {};
     return stat(p.c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
   };
-  if (same(proc + "/exe")) return true;
-  std::ifstream maps(proc + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const size_t slash = line.find('/'), dash = line.find('-'), space = line.find(' ');
-    if (slash == std::string::npos || dash == std::string::npos || space == std::string::npos || dash > space) continue;
-    if (same(proc + "/map_files/" + line.substr(0, space))) return true;
-  }
-  return false;
+  return same(proc + "/exe") ||
+         findMapped(proc, [&](const std::string& mapped, const std::string&) { return same(mapped); });
 }
 
 int tgidOf(int tid) {
