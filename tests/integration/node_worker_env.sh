@@ -62,19 +62,29 @@ NODE_PID=$!
 track_pid "$NODE_PID"
 # The worker's start pending: lttng-ust's threads there, jitprov's engine not yet.
 threads() { cat /proc/"$NODE_PID"/task/*/comm 2>/dev/null; }
+# Alive, not a zombie not yet waited for (kill -0 succeeds on one, whose task/ shows only
+# its main thread): lttng-ust's listener threads, once named "-ust", end only with the
+# process (lttng-ust 2.13: lttng_ust_exit, or a fatal signal).
+alive() {
+  local state
+  state=$(sed 's/.*) //' /proc/"$NODE_PID"/stat 2>/dev/null | cut -d' ' -f1)
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
 seen=
 for _ in $(seq 300); do
   seen=$(threads | sort | uniq -c | tr '\n' ' ')
   grep -q -- '-ust ' <<<"$seen " && break
-  kill -0 "$NODE_PID" 2>/dev/null || break
+  alive || break
   sleep 0.1
 done
 if ! threads | grep -q -- '-ust$'; then
   kill -CONT "$SESSIOND_PID"
+  # Gone or going (a crash, a signal; a core being dumped keeps the process a while with
+  # one thread) or still there: its status says which. (Once, under a full tools/check, a
+  # '-ust' thread was seen and then gone, node taken for alive by kill -0.)
+  for _ in $(seq 100); do alive || break; sleep 0.1; done
   cat "$WORK/node.out" >&2
-  # Gone (a crash, a signal) or still there: its status says which. (Once, under a full
-  # tools/check, a '-ust' thread was seen and then gone: the threads are named, to tell.)
-  kill -0 "$NODE_PID" 2>/dev/null &&
+  alive &&
     fail "no lttng-ust thread in node in 30 s (seen last: $seen; now: $(threads | sort | uniq -c | tr '\n' ' '))"
   wait "$NODE_PID"
   fail "node ended before its worker's start, status $? ($(ls "$WORK"))"
