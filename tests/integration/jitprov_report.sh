@@ -509,53 +509,78 @@ done
 pass "record -p $JP -d 2 twice more: each waited for the agent's registration, each has its rundown"
 
 # Two recordings of the JVM at once: the second uses the lttng-sessiond the first started
-# (lttng's shared place, where the JVM looks), and the first, ending 3 s before it, leaves
-# the daemon to it (it stopped the daemon under the second: lttng stop failed, 119). The
-# daemon stops when the last one ends: none answers after.
-"$JITPROV" record -p "$JP" -d 2 -o "$WORK/both1" >"$WORK/both1.out" 2>"$WORK/both1.err" &
+# (lttng's shared place, where the JVM looks), and the first, ending before it, leaves the
+# daemon to it (it stopped the daemon under the second: lttng stop failed, 122). The
+# daemon stops when the last one ends: none answers after. The first's output, read
+# through a pipe, ends with it (the daemon's keeper held the pipe until the second
+# ended). The first's verifier takes 60 s, and a SIGINT then stops it, said in the
+# summary (the signal went unanswered until the verifier ended).
+printf '#!/bin/sh\necho $PPID >"%s/slow-verify.ppid"\necho $$ >"%s/slow-verify.pid"\nsleep 60\n' "$WORK" "$WORK" \
+  >"$WORK/slow-verify" && chmod +x "$WORK/slow-verify"
+(
+  JITPROV_VERIFY=$WORK/slow-verify "$JITPROV" record -p "$JP" -d 2 -o "$WORK/both1" 2>"$WORK/both1.err" |
+    cat >"$WORK/both1.out"
+  echo "${PIPESTATUS[0]} $(date +%s%N)" >"$WORK/both1.end"
+) &
 B1=$!
 track_pid "$B1"
 for _ in $(seq 200); do lttng list >/dev/null 2>&1 && break; sleep 0.05; done
-"$JITPROV" record -p "$JP" -d 5 -o "$WORK/both2" >"$WORK/both2.out" 2>"$WORK/both2.err"
+"$JITPROV" record -p "$JP" -d 5 -o "$WORK/both2" >"$WORK/both2.out" 2>"$WORK/both2.err" &
+B2=$!
+track_pid "$B2"
+for _ in $(seq 300); do [ -s "$WORK/slow-verify.pid" ] && break; sleep 0.1; done
+[ -s "$WORK/slow-verify.ppid" ] || fail "the first of two record -p never verified: $(cat "$WORK/both1.err")"
+t_int=$(date +%s%N)
+kill -INT "$(cat "$WORK/slow-verify.ppid")"
+wait "$B2"
 rc2=$?
+t2=$(date +%s%N)
 wait "$B1"
-rc1=$?
-[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] ||
+read -r rc1 t1 <"$WORK/both1.end"
+[ "$rc1" = 119 ] && [ $rc2 -eq 0 ] ||
   fail "two record -p at once: exit $rc1 and $rc2: $(cat "$WORK/both1.out" "$WORK/both1.err" "$WORK/both2.out" "$WORK/both2.err")"
 grep -qx "jitprov record: the lttng-sessiond this recording started stays, for another jitprov record -p that uses it; it stops when the last one ends" \
   "$WORK/both1.err" || fail "the first of two record -p: $(cat "$WORK/both1.err")"
+[ $((t2 - t1)) -gt 1000000000 ] || fail "the first of two record -p: its output ended $(((t1 - t2) / 1000000)) ms after the second's end (not before it)"
 ! lttng list >/dev/null 2>&1 || fail "an lttng-sessiond answers after the last record -p: $(lttng list 2>&1 | head -3)"
-$PY - "$WORK/both1" "$WORK/both2" <<'PY' || fail "two record -p at once: $(cat "$WORK/both1.out" "$WORK/both2.out")"
+ms=$(((t1 - t_int) / 1000000))
+[ $ms -lt 10000 ] && ! kill -0 "$(cat "$WORK/slow-verify.pid")" 2>/dev/null &&
+  grep -q "^  verdict:     NOT VERIFIED: stopped by SIGINT during the verification (to verify it: jitprov-verify $WORK/both1/trace)" "$WORK/both1.out" ||
+  fail "SIGINT during the verification: exit $rc1 after $ms ms: $(cat "$WORK/both1.out" "$WORK/both1.err")"
+# both_check D KIND VERIFY_EXITS...: D's summary names its daemon KIND, its verify_exit is
+# one of VERIFY_EXITS (4: the agent was loaded before, its earlier code has no
+# method_load here, as above), and its trace holds its rundown.
+both_check() {
+  $PY - "$@" <<'PY' || fail "two record -p at once: $(cat "$WORK"/both*.out "$WORK"/same*.out 2>/dev/null)"
 import json, sys
 from bt2read import events
-for d, daemon in ((sys.argv[1], "private"), (sys.argv[2], "existing")):
-    s = json.load(open(d + "/summary.json"))
-    # 4: the agent was loaded before, its earlier code has no method_load here (as above)
-    assert s["verify_exit"] in (0, 4) and s["sessiond"] == daemon, (d, s["verify_exit"], s["sessiond"], s["verdict"])
-    records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
-    assert records > 0, (d, records)
-    print("  %s: %s lttng-sessiond, %d rundown records, verify exit %d" % (d.rsplit("/", 1)[1], daemon, records, s["verify_exit"]))
+d, daemon, exits = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = json.load(open(d + "/summary.json"))
+assert str(s["verify_exit"]) in exits and s["sessiond"] == daemon, (d, s["verify_exit"], s["sessiond"], s["verdict"])
+records = sum(1 for n, f in events(d + "/trace", ("jitprov_rundown:method",)))
+assert records > 0, (d, records)
+print("  %s: %s lttng-sessiond, %d rundown records, verify exit %s" % (d.rsplit("/", 1)[1], daemon, records, s["verify_exit"]))
 PY
-pass "two record -p of $JP at once: the first left its lttng-sessiond to the second, which stopped it"
+}
+both_check "$WORK/both1" started None
+both_check "$WORK/both2" shared 0 4
+pass "two record -p of $JP at once: the first left its lttng-sessiond to the second, which stopped it; the first's output ended $(((t2 - t1) / 1000000)) ms before the second's; SIGINT during the first's verification: the verifier stopped, exit 119 after $ms ms"
 
-# A Ctrl-C during a long verification stops the verifier, and the summary says so (it
-# waited for the verifier to end, the signal unanswered). The verifier here takes 60 s.
-printf '#!/bin/sh\necho $$ >"%s/slow-verify.pid"\nsleep 60\n' "$WORK" >"$WORK/slow-verify" && chmod +x "$WORK/slow-verify"
-JITPROV_VERIFY=$WORK/slow-verify "$JITPROV" record -p "$JP" -d 1 -o "$WORK/slowv" >"$WORK/slowv.out" 2>"$WORK/slowv.err" &
-SV=$!
-track_pid "$SV"
-for _ in $(seq 300); do [ -s "$WORK/slow-verify.pid" ] && break; sleep 0.1; done
-[ -s "$WORK/slow-verify.pid" ] || fail "record -p with a slow verifier: it never started: $(cat "$WORK/slowv.err")"
-t_int=$(date +%s%N)
-kill -INT "$SV"
-wait "$SV"
-rc=$?
-ms=$((($(date +%s%N) - t_int) / 1000000))
-[ $rc -eq 119 ] && [ $ms -lt 10000 ] && ! kill -0 "$(cat "$WORK/slow-verify.pid")" 2>/dev/null &&
-  grep -q "^  verdict:     NOT VERIFIED: stopped by SIGINT during the verification (to verify it: jitprov-verify $WORK/slowv/trace)" "$WORK/slowv.out" &&
-  [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["verify_exit"])' "$WORK/slowv/summary.json")" = None ] ||
-  fail "SIGINT during the verification: exit $rc after $ms ms: $(cat "$WORK/slowv.out" "$WORK/slowv.err")"
-pass "SIGINT during the verification: the verifier stopped, exit 119 after $ms ms, $(grep verdict: "$WORK/slowv.out" | sed 's/^ *//')"
+# Two started at the same moment, no daemon running: one starts it, the other uses it (two
+# that each started one: the second daemon exits at once, its recording with 122).
+"$JITPROV" record -p "$JP" -d 1 -o "$WORK/same1" >"$WORK/same1.out" 2>"$WORK/same1.err" &
+S1=$!
+track_pid "$S1"
+"$JITPROV" record -p "$JP" -d 1 -o "$WORK/same2" >"$WORK/same2.out" 2>"$WORK/same2.err"
+rc2=$?
+wait "$S1"
+rc1=$?
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] ||
+  fail "two record -p started at once: exit $rc1 and $rc2: $(cat "$WORK/same1.err" "$WORK/same2.err")"
+kinds=$($PY -c 'import json,sys; print(" ".join(sorted(json.load(open(d + "/summary.json"))["sessiond"] for d in sys.argv[1:])))' "$WORK/same1" "$WORK/same2")
+[ "$kinds" = "shared started" ] || fail "two record -p started at once: their daemons: $kinds"
+! lttng list >/dev/null 2>&1 || fail "an lttng-sessiond answers after two record -p started at once"
+pass "two record -p started at the same moment: one started the daemon, the other used it, both exit 0"
 
 # A JVM that cannot see our lttng-sessiond (its own mount namespace, an empty
 # /var/run/lttng, as in a container): attached, but nothing recorded: 119, said.

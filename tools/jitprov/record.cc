@@ -714,14 +714,26 @@ std::string injectPerf(const std::string& dir, nlohmann::json* figures) {
 // What a recording set up, for its end.
 struct Recording {
   std::string dir, trace, session, verifier, runtime_name;
-  pid_t sessiond = 0;      // a private lttng-sessiond's, else 0
-  SharedSessiond shared;   // -p: the daemon in lttng's shared place, while used
+  pid_t sessiond = 0;     // a private lttng-sessiond's, else 0
+  SharedSessiond shared;  // the daemon in lttng's shared place (-p; a user's running one), while used
+  // summary.json's "sessiond": private (this recording's own), existing (a running one),
+  // started (-p: started by this recording in lttng's shared place, for others too),
+  // shared (started there by another jitprov record)
+  std::string sessiond_kind = "private";
   std::string lttng_home;  // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
   bool existing = false;
   bool beside_running = false;  // a private daemon, though one was running (root, CMD)
   pid_t lockwait = 0;           // --lockwait: jitprov-lockwait's
   bool dir_made = false;        // DIR made by this recording (else it was there, empty)
 };
+
+// The daemon, for the line that says where the recording goes.
+const char* sessiondShown(const Recording& r) {
+  return r.sessiond_kind == "private"   ? "a private"
+         : r.sessiond_kind == "started" ? "a shared"
+         : r.sessiond_kind == "shared"  ? "another jitprov record's"
+                                        : "the running";
+}
 
 // A directory and all it holds (symbolic links removed, not followed).
 void removeTree(const std::string& dir) {
@@ -780,13 +792,17 @@ std::string startSession(Recording& r, pid_t vpid) {
 // (SharedSessiond); and the session (of process `vpid` alone when > 0). "" or the line
 // of the failure (torn down).
 std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
+  const auto interrupted = [] { return g_signal != 0; };
+  SharedSessiond::Joined joined = SharedSessiond::Joined::kNone;
   if (!private_ns) {
-    if (std::string why = r.shared.acquire(
-            r.dir + "/lttng-sessiond.log", [] { return g_signal != 0; }, &r.existing);
-        !why.empty()) {
+    if (std::string why = r.shared.acquire(interrupted, true, &joined); !why.empty()) {
       (void)r.shared.release();
       return "lttng-sessiond: " + why;
     }
+    r.existing = joined != SharedSessiond::Joined::kStarted;
+    r.sessiond_kind = joined == SharedSessiond::Joined::kStarted      ? "started"
+                      : joined == SharedSessiond::Joined::kRecordings ? "shared"
+                                                                      : "existing";
     return startSession(r, vpid);
   }
   // A running daemon takes every process with an agent, and a recording of CMD would
@@ -794,10 +810,20 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   // a daemon of its own in a private mount namespace all the same: CMD's processes, and
   // they alone, see it. (A user's CMD uses a running daemon of the user's: it may not
   // enter a namespace.)
-  r.existing = sessiondAnswers();
-  if (r.existing && geteuid() == 0) {
-    r.existing = false;
-    r.beside_running = true;
+  if (geteuid() == 0) {
+    r.beside_running = sessiondAnswers();
+  } else {
+    // A user's running daemon is used under the shared lock: one a `record -p` started
+    // stays while this recording uses it.
+    if (std::string why = r.shared.acquire(interrupted, false, &joined); !why.empty()) {
+      (void)r.shared.release();
+      return "lttng-sessiond: " + why;
+    }
+    r.existing = joined != SharedSessiond::Joined::kNone;
+    if (r.existing)
+      r.sessiond_kind = joined == SharedSessiond::Joined::kRecordings ? "shared" : "existing";
+    else
+      (void)r.shared.release();
   }
   if (!r.existing && geteuid() != 0) {
     // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng
@@ -1161,7 +1187,7 @@ int recordPid(const RecordArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();  // -d's clock: from the registration
   if (isatty(2))
     std::fprintf(stderr, "jitprov record: %s %s, into %s (%s lttng-sessiond); Ctrl-C stops\n", who.c_str(),
-                 attached.c_str(), r.trace.c_str(), r.existing ? "the running" : "a private");
+                 attached.c_str(), r.trace.c_str(), sessiondShown(r));
   // Until -d SECS, a signal, or the target's exit.
   Progress progress("jitprov record: recording " + who +
                     (a.duration > 0 ? " for " + fmtSeconds(a.duration) + " s" : std::string(", Ctrl-C stops")));
@@ -1200,7 +1226,7 @@ int recordPid(const RecordArgs& a) {
       {"registered_ms", registered_ms < 0 ? nlohmann::json() : nlohmann::json(registered_ms)},
       {"trace", r.trace},
       {"session", r.session},
-      {"sessiond", r.existing ? "existing" : "private"},
+      {"sessiond", r.sessiond_kind},
       {"seconds", std::round(seconds * 1000) / 1000},
       {"command_status", nullptr},
       {"command_reason", reason},
@@ -1322,7 +1348,7 @@ int record(const RecordArgs& a) {
   for (const std::string& s : a.cmd) cmd_line += (cmd_line.empty() ? "" : " ") + s;
   if (isatty(2))
     std::fprintf(stderr, "jitprov record: %s under jitprov's %s agent, into %s (%s lttng-sessiond)%s%s\n",
-                 cmd_line.c_str(), runtime_name.c_str(), trace.c_str(), r.existing ? "the running" : "a private",
+                 cmd_line.c_str(), runtime_name.c_str(), trace.c_str(), sessiondShown(r),
                  a.lockwait ? ", jitprov-lockwait beside it" : "", a.perf ? ", under perf record" : "");
   int status = 0;
   std::string reason;
@@ -1376,7 +1402,7 @@ int record(const RecordArgs& a) {
                       {"session_warm_ms", warm_ms < 0 ? nlohmann::json() : nlohmann::json(warm_ms)},
                       {"trace", trace},
                       {"session", r.session},
-                      {"sessiond", r.existing ? "existing" : "private"},
+                      {"sessiond", r.sessiond_kind},
                       {"sessiond_running_beside", r.beside_running},
                       {"seconds", std::round(seconds * 1000) / 1000},
                       {"command_status", status},

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -102,14 +103,21 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path, const
     close(pipefd[0]);
     return r;
   }
+  setpgid(pid, pid);  // as the child does: its group exists before a stop signals it
   char buf[4096];
+  std::chrono::steady_clock::time_point stop_sent{};
+  bool sent = false, killed = false;
   for (;;) {
-    if (stop) {  // asked every 100 ms and at each signal: the helper's group ended once it says so
+    if (stop) {  // asked every 100 ms and at each signal: SIGTERM once it says so, SIGKILL 5 s after
       pollfd p{pipefd[0], POLLIN, 0};
       const int ready = poll(&p, 1, 100);
-      if (!r.stopped && stop()) {
-        kill(-pid, SIGTERM);
-        r.stopped = true;
+      if (!sent && stop()) {
+        if (kill(-pid, SIGTERM) != 0) kill(pid, SIGTERM);
+        sent = true;
+        stop_sent = std::chrono::steady_clock::now();
+      } else if (sent && !killed && std::chrono::steady_clock::now() - stop_sent >= std::chrono::seconds(5)) {
+        if (kill(-pid, SIGKILL) != 0) kill(pid, SIGKILL);
+        killed = true;
       }
       if (ready <= 0) continue;  // nothing yet, or a signal
     }
@@ -126,6 +134,8 @@ Ran run(const std::vector<std::string>& argv, const std::string& out_path, const
   }
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
+  // Stopped when the stop's signal ended it (one that had finished first keeps its outcome).
+  r.stopped = sent && (r.signal == SIGTERM || r.signal == SIGKILL);
   return r;
 }
 

@@ -24,13 +24,13 @@ struct Ran {
   int status = -1;       // its exit status, or 128 + N when killed by signal N
   int signal = 0;        // N when it was killed by signal N
   std::string output;    // stdout and stderr, when captured
-  bool stopped = false;  // ended by `stop` (SIGTERM to its process group)
+  bool stopped = false;  // ended by `stop`'s SIGTERM (or SIGKILL) to its process group
 };
 
 // Runs argv (PATH searched) in a process group of its own, its stdin from /dev/null and
 // its stdout and stderr captured (or into `out_path` when given, stderr captured). With
 // `stop`: asked every 100 ms while it runs, and when it says so the helper's process group
-// gets SIGTERM.
+// gets SIGTERM, and SIGKILL 5 s later (Ran::stopped when one of them ended it).
 Ran run(const std::vector<std::string>& argv, const std::string& out_path = {}, const std::function<bool()>& stop = {});
 
 // In a child just forked by `parent`: ended by SIGTERM when `parent` ends, killed

@@ -46,11 +46,22 @@ void stopSessiond(pid_t pid) {
 
 void execSessiond(pid_t parent, const char* log) {
   setsid();
+  // The parent's handlers and ignored signals gone first: the death signal below must end
+  // this child before the exec too (a handler would only note it), and the daemon starts
+  // with every signal's default.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   // Stopped with its parent, also when that is killed (SIGKILL: no handler runs): it
   // stops its consumer daemons, and nothing is left behind.
   endWithParent(parent);
-  const int devnull = open("/dev/null", O_RDWR);
-  const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (devnull >= 0) dup2(devnull, 0);
   if (fd >= 0) {
     dup2(fd, 1);
@@ -124,10 +135,17 @@ pid_t readKeeperFile(const char* path) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  // The recording's descriptors closed: its lock's with them (a lock belongs to the open
-  // file, which this copy would keep held after the recording is gone).
+  // The recording's descriptors closed: its locks with them (a lock belongs to the open
+  // file, which this copy would keep held after the recording is gone), and its stdin,
+  // stdout and stderr (a caller reading its output, `$(jitprov record -p ...)`, would wait
+  // for this keeper's end); its directory left.
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0)
+    for (int fd = 0; fd < 3; ++fd) dup2(devnull, fd);
   if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
     for (int fd = 3; fd < 1024; ++fd) close(fd);
+  if (chdir("/") != 0) {
+  }
   const int lock = open(lock_path, O_RDWR | O_CLOEXEC);
   const pid_t self = getpid();
   const pid_t daemon = fork();
@@ -176,27 +194,51 @@ bool waitExit(int pidfd, int ms) {
 
 }  // namespace
 
-std::string SharedSessiond::acquire(const std::string& log, const std::function<bool()>& interrupted, bool* existing) {
-  *existing = false;
-  const std::string dir = lttngRunDir();
-  if (mkdir(dir.c_str(), geteuid() == 0 ? 0755 : 0700) != 0 && errno != EEXIST)
-    return "cannot create " + dir + ": " + std::strerror(errno);
-  const std::string lock_path = dir + "/jitprov-record.lock", keeper_path = dir + "/jitprov-record.keeper";
-  lock_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_ < 0) return "cannot open " + lock_path + ": " + std::strerror(errno);
-  // Held exclusively only while a keeper or the last recording stops the daemon.
-  const auto lock_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (flock(lock_, LOCK_SH | LOCK_NB) != 0) {
+namespace {
+// flock(fd, op | LOCK_NB) until it is granted (""), `interrupted` says so, or 20 s pass.
+std::string takeLock(int fd, int op, const std::string& path, const std::function<bool()>& interrupted) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (flock(fd, op | LOCK_NB) != 0) {
     if (interrupted()) return "interrupted";
-    if (std::chrono::steady_clock::now() >= lock_deadline)
-      return lock_path + " held for 20 s: another jitprov record stopping its lttng-sessiond?";
+    if (std::chrono::steady_clock::now() >= deadline)
+      return path + " held for 20 s: another jitprov record starting or stopping its lttng-sessiond?";
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return {};
+}
+}  // namespace
+
+std::string SharedSessiond::acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined) {
+  *joined = Joined::kNone;
+  const std::string dir = lttngRunDir();
+  // A place lttng's shared place cannot be made in ($HOME not writable): no daemon can
+  // run there either; fine when none is to be started.
+  const auto unusable = [may_start](const std::string& why) -> std::string {
+    return !may_start && !sessiondAnswers() ? std::string() : why;
+  };
+  if (mkdir(dir.c_str(), geteuid() == 0 ? 0755 : 0700) != 0 && errno != EEXIST)
+    return unusable("cannot create " + dir + ": " + std::strerror(errno));
+  const std::string lock_path = dir + "/jitprov-record.lock", keeper_path = dir + "/jitprov-record.keeper",
+                    start_path = dir + "/jitprov-record.start", log = dir + "/jitprov-record-sessiond.log";
+  lock_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_ < 0) return unusable("cannot open " + lock_path + ": " + std::strerror(errno));
+  // Held exclusively only while a keeper or the last recording stops the daemon.
+  if (std::string why = takeLock(lock_, LOCK_SH, lock_path, interrupted); !why.empty()) return why;
+  // One recording at a time looks for the daemon and starts one: two at once would each
+  // start one (the second exits at once, its keeper with it).
+  const int start = open(start_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (start < 0) return unusable("cannot open " + start_path + ": " + std::strerror(errno));
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }
+  } unlock{start};
+  if (std::string why = takeLock(start, LOCK_EX, start_path, interrupted); !why.empty()) return why;
   if (sessiondAnswers()) {
-    *existing = true;
     keeper_pidfd_ = openKeeper(keeper_path);  // -1: not a recording's (a user's, a system's)
+    *joined = keeper_pidfd_ >= 0 ? Joined::kRecordings : Joined::kRunning;
     return {};
   }
+  if (!may_start) return {};
   // What the keeper needs, made before the fork (it may not allocate).
   const std::string tmp = keeper_path + ".tmp";
   const pid_t keeper = fork();
@@ -212,24 +254,34 @@ std::string SharedSessiond::acquire(const std::string& log, const std::function<
   }
   std::string why;
   const Awaited a = awaitSessiond(keeper, log, &why);
-  if (a == Awaited::kAnswers) return {};
+  if (a == Awaited::kAnswers) {
+    *joined = Joined::kStarted;
+    return {};
+  }
   if (a == Awaited::kEnded) keeper_ = 0;  // reaped: the daemon ended, so did its keeper
   return why;
 }
 
 bool SharedSessiond::release() {
   if (lock_ < 0) return false;
-  // The last to leave when no other recording holds the lock (a keeper that took it in
-  // the moment the conversion frees it stops the daemon all the same).
-  const bool last = flock(lock_, LOCK_EX | LOCK_NB) == 0;
-  bool stays = false;
+  // The last to leave when no other recording holds the lock. A conversion frees the
+  // lock before it asks again: a keeper may take it then (it stops the daemon), another
+  // recording may leave meanwhile (asked once more).
+  bool last = false, stays = false, keeper_stops = false;
+  for (int tries = 0; tries < 3 && !last && !keeper_stops && !stays; ++tries) {
+    last = flock(lock_, LOCK_EX | LOCK_NB) == 0;
+    if (!last && flock(lock_, LOCK_SH | LOCK_NB) != 0) keeper_stops = true;  // the keeper holds it
+    if (!last && !keeper_stops && tries == 2) stays = true;                  // others use the daemon
+    if (!last && !keeper_stops && !stays) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   if (keeper_pidfd_ >= 0) {
-    if (last) syscall(SYS_pidfd_send_signal, keeper_pidfd_, SIGTERM, nullptr, 0);
-    const bool ended = waitExit(keeper_pidfd_, last ? 15000 : 300);
-    stays = !ended && keeper_ > 0;
+    int wait_ms = keeper_stops ? 15000 : 0;
+    if (last && syscall(SYS_pidfd_send_signal, keeper_pidfd_, SIGTERM, nullptr, 0) == 0) wait_ms = 15000;
+    if (wait_ms > 0) (void)waitExit(keeper_pidfd_, wait_ms);
     close(keeper_pidfd_);
     keeper_pidfd_ = -1;
   }
+  stays = stays && keeper_ > 0;  // said by the recording that started it
   if (keeper_ > 0 && !stays) {
     if (waitpid(keeper_, nullptr, WNOHANG) == 0) {  // not ended after 15 s: killed, with its daemon
       kill(keeper_, SIGKILL);

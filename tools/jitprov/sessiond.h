@@ -3,12 +3,14 @@
 // A recording of CMD has a daemon of its own (record.cc: in a private mount namespace for
 // root, a private LTTNG_HOME for a user). A recording of a running process (-p PID) must
 // use the daemon where that process's lttng-ust looks: lttng's shared place, which other
-// recordings share too. There, every `jitprov record -p` holds a shared flock(2) on
-// RUNDIR/jitprov-record.lock while it uses the daemon; a daemon one of them started is the
-// child of a small keeper process (`jitprov-keeper`, its pid in RUNDIR/jitprov-record.keeper)
-// that stops it once no recording holds the lock: when the last one leaves, or when the
-// recordings are gone (killed outright included). A recording that started the daemon
-// no longer stops it under another that uses it.
+// recordings share too. There, every `jitprov record -p` (and a user's recording of CMD
+// that uses a running daemon) holds a shared flock(2) on RUNDIR/jitprov-record.lock while
+// it uses the daemon; one at a time, under RUNDIR/jitprov-record.start, looks for the
+// daemon and starts one; a daemon one of them started is the child of a small keeper
+// process (`jitprov-keeper`, its pid in RUNDIR/jitprov-record.keeper) that stops it once no
+// recording holds the lock: when the last one leaves, or when the recordings are gone
+// (killed outright included). A recording that started the daemon no longer stops it
+// under another that uses it.
 #pragma once
 
 #include <sys/types.h>
@@ -46,11 +48,20 @@ class SharedSessiond {
   SharedSessiond& operator=(const SharedSessiond&) = delete;
   ~SharedSessiond() { (void)release(); }
 
+  // Which daemon a recording joined.
+  enum class Joined {
+    kNone,        // none answered (and none was to be started)
+    kRunning,     // one that answered, of no recording's (a user's, a system's)
+    kRecordings,  // one that answered, started by another jitprov record (its keeper's)
+    kStarted,     // one this recording started, under a keeper
+  };
+
   // Joins: the shared lock taken (waiting, up to 20 s, while another recording stops the
-  // daemon it was the last to use; `interrupted` asked every 20 ms), then the daemon that
-  // answers used (*existing true), else one started under a keeper, its output in `log`.
-  // "" or why not.
-  std::string acquire(const std::string& log, const std::function<bool()>& interrupted, bool* existing);
+  // daemon it was the last to use; `interrupted` asked every 20 ms); then, one recording
+  // at a time (RUNDIR/jitprov-record.start), the daemon that answers used, else, when
+  // `may_start`, one started under a keeper (its output in
+  // RUNDIR/jitprov-record-sessiond.log). *joined says which. "" or why not.
+  std::string acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined);
 
   // Leaves: the lock released; the last recording to leave a daemon that a recording
   // started stops it (through its keeper, waited for). True when this recording started
