@@ -198,6 +198,9 @@ grep "^jitprov-dotnet: caught up" "$WORK/app.out" || fail "no catch-up: $(cat "$
 "$CLR" loads "$WORK/loads-$APP_PID.nettrace" "$WORK/loads.tsv" "$WORK/unloads.tsv" ||
   fail "read CoreCLR's MethodUnloadVerbose and ModuleUnload events"
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+# An every:1 rundown in flight as the app exits is cut short, and said (exit 4): the
+# cross-check below takes the rundown in the quiet window, never that one.
+[ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
 [ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/dotnet_attach_check.py" "$WORK" "$APP_PID" ||
