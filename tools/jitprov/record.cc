@@ -786,23 +786,28 @@ std::string startSession(Recording& r, pid_t vpid) {
   return {};
 }
 
+// The daemon in lttng's shared place joined (SharedSessiond::acquire; one started when
+// `may_start`), r.existing and r.sessiond_kind said by it: "" or the line of the failure.
+std::string joinShared(Recording& r, bool may_start) {
+  using Joined = SharedSessiond::Joined;
+  Joined joined = Joined::kNone;
+  if (std::string why = r.shared.acquire([] { return g_signal != 0; }, may_start, &joined); !why.empty())
+    return "lttng-sessiond: " + why;
+  r.existing = joined == Joined::kRunning || joined == Joined::kRecordings;
+  if (joined == Joined::kNone) (void)r.shared.release();  // none to share
+  if (joined != Joined::kNone)
+    r.sessiond_kind = joined == Joined::kStarted ? "started" : joined == Joined::kRecordings ? "shared" : "existing";
+  return {};
+}
+
 // lttng: with `private_ns` (CMD), a private lttng-sessiond (root's in a private mount
 // namespace), or a user's running one; without (-p: the target must find it), the one in
 // lttng's shared place, started if none answers, shared with other recordings there
 // (SharedSessiond); and the session (of process `vpid` alone when > 0). "" or the line
 // of the failure (torn down).
 std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
-  const auto interrupted = [] { return g_signal != 0; };
-  SharedSessiond::Joined joined = SharedSessiond::Joined::kNone;
   if (!private_ns) {
-    if (std::string why = r.shared.acquire(interrupted, true, &joined); !why.empty()) {
-      (void)r.shared.release();
-      return "lttng-sessiond: " + why;
-    }
-    r.existing = joined != SharedSessiond::Joined::kStarted;
-    r.sessiond_kind = joined == SharedSessiond::Joined::kStarted      ? "started"
-                      : joined == SharedSessiond::Joined::kRecordings ? "shared"
-                                                                      : "existing";
+    if (std::string why = joinShared(r, true); !why.empty()) return why;
     return startSession(r, vpid);
   }
   // A running daemon takes every process with an agent, and a recording of CMD would
@@ -815,15 +820,7 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   } else {
     // A user's running daemon is used under the shared lock: one a `record -p` started
     // stays while this recording uses it.
-    if (std::string why = r.shared.acquire(interrupted, false, &joined); !why.empty()) {
-      (void)r.shared.release();
-      return "lttng-sessiond: " + why;
-    }
-    r.existing = joined != SharedSessiond::Joined::kNone;
-    if (r.existing)
-      r.sessiond_kind = joined == SharedSessiond::Joined::kRecordings ? "shared" : "existing";
-    else
-      (void)r.shared.release();
+    if (std::string why = joinShared(r, false); !why.empty()) return why;
   }
   if (!r.existing && geteuid() != 0) {
     // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng

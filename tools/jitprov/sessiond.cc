@@ -209,6 +209,12 @@ std::string takeLock(int fd, int op, const std::string& path, const std::functio
 }  // namespace
 
 std::string SharedSessiond::acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined) {
+  std::string why = join(interrupted, may_start, joined);
+  if (!why.empty()) (void)release();  // nothing held, a keeper started for nothing stopped
+  return why;
+}
+
+std::string SharedSessiond::join(const std::function<bool()>& interrupted, bool may_start, Joined* joined) {
   *joined = Joined::kNone;
   const std::string dir = lttngRunDir();
   // A place lttng's shared place cannot be made in ($HOME not writable): no daemon can

@@ -60,7 +60,8 @@ class SharedSessiond {
   // daemon it was the last to use; `interrupted` asked every 20 ms); then, one recording
   // at a time (RUNDIR/jitprov-record.start), the daemon that answers used, else, when
   // `may_start`, one started under a keeper (its output in
-  // RUNDIR/jitprov-record-sessiond.log). *joined says which. "" or why not.
+  // RUNDIR/jitprov-record-sessiond.log). *joined says which. "" or why not (nothing held
+  // then).
   std::string acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined);
 
   // Leaves: the lock released; the last recording to leave a daemon that a recording
@@ -69,6 +70,8 @@ class SharedSessiond {
   bool release();
 
  private:
+  std::string join(const std::function<bool()>& interrupted, bool may_start, Joined* joined);  // acquire's work
+
   int lock_ = -1;          // the open lock file, flock LOCK_SH while held
   int keeper_pidfd_ = -1;  // the keeper's (a daemon a jitprov record started), else -1
   pid_t keeper_ = 0;       // the keeper, when this recording started it (ours to reap)
