@@ -5,14 +5,19 @@
 # client's atexit handler waits for them. Node stops its workers after that event; their
 # code stays in the registry, so the exit rundown reports it as it was at the event,
 # whichever thread gets there first. Two ways out, each with a worker alive at the end
-# that has run a function of its own (`workerOnly`) up the tiers:
+# that has run a function of its own (`workerOnly`) up the tiers, and an 'exit' listener
+# after the client's that compiles a function (`afterExitEvent`, baseline code) as the
+# exit's work begins, as V8 finishing a TurboFan job in node's teardown does:
 #  - process.exit(0) from the main thread;
 #  - the main thread's event loop empties (the worker unref'd) and node returns from main.
 # Each time: the exit rundown of the process is there whole (rundown_end, not cut short),
 # it holds `workerOnly`'s baseline or optimized code, the client accounts the exit's
 # work (own_cpu.exit_ns, at least a third of the rundown's time), and the trace
-# verifies. The main thread has 20 000 functions of its own in baseline code: an exit
-# rundown longer than node's teardown. Mutants this fails on: the worker's cleanup
+# verifies; `afterExitEvent` is published (in the exit rundown, or after it began), and
+# the stats count the events that came after the exit rundown (after_exit). The main
+# thread has 20 000 functions of its own in baseline code: an exit rundown longer than
+# node's teardown. Fails with the client before 2026-12-07 (it dropped V8's events from
+# the 'exit' event on, uncounted). Mutants this fails on: the worker's cleanup
 # retiring its code at the exit; the atexit handler not waiting (the process ends
 # halfway through the rundown); the exit rundown left out of exit_ns.
 #   node_exit.sh ADDON_DIR VERIFY_BINARY SOURCE_DIR
@@ -45,6 +50,11 @@ const w = new Worker(`
   let r = 0; for (let i = 0; i < 50000; i++) r += workerOnly(200);
   parentPort.postMessage(r);
   setInterval(() => { r += workerOnly(10); }, 5);`, { eval: true });
+// After the client's listener (preload.js): code V8 makes once the exit's work has begun.
+process.on('exit', () => {
+  function afterExitEvent(x) { return x * 7 + 1; }
+  sum += afterExitEvent(1);
+});
 w.on('message', (r) => {
   console.log('worker ready', r);
   if (how === 'exit') process.exit(0);
@@ -73,8 +83,10 @@ for how in exit return; do
 import json, sys
 from bt2read import events
 trace, stats = sys.argv[1:]
-exit_ids, ends, worker_only = set(), {}, []
-for name, f in events(trace, ("jitprov_rundown:",)):
+exit_ids, ends, worker_only, after = set(), {}, [], []
+for name, f in events(trace, ("jitprov_rundown:", "jitprov_runtime:method_load")):
+    if "afterExitEvent" in f.get("name", ""):
+        after.append((name, f["host_tier"]))
     if name == "jitprov_rundown:rundown_begin" and f["trigger"] == "exit":
         exit_ids.add(f["rundown_id"])
     elif name == "jitprov_rundown:rundown_end":
@@ -88,12 +100,21 @@ assert end is not None and end["cut_short"] == 0, "the exit rundown's end: %s" %
 # host_tier: 11 Sparkplug, 12 Maglev, 13 TurboFan (docs/node.md, "The model mapping")
 assert any(t in (11, 12, 13) for _, t in worker_only), \
     "no baseline or optimized workerOnly in the exit rundown (%d versions in it): %s" % (end["versions"], worker_only)
-o = json.load(open(stats))["own_cpu"]
+# Made as the exit's work began: published (a method_load, and the exit rundown's record
+# when it came before the walk).
+assert any(n == "jitprov_runtime:method_load" and t == 11 for n, t in after), \
+    "afterExitEvent, compiled after the 'exit' event, is not published: %s" % after
+st = json.load(open(stats))
+assert isinstance(st["after_exit"], int), st
+o = st["own_cpu"]
 # The exit's work's CPU time holds the exit rundown's (its wall time; a preemption aside).
 assert o["exit_ns"] >= 0.3 * end["duration_ns"], (o, end["duration_ns"])
 assert end["versions"] > 20000, end
-print("exit rundown %d: %d versions in %.1f ms, workerOnly %s; the exit's work %.1f ms of CPU" % (
-    rid, end["versions"], end["duration_ns"] / 1e6, sorted(set(t for _, t in worker_only)), o["exit_ns"] / 1e6))
+print("exit rundown %d: %d versions in %.1f ms, workerOnly %s, afterExitEvent %s; the exit's work %.1f ms of "
+      "CPU; %d events after it" % (rid, end["versions"], end["duration_ns"] / 1e6,
+                                   sorted(set(t for _, t in worker_only)),
+                                   "in it" if any(n != "jitprov_runtime:method_load" for n, _ in after) else "after it",
+                                   o["exit_ns"] / 1e6, st["after_exit"]))
 PY
   ) || fail "$how: the exit rundown"
   pass "$how (a worker alive at the end): $res; the trace verified"

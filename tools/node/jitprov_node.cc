@@ -184,14 +184,18 @@ struct Client {
   hostagent::Hist census_ns;
   // Its own CPU time (stats= only): callbacks, start, its threads (hostagent::OwnCpu).
   hostagent::OwnCpu own;
-  uint64_t census_ms = 0;  // census=SEC in ms; 0: off
-  std::atomic<bool> finished{false};
+  uint64_t census_ms = 0;             // census=SEC in ms; 0: off
+  std::atomic<bool> finished{false};  // the exit's work begun (finishBegin)
 
   // The queue: the handler's side (any thread). Lock order: mu, then qmu.
   std::mutex qmu;  // guards this part
   Queue queued;
   hostagent::Publisher publisher;   // its thread; its wake-up state under qmu (deferred())
   uint64_t bytecode = 0, wasm = 0;  // counted, not queued
+  // The exit rundown done (finishWork): from here the handler counts V8's events in
+  // after_exit and drops them (node's last moments: the last publication is under way).
+  std::atomic<bool> closed{false};
+  uint64_t after_exit = 0;
   hostagent::Hist add_ns, move_ns;  // the handler's wall time (qmu)
   // The publisher's side (mu).
   Queue publishing;
@@ -572,12 +576,27 @@ void stopPublisher(Client& c) {
   publishQueued(c, By::kInline);
 }
 
+// Counts an event that came after the exit rundown (closed), under qmu; true if so.
+bool afterExit(Client& c) {
+  if (!c.closed.load(std::memory_order_relaxed)) return false;
+  ++c.after_exit;
+  return true;
+}
+
 void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   Client* c = g_client;
-  if (c == nullptr || c->finished.load(std::memory_order_relaxed)) return;  // relaxed: a late event is harmless
+  if (c == nullptr) return;
   // Line info events (about 17 a code object) return here: they are V8's for any
   // handler, and timing them would cost more than they do.
   if (ev->type != v8::JitCodeEvent::CODE_ADDED && ev->type != v8::JitCodeEvent::CODE_MOVED) return;
+  // Code that V8 makes after node's 'exit' event (a TurboFan job it finalizes in its
+  // teardown) is taken until the exit rundown has run: the rundown holds it, or it is
+  // published after the rundown began. After that it is counted (after_exit), dropped.
+  if (c->closed.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> g(c->qmu);
+    (void)afterExit(*c);
+    return;
+  }
   const hostagent::OwnCpu::Span cpu(c->own, false);
   const uint64_t t0 = nowNs();
   const bool added = ev->type == v8::JitCodeEvent::CODE_ADDED;
@@ -603,6 +622,7 @@ void onJitCodeEvent(const v8::JitCodeEvent* ev) {
   bool inline_publish = false, wake = false;
   {
     std::lock_guard<std::mutex> g(c->qmu);
+    if (afterExit(*c)) return;  // closed meanwhile: stopPublisher's drain may have run
     if (added) {
       q.text = uint32_t(c->queued.text.size());
       q.len = uint32_t(name.size());
@@ -661,8 +681,9 @@ void writeStats(Client& c) {
                n.added, c.bytecode, c.wasm, n.shared_js, n.moves, n.moves_unknown, n.replays);
   std::fprintf(f,
                "  \"retired_overlap\": %" PRIu64 ", \"retired_isolate\": %" PRIu64 ", \"refused\": %" PRIu64
-               ", \"errors\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ",\n",
-               n.retired_overlap, n.retired_isolate, n.refused, n.errors, c.live.size(), ms.retired);
+               ", \"errors\": %" PRIu64 ", \"live_versions\": %zu, \"retired\": %" PRIu64 ", \"after_exit\": %" PRIu64
+               ",\n",
+               n.retired_overlap, n.retired_isolate, n.refused, n.errors, c.live.size(), ms.retired, c.after_exit);
   std::fprintf(f,
                "  \"by_kind\": {\"js\": %" PRIu64 ", \"builtin\": %" PRIu64 ", \"regexp\": %" PRIu64
                ", \"other\": %" PRIu64 "},\n",
@@ -701,6 +722,11 @@ void writeStats(Client& c) {
 void finishWork(Client* c) {
   const uint64_t cpu0 = c->own.on ? hostagent::threadCpuNs() : 0;
   if (c->rd != nullptr) jitprov_rundown_stop(c->rd);  // the exit rundown: the queue first
+  {
+    // Closed before the last drain, under qmu: every event the handler queued is in it.
+    std::lock_guard<std::mutex> g(c->qmu);
+    c->closed.store(true, std::memory_order_relaxed);
+  }
   stopPublisher(*c);
   if (c->own.on) c->own.exit_ns.store(hostagent::threadCpuNs() - cpu0, std::memory_order_relaxed);
   // The dump is closed before the stats are written, so that they count all of it;
@@ -721,10 +747,10 @@ std::thread* g_finishing = nullptr;  // the exit's work, from node's 'exit' even
 pid_t g_finishing_pid = 0;           // the process that started it (a forked child has no such thread)
 
 // The process ends: node's 'exit' event (preload.js), or the main environment's cleanup.
-// From here the handler ignores V8's events, and the exit's work runs on a thread of its
-// own while node tears down its environment and isolate (4-18 ms after tsc's 'exit' on
-// this machine, 8 ms the median; tsc's exit rundown takes 2): finishEnd(), at exit(),
-// waits for it. Once.
+// The exit's work runs on a thread of its own (the handler takes V8's events until its
+// exit rundown has run: `closed`) while node tears down its environment and isolate
+// (4-18 ms after tsc's 'exit' on this machine, 8 ms the median; tsc's exit rundown
+// takes 2): finishEnd(), at exit(), waits for it. Once.
 void finishBegin() {
   Client* c = g_client;
   if (c == nullptr) return;
