@@ -13,7 +13,11 @@
 # pkg-config; then purged, and every file `dpkg -L` listed checked gone. Whatever
 # happens, the EXIT trap purges what the test installed (the five packages and anything
 # apt brought in for them), so that a failure never leaves them behind; the test refuses
-# to start when any of them is installed already (it would remove them).
+# to start when any of them is installed already (it would remove them), unless a run of
+# this test installed them and was killed before its trap ran (SIGKILL, a machine's
+# session ended): its mark, /var/lib/jitprov-package-test/installed, names the version
+# and the packages that run's install brought, and those, at that version, are purged
+# first (said on stderr).
 #   package_test.sh SOURCE_DIR [BUILD_DIR]
 . "$(dirname "$0")/../integration/lib.sh"
 SRC=$(realpath "${1:?usage: package_test.sh SOURCE_DIR [BUILD_DIR]}")
@@ -32,6 +36,35 @@ installed_ours() {
     dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]' && echo "$p"
   done
 }
+# A run killed before its purge: its mark names the version it installed and the packages
+# its install brought (ours and their dependencies). Those still there at that version are
+# purged, as that run's trap would have; a mark that does not match what is installed
+# (jitprov installed since by other means) is dropped, and the check below refuses.
+# dpkg's lock, held by another job (or by a killed run's dpkg, finishing): waited for.
+APT_WAIT="-o DPkg::Lock::Timeout=300"
+MARK_DIR=/var/lib/jitprov-package-test
+MARK=$MARK_DIR/installed
+if [ -f "$MARK" ]; then
+  left_version=$(sed -n 's/^version //p' "$MARK")
+  left=()
+  for p in $(installed_ours); do
+    [ "$(dpkg-query -W -f='${Version}' "$p")" = "$left_version" ] && left+=("$p")
+  done
+  if [ ${#left[@]} -gt 0 ] && [ "${#left[@]}" -eq "$(installed_ours | wc -l)" ]; then
+    extra=()
+    for p in $(sed -n 's/^brought //p' "$MARK"); do
+      [[ " ${left[*]} " == *" $p "* ]] && continue
+      dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' && extra+=("$p")
+    done
+    # A kill during dpkg's run leaves its database half-done ("dpkg was interrupted"): the
+    # configuration finished first, as dpkg asks (waiting while another dpkg holds the lock).
+    for _ in $(seq 60); do dpkg --configure -a >/dev/null && break; sleep 5; done
+    echo "package test: a run killed before its purge left ${left[*]} ($left_version)${extra[*]:+ and ${extra[*]}} installed: purging them" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get purge $APT_WAIT -y -qq "${left[@]}" "${extra[@]}" >/dev/null ||
+      fail "apt-get purge of what a killed run left"
+  fi
+  rm -f "$MARK"
+fi
 already=$(installed_ours | tr '\n' ' ')
 [ -z "$already" ] || skip "jitprov's packages are installed on this machine ($already): this test installs and purges them; apt-get purge them first"
 enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
@@ -55,12 +88,12 @@ purge_installed() {
   ours=$(installed_ours)
   if [ -n "$ours" ]; then
     # shellcheck disable=SC2086
-    apt-get purge -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
+    apt-get purge $APT_WAIT -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
   fi
   extra=$(brought)
   if [ -n "$extra" ]; then
     # shellcheck disable=SC2086
-    apt-get purge -y -qq $extra >>"$WORK/purge.log" 2>&1
+    apt-get purge $APT_WAIT -y -qq $extra >>"$WORK/purge.log" 2>&1
   fi
 }
 on_exit() {
@@ -71,6 +104,7 @@ on_exit() {
     purge_installed
     [ -z "$(installed_ours)" ] || echo "package test: COULD NOT PURGE $(installed_ours | tr '\n' ' '): $(tail -5 "$WORK/purge.log")" >&2
   fi
+  [ -n "$(installed_ours)" ] || rm -f "$MARK"  # kept for the next run otherwise
   rm -rf "$WORK"
   exit $rc
 }
@@ -144,7 +178,12 @@ $(for p in "${PACKAGES[@]}"; do printf '    %-15s %s\n' "$p" "$(field "$p" Depen
 t=$(date +%s)
 apt-get install -s "$WORK/debs"/*.deb 2>/dev/null | sed -n 's/^Inst \([^ ]*\) .*/\1/p' | sort -u >"$WORK/would"
 grep -qx libjitprov1 "$WORK/would" || fail "apt-get install -s does not name libjitprov1: $(head -5 "$WORK/would")"
-apt-get install -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
+# The mark, before the install: what a kill from here on leaves, for the next run.
+mkdir -p "$MARK_DIR" && {
+  echo "version $version"
+  cut -d: -f1 "$WORK/before" | sort -u | comm -13 - "$WORK/would" | sed -n 's/^/brought /p'
+} >"$MARK" || fail "write $MARK"
+apt-get install $APT_WAIT -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -qx "ii  $version" || fail "$p is not installed: $(dpkg -l "$p")"
   dpkg -L "$p" >"$WORK/files-$p" || fail "dpkg -L $p"
@@ -264,6 +303,7 @@ fi
 t=$(date +%s)
 purge_installed
 [ -z "$(installed_ours)" ] || fail "still installed after apt-get purge: $(installed_ours) $(tail -5 "$WORK/purge.log")"
+rm -f "$MARK"
 left=()
 for p in "${PACKAGES[@]}"; do
   while IFS= read -r f; do
