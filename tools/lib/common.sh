@@ -29,7 +29,15 @@ JITPROV_PACKAGES=(
   spin                                             # the model checker of the model suite (tests/model)
   scdoc man-db                                     # the man pages (docs/man) and their test (man --warnings, lexgrog)
   dpkg-dev debhelper lintian                       # tools/package: the Debian packages (debian/), and the package test
+  ccache                                           # the compiler cache: a build after another compiles what changed
 )
+
+# ccache, which meson puts before the compiler when it is installed (and tools/check
+# before clang for the fuzz build): a check after another, from any clone (the CI's
+# included), compiles only what changed. Paths under the clone hashed relative to it
+# (CCACHE_BASEDIR), the build directory not hashed (CCACHE_NOHASHDIR: the debug info of
+# a hit may name the clone that compiled it first; nothing here reads that name).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 
 # The main build directory (build) is configured for /usr, the packages' prefix, so that
 # tools/check's package test packages it as built (tools/package --build-dir build)
