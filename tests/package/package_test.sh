@@ -17,7 +17,8 @@
 # this test installed them and was killed before its trap ran (SIGKILL, a machine's
 # session ended): its mark, /var/lib/jitprov-package-test/installed, names the version
 # and the packages that run's install brought, and those, at that version, are purged
-# first (said on stderr).
+# first (said on stderr; refused when apt would purge anything else with them). One run
+# at a time on a machine: the next waits for the lock in that directory.
 #   package_test.sh SOURCE_DIR [BUILD_DIR]
 . "$(dirname "$0")/../integration/lib.sh"
 SRC=$(realpath "${1:?usage: package_test.sh SOURCE_DIR [BUILD_DIR]}")
@@ -36,15 +37,29 @@ installed_ours() {
     dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]' && echo "$p"
   done
 }
-# A run killed before its purge: its mark names the version it installed and the packages
-# its install brought (ours and their dependencies). Those still there at that version are
-# purged, as that run's trap would have; a mark that does not match what is installed
-# (jitprov installed since by other means) is dropped, and the check below refuses.
+enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
+# One run at a time on a machine (two would purge each other's packages): a lock held for
+# the whole run, which the kernel drops when a run is killed, so that a mark found with
+# the lock taken is a dead run's.
 # dpkg's lock, held by another job (or by a killed run's dpkg, finishing): waited for.
-APT_WAIT="-o DPkg::Lock::Timeout=300"
+APT_WAIT=(-o DPkg::Lock::Timeout=300)
 MARK_DIR=/var/lib/jitprov-package-test
 MARK=$MARK_DIR/installed
+mkdir -p "$MARK_DIR" && exec {run_lock}>"$MARK_DIR/lock" || fail "open $MARK_DIR/lock"
+flock -w 1200 "$run_lock" || fail "another run of the package test held $MARK_DIR/lock for 20 minutes"
+# A run killed before its purge: its mark names the version it installed and the packages
+# its install brought (ours and their dependencies). Those still there at that version are
+# purged, as that run's trap would have, when apt would purge nothing else with them; a
+# mark that does not match what is installed (jitprov installed since by other means) is
+# dropped, and the check below refuses.
 if [ -f "$MARK" ]; then
+  # A kill during dpkg's run leaves its database half-done ("dpkg was interrupted"): the
+  # configuration finished first, as dpkg asks (waiting while another dpkg holds its lock).
+  for _ in $(seq 60); do
+    dpkg --configure -a >/dev/null 2>"$MARK_DIR/configure.err" && break
+    grep -qi "lock" "$MARK_DIR/configure.err" || fail "dpkg --configure -a: $(cat "$MARK_DIR/configure.err")"
+    sleep 5
+  done
   left_version=$(sed -n 's/^version //p' "$MARK")
   left=()
   for p in $(installed_ours); do
@@ -54,20 +69,20 @@ if [ -f "$MARK" ]; then
     extra=()
     for p in $(sed -n 's/^brought //p' "$MARK"); do
       [[ " ${left[*]} " == *" $p "* ]] && continue
-      dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' && extra+=("$p")
+      dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^i' && extra+=("$p")
     done
-    # A kill during dpkg's run leaves its database half-done ("dpkg was interrupted"): the
-    # configuration finished first, as dpkg asks (waiting while another dpkg holds the lock).
-    for _ in $(seq 60); do dpkg --configure -a >/dev/null && break; sleep 5; done
+    # apt purges what depends on them too: refused when that is more than these.
+    more=$(apt-get -s purge "${left[@]}" "${extra[@]}" 2>/dev/null | sed -n 's/^Purg \([^ ]*\).*/\1/p' |
+      while read -r p; do [[ " ${left[*]} ${extra[*]} " == *" ${p%%:*} "* ]] || echo "$p"; done | tr '\n' ' ')
+    [ -z "$more" ] || fail "a run killed before its purge left ${left[*]} installed, and purging them would purge $more too: apt-get purge them yourself"
     echo "package test: a run killed before its purge left ${left[*]} ($left_version)${extra[*]:+ and ${extra[*]}} installed: purging them" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get purge $APT_WAIT -y -qq "${left[@]}" "${extra[@]}" >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive apt-get purge "${APT_WAIT[@]}" -y -qq "${left[@]}" "${extra[@]}" >/dev/null ||
       fail "apt-get purge of what a killed run left"
   fi
   rm -f "$MARK"
 fi
 already=$(installed_ours | tr '\n' ' ')
 [ -z "$already" ] || skip "jitprov's packages are installed on this machine ($already): this test installs and purges them; apt-get purge them first"
-enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
 T0=$(date +%s)
 WORK=$(work_dir jitprov-package)
 export DEBIAN_FRONTEND=noninteractive
@@ -88,12 +103,12 @@ purge_installed() {
   ours=$(installed_ours)
   if [ -n "$ours" ]; then
     # shellcheck disable=SC2086
-    apt-get purge $APT_WAIT -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
+    apt-get purge "${APT_WAIT[@]}" -y -qq $ours >"$WORK/purge.log" 2>&1 || dpkg --purge $ours >>"$WORK/purge.log" 2>&1
   fi
   extra=$(brought)
   if [ -n "$extra" ]; then
     # shellcheck disable=SC2086
-    apt-get purge $APT_WAIT -y -qq $extra >>"$WORK/purge.log" 2>&1
+    apt-get purge "${APT_WAIT[@]}" -y -qq $extra >>"$WORK/purge.log" 2>&1
   fi
 }
 on_exit() {
@@ -183,7 +198,7 @@ mkdir -p "$MARK_DIR" && {
   echo "version $version"
   cut -d: -f1 "$WORK/before" | sort -u | comm -13 - "$WORK/would" | sed -n 's/^/brought /p'
 } >"$MARK" || fail "write $MARK"
-apt-get install $APT_WAIT -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
+apt-get install "${APT_WAIT[@]}" -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -qx "ii  $version" || fail "$p is not installed: $(dpkg -l "$p")"
   dpkg -L "$p" >"$WORK/files-$p" || fail "dpkg -L $p"
