@@ -373,6 +373,27 @@ done
 kill "$SLP" 2>/dev/null
 pass "SIGKILL to jitprov record: its private lttng-sessiond ($SD) and its consumer daemons ($CONSUMERS) end with it"
 
+# --- SIGINT while the daemon has not answered yet ------------------------------------------
+# An lttng-sessiond that never answers (a stand-in first in PATH that sleeps): record waits
+# up to 10 s for it, and a SIGINT ends that wait at the next poll (it went unanswered for
+# the 10 s before), the stand-in killed.
+mkdir -p "$WORK/mute" && printf '#!/bin/sh\necho $$ >"%s/mute/pid"\nexec sleep 60\n' "$WORK" >"$WORK/mute/lttng-sessiond" &&
+  chmod +x "$WORK/mute/lttng-sessiond" || fail "the mute lttng-sessiond"
+PATH="$WORK/mute:$PATH" "$JITPROV" record -o "$WORK/mute/rec" --runtime java -- true >"$WORK/mute.out" 2>&1 &
+REC=$!
+track_pid "$REC"
+for _ in $(seq 100); do [ -s "$WORK/mute/pid" ] && break; sleep 0.05; done
+[ -s "$WORK/mute/pid" ] || fail "record did not start the mute lttng-sessiond: $(cat "$WORK/mute.out")"
+sleep 0.3
+t=$(date +%s%N)
+kill -INT "$REC"
+wait "$REC"; rc=$?
+ms=$((($(date +%s%N) - t) / 1000000))
+mute=$(cat "$WORK/mute/pid")
+[ $rc -ne 0 ] && [ $ms -lt 2000 ] && grep -q "interrupted" "$WORK/mute.out" && ! kill -0 "$mute" 2>/dev/null ||
+  fail "SIGINT while the daemon did not answer: exit $rc after $ms ms, the stand-in $(kill -0 "$mute" 2>/dev/null && echo alive || echo gone): $(cat "$WORK/mute.out")"
+pass "SIGINT while lttng-sessiond had not answered: exit $rc after $ms ms, \"$(grep interrupted "$WORK/mute.out" | head -1)\", the stand-in gone"
+
 # --- Ctrl-C three times: a CMD that ignores SIGINT is killed -----------------------------
 # (before, jitprov waited for it however often SIGINT came, saying nothing)
 # thrice SIG NAME SCRIPT [child]: record -- sh -c SCRIPT (which ignores SIG and ends in
@@ -469,6 +490,61 @@ done
 for d in /tmp/jitprov-lttng-*; do [ -e "$d" ] && [ "$(stat -c %u "$d")" = 65534 ] && fail "left behind: $d"; done
 pass "a user (nobody, \$HOME not writable): two recordings at once, each verified with its own daemon, nothing left in /tmp"
 
+# --- a user: CMD's recording beside the user's record -p, on the daemon the latter started --
+# A user's `record -p` starts the daemon where the user's target looks ($HOME/.lttng) and
+# leaves it to its keeper; a recording of CMD by the same user then uses that running
+# daemon (a user may not enter a namespace of its own) and holds the shared lock while it
+# does: the -p recording ends first, and the daemon stays for CMD's until that ends; then
+# none answers. (A mutant that releases the lock at once: the keeper stops the daemon as
+# the -p recording ends, under CMD's recording.)
+NODE_ADDON=$(realpath "$(dirname "$JITPROV")/../node")  # the build tree's client, as record finds it
+[ -f "$NODE_ADDON/preload.js" ] || fail "no Node.js client beside $JITPROV ($NODE_ADDON/preload.js)"
+mkdir -p "$WORK/user/home" && chown 65534:65534 "$WORK/user/home" || fail "the user's home"
+as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$WORK/user/home" "$@"; }
+# The target: node itself the background job's pid (exec'd), ready once its client loaded.
+(
+  exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$WORK/user/home" \
+    NODE_OPTIONS="--require=$NODE_ADDON/preload.js" JITPROV_NODE=perfmap=off node -e \
+    'require("fs").writeFileSync(process.argv[1], ""); let x = 0;
+     setInterval(() => { x += new Function("a", "return a + " + (x % 89))(1); }, 2)' "$WORK/user/home/ready"
+) >"$WORK/user/target.out" 2>&1 &
+UT=$!
+track_pid "$UT"
+for _ in $(seq 200); do [ -e "$WORK/user/home/ready" ] && break; sleep 0.05; done
+[ -e "$WORK/user/home/ready" ] || fail "the user's node did not start: $(cat "$WORK/user/target.out")"
+(
+  as_user "$JITPROV" record -p "$UT" -d 2 -o "$WORK/user/p" >"$WORK/user/p.out" 2>&1
+  echo "$? $(date +%s%N)" >"$WORK/user/p.end"
+) &
+UP=$!
+track_pid "$UP"
+for _ in $(seq 200); do as_user lttng list >/dev/null 2>&1 && break; sleep 0.05; done
+as_user lttng list >/dev/null 2>&1 || fail "no daemon of the user's answers after record -p began: $(cat "$WORK/user/p.out")"
+as_user "$JITPROV" record -o "$WORK/user/c" -- node -e \
+  'const t = Date.now(); let x = 0; while (Date.now() - t < 4000) x += new Function("a", "return a * " + (x % 97))(1);' \
+  >"$WORK/user/c.out" 2>&1 || fail "a user's recording of CMD beside the user's record -p: exit $?: $(cat "$WORK/user/c.out")"
+t_c=$(date +%s%N)
+wait "$UP"
+read -r rc_p t_p <"$WORK/user/p.end"
+[ "$rc_p" = 0 ] || fail "a user's record -p: exit $rc_p: $(cat "$WORK/user/p.out")"
+[ $((t_c - t_p)) -gt 1000000000 ] || fail "the user's record -p ended $(((t_c - t_p) / 1000000)) ms before CMD's, not 1 s or more"
+# CMD's recording holds the target too (a user's daemon takes every process of the user
+# with an agent: docs/tracing.md); its earlier code has no method_load there (exit 4, as
+# for two record -p at once). CMD's node: its own process, a thousand bodies and more.
+got=$($PY - "$WORK/user/p/summary.json" "$WORK/user/c/summary.json" "$UT" <<'PY'
+import json, sys
+p, c = (json.load(open(f)) for f in sys.argv[1:3])
+cmd = [x for x in c["processes"] if x["vpid"] != int(sys.argv[3])]
+print(p["sessiond"], c["sessiond"], c["verify_exit"] in (0, 4), len(cmd) == 1 and cmd[0]["code_bodies"] > 1000)
+PY
+)
+[ "$got" = "started shared True True" ] ||
+  fail "a user's CMD beside record -p: the daemons, CMD's verify exit, its process: $got: $(cat "$WORK/user/p.out" "$WORK/user/c.out")"
+for _ in $(seq 100); do as_user lttng list >/dev/null 2>&1 || break; sleep 0.05; done
+! as_user lttng list >/dev/null 2>&1 || fail "the user's daemon answers after both recordings ended"
+kill "$UT"
+pass "a user's recording of CMD on the daemon the user's record -p started: it ran on $(((t_c - t_p) / 1000000)) ms after the -p one ended, verified; the daemon stopped after it"
+
 # --- a running lttng-sessiond is left alone (root) -----------------------------------------
 # Every process with an agent registers with a running daemon: a recording of CMD there
 # would hold them all. Root records CMD with a private daemon all the same (before: the
@@ -482,8 +558,6 @@ run_record "$WORK/existing" -- java -version
 kill -0 "$SESSIOND_PID" && lttng list >/dev/null 2>&1 || fail "the running lttng-sessiond is gone"
 lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left a session in the running daemon: $(lttng list)"
 check_trace "$WORK/existing" HotSpot
-NODE_ADDON=$(realpath "$(dirname "$JITPROV")/../node")  # the build tree's client, as record finds it
-[ -f "$NODE_ADDON/preload.js" ] || fail "no Node.js client beside $JITPROV ($NODE_ADDON/preload.js)"
 NODE_OPTIONS="--require=$NODE_ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 STRANGER=$!
 track_pid "$STRANGER"

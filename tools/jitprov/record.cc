@@ -254,9 +254,9 @@ pid_t startPrivateSessiond(const std::string& log, std::string* why) {
     *why = std::string("fork: ") + std::strerror(errno);
     return 0;
   }
-  const Awaited a = awaitSessiond(pid, log, why);
+  const Awaited a = awaitSessiond(pid, log, why, [] { return g_signal != 0; });
   if (a == Awaited::kAnswers) return pid;
-  if (a == Awaited::kNoAnswer) {
+  if (a == Awaited::kNoAnswer || a == Awaited::kInterrupted) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }

@@ -71,12 +71,16 @@ void execSessiond(pid_t parent, const char* log) {
   _exit(127);
 }
 
-Awaited awaitSessiond(pid_t child, const std::string& log, std::string* why) {
+Awaited awaitSessiond(pid_t child, const std::string& log, std::string* why, const std::function<bool()>& interrupted) {
   // It answers within 10-20 ms here: asked again after 5 ms, then half as long again each
   // time up to 100 ms (a poll every 100 ms cost every recording 85 ms on average).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (int wait_ms = 5; std::chrono::steady_clock::now() < deadline; wait_ms = std::min(100, wait_ms * 3 / 2)) {
     if (sessiondAnswers()) return Awaited::kAnswers;
+    if (interrupted()) {
+      *why = "interrupted";
+      return Awaited::kInterrupted;
+    }
     int st = 0;
     if (waitpid(child, &st, WNOHANG) == child) {
       std::ifstream in(log);
@@ -259,7 +263,7 @@ std::string SharedSessiond::join(const std::function<bool()>& interrupted, bool 
     if (!ok || std::rename(tmp.c_str(), keeper_path.c_str()) != 0) std::remove(tmp.c_str());
   }
   std::string why;
-  const Awaited a = awaitSessiond(keeper, log, &why);
+  const Awaited a = awaitSessiond(keeper, log, &why, interrupted);
   if (a == Awaited::kAnswers) {
     *joined = Joined::kStarted;
     return {};

@@ -32,9 +32,10 @@ void stopSessiond(pid_t pid);
 [[noreturn]] void execSessiond(pid_t parent, const char* log);
 
 // Waits until an lttng-sessiond answers, up to 10 s, or `child` (the daemon, or its
-// keeper) ends (reaped): *why says which when it does not answer.
-enum class Awaited { kAnswers, kEnded, kNoAnswer };
-Awaited awaitSessiond(pid_t child, const std::string& log, std::string* why);
+// keeper) ends (reaped), or `interrupted` says so (asked at each poll): *why says which
+// when it does not answer.
+enum class Awaited { kAnswers, kEnded, kNoAnswer, kInterrupted };
+Awaited awaitSessiond(pid_t child, const std::string& log, std::string* why, const std::function<bool()>& interrupted);
 
 // lttng's shared place for this user: /var/run/lttng for root, else $LTTNG_HOME/.lttng
 // (or $HOME/.lttng), as lttng-ust and the lttng CLI find it.
