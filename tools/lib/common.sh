@@ -36,8 +36,10 @@ JITPROV_PACKAGES=(
 # before clang for the fuzz build): a check after another, from any clone (the CI's
 # included), compiles only what changed. Paths under the clone hashed relative to it
 # (CCACHE_BASEDIR), the build directory not hashed (CCACHE_NOHASHDIR: the debug info of
-# a hit may name the clone that compiled it first; nothing here reads that name).
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+# a hit may name the clone that compiled it first; nothing here reads that name). Its
+# depend mode: a miss costs no extra run of the preprocessor (meson's -MD lists the
+# headers), so that a build from a cold cache takes what it took without ccache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1} CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 
 # The main build directory (build) is configured for /usr, the packages' prefix, so that
 # tools/check's package test packages it as built (tools/package --build-dir build)
