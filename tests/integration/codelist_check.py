@@ -34,7 +34,7 @@ import math
 import re
 import sys
 
-from bt2read import events  # babeltrace2's Python bindings: decoded fields
+import bt2read  # babeltrace2's Python bindings: decoded fields
 
 
 def codelist(path, any_state=False):
@@ -79,22 +79,16 @@ def main(trace, label, d, min_stable, min_loads=0, min_unloads=0, busy=True, att
         label, len(stable), len(a), len(b), min_stable))
     t_after, t_before = (int(x) for x in open(d + "/window"))
     t_busy = int(open(d + "/busy").read()) if busy else 0
-    rundowns, cur, begin, busy_rundowns, all_times = [], None, 0, 0, []
-    for name, f in events(trace, ["jitprov_rundown:"], times=True):
-        if f.get("vpid") != pid:
-            continue
-        if name == "jitprov_rundown:rundown_begin":
-            cur, begin = {}, f["_ns"]
-        elif name == "jitprov_rundown:method" and cur is not None:
-            cur[f["code_start"]] = (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"],
-                                    f["namespace"] == "hotspot")
-        elif name == "jitprov_rundown:rundown_end" and cur is not None:
-            all_times.append(((begin - t_after) / 1e9, (f["_ns"] - t_after) / 1e9))
-            if busy and f["_ns"] <= t_busy:
-                busy_rundowns += 1
-            if begin >= t_after and f["_ns"] <= t_before:
-                rundowns.append(cur)
-            cur = None
+    rundowns, busy_rundowns, all_times = [], 0, []
+    # Records decoded for the rundowns that begin in the window alone.
+    for begin, end, cur in bt2read.rundowns(
+            trace, pid, lambda f: (f["namespace"] + "." + f["name"], f["signature"], f["host_tier"], f["code_size"],
+                                   f["namespace"] == "hotspot"), lambda begin: begin >= t_after):
+        all_times.append(((begin - t_after) / 1e9, (end - t_after) / 1e9))
+        if busy and end <= t_busy:
+            busy_rundowns += 1
+        if begin >= t_after and end <= t_before:
+            rundowns.append(cur)
     check(busy_rundowns > 0 or not busy, "%s: no rundown ended while the program ran (pid %d): %s" % (label, pid, all_times))
     check(rundowns, "%s: no complete rundown between the listings (0 to %.3f s): %s" % (
         label, (t_before - t_after) / 1e9, all_times))

@@ -19,7 +19,7 @@ import json
 import re
 import sys
 
-from bt2read import events
+import bt2read
 
 work, pid = sys.argv[1], int(sys.argv[2])
 
@@ -44,17 +44,8 @@ assert after > 0, "CoreCLR unloaded no module after the attach: the attach was n
 late = [u for u in unloads if quiet <= int(u[2]) <= done]
 assert not late, "%d unloads in the quiet phase, e.g. %s" % (len(late), late[:3])
 
-rundowns, cur, begin = [], None, 0
-for name, f in events(work + "/trace", ["jitprov_rundown:"], times=True):
-    if f.get("vpid") not in (None, pid):
-        continue
-    if name == "jitprov_rundown:rundown_begin":
-        cur, begin = {}, f["_ns"]
-    elif name == "jitprov_rundown:method" and cur is not None:
-        cur[f["code_start"]] = (f["code_size"], f["namespace"], f["name"], f["signature"], f["host_version"])
-    elif name == "jitprov_rundown:rundown_end" and cur is not None:
-        rundowns.append((begin, f["_ns"], cur))
-        cur = None
+rundowns = bt2read.rundowns(work + "/trace", pid,
+                            lambda f: (f["code_size"], f["namespace"], f["name"], f["signature"], f["host_version"]))
 before = [r for r in rundowns if r[1] <= t_clr_begin]
 after_r = [r for r in rundowns if r[0] >= t_clr_end]
 assert before and after_r, "no jitprov rundown on each side of CoreCLR's: %d before, %d after of %d" % (

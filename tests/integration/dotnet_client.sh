@@ -31,9 +31,11 @@ CORECLR_PROFILER_PATH=$(realpath "$PROFILER") || fail "no $PROFILER"
 export CORECLR_PROFILER_PATH
 
 # --- options -------------------------------------------------------------------------
+# (--settle 0: the app's 1.5 s wait for the tiering worker at its end serves the rundowns
+# below, not these runs: 20 s of the test's 80 before.)
 # refused OPTIONS LINE: the client says why in one line, and the app runs on untraced.
 refused() {
-  JITPROV_DOTNET="$1" "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "$1 stopped the app: $(cat "$WORK/out")"
+  JITPROV_DOTNET="$1" "${APP[@]}" --seconds 0 --settle 0 >"$WORK/out" 2>&1 || fail "$1 stopped the app: $(cat "$WORK/out")"
   [ "$(grep -c '^jitprov-dotnet:' "$WORK/out")" -eq 1 ] &&
     grep -qP "^jitprov-dotnet: \Q$2\E \(JITPROV_DOTNET=help lists the options\); pid [0-9]+ runs untraced$" \
       "$WORK/out" && grep -q "^JitWork: " "$WORK/out" || fail "$1: $(cat "$WORK/out")"
@@ -50,7 +52,7 @@ refused calibrate=1us "calibrate=1us: not a count of nanoseconds up to 100000000
 refused mirror=off,calibrate=10 "calibrate=: nothing to calibrate with mirror=off"
 # mirror=off (the benchmark's floor: the session alone): the same events counted,
 # nothing mirrored, no perf map.
-JITPROV_DOTNET="mirror=off,perfmap=$WORK,stats=$WORK/off.json" "${APP[@]}" --seconds 1 >"$WORK/out" 2>&1 ||
+JITPROV_DOTNET="mirror=off,perfmap=$WORK,stats=$WORK/off.json" "${APP[@]}" --seconds 1 --settle 0 >"$WORK/out" 2>&1 ||
   fail "mirror=off: $(cat "$WORK/out")"
 $PY - "$WORK/off.json" <<'PY' || fail "mirror=off: $(cat "$WORK/off.json" 2>&1)"
 import json, sys
@@ -95,13 +97,13 @@ assert ("jitprov-dotnet: the app stopped the client's session %d times (toggle=o
         "mirrored\n" % stops) in out, out
 PY
   fail "toggle=on: $(cat "$WORK/toggled.json" "$WORK/out" 2>&1)"
-JITPROV_DOTNET=help "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 || fail "help: exit $?"
+JITPROV_DOTNET=help "${APP[@]}" --seconds 0 --settle 0 >"$WORK/out" 2>&1 || fail "help: exit $?"
 grep -q "perfmap=DIR|off" "$WORK/out" && ! grep -q "JitWork:" "$WORK/out" || fail "help: $(cat "$WORK/out")"
-CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
+CORECLR_PROFILER='{00000000-0000-0000-0000-000000000001}' "${APP[@]}" --seconds 0 --settle 0 >"$WORK/out" 2>&1 ||
   fail "a wrong class id stopped the app"
 grep -q "jitprov-dotnet: CORECLR_PROFILER is not" "$WORK/out" || fail "wrong class id: $(cat "$WORK/out")"
 # A path to no library: CoreCLR cannot load the client, says nothing, and runs the app.
-CORECLR_PROFILER_PATH=/nonexistent/libjitprov-dotnet.so "${APP[@]}" --seconds 0 >"$WORK/out" 2>&1 ||
+CORECLR_PROFILER_PATH=/nonexistent/libjitprov-dotnet.so "${APP[@]}" --seconds 0 --settle 0 >"$WORK/out" 2>&1 ||
   fail "a wrong CORECLR_PROFILER_PATH stopped the app: $(cat "$WORK/out")"
 grep -q "^JitWork: " "$WORK/out" || fail "wrong path: $(cat "$WORK/out")"
 pass "bad options cost one line and the app runs on untraced; help lists them; a wrong class id is named; a wrong path runs untraced; mirror=off counts the events and mirrors nothing; toggle=on stops the session (counted), refused without it; calibrate=NS adds NS"

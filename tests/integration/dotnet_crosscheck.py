@@ -21,7 +21,7 @@ import json
 import re
 import sys
 
-from bt2read import events  # babeltrace2's Python bindings: decoded fields
+import bt2read  # babeltrace2's Python bindings: decoded fields
 
 work, pid = sys.argv[1], int(sys.argv[2])
 
@@ -56,18 +56,8 @@ late = [u for u in unloads if quiet <= int(u[2]) <= done]
 assert not late, "%d unloads in the quiet phase (%d while CoreCLR's rundown ran: it can crash there), e.g. %s" % (
     len(late), sum(1 for u in late if q0 <= int(u[2]) <= q1), late[:3])
 
-rundowns, cur, begin = [], None, 0
-for name, f in events(work + "/trace", ["jitprov_rundown:"], times=True):
-    if f.get("vpid") not in (None, pid):
-        continue
-    if name == "jitprov_rundown:rundown_begin":
-        cur, begin = {}, f["_ns"]
-    elif name == "jitprov_rundown:method" and cur is not None:
-        cur[f["code_start"]] = (f["code_size"], f["host_tier"], f["namespace"], f["name"], f["signature"],
-                                f["host_version"])
-    elif name == "jitprov_rundown:rundown_end" and cur is not None:
-        rundowns.append((begin, f["_ns"], cur))
-        cur = None
+rundowns = bt2read.rundowns(work + "/trace", pid, lambda f: (f["code_size"], f["host_tier"], f["namespace"], f["name"],
+                                                           f["signature"], f["host_version"]))
 before = [r for r in rundowns if r[1] <= t_clr_begin]
 after = [r for r in rundowns if r[0] >= t_clr_end]
 assert before and after, "no jitprov rundown on each side of CoreCLR's: %d before, %d after of %d" % (
