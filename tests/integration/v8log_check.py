@@ -49,7 +49,7 @@ import json
 import os
 import sys
 
-from bt2read import events  # babeltrace2's Python bindings: decoded fields
+import bt2read  # babeltrace2's Python bindings: decoded fields
 
 OPTIMIZED_KINDS = (11, 12, 13)  # Sparkplug, Maglev, TurboFan: V8's CodeKind
 MARKER = "jitprov_quiet_end jitprov-marker.js"
@@ -237,22 +237,14 @@ def compare(trace, label, d, pid, client, live_heaps, all_heaps, window, min_liv
     reused = sum(h.reused for h in all_heaps)
 
     t_quiet, t_end = window if window is not None else (0, 2**63)
-    rundowns, cur, begin, times, begins, loads = [], None, 0, [], [], {}
-    for name, f in events(trace, ["jitprov_rundown:", "jitprov_runtime:method_load"], times=True):
-        if f.get("vpid") != pid:
-            continue
-        if name == "jitprov_runtime:method_load":
-            loads.setdefault(f["code_start"], []).append((f["_ns"], f["code_size"], f["name"]))
-        elif name == "jitprov_rundown:rundown_begin":
-            cur, begin = {}, f["_ns"]
-        elif name == "jitprov_rundown:method" and cur is not None:
-            cur[f["code_start"]] = (f["code_size"], f["host_tier"], f["name"], f["namespace"])
-        elif name == "jitprov_rundown:rundown_end" and cur is not None:
-            times.append(((begin - t_quiet) / 1e9, (f["_ns"] - t_quiet) / 1e9))
-            if begin >= t_quiet and f["_ns"] <= t_end:
-                rundowns.append(cur)
-                begins.append(begin)
-            cur = None
+    # The records of the rundowns that begin in the window alone (bt2read.rundowns).
+    rundowns, times, begins = [], [], []
+    for begin, end, cur in bt2read.rundowns(trace, pid, lambda f: (f["code_size"], f["host_tier"], f["name"],
+                                                                   f["namespace"]), lambda begin: begin >= t_quiet):
+        times.append(((begin - t_quiet) / 1e9, (end - t_quiet) / 1e9))
+        if begin >= t_quiet and end <= t_end:
+            rundowns.append(cur)
+            begins.append(begin)
     check(rundowns, "%s: no complete rundown in the quiet moment: %s" % (label, times))
     last = rundowns[-1]
 
@@ -268,6 +260,10 @@ def compare(trace, label, d, pid, client, live_heaps, all_heaps, window, min_liv
     # before), is after the rundown began. Counted and printed.
     late = []
     if missing:
+        loads = {}  # the process's method_load events (read only when an object is missing)
+        for name, f in bt2read.events(trace, ["jitprov_runtime:method_load"], times=True):
+            if f.get("vpid") == pid:
+                loads.setdefault(f["code_start"], []).append((f["_ns"], f["code_size"], f["name"]))
         born_at = {}  # start -> its creation on the trace's clock
         for h in live_heaps:
             offsets = []
