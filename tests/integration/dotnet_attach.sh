@@ -149,7 +149,7 @@ if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
   [ -n "$nspid" ] && [ "$nspid" != "$N_PID" ] || fail "not in a pid namespace, or its socket never came: $(cat "$WORK/ns.out")"
   attached "$N_PID" --options "perfmap=off"
   ls "/proc/$N_PID/root/tmp/" | grep -q "^dotnet-diagnostic-$nspid-[0-9]*-socket$" &&
-    ! ls /tmp/ | grep -q "^dotnet-diagnostic-$nspid-" || fail "the socket is not in the app's private /tmp"
+    ! compgen -G "/tmp/dotnet-diagnostic-$nspid-*" >/dev/null || fail "the socket is not in the app's private /tmp"
   wait "$U_PID" || fail "the namespaced app failed: $(cat "$WORK/ns.out")"
   grep -q "^jitprov-dotnet: caught up" "$WORK/ns.out" 2>/dev/null || grep -q "^JitWork: " "$WORK/ns.out" ||
     fail "the namespaced app: $(cat "$WORK/ns.out")"
