@@ -838,14 +838,17 @@ TEST(CApi, ForkedChildReclaims) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
-// A host whose rundown takes a while (so that another thread can act while it runs: 0.2 s
-// or more, a sink that spins about 10 us a version over 20 000 methods; registering
-// 200 000 instead took 6-13 s of the sanitizer builds' unit tests), and a sink that says
-// when it began.
+// A host whose rundown cannot end by itself while a test acts on it from another thread:
+// with `hold` set, the sink's versions wait for `released` (at most 60 s), then take
+// 1 ms each, so the 20 000 methods' rundown would take 20 s more to run whole, far
+// longer than a cut takes to land. (It used to spin about 10 us a version, 0.2 s in
+// all: a test thread descheduled that long on a loaded 2-core machine saw the rundown
+// end whole and failed, in CI.) A sink that says when it began and ended.
 struct SlowRundown {
   static constexpr uint64_t kMethods = 20000;
   Host h;
   std::atomic<int> begun{0}, ended{0};
+  std::atomic<bool> hold{true}, released{false};
   SlowRundown() {
     for (uint64_t i = 0; i < kMethods; ++i) {
       const uint64_t id = h.method(100000 + i, "m");
@@ -857,9 +860,10 @@ struct SlowRundown {
     auto* self = static_cast<SlowRundown*>(ctx);
     if (r->kind == JITPROV_SINK_BEGIN) self->begun.fetch_add(1);
     if (r->kind == JITPROV_SINK_END) self->ended.fetch_add(1);
-    if (r->kind == JITPROV_SINK_VERSION) {
-      volatile uint64_t spin = 0;
-      for (int i = 0; i < 3000; ++i) spin = spin + r->code_start;
+    if (r->kind == JITPROV_SINK_VERSION && self->hold.load()) {
+      for (int ms = 0; ms < 60000 && !self->released.load(); ++ms)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
   jitprov_rundown* engine() {
@@ -870,8 +874,10 @@ struct SlowRundown {
     EXPECT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
     return rd;
   }
-  void waitBegun(int n) {
+  // Waits until n rundowns have begun, then lets the held one go on slowly.
+  void waitBegunAndRelease(int n) {
     while (begun.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    released.store(true);
   }
 };
 
@@ -883,7 +889,7 @@ TEST(CApi, DestroyCutsShortARunNowOnAnotherThreadAndWaitsForIt) {
   jitprov_rundown* rd = s.engine();
   jitprov_rundown_result r{};
   std::thread t([&] { EXPECT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &r), JITPROV_E_CUT_SHORT); });
-  s.waitBegun(1);
+  s.waitBegunAndRelease(1);
   jitprov_rundown_destroy(rd);
   EXPECT_EQ(s.ended.load(), 1) << "destroy returned before the rundown it overlapped ended";
   t.join();
@@ -897,7 +903,7 @@ TEST(CApi, StopCutsShortARunNowOnAnotherThread) {
   jitprov_rundown* rd = s.engine();
   std::thread t(
       [&] { EXPECT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, nullptr), JITPROV_E_CUT_SHORT); });
-  s.waitBegun(1);
+  s.waitBegunAndRelease(1);
   jitprov_rundown_stop(rd);
   EXPECT_EQ(s.ended.load(), 1) << "stop returned before the rundown it cut short ended";
   t.join();
@@ -906,6 +912,7 @@ TEST(CApi, StopCutsShortARunNowOnAnotherThread) {
   EXPECT_EQ(r.cut_short, 1);
   EXPECT_LT(r.versions, SlowRundown::kMethods);
   // The next one runs whole.
+  s.hold.store(false);
   jitprov_rundown_result whole{};
   ASSERT_EQ(jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, &whole), JITPROV_OK);
   EXPECT_EQ(whole.versions, SlowRundown::kMethods);
