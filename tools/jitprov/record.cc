@@ -82,6 +82,8 @@ bool g_stdout_closed = false;
 volatile sig_atomic_t g_signal = 0;
 volatile sig_atomic_t g_signals = 0;  // how many came (a signal during the verification stops it)
 volatile sig_atomic_t g_cmd_pid = 0;
+// Whether a signal came: the waits for a session daemon stop on it.
+bool interrupted() { return g_signal != 0; }
 
 // SIGINTs and SIGTERMs while CMD runs (counted together: a supervisor's SIGTERMs as a
 // user's Ctrl-Cs): a CMD that ignores them (or hangs in its exit) would keep jitprov
@@ -254,7 +256,7 @@ pid_t startPrivateSessiond(const std::string& log, std::string* why) {
     *why = std::string("fork: ") + std::strerror(errno);
     return 0;
   }
-  const Awaited a = awaitSessiond(pid, log, why, [] { return g_signal != 0; });
+  const Awaited a = awaitSessiond(pid, log, why, interrupted);
   if (a == Awaited::kAnswers) return pid;
   if (a == Awaited::kNoAnswer || a == Awaited::kInterrupted) {
     kill(pid, SIGKILL);
@@ -791,7 +793,7 @@ std::string startSession(Recording& r, pid_t vpid) {
 std::string joinShared(Recording& r, bool may_start) {
   using Joined = SharedSessiond::Joined;
   Joined joined = Joined::kNone;
-  if (std::string why = r.shared.acquire([] { return g_signal != 0; }, may_start, &joined); !why.empty())
+  if (std::string why = r.shared.acquire(interrupted, may_start, &joined); !why.empty())
     return "lttng-sessiond: " + why;
   r.existing = joined == Joined::kRunning || joined == Joined::kRecordings;
   if (joined == Joined::kNone) (void)r.shared.release();  // none to share
