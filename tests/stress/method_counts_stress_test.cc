@@ -68,7 +68,8 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
     ASSERT_TRUE(compile(rt, *m, Tier::kTier0));
     walked.push_back(*m);
   }
-  std::thread writer([&] {
+  std::atomic<bool> writer_out{false};  // the writer returned (stopped, or on an error)
+  const auto writerBody = [&] {
     for (int i = 1; !stop.load(std::memory_order_relaxed); ++i) {
       std::this_thread::sleep_for(std::chrono::microseconds(2000 + 100 * (i % 30)));  // live a while
       // Every other time the method is unloaded alone (unloadMethod: a dynamic method
@@ -86,6 +87,10 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
       }
       cycles.fetch_add(1, std::memory_order_relaxed);
     }
+  };
+  std::thread writer([&] {
+    writerBody();
+    writer_out.store(true);
   });
 
   uint64_t walks = 0, reused_cases = 0, again_cases = 0, errors = 0;
@@ -100,10 +105,19 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
           seen.push_back(v);  // the views' strings are not kept: only ids and numbers are read
           return true;
         },
-        // After the first batch, every other walk pauses longer than a writer's cycle
-        // (about 15 ms here, most of it the wait for the reclamation): the method it
-        // walked in slot 1 can be gone and replaced before the catch-up.
-        [&] { std::this_thread::sleep_for(std::chrono::microseconds(++pauses == 1 && walks % 2 == 0 ? 25000 : 200)); });
+        // After the first batch, every other walk pauses for two whole writer cycles
+        // (about 15 ms each here, most of it the wait for the reclamation): the method
+        // it walked in slot 1 is gone and replaced before the catch-up. (It paused 25 ms,
+        // which a writer slowed on a loaded machine could outlast in every walk.)
+        [&] {
+          if (++pauses == 1 && walks % 2 == 0) {
+            const uint64_t c0 = cycles.load(std::memory_order_relaxed);
+            for (int ms = 0; ms < 30000 && cycles.load(std::memory_order_relaxed) < c0 + 2 && !writer_out.load(); ++ms)
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+          }
+        });
     std::unordered_set<MethodId> first, later;
     std::unordered_set<uint64_t> first_slots;
     for (const VersionView& v : seen) {

@@ -147,6 +147,10 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
     });
   }
   for (auto& th : ts) th.join();
+  // At least one rundown walked beside the threads' work (their work can outlast a tick
+  // of every:0.01 even on a loaded machine; this waits for a slow engine thread).
+  for (int ms = 0; ms < 30000 && m.rundownsCompleted() == 0; ++ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // The last two rounds' modules of each pair.
   for (int pair = 0; pair < kThreads / 2; ++pair) {
     for (int r = kRounds - 2; r < kRounds; ++r) {
@@ -219,10 +223,17 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
       done->store(true);
     });
   };
+  // Until the callback waits in the gate (was: a fixed sleep, which a thread descheduled
+  // longer on a loaded machine outlasted, so that it came after the gate opened). A
+  // callback that passed the closed gate never waits in it: that fails below.
+  const auto waitForWaiter = [&m](const std::atomic<bool>& done) {
+    for (int ms = 0; ms < 60000 && m.gateWaiters() == 0 && !done.load(); ++ms) std::this_thread::sleep_for(1ms);
+  };
   m.beginCatchUp();
   std::atomic<bool> held_done{false};
   std::thread held = unloadOn(kHeld, &held_done);
-  std::this_thread::sleep_for(200ms);
+  waitForWaiter(held_done);
+  EXPECT_EQ(m.gateWaiters(), 1u);
   EXPECT_FALSE(held_done.load()) << "a ModuleUnload passed the closed gate";
   EXPECT_FALSE(m.anyModuleUnloaded({kHeld}));
   m.openGate();
@@ -233,7 +244,8 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   m.closeGate();
   std::atomic<bool> fair_done{false};
   std::thread fair = unloadOn(kFair, &fair_done);
-  std::this_thread::sleep_for(100ms);
+  waitForWaiter(fair_done);
+  EXPECT_EQ(m.gateWaiters(), 1u);
   int cycles = 0;
   for (; cycles < 100000 && !m.anyModuleUnloaded({kFair}); ++cycles) {
     m.openGate();
@@ -262,7 +274,8 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   }
   std::atomic<bool> undone_done{false};
   std::thread undone = unloadOn(kUndone, &undone_done);
-  std::this_thread::sleep_for(100ms);
+  waitForWaiter(undone_done);
+  EXPECT_EQ(m.gateWaiters(), 1u);
   EXPECT_FALSE(undone_done.load());
   m.openGate();
   undone.join();

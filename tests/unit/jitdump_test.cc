@@ -571,7 +571,9 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
     }
   });
   int forks = 0;
-  for (; forks < 200; ++forks) {
+  // 200 forks, and on until a publication overlapped them (a spawner starved through the
+  // 200 on a loaded machine would leave nothing to check; the watchdog bounds it).
+  for (; forks < 200 || published.load() < 2; ++forks) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) _exit(0);
@@ -586,9 +588,9 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
   }
   cv.notify_one();
   watchdog.join();
-  EXPECT_EQ(forks, 200);
+  EXPECT_GE(forks, 200);
   EXPECT_EQ(failures.load(), 0u);
-  EXPECT_GT(published.load(), 0u);
+  EXPECT_GE(published.load(), 2u);
   EXPECT_EQ(h.stats().loads, published.load());  // every publication in the file
 }
 

@@ -128,6 +128,11 @@ class Mirror {
   void beginCatchUp();
   void closeGate();  // waits for the callbacks already waiting to pass first
   void openGate();
+  // ModuleUnload callbacks waiting in the closed gate now (a test's wait for one).
+  uint32_t gateWaiters() {
+    const std::lock_guard g(gate_mu_);
+    return gate_waiters_;
+  }
   // Any of these modules unloaded since beginCatchUp: gate closed.
   bool anyModuleUnloaded(const std::vector<uint64_t>& clr_modules);
   std::unique_lock<std::mutex> holdUnloads() { return std::unique_lock<std::mutex>(catchup_mu_); }
@@ -136,6 +141,8 @@ class Mirror {
   void publishCaught(const CaughtBody& b);
   // Unload events seen since beginCatchUp (the test hook's wait).
   uint64_t unloadsSeen() const { return unloads_seen_.load(std::memory_order_acquire); }
+  // Rundowns its engine has completed (a test's wait for one).
+  uint64_t rundownsCompleted() const { return rd_ == nullptr ? 0 : jitprov_rundown_completed(rd_); }
   void endCatchUp();
   Counters& counters() { return c_; }
   // The active code of a CoreCLR method in jitprov (0: none, or not mirrored).
