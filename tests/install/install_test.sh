@@ -62,7 +62,7 @@ flags=$(pkg-config --cflags --libs jitprov) || fail "pkg-config jitprov"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror "$WORK/embed.c" $flags -o "$WORK/embed" 2>"$WORK/cc.err" ||
   { cat "$WORK/cc.err" >&2; fail "docs/embedding.md's example does not build with: cc -std=c11 embed.c $flags"; }
-readelf -d "$WORK/embed" | grep -q 'NEEDED.*\[libjitprov.so.1\]' || fail "embed does not link libjitprov.so.1"
+readelf -d "$WORK/embed" | grep 'NEEDED.*\[libjitprov.so.1\]' >/dev/null || fail "embed does not link libjitprov.so.1"
 pass "docs/embedding.md's example builds with: pkg-config --cflags --libs jitprov -> $flags"
 
 start_sessiond

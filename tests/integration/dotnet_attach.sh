@@ -140,7 +140,7 @@ if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
     if [ -n "$N_PID" ] && [ "$(stat -c %d "/proc/$N_PID/root/tmp" 2>/dev/null)" != "$(stat -c %d /tmp)" ] &&
       grep -q libcoreclr "/proc/$N_PID/maps" 2>/dev/null; then
       nspid=$(awk '/^NSpid:/ {print $NF}' "/proc/$N_PID/status")
-      ls "/proc/$N_PID/root/tmp/" 2>/dev/null | grep -q "^dotnet-diagnostic-$nspid-" && break
+      ls "/proc/$N_PID/root/tmp/" 2>/dev/null | grep "^dotnet-diagnostic-$nspid-" >/dev/null && break
     fi
     sleep 0.05
   done
@@ -148,10 +148,10 @@ if unshare --pid --mount --fork --mount-proc true 2>/dev/null; then
   track_pid "$N_PID"
   [ -n "$nspid" ] && [ "$nspid" != "$N_PID" ] || fail "not in a pid namespace, or its socket never came: $(cat "$WORK/ns.out")"
   attached "$N_PID" --options "perfmap=off"
-  ls "/proc/$N_PID/root/tmp/" | grep -q "^dotnet-diagnostic-$nspid-[0-9]*-socket$" &&
+  ls "/proc/$N_PID/root/tmp/" | grep "^dotnet-diagnostic-$nspid-[0-9]*-socket$" >/dev/null &&
     ! compgen -G "/tmp/dotnet-diagnostic-$nspid-*" >/dev/null || fail "the socket is not in the app's private /tmp"
   wait "$U_PID" || fail "the namespaced app failed: $(cat "$WORK/ns.out")"
-  grep -q "^jitprov-dotnet: caught up" "$WORK/ns.out" 2>/dev/null || grep -q "^JitWork: " "$WORK/ns.out" ||
+  grep -q "^jitprov-dotnet: caught up" "$WORK/ns.out" 2>/dev/null || grep "^JitWork: " "$WORK/ns.out" >/dev/null ||
     fail "the namespaced app: $(cat "$WORK/ns.out")"
   pass "pid+mount namespaces (NSpid $nspid, private /tmp): $(cut -c1-160 "$WORK/attach.out")"
 else

@@ -23,7 +23,7 @@
 PROFILER=${1:?usage: dotnet_jitdump.sh PROFILER_SO SOURCE_DIR}
 SRC=${2:?usage: dotnet_jitdump.sh PROFILER_SO SOURCE_DIR}
 require_cmd dotnet perf bpftrace
-perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
+perf inject --help 2>&1 | grep -- '--jit' >/dev/null || skip "perf inject has no --jit"
 WORK=$(work_dir jitprov-dotnet-jitdump)
 # perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its
 # build-id cache, ~/.debug unless told by --buildid-dir (it sets PERF_BUILDID_DIR for its

@@ -22,7 +22,7 @@ AGENT=${1:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
 SRC=${2:?usage: jitdump.sh AGENT_SO SOURCE_DIR}
 require_lttng
 require_cmd java javac javap perf
-perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
+perf inject --help 2>&1 | grep -- '--jit' >/dev/null || skip "perf inject has no --jit"
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-jitdump)
 # perf keeps a copy of every ELF file perf inject --jit writes (about 100 000 a run) in its

@@ -556,7 +556,7 @@ run_record "$WORK/existing" -- java -version
 [ "$(summary "$WORK/existing" 's["sessiond"], s["sessiond_running_beside"]')" = "private True" ] ||
   fail "not a private lttng-sessiond beside the running one: $(cat "$WORK/run.out")"
 kill -0 "$SESSIOND_PID" && lttng list >/dev/null 2>&1 || fail "the running lttng-sessiond is gone"
-lttng list 2>/dev/null | grep -q jitprov-record && fail "jitprov record left a session in the running daemon: $(lttng list)"
+lttng list 2>/dev/null | grep jitprov-record >/dev/null && fail "jitprov record left a session in the running daemon: $(lttng list)"
 check_trace "$WORK/existing" HotSpot
 NODE_OPTIONS="--require=$NODE_ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 STRANGER=$!

@@ -2,6 +2,8 @@
 # Helpers for the integration tests (bash). Source it first.
 # shellcheck shell=bash
 set -uo pipefail
+# Under pipefail `CMD | grep -q X` is false when grep leaves at its first match and CMD's
+# next write fails (SIGPIPE): write `CMD | grep X >/dev/null` (tests/pipefail_check.py).
 # shellcheck source=tools/lib/lttng.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/lttng.sh"
 # shellcheck source=tools/lib/dotnet.sh

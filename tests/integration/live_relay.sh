@@ -37,7 +37,7 @@ ip -n "$COLL" addr add "$COLL_IP/24" dev "jpc$$" && ip -n "$COLL" link set "jpc$
 ip -n "$APP" addr add "$APP_IP/24" dev "jpa$$" && ip -n "$APP" link set "jpa$$" up && ip -n "$APP" link set lo up ||
   fail "application address"
 # The collector's namespace does not reach anything else: no route out.
-ip -n "$COLL" route | grep -q default && fail "the collector namespace has a default route"
+ip -n "$COLL" route | grep default >/dev/null && fail "the collector namespace has a default route"
 
 # Starts a relay daemon in the collector, listening on its address only; sets RELAY_PID.
 start_relay() {
@@ -46,7 +46,7 @@ start_relay() {
   RELAY_PID=$!
   track_pid "$RELAY_PID"
   for _ in $(seq 100); do
-    ip netns exec "$COLL" ss -ltn 2>/dev/null | grep -q "$COLL_IP:5344" && return 0
+    ip netns exec "$COLL" ss -ltn 2>/dev/null | grep "$COLL_IP:5344" >/dev/null && return 0
     kill -0 "$RELAY_PID" 2>/dev/null || { cat "$WORK/relayd$1.err" >&2; fail "lttng-relayd exited"; }
     sleep 0.1
   done

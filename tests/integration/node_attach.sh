@@ -390,7 +390,7 @@ echo "  exit $rc: $(cat "$WORK/mainb.cmd")"
 sleep 3
 for _ in $(seq 100); do listening "$MAINB" "$P11" || break; sleep 0.1; done
 listening "$MAINB" "$P11" && fail "the inspector of the once-blocked main thread is still open: $(cat "$WORK/mainblocked.err")"
-"$ATTACH" ps | grep -qE "^ *$MAINB +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " || fail "the load queued behind the block did not run"
+"$ATTACH" ps | grep -E "^ *$MAINB +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " >/dev/null || fail "the load queued behind the block did not run"
 kill -- -"$MAINB" 2>/dev/null
 pass "a main thread blocked once its inspector opened: exit 10, STILL OPEN said; then loaded, and closed ($(grep -c 'Debugger listening' "$WORK/mainblocked.err") openings)"
 
@@ -426,7 +426,7 @@ track_pid "$UID_PID"
 sleep 0.5
 expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=stderr\): refused, nothing sent" "$UID_PID"
 sleep 0.3
-listening "$UID_PID" "$P12" || grep -q "Debugger listening" "$WORK/uid.err" && fail "the --inspect-publish-uid=stderr node was signalled"
+listening "$UID_PID" "$P12" || grep "Debugger listening" "$WORK/uid.err" >/dev/null && fail "the --inspect-publish-uid=stderr node was signalled"
 pass "--inspect-publish-uid=stderr: exit 7, never signalled"
 # idle_node NAME HOST:PORT: an idle node with its inspector's address there (not open),
 # stderr in $WORK/NAME.err, its pid in IDLE_PID once it catches SIGUSR1 (0.5 s).
@@ -445,7 +445,7 @@ attached_over() {
   grep -qF "inspector on $host:$port open " "$WORK/$name.out" || fail "not attached over $host:$port: $(cat "$WORK/$name.out")"
   grep -qiE ":$(printf '%04X' "$port") [0-9A-F]+:0000 0A" "/proc/$pid/net/tcp" "/proc/$pid/net/tcp6" &&
     fail "the inspector still listens on $host:$port"
-  "$ATTACH" ps | grep -qE "^ *$pid +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " || fail "$host:$port: the client is not loaded"
+  "$ATTACH" ps | grep -E "^ *$pid +[0-9]+ +Node\.js +20\.[0-9.]+ +loaded " >/dev/null || fail "$host:$port: the client is not loaded"
   echo "  $(cat "$WORK/$name.out")"
 }
 # An IPv6 inspector address (--inspect-port=[::1]:PORT, /proc/PID/net/tcp6), and another

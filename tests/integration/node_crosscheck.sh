@@ -32,12 +32,12 @@ PRELOAD="--require=$ADDON/preload.js"
 # --- options -------------------------------------------------------------------------
 out=$(JITPROV_NODE=bogus NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
 [ "$(printf '%s\n' "$out" | grep -c '^jitprov-node:')" -eq 1 ] &&
-  printf '%s\n' "$out" | grep -qx "jitprov-node: unknown option 'bogus' (JITPROV_NODE=help lists the options); pid [0-9]* runs untraced" &&
-  printf '%s\n' "$out" | grep -qx ran || fail "a bad option: $out"
+  printf '%s\n' "$out" | grep -x "jitprov-node: unknown option 'bogus' (JITPROV_NODE=help lists the options); pid [0-9]* runs untraced" >/dev/null &&
+  printf '%s\n' "$out" | grep -x ran >/dev/null || fail "a bad option: $out"
 out=$(JITPROV_NODE=trigger=session,signal NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
-printf '%s\n' "$out" | grep -q "node owns SIGUSR1" && printf '%s\n' "$out" | grep -qx ran || fail "trigger=signal: $out"
+printf '%s\n' "$out" | grep "node owns SIGUSR1" >/dev/null && printf '%s\n' "$out" | grep -x ran >/dev/null || fail "trigger=signal: $out"
 out=$(JITPROV_NODE=help NODE_OPTIONS=$PRELOAD node -e 'console.log("ran")' 2>&1)
-printf '%s\n' "$out" | grep -q "perfmap=DIR|off" && printf '%s\n' "$out" | grep -qx ran || fail "help: $out"
+printf '%s\n' "$out" | grep "perfmap=DIR|off" >/dev/null && printf '%s\n' "$out" | grep -x ran >/dev/null || fail "help: $out"
 pass "bad options cost one line and the program runs untraced; help lists the options"
 
 # --- a script's name that is not UTF-8 -------------------------------------------------

@@ -21,7 +21,7 @@ SRC=$(realpath "${2:?$USAGE}")
 EXTRA=${3:-}
 TS_VERSION=5.6.3
 require_cmd node npm perf
-perf inject --help 2>&1 | grep -q -- '--jit' || skip "perf inject has no --jit"
+perf inject --help 2>&1 | grep -- '--jit' >/dev/null || skip "perf inject has no --jit"
 WORK=$(work_dir jitprov-node-jitdump)
 # perf inject --jit writes one ELF file per load into the dump's directory and perf
 # copies each into its build-id cache, ~/.debug unless told (jitdump.sh): the run's own.

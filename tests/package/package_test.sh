@@ -34,7 +34,7 @@ require_cmd apt-get dpkg dpkg-deb java javac dotnet cc pkg-config man
 installed_ours() {
   local p
   for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]' && echo "$p"
+    dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep '^.[^n]' >/dev/null && echo "$p"
   done
 }
 enter_private_namespace "$@"  # a private /var/run/lttng: jitprov record starts its own lttng-sessiond
@@ -69,7 +69,7 @@ if [ -f "$MARK" ]; then
     extra=()
     for p in $(sed -n 's/^brought //p' "$MARK"); do
       [[ " ${left[*]} " == *" $p "* ]] && continue
-      dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^i' && extra+=("$p")
+      dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep '^i' >/dev/null && extra+=("$p")
     done
     # apt purges what depends on them too: refused when that is more than these.
     more=$(apt-get -s purge "${left[@]}" "${extra[@]}" 2>/dev/null | sed -n 's/^Purg \([^ ]*\).*/\1/p' |
@@ -166,10 +166,10 @@ infos=$(grep -c '^I: ' "$WORK/debs/lintian.log")
 infos_kind=$(sed -n 's/^I: [^ ]* \([^ ]*\) .*/\1/p' "$WORK/debs/lintian.log" | sort -u | paste -sd' ')
 field() { dpkg-deb -f "$WORK/debs/${1}_${version}_$arch.deb" "$2"; }
 deb_files() { dpkg-deb -c "$WORK/debs/${1}_${version}_$arch.deb" | awk '{print $6}'; }
-deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/libjitprov.so.1" &&
-  deb_files libjitprov1 | grep -qx "./usr/lib/$multiarch/jitprov/libjitprov-lttng.so" ||
+deb_files libjitprov1 | grep -x "./usr/lib/$multiarch/libjitprov.so.1" >/dev/null &&
+  deb_files libjitprov1 | grep -x "./usr/lib/$multiarch/jitprov/libjitprov-lttng.so" >/dev/null ||
   fail "libjitprov1 files: $(deb_files libjitprov1)"
-deb_files jitprov | grep -qx "./usr/lib/$multiarch/jitprov/libjitprov-preload.so" ||
+deb_files jitprov | grep -x "./usr/lib/$multiarch/jitprov/libjitprov-preload.so" >/dev/null ||
   fail "jitprov has no libjitprov-preload.so: $(deb_files jitprov)"
 dpkg-deb --ctrl-tarfile "$WORK/debs/libjitprov1_${version}_$arch.deb" | tar -xOf - ./symbols >"$WORK/symbols" ||
   fail "libjitprov1 has no symbols file"
@@ -200,7 +200,7 @@ mkdir -p "$MARK_DIR" && {
 } >"$MARK" || fail "write $MARK"
 apt-get install "${APT_WAIT[@]}" -y -q "$WORK/debs"/*.deb >"$WORK/install.log" 2>&1 || fail "apt-get install: $(tail -20 "$WORK/install.log")"
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -qx "ii  $version" || fail "$p is not installed: $(dpkg -l "$p")"
+  dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$p" | grep -x "ii  $version" >/dev/null || fail "$p is not installed: $(dpkg -l "$p")"
   dpkg -L "$p" >"$WORK/files-$p" || fail "dpkg -L $p"
 done
 pass "apt-get install ./*.deb in $(($(date +%s) - t)) s: $(sed -n 's/^\([0-9]* upgraded, [0-9]* newly installed\).*/\1/p' "$WORK/install.log")"
@@ -216,7 +216,7 @@ AGENT_DIR=/usr/lib/$multiarch/jitprov
 for page in jitprov jitprov-verify jitprov-lockwait jitprov-sim; do
   [ "$(man -w "$page")" = "/usr/share/man/man1/$page.1.gz" ] || fail "man -w $page: $(man -w "$page" 2>&1)"
 done
-MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep -q "$AGENT_DIR/libjitprov-jvmti.so" || fail "man jitprov does not name $AGENT_DIR/libjitprov-jvmti.so"
+MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep "$AGENT_DIR/libjitprov-jvmti.so" >/dev/null || fail "man jitprov does not name $AGENT_DIR/libjitprov-jvmti.so"
 printf '#include <jitprov/jitprov.h>\n#include <stdio.h>\nint main(void) { puts(jitprov_strerror(0)); return 0; }\n' >"$WORK/capi.c"
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror "$WORK/capi.c" $(pkg-config --cflags --libs jitprov) -o "$WORK/capi" 2>"$WORK/cc.err" &&
@@ -226,7 +226,7 @@ jitprov ps >"$WORK/ps.out" 2>&1 || fail "jitprov ps: $(cat "$WORK/ps.out")"
 for d in spec tracing attach jvm-agent dotnet node; do
   [ -f "/usr/share/doc/jitprov/$d.md" ] || fail "/usr/share/doc/jitprov/$d.md: not there ($(ls /usr/share/doc/jitprov | paste -sd' '))"
 done
-MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep -q "node.md" || fail "man jitprov does not name node.md"
+MANWIDTH=250 MANROFFOPT=-rHY=0 man jitprov 2>/dev/null | grep "node.md" >/dev/null || fail "man jitprov does not name node.md"
 pass "installed: jitprov and jitprov-verify in /usr/bin, the four man pages (man jitprov names $AGENT_DIR), the documentation they name, a C program built with pkg-config jitprov, jitprov ps"
 
 # check_record DIR RUNTIME AGENT: the summary says verified, nothing lost, the installed

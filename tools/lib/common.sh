@@ -53,7 +53,7 @@ die() { printf '%s: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 missing_packages() {
   local p out=()
   for p in "${JITPROV_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || out+=("$p")
   done
   [ "${#out[@]}" -eq 0 ] || printf '%s\n' "${out[@]}"
 }
