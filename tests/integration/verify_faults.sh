@@ -285,14 +285,18 @@ rotated)
   # one. With the first chunk removed, its packets are missing before the streams' first
   # in the next, and with the middle one, between the first chunk's and the last one's:
   # exit 3 (babeltrace2 counts only the packets lost within one chunk).
+  # Rundowns asked for by SIGUSR2, each waited for: the sim's exit (SIGTERM) then cuts no
+  # rundown short (with every:1, one a loaded machine's slower kill landed in would be
+  # cut by the exit, and the verdict not "everything checked").
   setup_session rot "$WORK/rot"
   lttng start rot >/dev/null || fail "lttng start"
-  start_sim --methods 20000 --warm 0.5 --rundown-trigger session,every:1,exit --unload-rate 5 --collectible 0.5
-  wait_rundowns 2 30
+  start_sim --methods 20000 --warm 0.5 --rundown-trigger session,signal,exit --unload-rate 5 --collectible 0.5
+  wait_rundowns 1 30
+  kill -USR2 "$SIM_PID"; wait_rundowns 2 30
   lttng rotate rot >/dev/null || fail "lttng rotate"
-  wait_rundowns 3 30
+  kill -USR2 "$SIM_PID"; wait_rundowns 3 30
   lttng rotate rot >/dev/null || fail "lttng rotate"
-  wait_rundowns 4 30
+  kill -USR2 "$SIM_PID"; wait_rundowns 4 30
   kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
   lttng stop rot >/dev/null && lttng destroy rot >/dev/null || fail "lttng stop/destroy"
   [ "$(ls "$WORK/rot/archives" | wc -l)" = 3 ] || fail "rotated: $(ls "$WORK/rot/archives" | wc -l) chunks, not 3"
@@ -316,10 +320,11 @@ print("rotated:", len(d["sessions"][0]["traces"]), "traces,", len(rs), "rundowns
   # Stopped, not destroyed, after a rotation: the chunk still open is SESSION/BEGIN-N/.
   setup_session open "$WORK/open"
   lttng start open >/dev/null || fail "lttng start"
-  start_sim --methods 20000 --warm 0.5 --rundown-trigger session,every:1 --unload-rate 5 --collectible 0.5
-  wait_rundowns 2 30
+  start_sim --methods 20000 --warm 0.5 --rundown-trigger session,signal --unload-rate 5 --collectible 0.5
+  wait_rundowns 1 30
+  kill -USR2 "$SIM_PID"; wait_rundowns 2 30
   lttng rotate open >/dev/null || fail "lttng rotate"
-  wait_rundowns 3 30
+  kill -USR2 "$SIM_PID"; wait_rundowns 3 30
   kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
   lttng stop open >/dev/null || fail "lttng stop"
   ls -d "$WORK"/open/[0-9]*-[0-9]* >/dev/null 2>&1 || fail "open: no chunk still open in $(ls "$WORK/open")"
