@@ -61,6 +61,9 @@ made=$(sed -n 's/^CollectibleChurn: \([0-9]*\) assemblies made, \1 unloaded, .*/
 [ -n "$made" ] && [ "$made" -ge 100 ] || { cat "$WORK/app.out" >&2; fail "not every assembly made was unloaded"; }
 
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+# An every:1 rundown in flight at lttng stop or at the app's exit is cut: accepted when
+# that is all (stop_cut_only); the loaded machine's slower rundowns make it likelier.
+[ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
 [ $rc -eq 0 ] || { "$VERIFY" "$WORK/trace" | head -20 >&2; fail "jitprov-verify exit $rc"; }
 PYTHONPATH="$SRC/tests/integration" $PY - "$WORK" "$APP_PID" "$made" <<'PY' || fail "jitprov's rundowns under the churn"
 import json, sys

@@ -151,6 +151,9 @@ grep -E "^JitWork: child [0-9]+ exited 0" "$WORK/app.out" >/dev/null || fail "ch
   fail "read CoreCLR's MethodLoadVerbose, MethodUnloadVerbose and ModuleUnload events"
 
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+# An every:1 rundown in flight at lttng stop or at the app's exit is cut: accepted when
+# that is all (stop_cut_only); the loaded machine's slower rundowns make it likelier.
+[ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
 [ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 "$VERIFY" "$WORK/trace" | head -1
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/g2check.py" --min-records 2000 "$WORK/trace" ||

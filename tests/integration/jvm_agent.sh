@@ -158,6 +158,9 @@ wait "$JAVA_PID"; jrc=$?
 [ $jrc -eq 0 ] || { cat "$WORK/java.out" >&2; fail "the JVM exit status $jrc"; }
 
 "$VERIFY" --json "$WORK/trace" >"$WORK/verify.json"; rc=$?
+# An every:1 rundown in flight at lttng stop or at the app's exit is cut: accepted when
+# that is all (stop_cut_only); the loaded machine's slower rundowns make it likelier.
+[ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
 [ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 "$VERIFY" "$WORK/trace" | head -1
 # G2 again, by a reader that shares no code with jitprov-verify: HotSpot's stubs have no
