@@ -72,9 +72,24 @@ attached() {
     fail "attach $pid $*: output: $(cat "$WORK/attach.out" "$WORK/attach.err")"
   cat "$WORK/attach.out"
 }
+# await_clr PID [socket]: until CoreCLR is loaded in PID (its maps) and, with "socket",
+# its diagnostics socket is in /tmp, up to 30 s; at once if PID is gone. The sleeps after
+# it leave the app its time: alone, a fixed sleep after the launch could end before
+# CoreCLR's start on a loaded machine (an attach then finds no runtime, or no socket).
+await_clr() {
+  for _ in $(seq 600); do
+    kill -0 "$1" 2>/dev/null || return 0
+    if grep -q libcoreclr "/proc/$1/maps" 2>/dev/null; then
+      [ "${2:-}" != socket ] && return 0
+      compgen -G "/tmp/dotnet-diagnostic-$1-*-socket" >/dev/null && return 0
+    fi
+    sleep 0.05
+  done
+}
 DOTNET_EnableDiagnostics=0 "${APP[@]}" --seconds 3 >"$WORK/bad.out" 2>&1 &
 pid=$!
 track_pid "$pid"
+await_clr "$pid"
 sleep 1
 expect 7 "no diagnostics socket" "$pid"
 wait "$pid" || fail "DOTNET_EnableDiagnostics=0: the app failed: $(cat "$WORK/bad.out")"
@@ -84,7 +99,8 @@ CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER='{6A3F8F27-5C5E-4D0B-9A5C-0F3E1B2C7D
   JITPROV_DOTNET="perfmap=off,verbose,stats=$WORK/startup.json" "${APP[@]}" --seconds 3 >"$WORK/startup.out" 2>&1 &
 pid=$!
 track_pid "$pid"
-sleep 1.5
+await_clr "$pid" socket
+sleep 0.5
 expect 9 "client runs in it already \(CoreCLR: CORPROF_E_PROFILER_ALREADY_ACTIVE" "$pid" --options verbose
 wait "$pid" || fail "the client loaded at start-up: the app failed: $(cat "$WORK/startup.out")"
 [ "$(grep -c '^jitprov-dotnet: \(loaded in\|attached to\)' "$WORK/startup.out")" -eq 1 ] &&
@@ -92,10 +108,10 @@ wait "$pid" || fail "the client loaded at start-up: the app failed: $(cat "$WORK
 pass "the client loaded at start-up: exit 9, \"$LAST_LINE\"; started once"
 
 # Bad options, then a retry of the same process: the refusal left nothing behind.
-"${APP[@]}" --seconds 4 >"$WORK/retry.out" 2>&1 &
+"${APP[@]}" --seconds 6 >"$WORK/retry.out" 2>&1 &
 pid=$!
 track_pid "$pid"
-sleep 1
+await_clr "$pid" socket
 expect 11 "the client refused its options" "$pid" --options bogus
 bad_line=$LAST_LINE
 attached "$pid" --options "perfmap=off,verbose"
@@ -108,7 +124,7 @@ pass "bad options: exit 11, \"$bad_line\"; the retry: attached, one catch-up"
 "${APP[@]}" --seconds 4 >"$WORK/stopped.out" 2>&1 &
 pid=$!
 track_pid "$pid"
-sleep 1
+await_clr "$pid" socket
 kill -STOP "$pid"
 t0=$(mono_ns)
 expect 10 "did not answer .* within 2000 ms" "$pid" --timeout 2
@@ -184,7 +200,7 @@ second_line=$LAST_LINE
 wait_for "$WORK/ready" quiet || { cat "$WORK/app.out" >&2; fail "the workload did not reach its quiet phase"; }
 read -r _ pid quiet_ns <"$WORK/ready"
 echo "$quiet_ns" >"$WORK/quiet"
-sleep 1.5  # a jitprov rundown (every:1) inside the quiet phase
+sleep 2.5  # a jitprov rundown (every:1) inside the quiet phase (of 6 s): two periods, for slower ones
 date +%s%N >"$WORK/window"
 "$CLR" rundown "$APP_PID" "$WORK/clr.tsv" >"$WORK/clr.txt" || fail "CoreCLR's rundown (jitprov-clr-rundown)"
 date +%s%N >>"$WORK/window"

@@ -127,7 +127,7 @@ grep -q quiet "$WORK/ready" 2>/dev/null || { cat "$WORK/app.out" >&2; fail "the 
 read -r _ pid quiet_ns <"$WORK/ready"
 [ "$pid" = "$APP_PID" ] || fail "the workload's pid $pid is not $APP_PID"
 echo "$quiet_ns" >"$WORK/quiet"  # when the quiet phase began (CLOCK_MONOTONIC ns)
-sleep 1.5  # a rundown (every:1) inside the quiet phase
+sleep 2.5  # a rundown (every:1) inside the quiet phase (of 6 s): two periods, for a loaded machine's slower ones
 # CoreCLR's own rundowns run only when nothing is being unloaded: CoreCLR (9.0.23 and
 # 10.0.12-10.0.15 measured, the SDK's 10.0.12 included) reads freed memory and kills the
 # app when a collectible context is unloaded while its rundown walks (docs/dotnet.md,
