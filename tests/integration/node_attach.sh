@@ -426,7 +426,8 @@ run_script late "$P18" "const fs = require('fs'), cp = require('child_process');
   "setTimeout(() => { fs.writeFileSync('$WORK/late.blocking', ''); cp.execSync('sleep 2'); cp.execSync('sleep 0.3'); }, 200);" \
   "setInterval(() => {}, 1000);"
 LATE=$SCRIPT_PID
-for _ in $(seq 100); do [ -e "$WORK/late.blocking" ] && break; sleep 0.02; done
+for _ in $(seq 1500); do [ -e "$WORK/late.blocking" ] && break; sleep 0.02; done
+[ -e "$WORK/late.blocking" ] || fail "the late node did not block in 30 s"
 "$ATTACH" attach "$LATE" --agent "$AGENT" --timeout 2.5 --options perfmap=off >"$WORK/late.out" 2>&1 ||
   fail "an inspector opening 2 s into a --timeout of 2.5 s: exit $?: $(cat "$WORK/late.out")"
 after=$(sed -n 's/.* open [0-9]* ms (listening after \([0-9]*\), .*/\1/p' "$WORK/late.out")
@@ -630,7 +631,8 @@ pass "its network namespace not ours to enter: exit 5, never signalled"
 NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 PRE=$!
 track_pid "$PRE"
-sleep 1
+# Until the preload has loaded the client (its addon in node's maps), up to 30 s.
+for _ in $(seq 600); do grep -q jitprov_node.node "/proc/$PRE/maps" 2>/dev/null && break; sleep 0.05; done
 expect 9 "client is loaded already" "$PRE"
 pass "the client preloaded: exit 9"
 # Preloaded with options it refused: disabled for the process's life, which the attach
@@ -640,7 +642,7 @@ NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=bogus=1 node --inspect-p
   -e 'setInterval(() => {}, 1000)' 2>"$WORK/dis.err" &
 DIS=$!
 track_pid "$DIS"
-sleep 1
+for _ in $(seq 600); do grep -q "runs untraced" "$WORK/dis.err" 2>/dev/null && break; sleep 0.05; done
 grep -q "^jitprov-node: .*bogus.*runs untraced" "$WORK/dis.err" || fail "JITPROV_NODE=bogus=1: $(cat "$WORK/dis.err")"
 expect 11 "jitprov's client is disabled in this process for its life \(options refused at its start" "$DIS"
 ! listening "$DIS" "$P21" || fail "the attach to a disabled client: the inspector is still open"
@@ -653,10 +655,13 @@ pass "the client preloaded with options it refused: exit 11, disabled for the pr
 # objects, tens of ms) outlasts the session's start.
 node --inspect-port="127.0.0.1:$(free_port)" --always-sparkplug -e 'const fs = [];
   for (let i = 0; i < 20000; i++) fs.push(new Function("x", "return x + " + i));
-  for (const f of fs) f(1); setInterval(() => { for (let i = 0; i < 1e5; i++) Math.sqrt(i); }, 50)' &
+  for (const f of fs) f(1); require("fs").writeFileSync(process.argv[1], "");
+  setInterval(() => { for (let i = 0; i < 1e5; i++) Math.sqrt(i); }, 50)' "$WORK/rp.compiled" &
 RP=$!
 track_pid "$RP"
-sleep 2
+# Until the 20 000 are compiled (was a fixed 2 s), up to 60 s.
+for _ in $(seq 1200); do [ -e "$WORK/rp.compiled" ] && break; sleep 0.05; done
+[ -e "$WORK/rp.compiled" ] || fail "the node of record -p did not compile its 20 000 functions"
 "$ATTACH" record -p "$RP" -d 2 -o "$WORK/rec" >"$WORK/rec.out" 2>"$WORK/rec.err"; rc=$?
 [ $rc -eq 0 ] || fail "record -p $RP: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
 $PY - "$WORK/rec/summary.json" "$RP" <<'PY' || fail "record -p on node: $(cat "$WORK/rec.out")"
