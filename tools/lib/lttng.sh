@@ -58,11 +58,16 @@ lttng_enter_namespace() {
 }
 
 # lttng_sessiond_start [COMMAND PREFIX...]: starts lttng-sessiond (after the prefix,
-# e.g. `ip netns exec NS`), sets LTTNG_SESSIOND_PID and waits until it answers (10 s).
+# e.g. `ip netns exec NS`), sets LTTNG_SESSIOND_PID and waits until it answers (30 s: it
+# starts its consumer daemons first, which a loaded machine makes slow), or has exited.
 lttng_sessiond_start() {
   "$@" lttng-sessiond --quiet &
   LTTNG_SESSIOND_PID=$!
-  for _ in $(seq 100); do lttng list >/dev/null 2>&1 && return 0; sleep 0.1; done
+  for _ in $(seq 300); do
+    lttng list >/dev/null 2>&1 && return 0
+    kill -0 "$LTTNG_SESSIOND_PID" 2>/dev/null || break
+    sleep 0.1
+  done
   lttng_err "lttng-sessiond did not come up"
   return 1
 }
