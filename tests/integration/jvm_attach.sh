@@ -148,10 +148,15 @@ pass "-Xrs without its socket: exit 7, \"$LAST_LINE\"; still running"
 $PY -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); open(sys.argv[2], "w").close()
 while True:
-    c, _ = s.accept(); c.recv(4096); c.sendall(b"0\nreturn code: 0\n"); c.close()' \
+    c, _ = s.accept()
+    try:
+        c.recv(4096); c.sendall(b"0\nreturn code: 0\n")
+    except OSError:
+        pass  # the command left first (it trusts no answer from here)
+    c.close()' \
   "/tmp/.java_pid$R_PID" "$WORK/fake.ready" &
 FAKE=$!; track_pid "$FAKE"
-for _ in $(seq 50); do [ -f "$WORK/fake.ready" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -f "$WORK/fake.ready" ] && break; sleep 0.1; done
 expect 1 "\.java_pid$R_PID is served by PID $FAKE, not by the JVM: not trusted" "$JITPROV" attach "$R_PID"
 kill "$FAKE"; wait "$FAKE" 2>/dev/null; rm -f "/tmp/.java_pid$R_PID"
 kill -0 "$R_PID" || fail "the -Xrs JVM died"
@@ -300,10 +305,12 @@ done
 [ $rc -eq 4 ] && stop_cut_only "$WORK/verify.json" && rc=0
 [ $rc -eq 0 ] || verify_failed "$WORK/verify.json" $rc
 $PY -c "import json,sys; print('jitprov-verify:', json.load(open(sys.argv[1]))['verdict'])" "$WORK/verify.json"
+# At least 5 001 loads after the attach: the churn is timed (14 s), and a loaded machine
+# does less of it (9 217 beside two CPU hogs, 26 120 in a full check; it asked 10 001).
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach "$WORK" 1000 \
-  --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check"
+  --min-loads 5001 --min-unloads 1001 --attached || fail "codelist cross-check"
 PYTHONPATH="$SRC/tests/integration" $PY "$SRC/tests/integration/codelist_check.py" "$WORK/trace" jvm-attach-replay \
-  "$WORK/rp" 1000 --min-loads 10001 --min-unloads 1001 --attached || fail "codelist cross-check, attach=replay"
+  "$WORK/rp" 1000 --min-loads 5001 --min-unloads 1001 --attached || fail "codelist cross-check, attach=replay"
 $PY - "$WORK/rp/agent.json" <<'PYEOF' || fail "the attach=replay JVM scanned"
 import json, sys
 s = json.load(open(sys.argv[1]))["attach_scan"]
