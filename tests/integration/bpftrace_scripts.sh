@@ -14,19 +14,16 @@ start_sim --methods 50000 --rundown locked --rundown-trigger every:1 --duration 
 # run_script NAME: 3.5 s of tracing from the script's "Tracing ..." line (its BEGIN, once
 # its programs are loaded), then SIGINT (prints the maps). Was 3.5 s from bpftrace's
 # launch, of which loading the programs can take 1-3 s on a loaded machine.
+tracing_or_exited() { grep -q '^Tracing ' "$1" 2>/dev/null || exited "$2"; }
 run_script() {
   bpftrace -p "$SIM_PID" "$DIR/$1.bt" >"$WORK/$1.out" 2>"$WORK/$1.err" &
   local bt=$! rc
   track_pid "$bt"
-  for _ in $(seq 600); do
-    grep -q '^Tracing ' "$WORK/$1.out" 2>/dev/null || ! kill -0 "$bt" 2>/dev/null && break
-    sleep 0.1
-  done
+  poll 60 tracing_or_exited "$WORK/$1.out" "$bt"
   grep -q '^Tracing ' "$WORK/$1.out" || { cat "$WORK/$1.err"; fail "$1.bt did not begin tracing in 60 s"; }
   sleep 3.5
   kill -INT "$bt" 2>/dev/null
-  for _ in $(seq 600); do kill -0 "$bt" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$bt" 2>/dev/null && { kill -KILL "$bt"; fail "$1.bt still running 60 s after SIGINT"; }
+  poll 60 exited "$bt" || { kill -KILL "$bt"; fail "$1.bt still running 60 s after SIGINT"; }
   wait "$bt"
   rc=$?
   [ $rc -eq 0 ] || { cat "$WORK/$1.err"; fail "$1.bt exited $rc"; }

@@ -382,8 +382,7 @@ mkdir -p "$WORK/mute" && printf '#!/bin/sh\necho $$ >"%s/mute/pid"\nexec sleep 6
 PATH="$WORK/mute:$PATH" "$JITPROV" record -o "$WORK/mute/rec" --runtime java -- true >"$WORK/mute.out" 2>&1 &
 REC=$!
 track_pid "$REC"
-for _ in $(seq 600); do [ -s "$WORK/mute/pid" ] && break; sleep 0.05; done
-[ -s "$WORK/mute/pid" ] || fail "record did not start the mute lttng-sessiond: $(cat "$WORK/mute.out")"
+poll 30 test -s "$WORK/mute/pid" || fail "record did not start the mute lttng-sessiond: $(cat "$WORK/mute.out")"
 sleep 0.3
 t=$(date +%s%N)
 kill -INT "$REC"

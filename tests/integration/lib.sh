@@ -37,6 +37,20 @@ STARTED_PIDS=()
 PERF_MAPS_AT_START=" $(cd /tmp && echo perf-*.map) "
 DOTNET_SOCKETS_AT_START=" $(cd /tmp && echo dotnet-diagnostic-*-socket) "
 track_pid() { STARTED_PIDS+=("$1"); }
+# poll SECS CMD...: runs CMD every 0.05 s until it succeeds (true) or SECS have passed
+# (false): a wait for a condition, where a fixed sleep could end before it on a loaded
+# machine.
+poll() {
+  local secs=$1
+  shift
+  for _ in $(seq $((secs * 20))); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# exited PID: PID is gone (bash reaps its own children as they end).
+exited() { ! kill -0 "$1" 2>/dev/null; }
 cleanup_pids() {
   local p f
   for p in "${STARTED_PIDS[@]+"${STARTED_PIDS[@]}"}"; do kill "$p" 2>/dev/null; done

@@ -82,15 +82,12 @@ watch_at_exit() {
 # in its start before any script runs; `jitprov attach` refuses a node without it), up to
 # 30 s; at once if PID is gone. The sleeps after it leave the script its time to run:
 # alone, a fixed sleep after the start could end before node's start on a loaded machine.
-await_node() {
+usr1_caught_or_gone() {
   local mask
-  for _ in $(seq 600); do
-    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$mask" ] || return 0
-    (((16#$mask >> 9) & 1)) && return 0
-    sleep 0.05
-  done
+  mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+  [ -z "$mask" ] || (((16#$mask >> 9) & 1))
 }
+await_node() { poll 30 usr1_caught_or_gone "$1" || true; }
 
 # attach_with_stats NAME PID WHAT: 0.5 s after run_script NAME started, attached with
 # no rundown, no perf map and its stats in $WORK/NAME.json; the command's output in
@@ -426,8 +423,7 @@ run_script late "$P18" "const fs = require('fs'), cp = require('child_process');
   "setTimeout(() => { fs.writeFileSync('$WORK/late.blocking', ''); cp.execSync('sleep 2'); cp.execSync('sleep 0.3'); }, 200);" \
   "setInterval(() => {}, 1000);"
 LATE=$SCRIPT_PID
-for _ in $(seq 1500); do [ -e "$WORK/late.blocking" ] && break; sleep 0.02; done
-[ -e "$WORK/late.blocking" ] || fail "the late node did not block in 30 s"
+poll 30 test -e "$WORK/late.blocking" || fail "the late node did not block in 30 s"
 "$ATTACH" attach "$LATE" --agent "$AGENT" --timeout 2.5 --options perfmap=off >"$WORK/late.out" 2>&1 ||
   fail "an inspector opening 2 s into a --timeout of 2.5 s: exit $?: $(cat "$WORK/late.out")"
 after=$(sed -n 's/.* open [0-9]* ms (listening after \([0-9]*\), .*/\1/p' "$WORK/late.out")
@@ -448,7 +444,7 @@ await_node "$UID_PID"
 sleep 0.5
 expect 7 "would not serve its WebSocket URL over HTTP \(--inspect-publish-uid=stderr\): refused, nothing sent" "$UID_PID"
 sleep 0.3
-listening "$UID_PID" "$P12" || grep "Debugger listening" "$WORK/uid.err" >/dev/null && fail "the --inspect-publish-uid=stderr node was signalled"
+listening "$UID_PID" "$P12" || grep -q "Debugger listening" "$WORK/uid.err" && fail "the --inspect-publish-uid=stderr node was signalled"
 pass "--inspect-publish-uid=stderr: exit 7, never signalled"
 # idle_node NAME HOST:PORT: an idle node with its inspector's address there (not open),
 # stderr in $WORK/NAME.err, its pid in IDLE_PID once it catches SIGUSR1 (0.5 s).
@@ -631,8 +627,10 @@ pass "its network namespace not ours to enter: exit 5, never signalled"
 NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=perfmap=off node -e 'setInterval(() => {}, 1000)' &
 PRE=$!
 track_pid "$PRE"
-# Until the preload has loaded the client (its addon in node's maps), up to 30 s.
-for _ in $(seq 600); do grep -q jitprov_node.node "/proc/$PRE/maps" 2>/dev/null && break; sleep 0.05; done
+# Until the preloaded client has started (its publisher thread runs: what the attach
+# reads as loaded; the addon mapped alone is not), up to 30 s.
+client_threads() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -x jitprov-publish >/dev/null; }
+poll 30 client_threads "$PRE"
 expect 9 "client is loaded already" "$PRE"
 pass "the client preloaded: exit 9"
 # Preloaded with options it refused: disabled for the process's life, which the attach
@@ -642,7 +640,7 @@ NODE_OPTIONS="--require=$ADDON/preload.js" JITPROV_NODE=bogus=1 node --inspect-p
   -e 'setInterval(() => {}, 1000)' 2>"$WORK/dis.err" &
 DIS=$!
 track_pid "$DIS"
-for _ in $(seq 600); do grep -q "runs untraced" "$WORK/dis.err" 2>/dev/null && break; sleep 0.05; done
+poll 30 grep -q "runs untraced" "$WORK/dis.err"
 grep -q "^jitprov-node: .*bogus.*runs untraced" "$WORK/dis.err" || fail "JITPROV_NODE=bogus=1: $(cat "$WORK/dis.err")"
 expect 11 "jitprov's client is disabled in this process for its life \(options refused at its start" "$DIS"
 ! listening "$DIS" "$P21" || fail "the attach to a disabled client: the inspector is still open"
@@ -660,8 +658,7 @@ node --inspect-port="127.0.0.1:$(free_port)" --always-sparkplug -e 'const fs = [
 RP=$!
 track_pid "$RP"
 # Until the 20 000 are compiled (was a fixed 2 s), up to 60 s.
-for _ in $(seq 1200); do [ -e "$WORK/rp.compiled" ] && break; sleep 0.05; done
-[ -e "$WORK/rp.compiled" ] || fail "the node of record -p did not compile its 20 000 functions"
+poll 60 test -e "$WORK/rp.compiled" || fail "the node of record -p did not compile its 20 000 functions"
 "$ATTACH" record -p "$RP" -d 2 -o "$WORK/rec" >"$WORK/rec.out" 2>"$WORK/rec.err"; rc=$?
 [ $rc -eq 0 ] || fail "record -p $RP: exit $rc: $(cat "$WORK/rec.out" "$WORK/rec.err")"
 $PY - "$WORK/rec/summary.json" "$RP" <<'PY' || fail "record -p on node: $(cat "$WORK/rec.out")"
