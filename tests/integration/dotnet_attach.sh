@@ -108,6 +108,7 @@ pass "the client loaded at start-up: exit 9, \"$LAST_LINE\"; started once"
 pid=$!
 track_pid "$pid"
 await_clr "$pid" socket
+sleep 1  # the socket comes before CoreCLR takes a profiler's attach ("starting", 0x8013135B)
 expect 11 "the client refused its options" "$pid" --options bogus
 bad_line=$LAST_LINE
 attached "$pid" --options "perfmap=off,verbose"
@@ -121,6 +122,7 @@ pass "bad options: exit 11, \"$bad_line\"; the retry: attached, one catch-up"
 pid=$!
 track_pid "$pid"
 await_clr "$pid" socket
+sleep 1  # as the retry's: its runtime started
 kill -STOP "$pid"
 t0=$(mono_ns)
 expect 10 "did not answer .* within 2000 ms" "$pid" --timeout 2
