@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # jitprov-lockwait (eBPF, from outside) against jitprov-sim's own in-process lock
-# statistics over the same window: the sim stays idle for --jit-delay seconds after it
-# is ready, time for the tool to attach, then runs JIT threads, unloads and one locked
-# rundowns every second until it exits; the tool reports when its target exits.
+# statistics over the same window: the sim stays idle after it is ready until the tool
+# has attached (--jit-after: the test opens the gate once the tool says "attached"), then
+# runs JIT threads, unloads and one locked rundown every second until it exits; the tool
+# reports when its target exits.
 # The runtime measures each acquisition once and hands the same figures to its
 # statistics and to the lock_released probe, so what the tool reports must be exactly
 # what the process recorded: per site and rundown state, the wait and hold counts,
@@ -41,12 +42,18 @@ for args in "--interval 1e309" "--count -1" "--pid -1"; do
 done
 pass "errors: missing pid, binary without probes, a file that is not ELF, a process without probes, bad option"
 
-start_sim --methods 100000 --jit-delay 3 --duration 9 --rundown locked --rundown-trigger every:1
+# attach_then_open LOG GATE: waits for jitprov-lockwait's "attached" in LOG (loading
+# its programs can take seconds on a loaded machine), then opens the sim's gate.
+attach_then_open() {
+  poll 30 grep -q attached "$1" || fail "jitprov-lockwait did not attach within 30 s: $(cat "$1")"
+  touch "$2"
+}
+
+start_sim --methods 100000 --jit-after "$WORK/gate1" --duration 6 --rundown locked --rundown-trigger every:1
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf.json" 2>"$WORK/lw.err" &
 LW_PID=$!
 track_pid "$LW_PID"
-for _ in $(seq 40); do grep -q attached "$WORK/lw.err" && break; sleep 0.05; done
-grep -q attached "$WORK/lw.err" || fail "jitprov-lockwait did not attach within 2 s: $(cat "$WORK/lw.err")"
+attach_then_open "$WORK/lw.err" "$WORK/gate1"
 # 5-byte NOP sites: a kernel with the uprobe nop5 optimization (6.18 here) maps a
 # [uprobes-trampoline] in the traced process once the probes are hit.
 sleep 4
@@ -128,12 +135,11 @@ pass "per site and rundown state, wait and hold: counts, totals, maxima and buck
 # Without in-process statistics the runtime times an acquisition only while a tracer
 # is attached to lock_released: the tool still gets every one (the sim idle as it
 # attached), each with its hold time.
-start_sim --methods 100000 --jit-delay 2 --duration 5 --no-lock-stats
+start_sim --methods 100000 --jit-after "$WORK/gate2" --duration 3 --no-lock-stats
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf0.json" 2>"$WORK/lw0.err" &
 LW_PID=$!
 track_pid "$LW_PID"
-for _ in $(seq 40); do grep -q attached "$WORK/lw0.err" && break; sleep 0.05; done
-grep -q attached "$WORK/lw0.err" || fail "jitprov-lockwait did not attach within 2 s: $(cat "$WORK/lw0.err")"
+attach_then_open "$WORK/lw0.err" "$WORK/gate2"
 wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw0.err")"
 $PY - "$WORK/stats.json" "$WORK/bpf0.json" <<'PY' || fail "without in-process statistics"
@@ -154,10 +160,11 @@ pass "without in-process statistics the runtime times for the tool: every acquis
 # The same with lock-free rundowns: JIT time blocked by the rundown is 0, exactly, while
 # the JIT paths take the lock during the rundowns (whether two JIT threads also meet
 # there is up to the scheduler: 0 contended waits in one run of a loaded check).
-start_sim --methods 100000 --jit-delay 1 --duration 5 --rundown lockfree --rundown-trigger every:0.5
+start_sim --methods 100000 --jit-after "$WORK/gate3" --duration 4 --rundown lockfree --rundown-trigger every:0.5
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf2.json" 2>"$WORK/lw2.err" &
 LW_PID=$!
 track_pid "$LW_PID"
+attach_then_open "$WORK/lw2.err" "$WORK/gate3"
 wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw2.err")"
 $PY - "$WORK/stats.json" "$WORK/bpf2.json" <<'PY' || fail "lock-free rundowns: blame"
@@ -180,16 +187,17 @@ pass "JIT time blocked by the rundown: the locked one's measured, the lock-free 
 # global counter went to -1 here and labelled everything "outside"; the runtime now
 # says it in lock_released, and this keeps it so.)
 # Rundowns of about 2.2 s (110k versions at 50k/s: the sim paces a rundown that a
-# session records), 1 s apart: [1, 3.2], [4.2, 6.4], ...
+# session records), 0.2 s apart: [0.2, 2.4], [2.6, 4.8], ... The tool, started 1 s in,
+# attaches during one of them unless its "attached" falls in a 0.2 s gap.
 start_sessiond
 setup_session paced "$WORK/paced"
 lttng start paced >/dev/null || fail "lttng start"
-start_sim --methods 100000 --duration 10 --rundown lockfree --rundown-trigger every:1 --rundown-rate 50000
-sleep 1.7  # attach in the middle of the first one
+start_sim --methods 100000 --duration 10 --rundown lockfree --rundown-trigger every:0.2 --rundown-rate 50000
+sleep 1  # attach in the middle of the first one
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf3.json" 2>"$WORK/lw3.err" &
 LW_PID=$!
 track_pid "$LW_PID"
-for _ in $(seq 40); do grep -q attached "$WORK/lw3.err" && break; sleep 0.05; done
+poll 30 grep -q attached "$WORK/lw3.err" || fail "jitprov-lockwait did not attach within 30 s: $(cat "$WORK/lw3.err")"
 attached=$($PY -c 'import time; print(time.monotonic_ns())')
 wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw3.err")"

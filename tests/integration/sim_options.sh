@@ -13,7 +13,8 @@ for args in "--duration nan" "--jit-delay nan" "--unload-rate nan" "--duration 1
             "--tier0-us 4294967295" "--tier1-us 2000000" "--seed -1" "--seed 18446744073709551616" \
             "--seed 99999999999999999999999" "--seed 0x10000000000000000" "--rundown-rate -3" \
             "--rundown-rate 18446744073709551616" \
-            "--rundown-trigger at:1e11" "--rundown-trigger every:1e11" "--rundown-trigger every:inf"; do
+            "--rundown-trigger at:1e11" "--rundown-trigger every:1e11" "--rundown-trigger every:inf" \
+            "--jit-delay 1 --jit-after $WORK/gate"; do
   # shellcheck disable=SC2086
   timeout 10 "$SIM" --methods 10 $args >/dev/null 2>"$WORK/err"; rc=$?
   [ $rc -eq 2 ] || fail "jitprov-sim $args: exit $rc, not 2 ($(head -c 300 "$WORK/err"))"
@@ -31,6 +32,27 @@ pass "--seed 18446744073709551615 (2^64 - 1) runs"
 timeout 20 "$SIM" --methods 1000 --duration 0.5 --rundown-trigger every:1e9 --seed 7 2>"$WORK/err" ||
   fail "jitprov-sim with good options: $(cat "$WORK/err")"
 pass "good options run"
+
+# --jit-after: the JIT threads wait for the file, and --duration counts from its
+# appearance (a tracer attaches first, however long that takes).
+"$SIM" --methods 1000 --duration 0.3 --jit-after "$WORK/gate" --ready-file "$WORK/ready" \
+  --stats-json "$WORK/gated.json" 2>"$WORK/err" &
+gated=$!
+track_pid "$gated"
+poll 30 test -s "$WORK/ready" || fail "jitprov-sim --jit-after: not ready: $(cat "$WORK/err")"
+sleep 1
+kill -0 "$gated" 2>/dev/null || fail "jitprov-sim --jit-after ended before its gate opened: $(cat "$WORK/err")"
+touch "$WORK/gate"
+poll 30 exited "$gated" || fail "jitprov-sim --jit-after did not end 0.3 s after its gate opened"
+wait "$gated" || fail "jitprov-sim --jit-after: exit $?: $(cat "$WORK/err")"
+$PY - "$WORK/gated.json" <<'PY' || fail "jitprov-sim --jit-after: no compiles after the gate"
+import json, sys
+jit = json.load(open(sys.argv[1]))["jit"]
+after = sum(jit["compiled"][t] - jit["compiled_before_ready"][t] for t in jit["compiled"])
+print("--jit-after: %d compiles after the gate opened" % after)
+assert after > 0, jit
+PY
+pass "--jit-after: idle until the file exists, then --duration from there"
 
 # $JITPROV_PROVIDER naming another library, or nothing at all: said, not "loaded".
 JITPROV_PROVIDER=$(ldd "$SIM" | awk '/libc\.so/ {print $3}') timeout 20 "$SIM" --methods 10 --duration 0.2 2>"$WORK/err" ||

@@ -166,15 +166,16 @@ EngineOwner startRundown(App& app, const Options& opt, const std::vector<int>& m
   return engine_owner;
 }
 
-// Ready: lock statistics restarted, the JIT threads started (unless --jit-delay), the
-// ready line on stderr, --ready-file written. False when that write failed (said).
+// Ready: lock statistics restarted, the JIT threads started (unless --jit-delay or
+// --jit-after), the ready line on stderr, --ready-file written. False when that write
+// failed (said).
 bool announceReady(App& app, JitThreads& jit, const Options& opt, double setup_s) {
   // Lock statistics cover the application's run, not the warm start above.
   jitprov_lock_stats_reset(app.rt);
   for (int t = 0; t < kTiers; ++t)
     app.counters.compiled_warm[t].store(app.counters.compiled[t].load(std::memory_order_relaxed),
                                         std::memory_order_relaxed);
-  if (opt.jit_delay == 0) jit.start();
+  if (opt.jit_delay == 0 && opt.jit_after.empty()) jit.start();
 
   jitprov_memory_stats ms{};
   ms.sz = sizeof ms;
@@ -196,16 +197,24 @@ bool announceReady(App& app, JitThreads& jit, const Options& opt, double setup_s
 }
 
 // The main thread's loop until SIGINT/SIGTERM or --duration: --stats-json on SIGUSR1,
-// the JIT threads' start after --jit-delay, module unloads at --unload-rate.
+// the JIT threads' start after --jit-delay or once --jit-after's file exists (--duration
+// then counts from there), module unloads at --unload-rate.
 void driveUntilStopped(App& app, JitThreads& jit, const jitprov_rundown* engine, const Options& opt,
                        std::mt19937_64& rng) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto jit_start = start + std::chrono::microseconds(int64_t(opt.jit_delay * 1e6));
+  using Clock = std::chrono::steady_clock;
+  const bool gated = !opt.jit_after.empty();
+  auto start = Clock::now();
+  // The JIT threads' start: known now, or once the gate opens (until then, max()).
+  auto jit_start = gated ? Clock::time_point::max() : start + std::chrono::microseconds(int64_t(opt.jit_delay * 1e6));
   auto next_unload = jit_start;
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const auto now = std::chrono::steady_clock::now();
-    if (opt.duration > 0 && std::chrono::duration<double>(now - start).count() >= opt.duration) break;
+    const auto now = Clock::now();
+    if (jit_start == Clock::time_point::max() && access(opt.jit_after.c_str(), F_OK) == 0) {
+      start = jit_start = next_unload = now;
+    }
+    const bool open = jit_start != Clock::time_point::max();
+    if (open && opt.duration > 0 && std::chrono::duration<double>(now - start).count() >= opt.duration) break;
     if (jit.threads.empty() && opt.jit_threads > 0 && now >= jit_start) jit.start();
     if (g_dump) {
       g_dump = 0;

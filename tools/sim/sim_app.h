@@ -82,8 +82,8 @@ struct App {
   void unloadOne(std::mt19937_64& rng);
 };
 
-// The application threads that call and JIT (--jit-threads), started at once or after
-// --jit-delay. Joined by the main thread after `stop`.
+// The application threads that call and JIT (--jit-threads), started at once, after
+// --jit-delay or once --jit-after's file exists. Joined by the main thread after `stop`.
 struct JitThreads {
   App& app;
   std::atomic<bool> stop{false};

@@ -43,9 +43,14 @@ void addOptions(CLI::App& cli, Options& o) {
   cli.add_option("--rundown-rate", o.rundown_rate,
                  "cap on lock-free rundown events per second (0 = unpaced; docs/tracing.md)")
       ->check(jitprov::tools::uint64Whole());
-  cli.add_option("--jit-delay", o.jit_delay,
-                 "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
-      ->check(jitprov::tools::finiteIn(1e9));
+  auto* delay = cli.add_option("--jit-delay", o.jit_delay,
+                               "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
+                    ->check(jitprov::tools::finiteIn(1e9));
+  cli.add_option("--jit-after", o.jit_after,
+                 "JIT threads and unloads start once FILE exists (a tracer attached first, however long it "
+                 "took); --duration then counts from that moment")
+      ->type_name("FILE")
+      ->excludes(delay);
 #ifdef JITPROV_SIM_FAULTS
   cli.add_option("--inject-fault", o.fault,
                  "break every rundown on purpose: duplicate, torn, torn-name, skip, no-end, begin-twice, end-twice");
