@@ -414,7 +414,8 @@ restarted)
   # still says cut short, rightly, but the loss below was not there to check; a fresh
   # clone's check, 2026-12-02.)
   lttng stop rs >/dev/null && sleep 0.5 && lttng start rs >/dev/null || fail "lttng stop/start"
-  sleep 7  # the first rundown (110k versions at 20k/s) ends, the second begins
+  wait_rundowns 1 60  # the first rundown (110k versions at 20k/s) ends,
+  sleep 1             # and the second, the restarted session's, is under way
   kill "$SIM_PID"; wait "$SIM_PID" || fail "sim exit status $?"
   lttng stop rs >/dev/null && lttng destroy rs >/dev/null || fail "lttng stop/destroy"
   "$VERIFY" --json "$WORK/rs" >"$WORK/rs.json"; rc=$?
