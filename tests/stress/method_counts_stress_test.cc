@@ -19,6 +19,7 @@
 #include <jitprov/runtime.h>
 
 #include <gtest/gtest.h>
+#include "wait_until.h"
 
 #include <atomic>
 #include <chrono>
@@ -112,8 +113,9 @@ TEST(MethodCountsStress, AReusedSlotsMethodIsAnotherMethod) {
         [&] {
           if (++pauses == 1 && walks % 2 == 0) {
             const uint64_t c0 = cycles.load(std::memory_order_relaxed);
-            for (int ms = 0; ms < 30000 && cycles.load(std::memory_order_relaxed) < c0 + 2 && !writer_out.load(); ++ms)
-              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            (void)jitprov::test::waitUntil(
+                [&] { return cycles.load(std::memory_order_relaxed) >= c0 + 2 || writer_out.load(); },
+                std::chrono::seconds(30));
           } else {
             std::this_thread::sleep_for(std::chrono::microseconds(200));
           }

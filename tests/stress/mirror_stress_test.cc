@@ -20,6 +20,7 @@
 
 #include "clr_abi.h"
 #include "mirror.h"
+#include "wait_until.h"
 
 namespace jitprov::dotnet {
 namespace {
@@ -149,8 +150,7 @@ TEST(MirrorStress, ConcurrentLoadsTierUpsAndModuleUnloads) {
   for (auto& th : ts) th.join();
   // At least one rundown walked beside the threads' work (their work can outlast a tick
   // of every:0.01 even on a loaded machine; this waits for a slow engine thread).
-  for (int ms = 0; ms < 30000 && m.rundownsCompleted() == 0; ++ms)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  (void)jitprov::test::waitUntil([&m] { return m.rundownsCompleted() != 0; }, std::chrono::seconds(30));
   // The last two rounds' modules of each pair.
   for (int pair = 0; pair < kThreads / 2; ++pair) {
     for (int r = kRounds - 2; r < kRounds; ++r) {
@@ -227,7 +227,7 @@ TEST(MirrorStress, TheCatchUpGateHoldsModuleUnloads) {
   // longer on a loaded machine outlasted, so that it came after the gate opened). A
   // callback that passed the closed gate never waits in it: that fails below.
   const auto waitForWaiter = [&m](const std::atomic<bool>& done) {
-    for (int ms = 0; ms < 60000 && m.gateWaiters() == 0 && !done.load(); ++ms) std::this_thread::sleep_for(1ms);
+    (void)jitprov::test::waitUntil([&] { return m.gateWaiters() != 0 || done.load(); }, std::chrono::seconds(60));
   };
   m.beginCatchUp();
   std::atomic<bool> held_done{false};

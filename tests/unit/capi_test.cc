@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "fork_guard.h"
+#include "wait_until.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -203,8 +204,7 @@ TEST(CApi, ARequestBeforeTheFirstStartIsAnswered) {
     ASSERT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
     from_signal ? jitprov_rundown_request_from_signal(rd) : jitprov_rundown_request(rd);
     ASSERT_EQ(jitprov_rundown_start(rd), JITPROV_OK);
-    for (int i = 0; i < 10000 && jitprov_rundown_completed(rd) == 0; ++i)  // 10 s at most
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    (void)jitprov::test::waitUntil([&] { return jitprov_rundown_completed(rd) != 0; }, std::chrono::seconds(10));
     EXPECT_EQ(jitprov_rundown_completed(rd), 1u) << (from_signal ? "request_from_signal" : "request");
     jitprov_rundown_destroy(rd);
   }
@@ -700,8 +700,7 @@ TEST(CApi, ForkedChildKeepsWorking) {
   }
   // The engine (every:0.001) ran beside the JIT threads at least once: a slow engine
   // thread on a loaded machine is waited for, up to 30 s.
-  for (int ms = 0; ms < 30000 && jitprov_rundown_completed(rd) == 0; ++ms)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  (void)jitprov::test::waitUntil([&] { return jitprov_rundown_completed(rd) != 0; }, std::chrono::seconds(30));
   stop.store(true);
   for (auto& t : jit) t.join();
   EXPECT_EQ(failures.load(), 0);
@@ -771,10 +770,9 @@ TEST(CApi, ForkedChildrenNeverHangAndReclaim) {
       if (rc == 0) rc = jitprov_rundown_create(h.rt, &oc, &own);
       if (rc == 0) rc = jitprov_rundown_start(own);
       if (rc == 0) jitprov_rundown_request(own);  // its thread runs one (and every:0.01 more)
-      for (int waited = 0; rc == 0 && jitprov_rundown_completed(own) == 0; ++waited) {
-        if (waited == 1000) rc = 101;  // 10 s
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
+      if (rc == 0 &&
+          !jitprov::test::waitUntil([&] { return jitprov_rundown_completed(own) != 0; }, std::chrono::seconds(10)))
+        rc = 101;
       jitprov_rundown_destroy(own);  // joins its thread, which exits (and unregisters)
       // A second thread of the child reads lock-free and exits too.
       std::thread([&] { (void)jitprov_entry_point(h.rt, child_method); }).join();
@@ -865,8 +863,7 @@ struct SlowRundown {
     if (r->kind == JITPROV_SINK_BEGIN) self->begun.fetch_add(1);
     if (r->kind == JITPROV_SINK_END) self->ended.fetch_add(1);
     if (r->kind == JITPROV_SINK_VERSION && self->hold.load()) {
-      for (int ms = 0; ms < 60000 && !self->released.load(); ++ms)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      (void)jitprov::test::waitUntil([self] { return self->released.load(); }, std::chrono::seconds(60));
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
@@ -880,7 +877,8 @@ struct SlowRundown {
   }
   // Waits until n rundowns have begun, then lets the held one go on slowly.
   void waitBegunAndRelease(int n) {
-    while (begun.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(jitprov::test::waitUntil([&] { return begun.load() >= n; }, std::chrono::seconds(60)))
+        << n << " rundowns never began";
     released.store(true);
   }
 };
@@ -971,7 +969,7 @@ struct StuckReader {
   static void sink(void* ctx, const jitprov_sink_record* r) {
     auto* self = static_cast<StuckReader*>(ctx);
     if (r->kind != JITPROV_SINK_VERSION || self->inside.exchange(true)) return;
-    for (int i = 0; i < 120000 && !self->release.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    (void)jitprov::test::waitUntil([self] { return self->release.load(); }, std::chrono::seconds(120));
   }
 };
 
@@ -991,7 +989,8 @@ uint64_t backlogWhileAReaderIsStuck(Host& h, int n, uint64_t expect, jitprov_mem
   jitprov_rundown* rd = nullptr;
   EXPECT_EQ(jitprov_rundown_create(h.rt, &rc, &rd), JITPROV_OK);
   std::thread reader([&] { (void)jitprov_rundown_run_now(rd, JITPROV_RUNDOWN_LOCKFREE, nullptr); });
-  while (!stuck.inside.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(jitprov::test::waitUntil([&] { return stuck.inside.load(); }, std::chrono::seconds(60)))
+      << "the rundown never reached its first version";
   std::atomic<bool> done{false};
   std::thread jit([&] {
     for (int i = 0; i < n; ++i) {

@@ -3,6 +3,7 @@
 // host client's callbacks queued. Behaviour only; no timing is asserted (every wait has
 // a deadline of seconds, far beyond the periods used).
 #include "publisher.h"
+#include "wait_until.h"
 
 #include <gtest/gtest.h>
 
@@ -53,8 +54,7 @@ struct Client {
     if (wake) p.wake();
   }
   bool waitPublished(size_t n) {
-    for (int i = 0; i < 10000 && publishedCount() < n; ++i) std::this_thread::sleep_for(1ms);
-    return publishedCount() >= n;
+    return jitprov::test::waitUntil([&] { return publishedCount() >= n; }, std::chrono::seconds(10));
   }
 };
 

@@ -3,6 +3,7 @@
 #include <jitprov/rundown.h>
 
 #include "rundown_emitter.h"
+#include "wait_until.h"
 
 #include <gtest/gtest.h>
 
@@ -30,8 +31,7 @@ void populate(Runtime& rt, int methods) {
 }
 
 bool waitFor(const RundownEngine& e, uint64_t n) {
-  for (int i = 0; i < 500 && e.completed() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return e.completed() >= n;
+  return jitprov::test::waitUntil([&] { return e.completed() >= n; }, std::chrono::seconds(5));
 }
 
 TEST(Triggers, Parse) {
