@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A test's wait for what another thread (or the engine's) brings about: the condition
 // polled every millisecond, bounded by the clock so that a hang fails the test rather
-// than the run. A fixed sleep, or a count of sleeps, can end before the condition on a
-// loaded 2-core machine, where a thread is descheduled for longer than either.
+// than the run. A fixed sleep can end before the condition on a loaded 2-core machine,
+// where a thread is descheduled for longer; a bound by the clock says what it waits
+// (a count of 1 ms sleeps waits longer than it says on such a machine, never shorter).
 #pragma once
 
 #include <chrono>

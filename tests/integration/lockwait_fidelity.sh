@@ -42,10 +42,16 @@ for args in "--interval 1e309" "--count -1" "--pid -1"; do
 done
 pass "errors: missing pid, binary without probes, a file that is not ELF, a process without probes, bad option"
 
-# attach_then_open LOG GATE: waits for jitprov-lockwait's "attached" in LOG (loading
-# its programs can take seconds on a loaded machine), then opens the sim's gate.
+# await_attach LOG: waits for jitprov-lockwait's (LW_PID's) "attached" in LOG: loading
+# its programs can take seconds on a loaded machine. Fails at once if it exited.
+await_attach() {
+  poll 30 attached_or_gone "$1" || fail "jitprov-lockwait did not attach within 30 s: $(cat "$1")"
+  grep -q attached "$1" || fail "jitprov-lockwait exited before it attached: $(cat "$1")"
+}
+attached_or_gone() { grep -q attached "$1" || exited "$LW_PID"; }
+# attach_then_open LOG GATE: then opens the sim's --jit-after gate.
 attach_then_open() {
-  poll 30 grep -q attached "$1" || fail "jitprov-lockwait did not attach within 30 s: $(cat "$1")"
+  await_attach "$1"
   touch "$2"
 }
 
@@ -186,32 +192,42 @@ pass "JIT time blocked by the rundown: the locked one's measured, the lock-free 
 # "rundown". (When the BPF side kept the rundown state from rundown_begin/_end, one
 # global counter went to -1 here and labelled everything "outside"; the runtime now
 # says it in lock_released, and this keeps it so.)
-# Rundowns of about 2.2 s (110k versions at 50k/s: the sim paces a rundown that a
-# session records), 0.2 s apart: [0.2, 2.4], [2.6, 4.8], ... The tool, started 1 s in,
-# attaches during one of them unless its "attached" falls in a 0.2 s gap.
+# A rundown on SIGUSR2 paced at 20 000 versions/s (the sim paces a rundown that a
+# session records): 110k versions, 5.5 s. The tool starts 1 s into it; its attach, some
+# moment between its launch and its "attached", must lie inside that rundown by the
+# sim's own begin and duration. Two more rundowns follow.
 start_sessiond
 setup_session paced "$WORK/paced"
 lttng start paced >/dev/null || fail "lttng start"
-start_sim --methods 100000 --duration 10 --rundown lockfree --rundown-trigger every:0.2 --rundown-rate 50000
-sleep 1  # attach in the middle of the first one
+start_sim --methods 100000 --rundown lockfree --rundown-trigger signal --rundown-rate 20000
+now_ns() { $PY -c 'import time; print(time.monotonic_ns())'; }
+kill -USR2 "$SIM_PID"
+sleep 1
+launched=$(now_ns)
 "$LW" -p "$SIM_PID" --json >"$WORK/bpf3.json" 2>"$WORK/lw3.err" &
 LW_PID=$!
 track_pid "$LW_PID"
-poll 30 grep -q attached "$WORK/lw3.err" || fail "jitprov-lockwait did not attach within 30 s: $(cat "$WORK/lw3.err")"
-attached=$($PY -c 'import time; print(time.monotonic_ns())')
-wait "$SIM_PID" || fail "jitprov-sim exit status $?"
+await_attach "$WORK/lw3.err"
+attached=$(now_ns)
+wait_rundowns 1 60
+kill -USR2 "$SIM_PID"
+wait_rundowns 2 60
+kill -USR2 "$SIM_PID"
+wait_rundowns 3 60
+kill "$SIM_PID"; wait "$SIM_PID" || fail "jitprov-sim exit status $?"
 wait "$LW_PID" || fail "jitprov-lockwait exit status $?: $(cat "$WORK/lw3.err")"
-$PY - "$WORK/stats.json" "$WORK/bpf3.json" "$attached" <<'PY' || fail "attached mid-rundown"
+$PY - "$WORK/stats.json" "$WORK/bpf3.json" "$launched" "$attached" <<'PY' || fail "attached mid-rundown"
 import json, sys
 rundowns = json.load(open(sys.argv[1]))["rundowns"]
 bpf = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-attached = int(sys.argv[3])
-mid = [r for r in rundowns if r["begin_ns"] <= attached <= r["begin_ns"] + r["duration_ns"]]
+launched, attached = int(sys.argv[3]), int(sys.argv[4])
+mid = [r for r in rundowns if r["begin_ns"] <= launched and attached <= r["begin_ns"] + r["duration_ns"]]
 later = [r for r in rundowns if r["begin_ns"] > attached]
 during = sum(s["rundown"]["wait"]["count"] for s in bpf["sites"].values())
-print("attached mid-rundown: %s; %d later rundowns; %d acquisitions labelled 'rundown'" % (
-    "yes" if mid else "no (timing)", len(later), during))
-assert mid, "lockwait did not attach during a rundown: the test proves nothing this time"
+print("attached %.2f-%.2f s into the first rundown (%.2f s long): %s; %d later rundowns; %d acquisitions labelled "
+      "'rundown'" % ((launched - rundowns[0]["begin_ns"]) / 1e9, (attached - rundowns[0]["begin_ns"]) / 1e9,
+                     rundowns[0]["duration_ns"] / 1e9, "inside it" if mid else "NOT inside one", len(later), during))
+assert mid, "the attach was not inside a rundown: the case proves nothing this time"
 assert len(later) >= 2 and during > 0, "waits during the later rundowns were not labelled 'rundown'"
 PY
 pass "attached mid-rundown: the later rundowns' waits are still labelled 'rundown'"

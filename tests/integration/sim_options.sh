@@ -33,26 +33,32 @@ timeout 20 "$SIM" --methods 1000 --duration 0.5 --rundown-trigger every:1e9 --se
   fail "jitprov-sim with good options: $(cat "$WORK/err")"
 pass "good options run"
 
-# --jit-after: the JIT threads wait for the file, and --duration counts from its
-# appearance (a tracer attaches first, however long that takes).
-"$SIM" --methods 1000 --duration 0.3 --jit-after "$WORK/gate" --ready-file "$WORK/ready" \
-  --stats-json "$WORK/gated.json" 2>"$WORK/err" &
+# --jit-after: the application waits for the file (no compile, no periodic rundown
+# after ready until then),
+# and --duration counts from its appearance (a tracer attaches first, however long that
+# takes). An empty file name is refused.
+timeout 10 "$SIM" --methods 10 --jit-after "" >/dev/null 2>"$WORK/err"; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--jit-after: an empty file name" "$WORK/err" ||
+  fail "jitprov-sim --jit-after '': exit $rc: $(cat "$WORK/err")"
+"$SIM" --methods 1000 --duration 0.3 --jit-after "$WORK/gate" --rundown-trigger every:0.1 \
+  --ready-file "$WORK/gated.ready" --stats-json "$WORK/gated.json" 2>"$WORK/err" &
 gated=$!
 track_pid "$gated"
-poll 30 test -s "$WORK/ready" || fail "jitprov-sim --jit-after: not ready: $(cat "$WORK/err")"
+poll 30 test -s "$WORK/gated.ready" || fail "jitprov-sim --jit-after: not ready: $(cat "$WORK/err")"
 sleep 1
 kill -0 "$gated" 2>/dev/null || fail "jitprov-sim --jit-after ended before its gate opened: $(cat "$WORK/err")"
+kill -USR1 "$gated"
+poll 30 test -s "$WORK/gated.json" || fail "jitprov-sim --jit-after: no --stats-json on SIGUSR1"
+compiled='import json, sys; j = json.load(open(sys.argv[1])); print(sum(j["jit"]["compiled"][t] - j["jit"]["compiled_before_ready"][t] for t in j["jit"]["compiled"]), len(j["rundowns"]))'
+before=$($PY -c "$compiled" "$WORK/gated.json")
+[ "$before" = "0 0" ] || fail "jitprov-sim --jit-after: compiles and rundowns before the gate opened: $before"
 touch "$WORK/gate"
 poll 30 exited "$gated" || fail "jitprov-sim --jit-after did not end 0.3 s after its gate opened"
 wait "$gated" || fail "jitprov-sim --jit-after: exit $?: $(cat "$WORK/err")"
-$PY - "$WORK/gated.json" <<'PY' || fail "jitprov-sim --jit-after: no compiles after the gate"
-import json, sys
-jit = json.load(open(sys.argv[1]))["jit"]
-after = sum(jit["compiled"][t] - jit["compiled_before_ready"][t] for t in jit["compiled"])
-print("--jit-after: %d compiles after the gate opened" % after)
-assert after > 0, jit
-PY
-pass "--jit-after: idle until the file exists, then --duration from there"
+after=$($PY -c "$compiled" "$WORK/gated.json")
+echo "--jit-after: (compiles, rundowns) after ready: $before before the gate, $after at the end"
+[ "${after% *}" -gt 0 ] || fail "jitprov-sim --jit-after: no compiles after the gate opened"
+pass "--jit-after: idle until the file exists, then --duration from there; an empty name refused"
 
 # $JITPROV_PROVIDER naming another library, or nothing at all: said, not "loaded".
 JITPROV_PROVIDER=$(ldd "$SIM" | awk '/libc\.so/ {print $3}') timeout 20 "$SIM" --methods 10 --duration 0.2 2>"$WORK/err" ||

@@ -31,7 +31,7 @@ void populate(Runtime& rt, int methods) {
 }
 
 bool waitFor(const RundownEngine& e, uint64_t n) {
-  return jitprov::test::waitUntil([&] { return e.completed() >= n; }, std::chrono::seconds(5));
+  return jitprov::test::waitUntil([&] { return e.completed() >= n; }, std::chrono::seconds(30));
 }
 
 TEST(Triggers, Parse) {

@@ -124,8 +124,9 @@ int parseRundownOptions(const Options& opt, std::vector<int>* modes) {
 using EngineOwner = std::unique_ptr<jitprov_rundown, void (*)(jitprov_rundown*)>;
 
 // The rundown engine (--rundown, --rundown-trigger, --rundown-rate; the test build's
-// --inject-fault), the signal handlers, and the rundown thread started. Null on failure,
-// said on stderr, with the exit status in *status.
+// --inject-fault), the signal handlers, and the rundown thread started (with --jit-after,
+// once the gate opens: driveUntilStopped). Null on failure, said on stderr, with the
+// exit status in *status.
 EngineOwner startRundown(App& app, const Options& opt, const std::vector<int>& modes, int* status) {
   jitprov_rundown_config rc = JITPROV_RUNDOWN_CONFIG_INIT;
   rc.modes = modes.data();
@@ -158,7 +159,7 @@ EngineOwner startRundown(App& app, const Options& opt, const std::vector<int>& m
   sigaction(SIGUSR1, &sa, nullptr);
   sa.sa_handler = onRundown;
   sigaction(SIGUSR2, &sa, nullptr);
-  if (int e = jitprov_rundown_start(engine)) {
+  if (int e = opt.jit_after.empty() ? jitprov_rundown_start(engine) : JITPROV_OK) {
     std::fprintf(stderr, "jitprov-sim: start the rundown thread: %s\n", jitprov_strerror(e));
     return EngineOwner(nullptr, jitprov_rundown_destroy);
   }
@@ -197,10 +198,11 @@ bool announceReady(App& app, JitThreads& jit, const Options& opt, double setup_s
 }
 
 // The main thread's loop until SIGINT/SIGTERM or --duration: --stats-json on SIGUSR1,
-// the JIT threads' start after --jit-delay or once --jit-after's file exists (--duration
-// then counts from there), module unloads at --unload-rate.
-void driveUntilStopped(App& app, JitThreads& jit, const jitprov_rundown* engine, const Options& opt,
-                       std::mt19937_64& rng) {
+// the JIT threads' start after --jit-delay, or once --jit-after's file exists with the
+// rundown thread's (so that no periodic rundown takes the lock before a tracer that
+// counts acquisitions attached; --duration then counts from there), module unloads at
+// --unload-rate. False when the rundown thread could not start (said).
+bool driveUntilStopped(App& app, JitThreads& jit, jitprov_rundown* engine, const Options& opt, std::mt19937_64& rng) {
   using Clock = std::chrono::steady_clock;
   const bool gated = !opt.jit_after.empty();
   auto start = Clock::now();
@@ -212,6 +214,10 @@ void driveUntilStopped(App& app, JitThreads& jit, const jitprov_rundown* engine,
     const auto now = Clock::now();
     if (jit_start == Clock::time_point::max() && access(opt.jit_after.c_str(), F_OK) == 0) {
       start = jit_start = next_unload = now;
+      if (int e = jitprov_rundown_start(engine)) {
+        std::fprintf(stderr, "jitprov-sim: start the rundown thread: %s\n", jitprov_strerror(e));
+        return false;
+      }
     }
     const bool open = jit_start != Clock::time_point::max();
     if (open && opt.duration > 0 && std::chrono::duration<double>(now - start).count() >= opt.duration) break;
@@ -226,6 +232,7 @@ void driveUntilStopped(App& app, JitThreads& jit, const jitprov_rundown* engine,
       next_unload = now + std::chrono::microseconds(int64_t(1e6 / opt.unload_rate));
     }
   }
+  return true;
 }
 
 // The end: JIT threads joined, the rundown engine stopped (exit rundown, if asked),
@@ -274,8 +281,9 @@ int run(const Options& opt) {
     finish(*app, jit, engine.get(), opt);
     return 1;
   }
-  driveUntilStopped(*app, jit, engine.get(), opt, rng);
-  return finish(*app, jit, engine.get(), opt);
+  const bool drove = driveUntilStopped(*app, jit, engine.get(), opt, rng);
+  const int rc = finish(*app, jit, engine.get(), opt);
+  return drove ? rc : 1;
 }
 
 }  // namespace

@@ -47,9 +47,10 @@ void addOptions(CLI::App& cli, Options& o) {
                                "seconds after ready before JIT threads and unloads start (time to attach a tracer)")
                     ->check(jitprov::tools::finiteIn(1e9));
   cli.add_option("--jit-after", o.jit_after,
-                 "JIT threads and unloads start once FILE exists (a tracer attached first, however long it "
-                 "took); --duration then counts from that moment")
-      ->type_name("FILE")
+                 "the application (JIT threads, unloads and the rundown thread's triggers) starts once FILE "
+                 "exists, so that a tracer attaches first however long that takes; --duration then counts "
+                 "from that moment")
+      ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("an empty file name") : ""; }, "FILE"))
       ->excludes(delay);
 #ifdef JITPROV_SIM_FAULTS
   cli.add_option("--inject-fault", o.fault,

@@ -32,7 +32,7 @@ struct Options {
   double collectible = 0.2;     // fraction of modules that are collectible
   uint32_t calls_per_ms = 200;  // per JIT thread
   double jit_delay = 0;         // seconds between ready and the JIT threads' start
-  std::string jit_after;        // or: they start once this file exists
+  std::string jit_after;        // or: they, and the rundown thread, start once this file exists
   std::string fault = "none";   // test build only: RundownFault
   // Rundown events per second: what lttng's default non-blocking channel drains with
   // room to spare (docs/tracing.md); 0 = unpaced, for the dedicated blocking channel.
