@@ -27,7 +27,8 @@
 # not the maps), its catch-up never run; bad options -> 11 (the client refused them),
 # then a good attach of the same process -> 0 (a refusal leaves nothing behind); a
 # stopped process (SIGSTOP) -> 10 (timed out) within the 2 s timeout, and after SIGCONT
-# it runs on and exits 0. Every refused attach: exit status, one line on stderr,
+# it runs on and exits 0; a runtime paused at its start (not yet available) -> 1 with
+# the tries, then attached once resumed. Every refused attach: exit status, one line on stderr,
 # nothing on stdout (expect).
 #   dotnet_attach.sh PROFILER_SO JITPROV VERIFY SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -107,8 +108,7 @@ pass "the client loaded at start-up: exit 9, \"$LAST_LINE\"; started once"
 "${APP[@]}" --seconds 6 >"$WORK/retry.out" 2>&1 &
 pid=$!
 track_pid "$pid"
-await_clr "$pid" socket
-sleep 1  # the socket comes before CoreCLR takes a profiler's attach ("starting", 0x8013135B)
+await_clr "$pid" socket  # at once: while CoreCLR starts, the command asks again (see the paused case)
 expect 11 "the client refused its options" "$pid" --options bogus
 bad_line=$LAST_LINE
 attached "$pid" --options "perfmap=off,verbose"
@@ -133,6 +133,41 @@ kill -CONT "$pid"
 wait "$pid" && grep -q "^JitWork: " "$WORK/stopped.out" ||
   fail "the stopped process did not run on after SIGCONT: $(cat "$WORK/stopped.out")"
 pass "a stopped process: exit 10 in $took_ms ms, \"$LAST_LINE\"; it ran on after SIGCONT"
+
+# A runtime paused at its start for a diagnostics monitor (DOTNET_DefaultDiagnosticPortSuspend=1)
+# answers AttachProfiler "not yet available" (0x8013135B) until it is resumed, as any
+# runtime does between its socket's appearance and its EventPipe's start: the command
+# asks again until its deadline. Paused throughout a 2 s attach: exit 1, said with the
+# tries; resumed 1 s into a second attach (ResumeRuntime over its socket, as a monitor
+# does): attached (before: exit 1 at once, "try again").
+resume_runtime() {
+  $PY - "$1" <<'PY'
+import glob, socket, struct, sys
+pid = sys.argv[1]
+path = glob.glob("/tmp/dotnet-diagnostic-%s-*-socket" % pid)[0]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(path)
+# The IPC header: magic, total size, command set 0x04 (process), command 0x01 (resume).
+s.sendall(b"DOTNET_IPC_V1\0" + struct.pack("<HBBH", 20, 0x04, 0x01, 0))
+reply = s.recv(64)
+assert len(reply) >= 20 and reply[16] == 0xFF and reply[17] == 0x00, reply  # server, OK
+PY
+}
+DOTNET_DefaultDiagnosticPortSuspend=1 "${APP[@]}" --seconds 2 >"$WORK/paused.out" 2>&1 &
+pid=$!
+track_pid "$pid"
+await_clr "$pid" socket
+expect 1 "starting or shutting down \(0x8013135B\).*still, after [0-9]+ tries in [0-9]+ ms" "$pid" --timeout 2
+paused_line=$LAST_LINE
+grep -q "^JitWork: " "$WORK/paused.out" && fail "the paused app ran: $(cat "$WORK/paused.out")"
+(sleep 1 && resume_runtime "$pid") 2>"$WORK/resume.err" &
+resumer=$!
+attached "$pid" --options "perfmap=off" >/dev/null
+wait "$resumer" || fail "ResumeRuntime: $(cat "$WORK/resume.err")"
+grep -q "the runtime was starting: [0-9]* tries in [0-9]* ms" "$WORK/attach.out" ||
+  fail "the attach while paused: $(cat "$WORK/attach.out")"
+wait "$pid" && grep -q "^JitWork: " "$WORK/paused.out" || fail "the resumed app: $(cat "$WORK/paused.out")"
+pass "a runtime paused at its start: exit 1 while paused, \"$paused_line\"; resumed meanwhile: $(cat "$WORK/attach.out")"
 
 # --- an app in its own pid and mount namespaces (as in a container) ------------------------
 # A private tmpfs on /tmp, where CoreCLR puts its diagnostics socket under its pid in its
