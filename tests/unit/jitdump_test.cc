@@ -562,18 +562,28 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  std::atomic<int> forks{0};
+  // A deadlock is no progress: no fork back in a whole minute (a fork or its child hung;
+  // after the forks, the spawner's join: a publishing thread hung). A fixed bound on the
+  // whole test failed a check whose side job starved it of CPU (930 publications and
+  // still forking after 60 s; at nice 19 beside three CPU hogs it took 38-53 s).
   std::thread watchdog([&] {
     std::unique_lock<std::mutex> g(mu);
-    if (!cv.wait_for(g, std::chrono::seconds(60), [&] { return done; })) {
-      std::fprintf(stderr, "deadlock: a fork or a publishing thread did not come back in 60 s (%llu published)\n",
-                   (unsigned long long)published.load());
-      std::_Exit(3);
+    int seen = -1;
+    while (!cv.wait_for(g, std::chrono::seconds(60), [&] { return done; })) {
+      if (forks.load() == seen) {
+        std::fprintf(stderr,
+                     "deadlock: a fork or a publishing thread did not come back in 60 s (%d forks, %llu "
+                     "published)\n",
+                     seen, (unsigned long long)published.load());
+        std::_Exit(3);
+      }
+      seen = forks.load();
     }
   });
-  int forks = 0;
   // 200 forks, and on until a publication overlapped them (a spawner starved through the
   // 200 on a loaded machine would leave nothing to check; the watchdog bounds it).
-  for (; forks < 200 || published.load() < 2; ++forks) {
+  for (; forks.load() < 200 || published.load() < 2; forks.fetch_add(1)) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) _exit(0);
@@ -588,7 +598,7 @@ TEST(Jitdump, AThreadsFirstReadSectionNeverDeadlocksAFork) {
   }
   cv.notify_one();
   watchdog.join();
-  EXPECT_GE(forks, 200);
+  EXPECT_GE(forks.load(), 200);
   EXPECT_EQ(failures.load(), 0u);
   EXPECT_GE(published.load(), 2u);
   EXPECT_EQ(h.stats().loads, published.load());  // every publication in the file
