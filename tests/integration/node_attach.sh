@@ -343,6 +343,20 @@ expect 7 "does not catch SIGUSR1 .*nothing sent" "$NOUSR1"
 kill -0 "$NOUSR1" || fail "the node that cannot open its inspector died"
 pass "no SIGUSR1 handler: exit 7, left running"
 
+# Attached the moment it was launched (`node app.js & jitprov attach $!`): node installs
+# its SIGUSR1 handler in its bootstrap, and the command asks again until it has (before:
+# exit 7, "does not catch SIGUSR1"). Then the inspector is closed again.
+P17=$(free_port)
+node --inspect-port="127.0.0.1:$P17" -e 'setInterval(() => {}, 1000)' 2>"$WORK/early.err" &
+EARLY=$!
+track_pid "$EARLY"
+"$ATTACH" attach "$EARLY" --agent "$AGENT" --timeout 10 --options "trigger=none,perfmap=off" \
+  >"$WORK/early.out" 2>"$WORK/early.cmd" || fail "attach at node's launch: exit $?: $(cat "$WORK/early.out" "$WORK/early.cmd")"
+grep -q "^jitprov: attached to PID $EARLY: Node.js" "$WORK/early.out" && ! listening "$EARLY" "$P17" ||
+  fail "attach at node's launch: $(cat "$WORK/early.out" "$WORK/early.cmd")"
+kill "$EARLY"
+pass "attached at node's launch: $(grep -o 'it was starting: attached at try [0-9]*' "$WORK/early.out" || echo 'ready at the first try')"
+
 # An --inspect-port among the program's own arguments (after the script) is not node's:
 # the command watches the port node's options give, attaches, and the inspector closes.
 P5=$(free_port)

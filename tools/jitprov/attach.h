@@ -57,6 +57,11 @@ struct AttachOutcome {
   int status = kError;  // an AttachStatus
   std::string line;     // one line for the user: what happened (error or success)
   std::string version;  // the runtime's version when known ("17.0.21", "10.0.12")
+  // Nothing was sent, and the target may just be starting: CoreCLR not loaded yet by the
+  // .NET host, or its diagnostics socket not there yet, or node's SIGUSR1 handler not
+  // installed yet. attachProcess asks again. (Not HotSpot: a JVM whose listener started
+  // early in its start-up refused the agent, no JVMTI 1.2 environment.)
+  bool not_yet = false;
 };
 
 }  // namespace jitprov::cli

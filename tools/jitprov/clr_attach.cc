@@ -356,6 +356,7 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
   }
   if (name.empty()) {
     out.status = kAttachDisabled;
+    out.not_yet = true;
     out.line = "pid " + pid + " has no diagnostics socket in " + dir + " owned by its uid " + std::to_string(t.euid) +
                " (DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0, or not started yet)";
     return out;

@@ -1239,10 +1239,14 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
     }
   }
   const unsigned long long usr1 = 1ULL << (SIGUSR1 - 1);
-  if ((t.sig_cgt & usr1) == 0 || (t.sig_ign & usr1) != 0)
-    return fail(kAttachDisabled, who +
-                                     " does not catch SIGUSR1 (--disable-sigusr1, or a node without the inspector): "
-                                     "its inspector cannot be opened, nothing sent");
+  if ((t.sig_cgt & usr1) == 0 || (t.sig_ign & usr1) != 0) {
+    AttachOutcome o = fail(kAttachDisabled, who +
+                                                " does not catch SIGUSR1 (--disable-sigusr1, a node without the "
+                                                "inspector, or not started yet): its inspector cannot be opened, "
+                                                "nothing sent");
+    o.not_yet = true;
+    return o;
+  }
   if (t.state == 'T' || t.state == 't') return fail(kTimedOut, who + " is stopped: nothing sent");
   const std::vector<std::string> args = splitNul(readText("/proc/" + std::to_string(pid) + "/cmdline"));
   std::vector<std::string> node_options;

@@ -168,6 +168,9 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
     return fail(kPermission, proc + "/maps: " + std::strerror(errno) + ": may not inspect " + describe(t));
   }
+  // The .NET host (dotnet, or its libhostfxr in an apphost): CoreCLR may follow. (Not
+  // java's launcher: a JVM attached in its start-up refused the agent, no JVMTI 1.2.)
+  bool launcher = false;
   for (std::string line; std::getline(maps, line);) {
     const size_t slash = line.find('/');
     if (slash == std::string::npos) continue;
@@ -184,6 +187,8 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       t.target.jitprov_loaded = true;
     } else if (base == "jitprov_node.node") {
       t.node_client_loaded = true;
+    } else if (base == "libhostfxr.so") {
+      launcher = true;
     } else if (base.rfind("libnode.so", 0) == 0 && t.target.runtime == Runtime::kNone) {
       t.target.runtime = Runtime::kNode;
       t.target.runtime_lib = path;
@@ -202,6 +207,7 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
         t.target.runtime = Runtime::kNode;
         t.target.runtime_lib = path;
       }
+      if (b == "dotnet") launcher = true;  // before its host library is mapped
     }
   }
   // node cannot unload an addon: one whose start was refused (an attach's bad options)
@@ -220,10 +226,14 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
     }
   }
   if (t.target.runtime == Runtime::kNode) t.target.jitprov_loaded = t.node_client_started;
-  if (t.target.runtime == Runtime::kNone)
-    return fail(
-        kNotARuntime,
-        describe(t) + " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped, nor is it node");
+  if (t.target.runtime == Runtime::kNone) {
+    AttachOutcome o = fail(kNotARuntime, describe(t) +
+                                             " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so "
+                                             "is mapped, nor is it node" +
+                                             (launcher ? " (a launcher that has not loaded its runtime yet)" : ""));
+    o.not_yet = launcher;
+    return o;
+  }
   *out = std::move(t);
   return AttachOutcome{kAttached, {}, {}};
 }
