@@ -355,7 +355,7 @@ track_pid "$EARLY"
 grep -q "^jitprov: attached to PID $EARLY: Node.js" "$WORK/early.out" && ! listening "$EARLY" "$P17" ||
   fail "attach at node's launch: $(cat "$WORK/early.out" "$WORK/early.cmd")"
 kill "$EARLY"
-pass "attached at node's launch: $(grep -o 'it was starting: attached at try [0-9]*' "$WORK/early.out" || echo 'ready at the first try')"
+pass "attached at node's launch: $(grep -o 'it was starting: attached after [0-9]* tries in [0-9]* ms' "$WORK/early.out" || echo 'ready at the first try')"
 
 # An --inspect-port among the program's own arguments (after the script) is not node's:
 # the command watches the port node's options give, attaches, and the inspector closes.

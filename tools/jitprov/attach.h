@@ -57,11 +57,15 @@ struct AttachOutcome {
   int status = kError;  // an AttachStatus
   std::string line;     // one line for the user: what happened (error or success)
   std::string version;  // the runtime's version when known ("17.0.21", "10.0.12")
-  // Nothing was sent, and the target may just be starting: CoreCLR not loaded yet by the
-  // .NET host, or its diagnostics socket not there yet, or node's SIGUSR1 handler not
-  // installed yet. attachProcess asks again. (Not HotSpot: a JVM whose listener started
-  // early in its start-up refused the agent, no JVMTI 1.2 environment.)
-  bool not_yet = false;
+  // The target may just be starting, and nothing was loaded: attachProcess asks again.
+  //   kYoung: nothing sent; CoreCLR not loaded yet by the .NET host, its diagnostics
+  //     socket not there yet, or node's SIGUSR1 handler not installed yet (asked again
+  //     while the process is young). Not HotSpot: a JVM whose listener started early in
+  //     its start-up refused the agent, no JVMTI 1.2 environment.
+  //   kStarting: CoreCLR answered AttachProfiler DS_IPC_E_NOT_YET_AVAILABLE (asked again
+  //     until the deadline: a runtime paused at its start waits for a monitor).
+  enum class NotYet : unsigned char { kNo, kYoung, kStarting };
+  NotYet not_yet = NotYet::kNo;
 };
 
 }  // namespace jitprov::cli

@@ -50,7 +50,9 @@ bool writeAll(int fd, const std::string& s) {
 constexpr size_t kMaxOutcome = 8192;
 
 std::string encode(const AttachOutcome& o) {
-  std::string s = std::to_string(o.status) + (o.not_yet ? "+" : "");
+  std::string s = std::to_string(o.status) + (o.not_yet == AttachOutcome::NotYet::kYoung      ? "+"
+                                              : o.not_yet == AttachOutcome::NotYet::kStarting ? "*"
+                                                                                              : "");
   s.push_back('\0');
   s += o.version.substr(0, 256);
   s.push_back('\0');
@@ -64,8 +66,11 @@ bool decode(const std::string& s, AttachOutcome* o) {
   if (b == std::string::npos) return false;
   char* end = nullptr;
   const long st = std::strtol(s.c_str(), &end, 10);
-  o->not_yet = end != nullptr && *end == '+';
-  if (end + (o->not_yet ? 1 : 0) != s.c_str() + a || a == 0 || end == s.c_str()) return false;
+  const bool young = *end == '+', starting = *end == '*';
+  o->not_yet = young      ? AttachOutcome::NotYet::kYoung
+               : starting ? AttachOutcome::NotYet::kStarting
+                          : AttachOutcome::NotYet::kNo;
+  if (end + (young || starting ? 1 : 0) != s.c_str() + a || a == 0 || end == s.c_str()) return false;
   o->status = int(st);
   o->version = s.substr(a + 1, b - a - 1);
   o->line = s.substr(b + 1);

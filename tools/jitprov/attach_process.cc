@@ -8,7 +8,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -18,8 +20,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // How long a process is given from its start to load its runtime and bring up its attach
-// mechanism, and the pause between tries meanwhile.
-constexpr std::chrono::milliseconds kStartingGrace{5000}, kStartingRetry{50};
+// mechanism (one that maps no runtime, as a shell before its exec: a second), and the
+// pause between tries meanwhile.
+constexpr std::chrono::milliseconds kStartingGrace{5000}, kNoRuntimeGrace{1000}, kStartingRetry{50};
+constexpr std::chrono::milliseconds kTryRoom{2000};
 
 // Milliseconds since PID started (/proc/PID/stat's starttime against /proc/uptime); -1
 // when unknown.
@@ -57,35 +61,63 @@ AttachOutcome attachOnce(pid_t pid, const std::string& agent, const std::string&
   return t->target.runtime == Runtime::kHotSpot ? attachHotSpot(*t, *r) : attachCoreClr(*r);
 }
 
+// Whether an outcome of a process `age_ms` old may change if asked again: nothing was
+// loaded, and the process may be starting (AttachOutcome::not_yet; a process mapping no
+// runtime in its first second, as a shell that has not run exec yet).
+bool askAgain(const AttachOutcome& o, long long age_ms) {
+  using NotYet = AttachOutcome::NotYet;
+  if (o.not_yet == NotYet::kStarting) return true;  // until the deadline
+  if (age_ms < 0) return false;
+  if (o.not_yet == NotYet::kYoung) return age_ms < kStartingGrace.count();
+  return o.status == kNotARuntime && age_ms < kNoRuntimeGrace.count();
+}
+
+// Asks `once` again every kStartingRetry while askAgain(), until `cancelled`, or until
+// too little of `timeout` is left for a whole try: one begun with milliseconds left could
+// send a node its SIGUSR1 and give up before its inspector opened, or leave CoreCLR an
+// AttachProfiler to answer after the command gave up. The line says how it went.
+AttachOutcome askUntilStarted(pid_t pid, std::chrono::milliseconds timeout, const std::function<bool()>& cancelled,
+                              const std::function<AttachOutcome(std::chrono::milliseconds)>& once) {
+  const auto start = Clock::now(), deadline = start + timeout;
+  const auto room = std::min(timeout / 2, kTryRoom);
+  for (int tries = 1;; ++tries) {
+    const auto left =
+        tries == 1 ? timeout : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    AttachOutcome o = once(std::max(left, std::chrono::milliseconds(1)));
+    const bool checked = o.status != kAttached && o.status != kAlreadyLoaded;
+    const long long age = checked ? ageMs(pid) : -1;
+    if (checked && askAgain(o, age) && !(cancelled && cancelled()) && Clock::now() + kStartingRetry + room < deadline) {
+      std::this_thread::sleep_for(kStartingRetry);
+      continue;
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    const std::string how = std::to_string(tries) + " tries in " + std::to_string(ms) + " ms";
+    if (tries > 1 && o.status == kAttached)
+      o.line += std::string(o.line.empty() ? "" : "; ") + "it was starting: attached after " + how;
+    else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kStarting)
+      o.line += " (still, after " + how + ": a runtime paused at its start waits for a diagnostics monitor)";
+    else if (tries > 1 && checked)
+      o.line += " (still, " + std::to_string(age < 0 ? 0 : age / 1000) + " s after its start, after " + how + ")";
+    return o;
+  }
+}
+
 }  // namespace
 
+AttachOutcome findStartedTarget(pid_t pid, TargetInfo* t, std::chrono::milliseconds timeout,
+                                const std::function<bool()>& cancelled) {
+  return askUntilStarted(pid, timeout, cancelled, [&](std::chrono::milliseconds) { return findTarget(pid, t); });
+}
+
 AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::string& options,
-                            std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r) {
-  // A process that is starting (`app & jitprov attach $!`): the .NET host has not loaded
-  // CoreCLR yet, or the runtime has not brought up its attach mechanism (AttachOutcome's
-  // not_yet). Nothing was sent, so it is asked again until it is kStartingGrace old or
-  // the timeout ends; an older one is answered at once (DOTNET_EnableDiagnostics=0,
-  // --disable-sigusr1). A JVM is not: attached early in its start-up, it refused the
-  // agent (no JVMTI 1.2 environment), where "not started yet" (exit 7) lets the user
-  // try again.
-  const auto deadline = Clock::now() + timeout;
-  int tries = 0;
-  for (;;) {
-    const auto left =
-        tries == 0 ? timeout : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    AttachOutcome o = attachOnce(pid, agent, options, std::max(left, std::chrono::milliseconds(1)), t, r);
-    ++tries;
-    const long long age = o.not_yet ? ageMs(pid) : -1;
-    if (!o.not_yet || age < 0 || age >= kStartingGrace.count() || Clock::now() + kStartingRetry >= deadline) {
-      if (tries > 1 && o.status == kAttached)
-        o.line += std::string(o.line.empty() ? "" : "; ") + "it was starting: attached at try " + std::to_string(tries);
-      else if (tries > 1 && o.not_yet)
-        o.line += " (still, " + std::to_string(age < 0 ? 0 : age / 1000) + " s after its start, at try " +
-                  std::to_string(tries) + ")";
-      return o;
-    }
-    std::this_thread::sleep_for(kStartingRetry);
-  }
+                            std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r,
+                            const std::function<bool()>& cancelled) {
+  // A process that is starting (`app & jitprov attach $!`) is asked again (askAgain);
+  // an older one is answered at once (DOTNET_EnableDiagnostics=0, --disable-sigusr1). A
+  // JVM is not: attached early in its start-up, it refused the agent (no JVMTI 1.2
+  // environment), where "not started yet" (exit 7) lets the user try again.
+  return askUntilStarted(pid, timeout, cancelled,
+                         [&](std::chrono::milliseconds left) { return attachOnce(pid, agent, options, left, t, r); });
 }
 
 }  // namespace jitprov::cli

@@ -8,14 +8,23 @@
 #include "target.h"
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 namespace jitprov::cli {
 
 // Attaches the agent (`agent`: "" for the default one) with `options` to `pid`; *t: the
 // target as read, *r: the request made (its agent's absolute path). kAttached, or the
-// status and line of the step that failed.
+// status and line of the step that failed. A process that is starting (a .NET host that
+// has not loaded CoreCLR, no diagnostics socket yet, CoreCLR's "not yet available",
+// node's SIGUSR1 handler not installed yet) is asked again every 50 ms, within
+// `timeout`, until `cancelled` (when given) says stop.
 AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::string& options,
-                            std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r);
+                            std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r,
+                            const std::function<bool()>& cancelled = {});
+
+// findTarget(), asked again as attachProcess does while the process is starting.
+AttachOutcome findStartedTarget(pid_t pid, TargetInfo* t, std::chrono::milliseconds timeout,
+                                const std::function<bool()>& cancelled = {});
 
 }  // namespace jitprov::cli

@@ -20,7 +20,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "attach_io.h"
@@ -49,8 +48,6 @@ constexpr uint32_t kNotSupported = 0x80131515u;     // DS_IPC_E_NOTSUPPORTED
 constexpr uint32_t kModNotFound = 0x8007007Eu;      // HRESULT_FROM_WIN32(ERROR_MOD_NOT_FOUND)
 constexpr uint32_t kProcNotFound = 0x8007007Fu;     // HRESULT_FROM_WIN32(ERROR_PROC_NOT_FOUND)
 constexpr uint32_t kClassNotAvailable = 0x80040111u;
-// Between AttachProfiler's tries while the runtime is starting.
-constexpr std::chrono::milliseconds kStartingRetry{50};
 
 std::string hex(uint32_t v) {
   char b[16];
@@ -356,7 +353,7 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
   }
   if (name.empty()) {
     out.status = kAttachDisabled;
-    out.not_yet = true;
+    out.not_yet = AttachOutcome::NotYet::kYoung;
     out.line = "pid " + pid + " has no diagnostics socket in " + dir + " owned by its uid " + std::to_string(t.euid) +
                " (DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0, or not started yet)";
     return out;
@@ -415,21 +412,7 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
     out.line = "the agent's path and options are too long for one diagnostics message";
     return out;
   }
-  // A runtime that is starting answers DS_IPC_E_NOT_YET_AVAILABLE until its EventPipe
-  // runs: its diagnostics socket comes first (measured: an attach at the socket's
-  // appearance, 0x8013135B; a second later, attached), and a runtime paused at start
-  // for a diagnostics monitor (DOTNET_DefaultDiagnosticPortSuspend=1) answers so until it
-  // is resumed. Asked again every 50 ms until the deadline, as a user would; a runtime
-  // shutting down closes its socket meanwhile.
-  const auto first_try = Clock::now();
-  int tries = 0;
-  for (;;) {
-    r = exchange(t.pid, deadline, dir, name, message(kSetProfiler, kAttachProfiler, p));
-    ++tries;
-    if (r.err != 0 || r.ok || r.hresult != kNotYetAvailable || Clock::now() + kStartingRetry >= deadline) break;
-    std::this_thread::sleep_for(kStartingRetry);
-  }
-  const auto starting_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - first_try).count();
+  r = exchange(t.pid, deadline, dir, name, message(kSetProfiler, kAttachProfiler, p));
   if (r.err == ETIMEDOUT) {
     failed(r, "AttachProfiler");
     out.line += "; the attach may still complete";
@@ -442,11 +425,12 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
   out.line = (out.status == kAttached ? "attached to pid " : "pid ") + pid +
              (out.version.empty() ? "" : " (.NET " + out.version + ")") + ": " +
              (out.status == kAttached ? "jitprov's .NET client runs in it" : why);
-  const std::string waited = std::to_string(tries) + " tries in " + std::to_string(starting_ms) + " ms";
-  if (tries > 1 && out.status == kAttached)
-    out.line += " (the runtime was starting: " + waited + ")";
-  else if (tries > 1 && hr == kNotYetAvailable)
-    out.line += " (still, after " + waited + ": a runtime paused at its start waits for a diagnostics monitor)";
+  // A runtime that is starting answers DS_IPC_E_NOT_YET_AVAILABLE until its EventPipe
+  // runs: its diagnostics socket comes first (an attach at the socket's appearance got
+  // 0x8013135B in a full check), and a runtime paused at start for a diagnostics monitor
+  // (DOTNET_DefaultDiagnosticPortSuspend=1) answers so until it is resumed. Nothing was
+  // loaded: attachProcess asks again.
+  if (hr == kNotYetAvailable) out.not_yet = AttachOutcome::NotYet::kStarting;
   return out;
 }
 

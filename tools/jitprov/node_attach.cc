@@ -1244,7 +1244,7 @@ AttachOutcome attachNode(const TargetInfo& t, const AttachRequest& req) {
                                                 " does not catch SIGUSR1 (--disable-sigusr1, a node without the "
                                                 "inspector, or not started yet): its inspector cannot be opened, "
                                                 "nothing sent");
-    o.not_yet = true;
+    o.not_yet = AttachOutcome::NotYet::kYoung;
     return o;
   }
   if (t.state == 'T' || t.state == 't') return fail(kTimedOut, who + " is stopped: nothing sent");

@@ -1103,7 +1103,8 @@ int recordPid(const RecordArgs& a) {
                 r.verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
   if (const std::string why = checkExtras(a); !why.empty()) return fail(kRecordExtra, why);
   TargetInfo t;
-  if (const AttachOutcome o = findTarget(pid_t(a.pid), &t); o.status != kAttached)
+  if (const AttachOutcome o = findStartedTarget(pid_t(a.pid), &t, std::chrono::seconds(10), interrupted);
+      o.status != kAttached)
     return fail(kRecordAttach, "-p " + std::to_string(a.pid) + ": " + o.line);
   const bool java = t.target.runtime == Runtime::kHotSpot;
   r.runtime_name = java ? "HotSpot" : t.target.runtime == Runtime::kNode ? "V8" : "CoreCLR";
@@ -1154,7 +1155,7 @@ int recordPid(const RecordArgs& a) {
   }
   AttachRequest req;
   TargetInfo t2;
-  const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req);
+  const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req, interrupted);
   std::string attached;
   const bool loaded_already = o.status == kAlreadyLoaded;
   if (loaded_already) {

@@ -231,7 +231,7 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
                                              " runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so "
                                              "is mapped, nor is it node" +
                                              (launcher ? " (a launcher that has not loaded its runtime yet)" : ""));
-    o.not_yet = launcher;
+    if (launcher) o.not_yet = AttachOutcome::NotYet::kYoung;
     return o;
   }
   *out = std::move(t);
