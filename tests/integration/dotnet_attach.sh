@@ -170,6 +170,24 @@ grep -q "it was starting: attached after [0-9]* tries in [0-9]* ms" "$WORK/attac
 wait "$pid" && grep -q "^JitWork: " "$WORK/paused.out" || fail "the resumed app: $(cat "$WORK/paused.out")"
 pass "a runtime paused at its start: exit 1 while paused, \"$paused_line\"; resumed meanwhile: $(cat "$WORK/attach.out")"
 
+# `jitprov record -p` waits for it the same way, and Ctrl-C ends the wait: exit 130,
+# nothing loaded into it, its -o directory gone (before: the wait ran on, 10 s).
+DOTNET_DefaultDiagnosticPortSuspend=1 "${APP[@]}" --seconds 2 >"$WORK/paused2.out" 2>&1 &
+pid=$!
+track_pid "$pid"
+await_clr "$pid" socket
+"$ATTACH" record -p "$pid" -d 2 -o "$WORK/rp-int" >"$WORK/rp.out" 2>"$WORK/rp.err" &
+rp=$!
+track_pid "$rp"
+sleep 1.5
+kill -INT "$rp"
+wait "$rp"; rc=$?
+[ $rc -eq 130 ] && grep -q "^jitprov record: SIGINT while PID $pid (dotnet) was starting: nothing loaded into it" "$WORK/rp.err" ||
+  fail "record -p interrupted while the runtime was paused: exit $rc: $(cat "$WORK/rp.out" "$WORK/rp.err")"
+! grep -q jitprov "/proc/$pid/maps" && [ ! -e "$WORK/rp-int" ] || fail "record -p interrupted: something loaded or left"
+kill "$pid"
+pass "record -p of a paused runtime, Ctrl-C: exit 130, \"$(cut -c1-120 "$WORK/rp.err")...\""
+
 # Attached the moment it was launched (`dotnet app.dll & jitprov attach $!`): the host has
 # not loaded CoreCLR yet, then its socket is not there, then its EventPipe does not run;
 # the command asks again through all three (before: exit 4, "runs no runtime").

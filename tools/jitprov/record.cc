@@ -1171,6 +1171,10 @@ int recordPid(const RecordArgs& a) {
                    who.c_str(), asked.c_str());
   } else if (o.status != kAttached) {
     if (perf > 0) stopHelper(perf, SIGINT, std::chrono::seconds(10));
+    if (g_signal != 0 && o.not_yet != AttachOutcome::NotYet::kNo)  // Ctrl-C while it waited for a starting runtime
+      return abandon(r, 128 + g_signal,
+                     std::string("SIG") + sigabbrev_np(g_signal) + " while " + who +
+                         " was starting: nothing loaded into it (" + o.line + ")");
     return abandon(r, o.status == kNoAgent ? kRecordNoAgent : kRecordAttach,
                    "-p " + std::to_string(a.pid) + ": " + o.line);
   } else {
