@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
 
 namespace jitprov::cli {
@@ -25,19 +24,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kStartingGrace{5000}, kNoRuntimeGrace{1000}, kStartingRetry{50};
 constexpr std::chrono::milliseconds kTryRoom{2000};
 
-// Milliseconds since PID started (/proc/PID/stat's starttime against /proc/uptime); -1
-// when unknown.
+// Milliseconds since PID started (its start time against /proc/uptime); -1 when unknown.
 long long ageMs(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t paren = text.rfind(')');  // the command in parentheses may hold anything
-  if (paren == std::string::npos) return -1;
-  std::istringstream fields(text.substr(paren + 2));
-  std::string f;
-  unsigned long long start_ticks = 0;
-  for (int i = 3; i <= 22 && fields >> f; ++i)  // fields 3 (state) to 22 (starttime)
-    if (i == 22) start_ticks = std::strtoull(f.c_str(), nullptr, 10);
+  const unsigned long long start_ticks = processStartTicks(pid);
   std::ifstream up("/proc/uptime");
   double uptime_s = -1;
   if (!(up >> uptime_s) || start_ticks == 0) return -1;

@@ -82,19 +82,6 @@ std::string targetTmpdir(pid_t pid) {
   return "/tmp";
 }
 
-// CoreCLR's disambiguation key: the start time (field 22 of /proc/PID/stat), 0 unknown.
-unsigned long long startKey(pid_t pid) {
-  std::string stat;
-  if (!readFile("/proc/" + std::to_string(pid) + "/stat", &stat)) return 0;
-  const size_t p = stat.rfind(')');
-  if (p == std::string::npos) return 0;
-  std::istringstream in(stat.substr(p + 1));
-  std::string tok;
-  for (int field = 3; in >> tok; ++field)
-    if (field == 22) return std::strtoull(tok.c_str(), nullptr, 10);
-  return 0;
-}
-
 // The socket's file: the exact name first, else the newest dotnet-diagnostic-NSPID-*-socket
 // (a target in a time namespace sees another start time). Only a socket itself (lstat:
 // no symlink followed) owned by the target's euid: in a shared /tmp anyone may bind one
@@ -345,7 +332,7 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
   const std::string pid = std::to_string(t.pid);
   const std::string root = t.root.empty() ? "/proc/" + pid + "/root" : t.root;
   const std::string dir = root + targetTmpdir(t.pid);
-  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, startKey(t.pid), t.euid);
+  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, processStartTicks(t.pid), t.euid);
   if (::access(("/proc/" + pid).c_str(), F_OK) != 0) {
     out.status = kNoSuchProcess;
     out.line = "no process " + pid;

@@ -55,6 +55,19 @@ AttachOutcome fail(int status, std::string line) { return AttachOutcome{status, 
 
 }  // namespace
 
+unsigned long long processStartTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t p = stat.rfind(')');  // the command in parentheses may hold anything
+  if (p == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(p + 1));
+  std::string tok;
+  for (int field = 3; fields >> tok; ++field)
+    if (field == 22) return std::strtoull(tok.c_str(), nullptr, 10);
+  return 0;
+}
+
 std::string describe(const TargetInfo& t) {
   return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
 }

@@ -86,4 +86,7 @@ std::string nodeVersion(const TargetInfo& t);
 // `pid` in the words of the lines: "PID 1234 (java)".
 std::string describe(const TargetInfo& t);
 
+// PID's start time in clock ticks after boot (field 22 of /proc/PID/stat); 0 unknown.
+unsigned long long processStartTicks(pid_t pid);
+
 }  // namespace jitprov::cli
