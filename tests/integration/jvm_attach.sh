@@ -17,14 +17,15 @@
 #    a socket planted at the JVM's name that answers like it (1: its SO_PEERCRED pid is
 #    not the JVM's), a FIFO named like the trigger in its cwd (not opened, not removed);
 #  - `jitprov ps` lists the JVMs with their version and whether jitprov is loaded;
-#  - a JVM in its own pid and mount namespaces (private /tmp) attached from outside.
-#   jvm_attach.sh JITPROV AGENT_SO VERIFY_BINARY SOURCE_DIR
+#  - a JVM in its own pid and mount namespaces (private /tmp) attached from outside;
+#  - JVMs at their launch (`java ... & jitprov attach $!`): attached once in JVMTI's live
+#    phase, one of them held 2 s in its start phase (HOLD_SO, jvm_hold_start.c), where an
+#    agent loaded earlier is refused.
+#   jvm_attach.sh JITPROV AGENT_SO VERIFY_BINARY SOURCE_DIR HOLD_SO
 . "$(dirname "$0")/lib.sh"
-JITPROV=${1:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
-AGENT=${2:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
-VERIFY=${3:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
-SRC=${4:?usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR}
-JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VERIFY")
+usage="usage: jvm_attach.sh JITPROV AGENT_SO VERIFY SOURCE_DIR HOLD_SO"
+JITPROV=${1:?$usage} AGENT=${2:?$usage} VERIFY=${3:?$usage} SRC=${4:?$usage} HOLD=${5:?$usage}
+JITPROV=$(realpath "$JITPROV") AGENT=$(realpath "$AGENT") VERIFY=$(realpath "$VERIFY") HOLD=$(realpath "$HOLD")
 require_lttng
 require_cmd java javac jcmd setpriv
 enter_private_namespace "$@"
@@ -116,6 +117,26 @@ grep -q "jitprov-jvmti: already loaded in this JVM (pid $JAVA_PID): nothing regi
   fail "the agent did not say it was loaded already: $(tail -3 "$WORK/java.out")"
 pass "a second attach: exit 9, \"$LAST_LINE\"; jcmd JVMTI.agent_load: \"return code: 74\" (already loaded)"
 
+# --- JVMs at their launch ----------------------------------------------------------------
+# Attached before JVMTI's live phase, a JVM refuses the agent ("no JVMTI 1.2 environment",
+# exit 11); jitprov waits for it (its hsperfdata made accessible). One JVM as it starts,
+# one held 2 s in its start phase by a start-up agent: attached once the hold is over.
+for hold in 0 2000; do
+  if [ "$hold" = 0 ]; then small launch; else small "launch$hold" -agentpath:"$HOLD=$hold"; fi
+  "$JITPROV" attach "$SMALL_PID" >"$WORK/attach-launch.out" 2>&1; rc=$?
+  [ $rc -eq 0 ] || fail "attach at a JVM's launch (held $hold ms): exit $rc: $(cat "$WORK/attach-launch.out")"
+  grep -qE "^jitprov: attached to PID $SMALL_PID: HotSpot 17\.[0-9.]+, agent $AGENT" "$WORK/attach-launch.out" ||
+    fail "attach at a JVM's launch (held $hold ms) said: $(cat "$WORK/attach-launch.out")"
+  if [ "$hold" != 0 ]; then
+    waited=$(sed -nE 's/.*it was starting: attached after [0-9]+ tries in ([0-9]+) ms$/\1/p' "$WORK/attach-launch.out")
+    [ -n "$waited" ] && [ "$waited" -ge 1000 ] ||
+      fail "the attach did not wait for the held JVM's live phase: $(cat "$WORK/attach-launch.out")"
+  fi
+  expect 9 "already loaded in PID $SMALL_PID" "$JITPROV" attach "$SMALL_PID"
+  kill "$SMALL_PID"; wait "$SMALL_PID" 2>/dev/null
+  pass "a JVM at its launch (held $hold ms in its start phase): $(cat "$WORK/attach-launch.out"); again: exit 9"
+done
+
 # --- bad targets ----------------------------------------------------------------------
 true & gone=$!; wait "$gone"
 expect 3 "^jitprov: no process $gone" "$JITPROV" attach "$gone"
@@ -125,6 +146,26 @@ for _ in $(seq 50); do [ "$(cat /proc/$SL/comm 2>/dev/null)" = sleep ] && break;
 expect 4 "^jitprov: PID $SL \(sleep\) runs no runtime jitprov knows: neither libjvm.so nor libcoreclr.so is mapped" \
   "$JITPROV" attach "$SL"
 pass "not a runtime: exit 4, \"$LAST_LINE\""
+# A pid that changes hands while the command waits for its process to start: a young
+# `sleep` (no runtime: asked again in its first second) exits, and the next process of
+# its pid namespace takes its pid (ns_last_pid). That one is not the process asked for.
+cat >"$WORK/reuse.sh" <<'SH'
+sleep 0.5 & victim=$!
+"$1" attach "$victim" >"$2/reuse.out" 2>&1 & att=$!
+wait "$victim"
+echo $((victim - 1)) >/proc/sys/kernel/ns_last_pid
+sleep 30 & reuser=$!
+wait "$att"; rc=$?
+kill "$reuser"
+echo "$victim $reuser $rc"
+SH
+read -r victim reuser rc < <(unshare --pid --mount --fork --mount-proc --propagation private \
+  bash "$WORK/reuse.sh" "$JITPROV" "$WORK")
+[ -n "$reuser" ] && [ "$victim" = "$reuser" ] ||
+  fail "pid reuse: the second process got pid ${reuser:-none}, not ${victim:-none}: $(cat "$WORK/reuse.out")"
+[ "$rc" = 3 ] && grep -qx "jitprov: no process $victim: it exited while it was starting, and its pid names another process now" \
+  "$WORK/reuse.out" || fail "pid reuse: exit $rc: $(cat "$WORK/reuse.out")"
+pass "a pid taken by another process during the wait: exit 3, \"$(cat "$WORK/reuse.out")\""
 expect 7 "DisableAttachMechanism.*no SIGQUIT sent" "$JITPROV" attach "$D_PID"
 kill -0 "$D_PID" || fail "the DisableAttachMechanism JVM died"
 [ "$(dumps "$WORK/disabled.out")" -eq 0 ] || fail "the DisableAttachMechanism JVM got a SIGQUIT (a thread dump)"

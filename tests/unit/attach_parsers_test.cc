@@ -213,6 +213,18 @@ TEST(PerfData, ReadsTheStringsTheAttachNeeds) {
   EXPECT_EQ(pd.capabilities.size(), 64u);
   EXPECT_EQ(pd.vm_version, "17.0.21+7-Debian-1deb12u1");
   EXPECT_EQ(pd.java_home, "/usr/lib/jvm/java-17-openjdk-amd64");
+  EXPECT_TRUE(pd.accessible);
+}
+
+// A JVM in its start-up: its prologue's accessible flag is 0 until JVMTI's live phase
+// (the attach waits for it while the JVM is young).
+TEST(PerfData, AStartingJvmIsNotAccessible) {
+  PerfFile f = jvm17("1");
+  f.bytes()[7] = 0;
+  const PerfData pd = parsePerfData(f.bytes());
+  EXPECT_TRUE(pd.found);
+  EXPECT_FALSE(pd.accessible);
+  EXPECT_EQ(pd.capabilities, "1");
 }
 
 // -XX:+DisableAttachMechanism: HotSpot writes '0' first in sun.rt.jvmCapabilities.

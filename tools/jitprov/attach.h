@@ -59,13 +59,17 @@ struct AttachOutcome {
   std::string version;  // the runtime's version when known ("17.0.21", "10.0.12")
   // The target may just be starting, and nothing was loaded: attachProcess asks again.
   //   kYoung: nothing sent; CoreCLR not loaded yet by the .NET host, its diagnostics
-  //     socket not there yet, or node's SIGUSR1 handler not installed yet (asked again
-  //     while the process is young). Not HotSpot: a JVM whose listener started early in
-  //     its start-up refused the agent, no JVMTI 1.2 environment.
+  //     socket not there yet, node's SIGUSR1 handler not installed yet, or a JVM not
+  //     in JVMTI's live phase yet (attached before it, a JVM refused the agent: no JVMTI
+  //     1.2 environment). Asked again while the process is young (kStartingGrace).
   //   kStarting: CoreCLR answered AttachProfiler DS_IPC_E_NOT_YET_AVAILABLE (asked again
   //     until the deadline: a runtime paused at its start waits for a monitor).
   enum class NotYet : unsigned char { kNo, kYoung, kStarting };
   NotYet not_yet = NotYet::kNo;
 };
+
+// How long a process is given from its start to load its runtime and bring up its attach
+// mechanism: an outcome of kYoung is asked again until the process is this old.
+inline constexpr std::chrono::milliseconds kStartingGrace{5000};
 
 }  // namespace jitprov::cli

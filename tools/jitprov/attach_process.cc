@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -18,21 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a process is given from its start to load its runtime and bring up its attach
-// mechanism (one that maps no runtime, as a shell before its exec: a second), and the
-// pause between tries meanwhile.
-constexpr std::chrono::milliseconds kStartingGrace{5000}, kNoRuntimeGrace{1000}, kStartingRetry{50};
+// How long a process that maps no runtime (a shell before its exec, java's launcher
+// before it maps libjvm.so) is given to map one (others: kStartingGrace, attach.h), and
+// the pause between tries meanwhile.
+constexpr std::chrono::milliseconds kNoRuntimeGrace{1000}, kStartingRetry{50};
 constexpr std::chrono::milliseconds kTryRoom{2000};
-
-// Milliseconds since PID started (its start time against /proc/uptime); -1 when unknown.
-long long ageMs(pid_t pid) {
-  const unsigned long long start_ticks = processStartTicks(pid);
-  std::ifstream up("/proc/uptime");
-  double uptime_s = -1;
-  if (!(up >> uptime_s) || start_ticks == 0) return -1;
-  const long hz = sysconf(_SC_CLK_TCK);
-  return hz > 0 ? static_cast<long long>(uptime_s * 1000) - static_cast<long long>(start_ticks * 1000 / hz) : -1;
-}
 
 AttachOutcome attachOnce(pid_t pid, const std::string& agent, const std::string& options,
                          std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r) {
@@ -69,12 +58,20 @@ AttachOutcome askUntilStarted(pid_t pid, std::chrono::milliseconds timeout, cons
                               const std::function<AttachOutcome(std::chrono::milliseconds)>& once) {
   const auto start = Clock::now(), deadline = start + timeout;
   const auto room = std::min(timeout / 2, kTryRoom);
+  const unsigned long long born = processStartTicks(pid);
   for (int tries = 1;; ++tries) {
+    // Each try looks the pid up again: a process that exited meanwhile and whose pid was
+    // taken by another (a later start time) is not that process.
+    if (const unsigned long long now = tries > 1 ? processStartTicks(pid) : born; born != 0 && now != 0 && now != born)
+      return AttachOutcome{kNoSuchProcess,
+                           "no process " + std::to_string(pid) +
+                               ": it exited while it was starting, and its pid names another process now",
+                           {}};
     const auto left =
         tries == 1 ? timeout : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     AttachOutcome o = once(std::max(left, std::chrono::milliseconds(1)));
     const bool checked = o.status != kAttached && o.status != kAlreadyLoaded;
-    const long long age = checked ? ageMs(pid) : -1;
+    const long long age = checked ? processAgeMs(pid) : -1;
     if (checked && askAgain(o, age) && !(cancelled && cancelled()) && Clock::now() + kStartingRetry + room < deadline) {
       std::this_thread::sleep_for(kStartingRetry);
       continue;
@@ -85,8 +82,10 @@ AttachOutcome askUntilStarted(pid_t pid, std::chrono::milliseconds timeout, cons
       o.line += std::string(o.line.empty() ? "" : "; ") + "it was starting: attached after " + how;
     else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kStarting)
       o.line += " (still, after " + how + ": a runtime paused at its start waits for a diagnostics monitor)";
-    else if (tries > 1 && checked)
+    else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kYoung)
       o.line += " (still, " + std::to_string(age < 0 ? 0 : age / 1000) + " s after its start, after " + how + ")";
+    else if (tries > 1 && checked)
+      o.line += " (after " + how + ")";
     return o;
   }
 }
@@ -102,9 +101,8 @@ AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::stri
                             std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r,
                             const std::function<bool()>& cancelled) {
   // A process that is starting (`app & jitprov attach $!`) is asked again (askAgain);
-  // an older one is answered at once (DOTNET_EnableDiagnostics=0, --disable-sigusr1). A
-  // JVM is not: attached early in its start-up, it refused the agent (no JVMTI 1.2
-  // environment), where "not started yet" (exit 7) lets the user try again.
+  // an older one is answered at once (DOTNET_EnableDiagnostics=0, --disable-sigusr1,
+  // -Xrs).
   return askUntilStarted(pid, timeout, cancelled,
                          [&](std::chrono::milliseconds left) { return attachOnce(pid, agent, options, left, t, r); });
 }

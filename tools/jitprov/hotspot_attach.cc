@@ -99,6 +99,7 @@ PerfData parsePerfData(const std::string& b) {
   if (b.size() < 32 || uint8_t(b[0]) != 0xca || uint8_t(b[1]) != 0xfe || uint8_t(b[2]) != 0xc0 || uint8_t(b[3]) != 0xc0)
     return pd;
   const bool big = b[4] == 0;
+  pd.accessible = b[7] != 0;
   const int32_t entry_offset = readAt<int32_t>(b, 24, big), entries = readAt<int32_t>(b, 28, big);
   if (entry_offset < 0) return pd;  // hostile: size_t(negative) + 20 would wrap round
   size_t off = size_t(entry_offset);
@@ -271,16 +272,35 @@ struct Child {
       return done(kRuntimeTooOld, who() + " runs HotSpot " + version + ": jitprov attaches to " +
                                       std::to_string(kMinHotSpotMajor) + " and later");
     disabled = pd.found && !pd.capabilities.empty() && pd.capabilities[0] == '0';
+    // A JVM in its start-up (`java App & jitprov attach $!`): its hsperfdata is made
+    // accessible once it is in JVMTI's live phase (Threads::create_vm), 40-70 ms after its
+    // exec here. A listener started before could load the agent in the start phase, where
+    // it was refused (no JVMTI 1.2 environment). Nothing is sent; attachProcess asks again
+    // while the process is young. An older JVM is attached whatever the flag says.
+    const bool initialized = pd.found && pd.accessible;
+    if (pd.found && !pd.accessible && !disabled) {
+      const long long age = processAgeMs(t.target.pid);
+      if (age >= 0 && age < kStartingGrace.count()) {
+        AttachOutcome o = done(kAttachDisabled, who() + " is starting: its JVM is not initialized yet");
+        o.not_yet = AttachOutcome::NotYet::kYoung;
+        return o;
+      }
+    }
     struct stat st {};
     if (lstat(sock.c_str(), &st) != 0) {
       // The listener must be started with a SIGQUIT: only when that cannot harm the JVM.
       if (disabled)
         return done(kAttachDisabled,
                     who() + ": attach mechanism disabled (-XX:+DisableAttachMechanism): no SIGQUIT sent");
-      if ((t.sig_cgt & kSigQuitBit) == 0 || (t.sig_ign & kSigQuitBit) != 0)
-        return done(kAttachDisabled, who() +
-                                         " has no attach listener and does not catch SIGQUIT (-Xrs, or not started "
-                                         "yet): no SIGQUIT sent, it would end the JVM");
+      if ((t.sig_cgt & kSigQuitBit) == 0 || (t.sig_ign & kSigQuitBit) != 0) {
+        AttachOutcome o = done(kAttachDisabled, who() +
+                                                    " has no attach listener and does not catch SIGQUIT (-Xrs, or "
+                                                    "not started yet): no SIGQUIT sent, it would end the JVM");
+        // Before its handlers (its first milliseconds), or -Xrs: only an initialized JVM
+        // tells them apart.
+        if (!initialized) o.not_yet = AttachOutcome::NotYet::kYoung;
+        return o;
+      }
     }
     if (r.agent.size() > 1024 || r.options.size() > 1024)
       return done(kUsage, "the agent path and the options are at most 1024 bytes each (HotSpot's limit)");

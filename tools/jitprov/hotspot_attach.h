@@ -33,6 +33,7 @@ AttachOutcome parseLoadReply(const std::string& reply, const std::string& who);
 // units, variability, data offset). Only byte vectors (strings) are read.
 struct PerfData {
   bool found = false;        // the file parsed as hsperfdata
+  bool accessible = false;   // the prologue's flag: set once the JVM is in JVMTI's live phase
   std::string capabilities;  // sun.rt.jvmCapabilities: [0] '1' attachable, '0' DisableAttachMechanism
   std::string vm_version;    // java.property.java.vm.version
   std::string java_home;     // java.property.java.home

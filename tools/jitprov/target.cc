@@ -68,6 +68,15 @@ unsigned long long processStartTicks(pid_t pid) {
   return 0;
 }
 
+long long processAgeMs(pid_t pid) {
+  const unsigned long long start_ticks = processStartTicks(pid);
+  std::ifstream up("/proc/uptime");
+  double uptime_s = -1;
+  if (!(up >> uptime_s) || start_ticks == 0) return -1;
+  const long hz = sysconf(_SC_CLK_TCK);
+  return hz > 0 ? static_cast<long long>(uptime_s * 1000) - static_cast<long long>(start_ticks * 1000 / hz) : -1;
+}
+
 std::string describe(const TargetInfo& t) {
   return "PID " + std::to_string(t.target.pid) + (t.comm.empty() ? "" : " (" + printable(t.comm, 64) + ")");
 }

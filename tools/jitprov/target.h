@@ -89,4 +89,7 @@ std::string describe(const TargetInfo& t);
 // PID's start time in clock ticks after boot (field 22 of /proc/PID/stat); 0 unknown.
 unsigned long long processStartTicks(pid_t pid);
 
+// Milliseconds since PID started (its start time against /proc/uptime); -1 when unknown.
+long long processAgeMs(pid_t pid);
+
 }  // namespace jitprov::cli
