@@ -84,10 +84,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-uint64_t num(const nlohmann::json& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<uint64_t>() : 0;
-}
-
 // One plot: its CSV lines and its script's body (after the terminal and output lines).
 struct Plot {
   std::string name, what, csv, script;
@@ -106,7 +102,7 @@ std::string tiersCsv(const nlohmann::json& procs) {
     const std::string who = p.value("label", "process " + pid);
     for (const auto& [tier, v] : by.items())
       s += pid + "," + std::to_string(p["runtime_instance"].get<int>()) + "," + csvField(tier) + "," +
-           std::to_string(num(v, "bodies")) + "," + std::to_string(num(v, "bytes")) + "," +
+           std::to_string(jsonCount(v, "bodies")) + "," + std::to_string(jsonCount(v, "bytes")) + "," +
            csvField(procs.size() > 1 ? who + " " + tier : tier) + "\n";
   }
   return s;
@@ -156,6 +152,10 @@ std::string header() {
 }
 
 }  // namespace
+
+uint64_t jsonCount(const nlohmann::json& j, const char* k) {
+  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<uint64_t>() : 0;
+}
 
 bool traceClockOffset(const std::string& trace, int64_t* offset_ns) {
   std::error_code ec;
@@ -216,9 +216,9 @@ nlohmann::json writePlots(const PlotInputs& in) {
   for (const auto& p : procs)
     for (const auto& d : p["rundowns"])
       rds.push_back({p["vpid"].get<int64_t>(), d.value("begin_ns", int64_t{0}),
-                     d["duration_ns"].is_number() ? d["duration_ns"].get<int64_t>() : int64_t{-1}, num(d, "rundown_id"),
-                     num(d, "method_records"), num(d, "module_records"), d.value("trigger", std::string()),
-                     d.value("mode", std::string())});
+                     d["duration_ns"].is_number() ? d["duration_ns"].get<int64_t>() : int64_t{-1},
+                     jsonCount(d, "rundown_id"), jsonCount(d, "method_records"), jsonCount(d, "module_records"),
+                     d.value("trigger", std::string()), d.value("mode", std::string())});
   std::sort(rds.begin(), rds.end(), [](const Rd& a, const Rd& b) { return a.begin_ns < b.begin_ns; });
   std::vector<Wait> waits;
   std::string waits_why;
@@ -311,12 +311,12 @@ nlohmann::json writePlots(const PlotInputs& in) {
     int rank = 0;
     for (const auto& m : hot) {
       std::string name = m.value("name", std::string());
-      csv += std::to_string(++rank) + "," + std::to_string(num(m, "samples")) + "," +
+      csv += std::to_string(++rank) + "," + std::to_string(jsonCount(m, "samples")) + "," +
              fmt("%.2f", m.value("percent", 0.0)) + "," + csvField(name) + "\n";
     }
     plots.push_back({"hottest", "the JIT methods with the most perf samples", csv,
-                     "set title 'Hottest JIT methods (perf record, " + std::to_string(num(r["perf"], "samples")) +
-                         " samples, " + std::to_string(num(r["perf"], "jit_samples")) +
+                     "set title 'Hottest JIT methods (perf record, " + std::to_string(jsonCount(r["perf"], "samples")) +
+                         " samples, " + std::to_string(jsonCount(r["perf"], "jit_samples")) +
                          " in JIT code)'\nset style fill solid 0.7 border -1\nunset key\nset grid xtics\n"
                          "set yrange [" +
                          std::to_string(rank) +

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace jitprov::cli {
@@ -28,6 +29,10 @@ struct PlotInputs {
 // "gp", "what"}]}, or {"dir", "none": why} when no plot was written (no gnuplot, the
 // directory cannot be written, gnuplot failed).
 nlohmann::json writePlots(const PlotInputs& in);
+
+// Field k of a JSON object as a count: 0 when the object lacks it or it is not a number
+// (the report's documents, read by report.cc and here).
+uint64_t jsonCount(const nlohmann::json& j, const char* k);
 
 // The offset of the trace's clock "monotonic" from the Unix epoch in ns (lttng's
 // metadata: `offset_s`, `offset` in cycles of `freq`), so that CLOCK_MONOTONIC = a

@@ -33,7 +33,7 @@
 namespace jitprov::cli {
 namespace {
 
-int fail(int status, const std::string& line) {
+int reportFail(int status, const std::string& line) {
   std::fprintf(stderr, "jitprov report: %s\n", line.c_str());
   return status;
 }
@@ -140,10 +140,6 @@ nlohmann::json figuresOf(const nlohmann::json& j, const std::string& path, std::
   }
 }
 
-uint64_t num(const nlohmann::json& j, const char* k) {
-  return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<uint64_t>() : 0;
-}
-
 std::string bytes(uint64_t b) {
   char s[64];
   if (b >= 10 * 1024 * 1024)
@@ -195,8 +191,8 @@ std::string tierList(const nlohmann::json& tiers, bool with_bytes) {
   for (const auto& [t, v] : tiers.items()) {
     s += (s.empty() ? "" : ", ") + t + " ";
     if (v.is_object()) {
-      s += std::to_string(num(v, "bodies"));
-      if (with_bytes) s += " (" + bytes(num(v, "bytes")) + ")";
+      s += std::to_string(jsonCount(v, "bodies"));
+      if (with_bytes) s += " (" + bytes(jsonCount(v, "bytes")) + ")";
     } else {
       s += std::to_string(v.get<uint64_t>());
     }
@@ -214,13 +210,13 @@ nlohmann::json build(const std::string& dir, const std::string& trace, const nlo
     for (const auto& p : s.value("processes", nlohmann::json::array())) {
       nlohmann::json rs = nlohmann::json::array();
       for (const auto& d : p.value("rundowns", nlohmann::json::array()))
-        rs.push_back({{"rundown_id", num(d, "rundown_id")},
+        rs.push_back({{"rundown_id", jsonCount(d, "rundown_id")},
                       {"mode", d.value("mode", std::string())},
                       {"trigger", d.value("trigger", std::string())},
                       {"begin_ns", d.value("begin_ns", int64_t{0})},
                       {"duration_ns", rundownDuration(d)},
-                      {"method_records", num(d, "method_records")},
-                      {"module_records", num(d, "module_records")},
+                      {"method_records", jsonCount(d, "method_records")},
+                      {"module_records", jsonCount(d, "module_records")},
                       {"cut_short", d.value("cut_short", false)}});
       procs.push_back({{"vpid", p.value("vpid", int64_t{0})},
                        {"label", p.value("label", "process " + std::to_string(p.value("vpid", int64_t{0})))},
@@ -255,8 +251,9 @@ void printText(const nlohmann::json& r, size_t top) {
     const auto& c = p["code"];
     const uint32_t inst = p["runtime_instance"].get<uint32_t>();
     std::printf("\n%s%s: %llu code bodies, %s of code, %llu methods\n", p["label"].get<std::string>().c_str(),
-                inst > 1 ? (" runtime " + std::to_string(inst)).c_str() : "", (unsigned long long)num(c, "bodies"),
-                bytes(num(c, "bytes")).c_str(), (unsigned long long)num(c, "methods"));
+                inst > 1 ? (" runtime " + std::to_string(inst)).c_str() : "",
+                (unsigned long long)jsonCount(c, "bodies"), bytes(jsonCount(c, "bytes")).c_str(),
+                (unsigned long long)jsonCount(c, "methods"));
     if (c.contains("by_tier")) std::printf("  by tier:     %s\n", tierList(c["by_tier"], true).c_str());
     if (c.contains("modules")) {
       std::printf("  by module:\n");
@@ -267,31 +264,31 @@ void printText(const nlohmann::json& r, size_t top) {
           break;
         }
         std::string path = m["path"].get<std::string>();
-        if (path.empty()) path = "module " + std::to_string(num(m, "module_id"));
-        std::printf("    %9s %7llu %-6s  %s (%s)\n", bytes(num(m, "bytes")).c_str(),
-                    (unsigned long long)num(m, "bodies"), num(m, "bodies") == 1 ? "body" : "bodies", path.c_str(),
-                    tierList(m["by_tier"], false).c_str());
+        if (path.empty()) path = "module " + std::to_string(jsonCount(m, "module_id"));
+        std::printf("    %9s %7llu %-6s  %s (%s)\n", bytes(jsonCount(m, "bytes")).c_str(),
+                    (unsigned long long)jsonCount(m, "bodies"), jsonCount(m, "bodies") == 1 ? "body" : "bodies",
+                    path.c_str(), tierList(m["by_tier"], false).c_str());
       }
     }
     if (c.contains("namespaces") && !c["namespaces"].empty()) {
       std::printf("  namespaces with the most code:\n");
       for (const auto& n : c["namespaces"])
-        std::printf("    %9s %7llu %-6s  %s\n", bytes(num(n, "bytes")).c_str(), (unsigned long long)num(n, "bodies"),
-                    num(n, "bodies") == 1 ? "body" : "bodies",
+        std::printf("    %9s %7llu %-6s  %s\n", bytes(jsonCount(n, "bytes")).c_str(),
+                    (unsigned long long)jsonCount(n, "bodies"), jsonCount(n, "bodies") == 1 ? "body" : "bodies",
                     n["namespace"].get<std::string>().empty() ? "(none)" : n["namespace"].get<std::string>().c_str());
     }
     if (c.contains("largest") && !c["largest"].empty()) {
       std::printf("  largest methods (their largest body):\n");
       for (const auto& m : c["largest"])
-        std::printf("    %9s  %s\n", bytes(num(m, "largest_bytes")).c_str(), methodName(m).c_str());
+        std::printf("    %9s  %s\n", bytes(jsonCount(m, "largest_bytes")).c_str(), methodName(m).c_str());
     }
     // Recompiled: methods with more than one body (the verifier lists the top N by
     // bodies, one-body methods too when fewer have more).
-    if (c.contains("most_bodies") && !c["most_bodies"].empty() && num(c["most_bodies"][0], "bodies") > 1) {
+    if (c.contains("most_bodies") && !c["most_bodies"].empty() && jsonCount(c["most_bodies"][0], "bodies") > 1) {
       std::printf("  most recompiled (bodies per method):\n");
       for (const auto& m : c["most_bodies"]) {
-        if (num(m, "bodies") < 2) break;
-        std::printf("    %3llu bodies (%s)  %s\n", (unsigned long long)num(m, "bodies"),
+        if (jsonCount(m, "bodies") < 2) break;
+        std::printf("    %3llu bodies (%s)  %s\n", (unsigned long long)jsonCount(m, "bodies"),
                     tierList(m["tiers"], false).c_str(), methodName(m).c_str());
       }
     }
@@ -299,8 +296,8 @@ void printText(const nlohmann::json& r, size_t top) {
     for (const auto& d : p["rundowns"])
       std::printf("    %-8s %-9s %10s  %llu method records, %llu modules%s\n", d["trigger"].get<std::string>().c_str(),
                   d["mode"].get<std::string>().c_str(), durationText(d["duration_ns"]).c_str(),
-                  (unsigned long long)num(d, "method_records"), (unsigned long long)num(d, "module_records"),
-                  d["cut_short"].get<bool>() ? " (cut short)" : "");
+                  (unsigned long long)jsonCount(d, "method_records"),
+                  (unsigned long long)jsonCount(d, "module_records"), d["cut_short"].get<bool>() ? " (cut short)" : "");
   }
   if (r["lock_waits"].is_object()) {
     const auto& l = r["lock_waits"];
@@ -308,21 +305,21 @@ void printText(const nlohmann::json& r, size_t top) {
     for (const auto& s : l["sites"]) {
       std::string by;
       for (const auto& [holder, b] : s["blocked_by"].items())
-        by += (by.empty() ? "" : ", ") + holder + " " + std::to_string(num(b, "count")) + " (" +
-              fmtMs(double(num(b, "total_ns"))) + ", max " + us(num(b, "max_ns")) + ")";
+        by += (by.empty() ? "" : ", ") + holder + " " + std::to_string(jsonCount(b, "count")) + " (" +
+              fmtMs(double(jsonCount(b, "total_ns"))) + ", max " + us(jsonCount(b, "max_ns")) + ")";
       std::printf("  %-16s %8llu acquisitions, %6llu waited, %s in all, max %s%s%s\n",
-                  s["site"].get<std::string>().c_str(), (unsigned long long)num(s, "acquisitions"),
-                  (unsigned long long)num(s, "contended"), fmtMs(double(num(s, "wait_total_ns"))).c_str(),
-                  us(num(s, "max_wait_ns")).c_str(), by.empty() ? "" : "; behind: ", by.c_str());
+                  s["site"].get<std::string>().c_str(), (unsigned long long)jsonCount(s, "acquisitions"),
+                  (unsigned long long)jsonCount(s, "contended"), fmtMs(double(jsonCount(s, "wait_total_ns"))).c_str(),
+                  us(jsonCount(s, "max_wait_ns")).c_str(), by.empty() ? "" : "; behind: ", by.c_str());
     }
   }
   if (r["perf"].is_object()) {
     const auto& f = r["perf"];
     std::printf("\nhottest JIT methods (perf, %llu samples, %llu in JIT code; perf report -i %s):\n",
-                (unsigned long long)num(f, "samples"), (unsigned long long)num(f, "jit_samples"),
+                (unsigned long long)jsonCount(f, "samples"), (unsigned long long)jsonCount(f, "jit_samples"),
                 f.value("perf_data", std::string()).c_str());
     for (const auto& m : f.value("hottest", nlohmann::json::array()))
-      std::printf("  %6.2f %% %7llu  %s\n", m.value("percent", 0.0), (unsigned long long)num(m, "samples"),
+      std::printf("  %6.2f %% %7llu  %s\n", m.value("percent", 0.0), (unsigned long long)jsonCount(m, "samples"),
                   m.value("name", std::string()).c_str());
   }
   if (!r["not_checked"].empty()) {
@@ -358,10 +355,10 @@ nlohmann::json lockwaitFigures(const nlohmann::json& lw) {
     uint64_t a = 0, t = 0, m = 0, c = 0;
     for (const char* part : {"outside", "rundown"}) {
       const nlohmann::json& w = objField(objField(s, part), "wait");
-      a += num(w, "count"), t += num(w, "total_ns"), m = std::max(m, num(w, "max_ns"));
+      a += jsonCount(w, "count"), t += jsonCount(w, "total_ns"), m = std::max(m, jsonCount(w, "max_ns"));
     }
     const nlohmann::json& by = objField(s, "blocked_by");
-    for (const auto& [holder, b] : by.items()) c += num(b, "count");
+    for (const auto& [holder, b] : by.items()) c += jsonCount(b, "count");
     if (a == 0) continue;
     sites.push_back({{"site", name},
                      {"acquisitions", a},
@@ -401,10 +398,10 @@ nlohmann::json lossFigures(const nlohmann::json& v) {
   uint64_t events = 0, packets = 0, missing = 0, uncounted = 0;
   nlohmann::json connection_lost = nlohmann::json::array();
   for (const auto& s : v.value("sessions", nlohmann::json::array())) {
-    events += num(s, "discarded_events");
-    packets += num(s, "discarded_packets");
-    missing += num(s, "packets_before_first");
-    uncounted += num(s, "discard_messages_without_count");
+    events += jsonCount(s, "discarded_events");
+    packets += jsonCount(s, "discarded_packets");
+    missing += jsonCount(s, "packets_before_first");
+    uncounted += jsonCount(s, "discard_messages_without_count");
     if (s.contains("live_connection_lost") && s["live_connection_lost"].is_string())
       connection_lost.push_back(s.value("session", std::string()) + ": " +
                                 s["live_connection_lost"].get<std::string>());
@@ -417,13 +414,14 @@ nlohmann::json lossFigures(const nlohmann::json& v) {
 }
 
 std::string lossLine(const nlohmann::json& l) {
-  std::string s = std::to_string(num(l, "events_lost"));
-  if (num(l, "packets_lost") != 0) s += ", packets lost: " + std::to_string(num(l, "packets_lost"));
-  if (num(l, "packets_missing") != 0)
+  std::string s = std::to_string(jsonCount(l, "events_lost"));
+  if (jsonCount(l, "packets_lost") != 0) s += ", packets lost: " + std::to_string(jsonCount(l, "packets_lost"));
+  if (jsonCount(l, "packets_missing") != 0)
     s += ", packets missing (before a stream's first, between chunks, or from their files): " +
-         std::to_string(num(l, "packets_missing"));
-  if (num(l, "discards_uncounted") != 0)
-    s += ", discards of no count (events lost, how many unknown): " + std::to_string(num(l, "discards_uncounted"));
+         std::to_string(jsonCount(l, "packets_missing"));
+  if (jsonCount(l, "discards_uncounted") != 0)
+    s +=
+        ", discards of no count (events lost, how many unknown): " + std::to_string(jsonCount(l, "discards_uncounted"));
   for (const auto& c : l.value("live_connection_lost", nlohmann::json::array()))
     s += ", live connection lost: " + (c.is_string() ? c.get<std::string>() : std::string("?"));
   return s;
@@ -431,18 +429,20 @@ std::string lossLine(const nlohmann::json& l) {
 
 std::string lockwaitLine(const nlohmann::json& f) {
   const auto& b = f["jit_blocked_by_rundown"];
-  return std::to_string(num(f, "acquisitions")) + " lock acquisitions, " + std::to_string(num(f, "contended")) +
-         " waited (" + fmtMs(double(num(f, "wait_total_ns"))) + " in all, max " + us(num(f, "max_wait_ns")) +
-         "); JIT blocked by rundowns: " + std::to_string(num(b, "count")) + " waits, " +
-         fmtMs(double(num(b, "total_ns"))) + "; lost " + std::to_string(num(f, "lost"));
+  return std::to_string(jsonCount(f, "acquisitions")) + " lock acquisitions, " +
+         std::to_string(jsonCount(f, "contended")) + " waited (" + fmtMs(double(jsonCount(f, "wait_total_ns"))) +
+         " in all, max " + us(jsonCount(f, "max_wait_ns")) +
+         "); JIT blocked by rundowns: " + std::to_string(jsonCount(b, "count")) + " waits, " +
+         fmtMs(double(jsonCount(b, "total_ns"))) + "; lost " + std::to_string(jsonCount(f, "lost"));
 }
 
 int report(const ReportArgs& a) {
   struct stat st {};
-  if (stat(a.dir.c_str(), &st) != 0) return fail(kReportNotDir, a.dir + ": " + std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) return fail(kReportNotDir, a.dir + ": not a directory");
+  if (stat(a.dir.c_str(), &st) != 0) return reportFail(kReportNotDir, a.dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return reportFail(kReportNotDir, a.dir + ": not a directory");
   // A directory that cannot be listed is not "no trace" (root passes this; others may not).
-  if (access(a.dir.c_str(), R_OK | X_OK) != 0) return fail(kReportUnreadable, a.dir + ": " + std::strerror(errno));
+  if (access(a.dir.c_str(), R_OK | X_OK) != 0)
+    return reportFail(kReportUnreadable, a.dir + ": " + std::strerror(errno));
   std::string trace = a.dir + "/trace";
   // A recording in which no process loaded the agent: its summary says so (its trace may
   // hold the metadata of the session's channels, and no event).
@@ -456,33 +456,35 @@ int report(const ReportArgs& a) {
   // A trace that is there but may not be read (record leaves DIR/trace 0770, root's) is
   // not "no trace": the first directory that could not be opened, named.
   if (no_trace && (trace_err == EACCES || dir_err == EACCES || trace_err == EPERM || dir_err == EPERM))
-    return fail(kReportUnreadable, (trace_err == EACCES || trace_err == EPERM ? trace : a.dir) + ": " +
-                                       std::strerror(trace_err != 0 && trace_err != ENOENT ? trace_err : dir_err) +
-                                       " (a trace in it cannot be looked for)");
+    return reportFail(kReportUnreadable,
+                      (trace_err == EACCES || trace_err == EPERM ? trace : a.dir) + ": " +
+                          std::strerror(trace_err != 0 && trace_err != ENOENT ? trace_err : dir_err) +
+                          " (a trace in it cannot be looked for)");
   if (verdict.starts_with("nothing recorded"))
-    return fail(kReportNoTrace, "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
+    return reportFail(kReportNoTrace,
+                      "no trace in " + a.dir + ": `jitprov record` recorded nothing there (" + verdict + ")");
   // A recording that had a trace, since removed or moved: its summary's verdict is not this
   // directory's any more.
   if (no_trace && !verdict.empty())
-    return fail(kReportNoTrace, "no trace in " + a.dir + " (" + trace +
-                                    " has no CTF metadata), though its summary.json says the recording was: " +
-                                    verdict + "; removed or moved since?");
+    return reportFail(kReportNoTrace, "no trace in " + a.dir + " (" + trace +
+                                          " has no CTF metadata), though its summary.json says the recording was: " +
+                                          verdict + "; removed or moved since?");
   if (no_trace)
-    return fail(kReportNoTrace, "no trace in " + a.dir +
-                                    " (no CTF metadata file in it or in its trace/: record one with `jitprov "
-                                    "record -o DIR -- CMD`)");
+    return reportFail(kReportNoTrace, "no trace in " + a.dir +
+                                          " (no CTF metadata file in it or in its trace/: record one with `jitprov "
+                                          "record -o DIR -- CMD`)");
   if (!in_trace) trace = a.dir;
   const std::string verifier = verifierPath();
   int err = 0;
   if (findCommand(verifier, &err).empty())
-    return fail(kReportNoVerifier,
-                verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
+    return reportFail(kReportNoVerifier,
+                      verifier + " not found (JITPROV_VERIFY, beside jitprov in a build tree, installed, or in PATH)");
   // The verifier's JSON into a file of our own (its stderr apart): DIR may be read-only.
   // Unlinked at once and reached through our descriptor: nothing is left in /tmp when
   // jitprov report is interrupted (the verifier, told by PR_SET_PDEATHSIG, stops too).
   char tmp[] = "/tmp/jitprov-report.XXXXXX";
   const int fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd < 0) return fail(kReportError, std::string("a temporary file in /tmp: ") + std::strerror(errno));
+  if (fd < 0) return reportFail(kReportError, std::string("a temporary file in /tmp: ") + std::strerror(errno));
   unlink(tmp);
   const std::string out = "/proc/self/fd/" + std::to_string(fd);
   Progress progress("jitprov report: reading " + trace);
@@ -492,17 +494,17 @@ int report(const ReportArgs& a) {
   const nlohmann::json v = readJson(out, &bad);
   close(fd);
   if (ran.status == 2)  // jitprov-verify: usage or unreadable input
-    return fail(kReportUnreadable, "cannot read the trace " + trace + ": " + firstLine(ran.output));
+    return reportFail(kReportUnreadable, "cannot read the trace " + trace + ": " + firstLine(ran.output));
   // Killed (a crash, the OOM killer): said as such, with what it said before it.
   if (ran.signal != 0)
-    return fail(kReportNoVerifier, verifier + " was killed by signal " + std::to_string(ran.signal) + " (" +
-                                       strsignal(ran.signal) + ") before its report" +
-                                       (ran.output.empty() ? std::string() : ": " + firstLine(ran.output)));
+    return reportFail(kReportNoVerifier, verifier + " was killed by signal " + std::to_string(ran.signal) + " (" +
+                                             strsignal(ran.signal) + ") before its report" +
+                                             (ran.output.empty() ? std::string() : ": " + firstLine(ran.output)));
   if (ran.status < 0 || !v.is_object())
-    return fail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) + "): " +
-                                       firstLine(!ran.output.empty() ? ran.output
-                                                 : bad.empty()       ? "no output"
-                                                                     : bad));
+    return reportFail(kReportNoVerifier, verifier + " gave no report (exit " + std::to_string(ran.status) + "): " +
+                                             firstLine(!ran.output.empty() ? ran.output
+                                                       : bad.empty()       ? "no output"
+                                                                           : bad));
   // What record left beside the trace, when it did.
   // One that cannot be read (jitprov-lockwait killed in its report, a file cut short)
   // costs its part of the report, said on stderr and in the JSON, not the report.
@@ -546,7 +548,7 @@ int report(const ReportArgs& a) {
       else
         printText(jitprov::tools::terminalJson(r), size_t(a.top));
       std::fflush(stdout);
-      return fail(kReportError, "--plots " + r["plots"]["none"].get<std::string>());
+      return reportFail(kReportError, "--plots " + r["plots"]["none"].get<std::string>());
     }
   }
   if (a.json)
