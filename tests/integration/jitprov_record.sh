@@ -489,13 +489,13 @@ done
 for d in /tmp/jitprov-lttng-*; do [ -e "$d" ] && [ "$(stat -c %u "$d")" = 65534 ] && fail "left behind: $d"; done
 pass "a user (nobody, \$HOME not writable): two recordings at once, each verified with its own daemon, nothing left in /tmp"
 
-# --- a user: CMD's recording beside the user's record -p, on the daemon the latter started --
+# --- a user: CMD's recording beside the user's record -p and its daemon ---------------------
 # A user's `record -p` starts the daemon where the user's target looks ($HOME/.lttng) and
-# leaves it to its keeper; a recording of CMD by the same user then uses that running
-# daemon (a user may not enter a namespace of its own) and holds the shared lock while it
-# does: the -p recording ends first, and the daemon stays for CMD's until that ends; then
-# none answers. (A mutant that releases the lock at once: the keeper stops the daemon as
-# the -p recording ends, under CMD's recording.)
+# leaves it to its keeper; a recording of CMD by the same user then runs with a daemon of
+# its own all the same (an LTTNG_HOME of its own, which CMD inherits): that running
+# daemon takes every process of the user with an agent, and CMD's recording would hold
+# the -p target too (it did until 2026-12-08, verify exit 4). The -p recording ends
+# first, CMD's runs on; then no daemon of the user's answers.
 NODE_ADDON=$(realpath "$(dirname "$JITPROV")/../node")  # the build tree's client, as record finds it
 [ -f "$NODE_ADDON/preload.js" ] || fail "no Node.js client beside $JITPROV ($NODE_ADDON/preload.js)"
 mkdir -p "$WORK/user/home" && chown 65534:65534 "$WORK/user/home" || fail "the user's home"
@@ -527,22 +527,23 @@ wait "$UP"
 read -r rc_p t_p <"$WORK/user/p.end"
 [ "$rc_p" = 0 ] || fail "a user's record -p: exit $rc_p: $(cat "$WORK/user/p.out")"
 [ $((t_c - t_p)) -gt 1000000000 ] || fail "the user's record -p ended $(((t_c - t_p) / 1000000)) ms before CMD's, not 1 s or more"
-# CMD's recording holds the target too (a user's daemon takes every process of the user
-# with an agent: docs/tracing.md); its earlier code has no method_load there (exit 4, as
-# for two record -p at once). CMD's node: its own process, a thousand bodies and more.
+# CMD's recording holds CMD's node alone (a thousand bodies and more), verified, beside
+# the running daemon; the -p one holds its target.
 got=$($PY - "$WORK/user/p/summary.json" "$WORK/user/c/summary.json" "$UT" <<'PY'
 import json, sys
 p, c = (json.load(open(f)) for f in sys.argv[1:3])
-cmd = [x for x in c["processes"] if x["vpid"] != int(sys.argv[3])]
-print(p["sessiond"], c["sessiond"], c["verify_exit"] in (0, 4), len(cmd) == 1 and cmd[0]["code_bodies"] > 1000)
+ut = int(sys.argv[3])
+print(p["sessiond"], c["sessiond"], c["sessiond_running_beside"], c["verify_exit"],
+      [x["vpid"] == ut for x in c["processes"]] == [False] and c["processes"][0]["code_bodies"] > 1000,
+      [x["vpid"] for x in p["processes"]] == [ut])
 PY
 )
-[ "$got" = "started shared True True" ] ||
+[ "$got" = "started private True 0 True True" ] ||
   fail "a user's CMD beside record -p: the daemons, CMD's verify exit, its process: $got: $(cat "$WORK/user/p.out" "$WORK/user/c.out")"
 for _ in $(seq 100); do as_user lttng list >/dev/null 2>&1 || break; sleep 0.05; done
 ! as_user lttng list >/dev/null 2>&1 || fail "the user's daemon answers after both recordings ended"
 kill "$UT"
-pass "a user's recording of CMD on the daemon the user's record -p started: it ran on $(((t_c - t_p) / 1000000)) ms after the -p one ended, verified; the daemon stopped after it"
+pass "a user's recording of CMD beside the daemon the user's record -p started: a private one, CMD's process alone, verified; it ran on $(((t_c - t_p) / 1000000)) ms after the -p one ended; no daemon of the user's after both"
 
 # --- a running lttng-sessiond is left alone (root) -----------------------------------------
 # Every process with an agent registers with a running daemon: a recording of CMD there

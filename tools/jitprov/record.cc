@@ -717,13 +717,12 @@ std::string injectPerf(const std::string& dir, nlohmann::json* figures) {
 struct Recording {
   std::string dir, trace, session, verifier, runtime_name;
   pid_t sessiond = 0;     // a private lttng-sessiond's, else 0
-  SharedSessiond shared;  // the daemon in lttng's shared place (-p; a user's running one), while used
+  SharedSessiond shared;  // the daemon in lttng's shared place (-p), while used
   // summary.json's "sessiond": private (this recording's own), existing (a running one),
   // started (-p: started by this recording in lttng's shared place, for others too),
   // shared (started there by another jitprov record)
   std::string sessiond_kind = "private";
-  std::string lttng_home;  // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
-  bool existing = false;
+  std::string lttng_home;       // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
   bool beside_running = false;  // a private daemon, though one was running (root, CMD)
   pid_t lockwait = 0;           // --lockwait: jitprov-lockwait's
   bool dir_made = false;        // DIR made by this recording (else it was there, empty)
@@ -788,17 +787,13 @@ std::string startSession(Recording& r, pid_t vpid) {
   return {};
 }
 
-// The daemon in lttng's shared place joined (SharedSessiond::acquire; one started when
-// `may_start`), r.existing and r.sessiond_kind said by it: "" or the line of the failure.
-std::string joinShared(Recording& r, bool may_start) {
+// The daemon in lttng's shared place joined (SharedSessiond::acquire: one started if none
+// answers), r.sessiond_kind said by it: "" or the line of the failure.
+std::string joinShared(Recording& r) {
   using Joined = SharedSessiond::Joined;
   Joined joined = Joined::kNone;
-  if (std::string why = r.shared.acquire(interrupted, may_start, &joined); !why.empty())
-    return "lttng-sessiond: " + why;
-  r.existing = joined == Joined::kRunning || joined == Joined::kRecordings;
-  if (joined == Joined::kNone) (void)r.shared.release();  // none to share
-  if (joined != Joined::kNone)
-    r.sessiond_kind = joined == Joined::kStarted ? "started" : joined == Joined::kRecordings ? "shared" : "existing";
+  if (std::string why = r.shared.acquire(interrupted, &joined); !why.empty()) return "lttng-sessiond: " + why;
+  r.sessiond_kind = joined == Joined::kStarted ? "started" : joined == Joined::kRecordings ? "shared" : "existing";
   return {};
 }
 
@@ -809,38 +804,29 @@ std::string joinShared(Recording& r, bool may_start) {
 // of the failure (torn down).
 std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
   if (!private_ns) {
-    if (std::string why = joinShared(r, true); !why.empty()) return why;
+    if (std::string why = joinShared(r); !why.empty()) return why;
     return startSession(r, vpid);
   }
   // A running daemon takes every process with an agent, and a recording of CMD would
-  // hold them all (two recordings at once, each the other's CMD). Root records CMD with
-  // a daemon of its own in a private mount namespace all the same: CMD's processes, and
-  // they alone, see it. (A user's CMD uses a running daemon of the user's: it may not
-  // enter a namespace.)
-  if (geteuid() == 0) {
-    r.beside_running = sessiondAnswers();
-  } else {
-    // A user's running daemon is used under the shared lock: one a `record -p` started
-    // stays while this recording uses it.
-    if (std::string why = joinShared(r, false); !why.empty()) return why;
-  }
-  if (!r.existing && geteuid() != 0) {
-    // A user's private daemon, in an LTTNG_HOME of its own that CMD and the lttng
-    // commands inherit: in lttng's per-user place ($HOME/.lttng) another recording would
-    // take it for a running one, and stop with it, and $HOME may not be writable. (With
-    // -p the target looks in its own $HOME: a daemon of the user's there, or ours.)
+  // hold them all (two recordings at once, each the other's CMD). CMD is recorded with a
+  // daemon of its own all the same, that CMD's processes alone see: root's in a private
+  // mount namespace, a user's in an LTTNG_HOME of its own.
+  r.beside_running = sessiondAnswers();
+  if (geteuid() != 0) {
+    // An LTTNG_HOME that CMD and the lttng commands inherit: lttng-ust looks for the
+    // user's daemon there, not in $HOME/.lttng, where a daemon of the user's (a `record
+    // -p`'s, say) takes the user's other processes with an agent. $HOME may not be
+    // writable, either.
     char home[] = "/tmp/jitprov-lttng-XXXXXX";  // short: the daemon's sockets are in it
     if (mkdtemp(home) == nullptr) return std::string("a directory for lttng in /tmp: ") + std::strerror(errno);
     r.lttng_home = home;
     setenv("LTTNG_HOME", home, 1);
   }
-  if (!r.existing) {
-    std::string why;
-    r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", &why);
-    if (r.sessiond == 0) {
-      removeLttngHome(r);
-      return "no lttng-sessiond answers, and a private one failed: " + why;
-    }
+  std::string why;
+  r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", &why);
+  if (r.sessiond == 0) {
+    removeLttngHome(r);
+    return "a private lttng-sessiond failed: " + why;
   }
   return startSession(r, vpid);
 }

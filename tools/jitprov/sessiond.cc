@@ -212,32 +212,27 @@ std::string takeLock(int fd, int op, const std::string& path, const std::functio
 }
 }  // namespace
 
-std::string SharedSessiond::acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined) {
-  std::string why = join(interrupted, may_start, joined);
+std::string SharedSessiond::acquire(const std::function<bool()>& interrupted, Joined* joined) {
+  std::string why = join(interrupted, joined);
   if (!why.empty()) (void)release();  // nothing held, a keeper started for nothing stopped
   return why;
 }
 
-std::string SharedSessiond::join(const std::function<bool()>& interrupted, bool may_start, Joined* joined) {
+std::string SharedSessiond::join(const std::function<bool()>& interrupted, Joined* joined) {
   *joined = Joined::kNone;
   const std::string dir = lttngRunDir();
-  // A place lttng's shared place cannot be made in ($HOME not writable): no daemon can
-  // run there either; fine when none is to be started.
-  const auto unusable = [may_start](const std::string& why) -> std::string {
-    return !may_start && !sessiondAnswers() ? std::string() : why;
-  };
   if (mkdir(dir.c_str(), geteuid() == 0 ? 0755 : 0700) != 0 && errno != EEXIST)
-    return unusable("cannot create " + dir + ": " + std::strerror(errno));
+    return "cannot create " + dir + ": " + std::strerror(errno);
   const std::string lock_path = dir + "/jitprov-record.lock", keeper_path = dir + "/jitprov-record.keeper",
                     start_path = dir + "/jitprov-record.start", log = dir + "/jitprov-record-sessiond.log";
   lock_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_ < 0) return unusable("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (lock_ < 0) return "cannot open " + lock_path + ": " + std::strerror(errno);
   // Held exclusively only while a keeper or the last recording stops the daemon.
   if (std::string why = takeLock(lock_, LOCK_SH, lock_path, interrupted); !why.empty()) return why;
   // One recording at a time looks for the daemon and starts one: two at once would each
   // start one (the second exits at once, its keeper with it).
   const int start = open(start_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (start < 0) return unusable("cannot open " + start_path + ": " + std::strerror(errno));
+  if (start < 0) return "cannot open " + start_path + ": " + std::strerror(errno);
   struct Unlock {
     int fd;
     ~Unlock() { close(fd); }
@@ -248,7 +243,6 @@ std::string SharedSessiond::join(const std::function<bool()>& interrupted, bool 
     *joined = keeper_pidfd_ >= 0 ? Joined::kRecordings : Joined::kRunning;
     return {};
   }
-  if (!may_start) return {};
   // What the keeper needs, made before the fork (it may not allocate).
   const std::string tmp = keeper_path + ".tmp";
   const pid_t keeper = fork();

@@ -51,7 +51,7 @@ class SharedSessiond {
 
   // Which daemon a recording joined.
   enum class Joined {
-    kNone,        // none answered (and none was to be started)
+    kNone,        // not joined (acquire failed)
     kRunning,     // one that answered, of no recording's (a user's, a system's)
     kRecordings,  // one that answered, started by another jitprov record (its keeper's)
     kStarted,     // one this recording started, under a keeper
@@ -59,11 +59,10 @@ class SharedSessiond {
 
   // Joins: the shared lock taken (waiting, up to 20 s, while another recording stops the
   // daemon it was the last to use; `interrupted` asked every 20 ms); then, one recording
-  // at a time (RUNDIR/jitprov-record.start), the daemon that answers used, else, when
-  // `may_start`, one started under a keeper (its output in
-  // RUNDIR/jitprov-record-sessiond.log). *joined says which. "" or why not (nothing held
-  // then).
-  std::string acquire(const std::function<bool()>& interrupted, bool may_start, Joined* joined);
+  // at a time (RUNDIR/jitprov-record.start), the daemon that answers used, else one
+  // started under a keeper (its output in RUNDIR/jitprov-record-sessiond.log). *joined
+  // says which. "" or why not (nothing held then).
+  std::string acquire(const std::function<bool()>& interrupted, Joined* joined);
 
   // Leaves: the lock released; the last recording to leave a daemon that a recording
   // started stops it (through its keeper, waited for). True when this recording started
@@ -71,7 +70,7 @@ class SharedSessiond {
   bool release();
 
  private:
-  std::string join(const std::function<bool()>& interrupted, bool may_start, Joined* joined);  // acquire's work
+  std::string join(const std::function<bool()>& interrupted, Joined* joined);  // acquire's work
 
   int lock_ = -1;          // the open lock file, flock LOCK_SH while held
   int keeper_pidfd_ = -1;  // the keeper's (a daemon a jitprov record started), else -1
