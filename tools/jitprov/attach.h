@@ -51,6 +51,10 @@ struct AttachRequest {
   std::string agent;    // absolute path of the agent library, as the target will open it
   std::string options;  // the agent's options ("" for its defaults)
   std::chrono::milliseconds timeout{10000};
+  // The process may be waited for (younger than kStartingGrace when the try began):
+  // HotSpot then answers a JVM not initialized yet with NotYet::kYoung, nothing sent;
+  // else it attaches whatever the JVM's hsperfdata says.
+  bool starting = false;
 };
 
 struct AttachOutcome {

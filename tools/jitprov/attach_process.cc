@@ -23,9 +23,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kNoRuntimeGrace{1000}, kStartingRetry{50};
 constexpr std::chrono::milliseconds kTryRoom{2000};
 
-AttachOutcome attachOnce(pid_t pid, const std::string& agent, const std::string& options,
-                         std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r) {
-  AttachOutcome o = findTarget(pid, t);
+AttachOutcome attachOnce(pid_t pid, unsigned long long born, const std::string& agent, const std::string& options,
+                         std::chrono::milliseconds timeout, bool starting, TargetInfo* t, AttachRequest* r) {
+  AttachOutcome o = findTarget(pid, t, born);
   // "Already loaded" is the agent's answer (HotSpot: 74) or the runtime's with the
   // client's ready mark (CoreCLR: ALREADY_ACTIVE), never the maps': they keep the agent's
   // library and libjitprov after a start that failed and was undone, and a retry must go
@@ -35,6 +35,7 @@ AttachOutcome attachOnce(pid_t pid, const std::string& agent, const std::string&
   r->target = t->target;
   r->options = options;
   r->timeout = timeout;
+  r->starting = starting;
   if (t->target.runtime == Runtime::kNode) return attachNode(*t, *r);
   return t->target.runtime == Runtime::kHotSpot ? attachHotSpot(*t, *r) : attachCoreClr(*r);
 }
@@ -53,39 +54,40 @@ bool askAgain(const AttachOutcome& o, long long age_ms) {
 // Asks `once` again every kStartingRetry while askAgain(), until `cancelled`, or until
 // too little of `timeout` is left for a whole try: one begun with milliseconds left could
 // send a node its SIGUSR1 and give up before its inspector opened, or leave CoreCLR an
-// AttachProfiler to answer after the command gave up. The line says how it went.
-AttachOutcome askUntilStarted(pid_t pid, std::chrono::milliseconds timeout, const std::function<bool()>& cancelled,
-                              const std::function<AttachOutcome(std::chrono::milliseconds)>& once) {
+// AttachProfiler to answer after the command gave up. A try is told whether the process
+// may still be waited for (its age when the try began: a JVM not initialized yet is
+// answered "not yet" only then), and askAgain() judges by that same age, so that a try
+// made as its grace ends is followed by one that attaches. The line says how it went.
+AttachOutcome askUntilStarted(std::chrono::milliseconds timeout, const std::function<bool()>& cancelled, pid_t pid,
+                              const std::function<AttachOutcome(std::chrono::milliseconds, bool)>& once) {
   const auto start = Clock::now(), deadline = start + timeout;
   const auto room = std::min(timeout / 2, kTryRoom);
-  const unsigned long long born = processStartTicks(pid);
   for (int tries = 1;; ++tries) {
-    // Each try looks the pid up again: a process that exited meanwhile and whose pid was
-    // taken by another (a later start time) is not that process.
-    if (const unsigned long long now = tries > 1 ? processStartTicks(pid) : born; born != 0 && now != 0 && now != born)
-      return AttachOutcome{kNoSuchProcess,
-                           "no process " + std::to_string(pid) +
-                               ": it exited while it was starting, and its pid names another process now",
-                           {}};
     const auto left =
         tries == 1 ? timeout : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    AttachOutcome o = once(std::max(left, std::chrono::milliseconds(1)));
+    const long long age = processAgeMs(pid);
+    AttachOutcome o = once(std::max(left, std::chrono::milliseconds(1)), age >= 0 && age < kStartingGrace.count());
     const bool checked = o.status != kAttached && o.status != kAlreadyLoaded;
-    const long long age = checked ? processAgeMs(pid) : -1;
-    if (checked && askAgain(o, age) && !(cancelled && cancelled()) && Clock::now() + kStartingRetry + room < deadline) {
+    const bool again = checked && askAgain(o, age) && !(cancelled && cancelled());
+    if (again && Clock::now() + kStartingRetry + room < deadline) {
       std::this_thread::sleep_for(kStartingRetry);
       continue;
     }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     const std::string how = std::to_string(tries) + " tries in " + std::to_string(ms) + " ms";
-    if (tries > 1 && o.status == kAttached)
+    if (tries > 1 && o.status == kAttached) {
       o.line += std::string(o.line.empty() ? "" : "; ") + "it was starting: attached after " + how;
-    else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kStarting)
+    } else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kStarting) {
       o.line += " (still, after " + how + ": a runtime paused at its start waits for a diagnostics monitor)";
-    else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kYoung)
+    } else if (again && o.not_yet == AttachOutcome::NotYet::kYoung) {
+      // Young still, but no time left for another try: the timeout's, not the process's.
+      o.status = kTimedOut;
+      o.line += " (still starting when the timeout ran out, after " + how + ")";
+    } else if (tries > 1 && o.not_yet == AttachOutcome::NotYet::kYoung) {
       o.line += " (still, " + std::to_string(age < 0 ? 0 : age / 1000) + " s after its start, after " + how + ")";
-    else if (tries > 1 && checked)
+    } else if (tries > 1 && checked) {
       o.line += " (after " + how + ")";
+    }
     return o;
   }
 }
@@ -94,17 +96,21 @@ AttachOutcome askUntilStarted(pid_t pid, std::chrono::milliseconds timeout, cons
 
 AttachOutcome findStartedTarget(pid_t pid, TargetInfo* t, std::chrono::milliseconds timeout,
                                 const std::function<bool()>& cancelled) {
-  return askUntilStarted(pid, timeout, cancelled, [&](std::chrono::milliseconds) { return findTarget(pid, t); });
+  const unsigned long long born = processStartTicks(pid);
+  return askUntilStarted(timeout, cancelled, pid,
+                         [&](std::chrono::milliseconds, bool) { return findTarget(pid, t, born); });
 }
 
 AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::string& options,
                             std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r,
-                            const std::function<bool()>& cancelled) {
+                            const std::function<bool()>& cancelled, unsigned long long born) {
   // A process that is starting (`app & jitprov attach $!`) is asked again (askAgain);
   // an older one is answered at once (DOTNET_EnableDiagnostics=0, --disable-sigusr1,
   // -Xrs).
-  return askUntilStarted(pid, timeout, cancelled,
-                         [&](std::chrono::milliseconds left) { return attachOnce(pid, agent, options, left, t, r); });
+  if (born == 0) born = processStartTicks(pid);
+  return askUntilStarted(timeout, cancelled, pid, [&](std::chrono::milliseconds left, bool starting) {
+    return attachOnce(pid, born, agent, options, left, starting, t, r);
+  });
 }
 
 }  // namespace jitprov::cli

@@ -276,15 +276,13 @@ struct Child {
     // accessible once it is in JVMTI's live phase (Threads::create_vm), 40-70 ms after its
     // exec here. A listener started before could load the agent in the start phase, where
     // it was refused (no JVMTI 1.2 environment). Nothing is sent; attachProcess asks again
-    // while the process is young. An older JVM is attached whatever the flag says.
+    // while the process is young (r.starting). An older JVM is attached whatever the flag
+    // says.
     const bool initialized = pd.found && pd.accessible;
-    if (pd.found && !pd.accessible && !disabled) {
-      const long long age = processAgeMs(t.target.pid);
-      if (age >= 0 && age < kStartingGrace.count()) {
-        AttachOutcome o = done(kAttachDisabled, who() + " is starting: its JVM is not initialized yet");
-        o.not_yet = AttachOutcome::NotYet::kYoung;
-        return o;
-      }
+    if (pd.found && !pd.accessible && !disabled && r.starting) {
+      AttachOutcome o = done(kAttachDisabled, who() + " is starting: its JVM is not initialized yet");
+      o.not_yet = AttachOutcome::NotYet::kYoung;
+      return o;
     }
     struct stat st {};
     if (lstat(sock.c_str(), &st) != 0) {

@@ -232,8 +232,9 @@ std::string absolute(const std::string& p) {
 // SharedSessiond, where the target looks.)
 pid_t startPrivateSessiond(const std::string& log, std::string* why) {
   // Root's daemon lives in /var/run/lttng, where any root tool would find ours: hidden
-  // in a namespace. A user's lives in their own $HOME/.lttng (lttng's per-user mode):
-  // no namespace needed, and none allowed without CAP_SYS_ADMIN.
+  // in a namespace. A user's lives in $LTTNG_HOME/.lttng (lttng's per-user mode; a
+  // private LTTNG_HOME, setUpLttng): no namespace needed, and none allowed without
+  // CAP_SYS_ADMIN.
   if (geteuid() == 0) {
     if (unshare(CLONE_NEWNS) != 0) {
       *why = std::string("a private mount namespace (unshare): ") + std::strerror(errno);
@@ -723,7 +724,7 @@ struct Recording {
   // shared (started there by another jitprov record)
   std::string sessiond_kind = "private";
   std::string lttng_home;       // a user's private lttng-sessiond's LTTNG_HOME, removed at the end
-  bool beside_running = false;  // a private daemon, though one was running (root, CMD)
+  bool beside_running = false;  // CMD's private daemon, though one was running
   pid_t lockwait = 0;           // --lockwait: jitprov-lockwait's
   bool dir_made = false;        // DIR made by this recording (else it was there, empty)
 };
@@ -798,7 +799,7 @@ std::string joinShared(Recording& r) {
 }
 
 // lttng: with `private_ns` (CMD), a private lttng-sessiond (root's in a private mount
-// namespace), or a user's running one; without (-p: the target must find it), the one in
+// namespace, a user's in a private LTTNG_HOME); without (-p: the target must find it), the one in
 // lttng's shared place, started if none answers, shared with other recordings there
 // (SharedSessiond); and the session (of process `vpid` alone when > 0). "" or the line
 // of the failure (torn down).
@@ -817,10 +818,28 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
     // user's daemon there, not in $HOME/.lttng, where a daemon of the user's (a `record
     // -p`'s, say) takes the user's other processes with an agent. $HOME may not be
     // writable, either.
+    std::optional<std::string> users_home;  // set again if ours cannot be used
+    if (const char* h = std::getenv("LTTNG_HOME"); h != nullptr) users_home = h;
     char home[] = "/tmp/jitprov-lttng-XXXXXX";  // short: the daemon's sockets are in it
     if (mkdtemp(home) == nullptr) return std::string("a directory for lttng in /tmp: ") + std::strerror(errno);
     r.lttng_home = home;
     setenv("LTTNG_HOME", home, 1);
+    // A daemon answers there before ours runs: root's, which liblttng-ctl asks first for
+    // a member of the Unix tracing group (a distribution's lttng-sessiond.service). Such
+    // a user's lttng-sessiond refuses to start beside it ("already running"), and the
+    // user's lttng and CMD's processes reach root's: used, with what that costs said.
+    if (sessiondAnswers()) {
+      removeLttngHome(r);
+      if (users_home)
+        setenv("LTTNG_HOME", users_home->c_str(), 1);
+      else
+        unsetenv("LTTNG_HOME");
+      if (std::string why = joinShared(r); !why.empty()) return why;
+      std::fprintf(stderr,
+                   "jitprov record: lttng-sessiond: a member of the Unix tracing group cannot run one of its own "
+                   "beside root's: recorded by root's, which records this user's other processes with an agent too\n");
+      return startSession(r, vpid);
+    }
   }
   std::string why;
   r.sessiond = startPrivateSessiond(r.dir + "/lttng-sessiond.log", &why);
@@ -1141,7 +1160,8 @@ int recordPid(const RecordArgs& a) {
   }
   AttachRequest req;
   TargetInfo t2;
-  const AttachOutcome o = attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req, interrupted);
+  const AttachOutcome o =
+      attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req, interrupted, t.start_ticks);
   std::string attached;
   const bool loaded_already = o.status == kAlreadyLoaded;
   if (loaded_already) {

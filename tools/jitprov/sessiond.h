@@ -4,13 +4,13 @@
 // root, a private LTTNG_HOME for a user). A recording of a running process (-p PID) must
 // use the daemon where that process's lttng-ust looks: lttng's shared place, which other
 // recordings share too. There, every `jitprov record -p` (and a user's recording of CMD
-// that uses a running daemon) holds a shared flock(2) on RUNDIR/jitprov-record.lock while
-// it uses the daemon; one at a time, under RUNDIR/jitprov-record.start, looks for the
-// daemon and starts one; a daemon one of them started is the child of a small keeper
-// process (`jitprov-keeper`, its pid in RUNDIR/jitprov-record.keeper) that stops it once no
-// recording holds the lock: when the last one leaves, or when the recordings are gone
-// (killed outright included). A recording that started the daemon no longer stops it
-// under another that uses it.
+// that cannot have a daemon of its own: record.cc, setUpLttng) holds a shared flock(2)
+// on RUNDIR/jitprov-record.lock while it uses the daemon; one at a time, under
+// RUNDIR/jitprov-record.start, looks for the daemon and starts one; a daemon one of them
+// started is the child of a small keeper process (`jitprov-keeper`, its pid in
+// RUNDIR/jitprov-record.keeper) that stops it once no recording holds the lock: when the
+// last one leaves, or when the recordings are gone (killed outright included). A
+// recording that started the daemon no longer stops it under another that uses it.
 #pragma once
 
 #include <sys/types.h>

@@ -139,7 +139,7 @@ char processState(pid_t pid) {
   return '\0';
 }
 
-AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
+AttachOutcome findTarget(pid_t pid, TargetInfo* out, unsigned long long born) {
   const std::string proc = "/proc/" + std::to_string(pid);
   TargetInfo t;
   t.target.pid = pid;
@@ -155,6 +155,11 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
         delete p;
       });
     }
+    // After the pidfd: a pid taken between the two reads gives a start time unlike born.
+    t.start_ticks = processStartTicks(pid);
+    if (born != 0 && t.start_ticks != 0 && t.start_ticks != born)
+      return fail(kNoSuchProcess, "no process " + std::to_string(pid) +
+                                      ": the one first seen there exited, and its pid names another process now");
   }
   {
     std::ifstream comm(proc + "/comm");
@@ -190,8 +195,9 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out) {
       return fail(kNoSuchProcess, "no process " + std::to_string(pid) + " (it exited)");
     return fail(kPermission, proc + "/maps: " + std::strerror(errno) + ": may not inspect " + describe(t));
   }
-  // The .NET host (dotnet, or its libhostfxr in an apphost): CoreCLR may follow. (Not
-  // java's launcher: a JVM attached in its start-up refused the agent, no JVMTI 1.2.)
+  // The .NET host (dotnet, or its libhostfxr in an apphost): CoreCLR may follow. (java's
+  // launcher maps libjvm.so in its first milliseconds: the second any process mapping no
+  // runtime is given covers it.)
   bool launcher = false;
   for (std::string line; std::getline(maps, line);) {
     const size_t slash = line.find('/');

@@ -24,6 +24,9 @@ struct TargetInfo {
   pid_t tgid = 0;                    // Tgid: its process (not PID when PID is a thread)
   bool node_client_loaded = false;   // node: jitprov_node.node (the client addon) mapped
   bool node_client_started = false;  // node: and started (its threads run; a refused one stays mapped)
+  // Its start time (processStartTicks), read after its pidfd was taken: a process that
+  // took the pid of one seen before has a later one. 0 unknown.
+  unsigned long long start_ticks = 0;
   // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
   // signal sent through it (signalTarget) reaches this process, never a later one that
   // reuses its pid. Shared by the copies, closed with the last.
@@ -32,8 +35,9 @@ struct TargetInfo {
 
 // Reads /proc/PID/status, comm and maps. kAttached with *out filled, or the status and
 // one line: kNoSuchProcess, kPermission (not its euid and no CAP_SYS_PTRACE, or /proc
-// refuses), kNotARuntime.
-AttachOutcome findTarget(pid_t pid, TargetInfo* out);
+// refuses), kNotARuntime. `born` (non-zero): the start time of the process seen at PID
+// before; another one there now (it exited, and its pid was taken) is kNoSuchProcess.
+AttachOutcome findTarget(pid_t pid, TargetInfo* out, unsigned long long born = 0);
 
 // The lines of /proc/PID/status into *t: NSpid's last field (nspid), Uid's and Gid's
 // second (euid, egid), SigCgt, SigIgn, State. False when there is no Uid: line (the
