@@ -582,21 +582,22 @@ done
 # daemon running (as a distribution's lttng-sessiond.service runs it): lttng-sessiond
 # will not start for that user ("already running": liblttng-ctl asks root's first), and
 # the user's lttng commands and CMD's processes reach root's. The recording uses it and
-# says so (it holds the user's other processes with an agent too); before, it failed
-# (122, "a private lttng-sessiond failed").
+# says so (it holds the user's other processes with an agent too), $HOME not writable
+# as it may be; nothing left in /tmp.
 TRACING_GID=$(getent group tracing | cut -d: -f3)
 [ -n "$TRACING_GID" ] || fail "no Unix group 'tracing' (lttng-tools' package makes it)"
-as_tracer() { setpriv --reuid=65534 --regid=65534 --groups="$TRACING_GID" env HOME="$WORK/user/home" "$@"; }
+as_tracer() { setpriv --reuid=65534 --regid=65534 --groups="$TRACING_GID" env HOME=/nonexistent "$@"; }
 as_tracer lttng list >/dev/null 2>&1 || fail "a user in group tracing does not reach root's running daemon"
 as_tracer "$JITPROV" record -o "$WORK/user/tg" -- node -e \
   'let x = 0; for (let i = 0; i < 2000; i++) x += new Function("a", "return a * " + i)(2);' \
   >"$WORK/user/tg.out" 2>&1 || fail "a tracing-group user's recording: exit $?: $(cat "$WORK/user/tg.out")"
 grep -q "^jitprov record: lttng-sessiond: a member of the Unix tracing group cannot run one of its own beside root's" \
   "$WORK/user/tg.out" || fail "a tracing-group user's recording did not say whose daemon: $(cat "$WORK/user/tg.out")"
-got=$(summary "$WORK/user/tg" 's["sessiond"], s["verify_exit"], [p["code_bodies"] > 1000 for p in s["processes"]]')
-[ "$got" = "existing 0 [True]" ] ||
+got=$(summary "$WORK/user/tg" 's["sessiond"], s["sessiond_running_beside"], s["verify_exit"], [p["code_bodies"] > 1000 for p in s["processes"]]')
+[ "$got" = "existing False 0 [True]" ] ||
   fail "a tracing-group user's recording beside root's daemon: $got: $(cat "$WORK/user/tg.out")"
 lttng list 2>/dev/null | grep jitprov-record >/dev/null && fail "a session left in root's daemon: $(lttng list)"
+for d in /tmp/jitprov-lttng-*; do [ -e "$d" ] && [ "$(stat -c %u "$d")" = 65534 ] && fail "left behind: $d"; done
 lttng_sessiond_stop
 pass "with an lttng-sessiond running: a private one used, the running one left alone; two recordings at once beside a third node with the agent each hold their own CMD's process alone; a user of group tracing records on root's, saying so"
 

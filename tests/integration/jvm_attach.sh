@@ -136,12 +136,14 @@ for hold in 0 2000; do
   kill "$SMALL_PID"; wait "$SMALL_PID" 2>/dev/null
   pass "a JVM at its launch (held $hold ms in its start phase): $(cat "$WORK/attach-launch.out"); again: exit 9"
 done
-# Held longer than --timeout: still starting when it runs out, the timeout's exit.
-small launch-timeout -agentpath:"$HOLD=4000"
+# Held longer than --timeout: still starting when it runs out, the timeout's exit. (Once
+# its hsperfdata is there: before, it may still be java's launcher, or not catch SIGQUIT.)
+small launch-timeout -agentpath:"$HOLD=6000"
+for _ in $(seq 300); do ls /tmp/hsperfdata_*/"$SMALL_PID" >/dev/null 2>&1 && break; sleep 0.01; done
 expect 10 "is starting: its JVM is not initialized yet \(still starting when the timeout ran out, after [0-9]+ tries" \
-  "$JITPROV" attach "$SMALL_PID" --timeout 2
+  "$JITPROV" attach "$SMALL_PID" --timeout 3
 kill "$SMALL_PID"; wait "$SMALL_PID" 2>/dev/null
-pass "a JVM held 4 s in its start phase, --timeout 2: exit 10, \"$LAST_LINE\""
+pass "a JVM held 6 s in its start phase, --timeout 3: exit 10, \"$LAST_LINE\""
 
 # --- bad targets ----------------------------------------------------------------------
 true & gone=$!; wait "$gone"

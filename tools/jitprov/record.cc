@@ -818,8 +818,6 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
     // user's daemon there, not in $HOME/.lttng, where a daemon of the user's (a `record
     // -p`'s, say) takes the user's other processes with an agent. $HOME may not be
     // writable, either.
-    std::optional<std::string> users_home;  // set again if ours cannot be used
-    if (const char* h = std::getenv("LTTNG_HOME"); h != nullptr) users_home = h;
     char home[] = "/tmp/jitprov-lttng-XXXXXX";  // short: the daemon's sockets are in it
     if (mkdtemp(home) == nullptr) return std::string("a directory for lttng in /tmp: ") + std::strerror(errno);
     r.lttng_home = home;
@@ -828,13 +826,11 @@ std::string setUpLttng(Recording& r, bool private_ns, pid_t vpid = 0) {
     // a member of the Unix tracing group (a distribution's lttng-sessiond.service). Such
     // a user's lttng-sessiond refuses to start beside it ("already running"), and the
     // user's lttng and CMD's processes reach root's: used, with what that costs said.
+    // (Not joinShared(): no keeper of ours stops root's daemon. The LTTNG_HOME stays,
+    // for the lttng client's .lttngrc: $HOME may not be writable.)
     if (sessiondAnswers()) {
-      removeLttngHome(r);
-      if (users_home)
-        setenv("LTTNG_HOME", users_home->c_str(), 1);
-      else
-        unsetenv("LTTNG_HOME");
-      if (std::string why = joinShared(r); !why.empty()) return why;
+      r.sessiond_kind = "existing";
+      r.beside_running = false;
       std::fprintf(stderr,
                    "jitprov record: lttng-sessiond: a member of the Unix tracing group cannot run one of its own "
                    "beside root's: recorded by root's, which records this user's other processes with an agent too\n");

@@ -3,9 +3,8 @@
 // A recording of CMD has a daemon of its own (record.cc: in a private mount namespace for
 // root, a private LTTNG_HOME for a user). A recording of a running process (-p PID) must
 // use the daemon where that process's lttng-ust looks: lttng's shared place, which other
-// recordings share too. There, every `jitprov record -p` (and a user's recording of CMD
-// that cannot have a daemon of its own: record.cc, setUpLttng) holds a shared flock(2)
-// on RUNDIR/jitprov-record.lock while it uses the daemon; one at a time, under
+// recordings share too. There, every `jitprov record -p` holds a shared flock(2) on
+// RUNDIR/jitprov-record.lock while it uses the daemon; one at a time, under
 // RUNDIR/jitprov-record.start, looks for the daemon and starts one; a daemon one of them
 // started is the child of a small keeper process (`jitprov-keeper`, its pid in
 // RUNDIR/jitprov-record.keeper) that stops it once no recording holds the lock: when the
