@@ -44,6 +44,10 @@ struct Target {
   Runtime runtime = Runtime::kNone;
   std::string runtime_lib;      // the mapped libjvm.so / libcoreclr.so, as the target names it
   bool jitprov_loaded = false;  // libjitprov.so.1 already mapped in it (node: the client addon)
+  // Its start time in clock ticks after boot (processStartTicks, target.h), read after its
+  // pidfd was taken: a process that took the pid of one seen before has a later one;
+  // CoreCLR's diagnostics socket is named with it. 0 unknown.
+  unsigned long long start_ticks = 0;
 };
 
 struct AttachRequest {

@@ -55,17 +55,19 @@ bool askAgain(const AttachOutcome& o, long long age_ms) {
 // too little of `timeout` is left for a whole try: one begun with milliseconds left could
 // send a node its SIGUSR1 and give up before its inspector opened, or leave CoreCLR an
 // AttachProfiler to answer after the command gave up. A try is told whether the process
-// may still be waited for (its age when the try began: a JVM not initialized yet is
-// answered "not yet" only then), and askAgain() judges by that same age, so that a try
-// made as its grace ends is followed by one that attaches. The line says how it went.
-AttachOutcome askUntilStarted(std::chrono::milliseconds timeout, const std::function<bool()>& cancelled, pid_t pid,
+// may still be waited for (the age, when the try began, of the process first seen, which
+// started at `born`: a JVM not initialized yet is answered "not yet" only then), and
+// askAgain() judges by that same age, so that a try made as its grace ends is followed
+// by one that attaches. The line says how it went.
+AttachOutcome askUntilStarted(std::chrono::milliseconds timeout, const std::function<bool()>& cancelled,
+                              unsigned long long born,
                               const std::function<AttachOutcome(std::chrono::milliseconds, bool)>& once) {
   const auto start = Clock::now(), deadline = start + timeout;
   const auto room = std::min(timeout / 2, kTryRoom);
   for (int tries = 1;; ++tries) {
     const auto left =
         tries == 1 ? timeout : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    const long long age = processAgeMs(pid);
+    const long long age = processAgeMs(born);
     AttachOutcome o = once(std::max(left, std::chrono::milliseconds(1)), age >= 0 && age < kStartingGrace.count());
     const bool checked = o.status != kAttached && o.status != kAlreadyLoaded;
     const bool again = checked && askAgain(o, age) && !(cancelled && cancelled());
@@ -97,7 +99,7 @@ AttachOutcome askUntilStarted(std::chrono::milliseconds timeout, const std::func
 AttachOutcome findStartedTarget(pid_t pid, TargetInfo* t, std::chrono::milliseconds timeout,
                                 const std::function<bool()>& cancelled) {
   const unsigned long long born = processStartTicks(pid);
-  return askUntilStarted(timeout, cancelled, pid,
+  return askUntilStarted(timeout, cancelled, born,
                          [&](std::chrono::milliseconds, bool) { return findTarget(pid, t, born); });
 }
 
@@ -108,7 +110,7 @@ AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::stri
   // an older one is answered at once (DOTNET_EnableDiagnostics=0, --disable-sigusr1,
   // -Xrs).
   if (born == 0) born = processStartTicks(pid);
-  return askUntilStarted(timeout, cancelled, pid, [&](std::chrono::milliseconds left, bool starting) {
+  return askUntilStarted(timeout, cancelled, born, [&](std::chrono::milliseconds left, bool starting) {
     return attachOnce(pid, born, agent, options, left, starting, t, r);
   });
 }

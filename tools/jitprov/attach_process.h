@@ -20,7 +20,7 @@ namespace jitprov::cli {
 // CoreCLR's "not yet available", node's SIGUSR1 handler not installed yet) is asked
 // again every 50 ms, within `timeout`, until `cancelled` (when given) says stop; still
 // starting when the timeout runs out: kTimedOut. `born`: the process's start time as
-// seen before (TargetInfo::start_ticks; 0: read now); a process that took its pid
+// seen before (Target::start_ticks; 0: read now); a process that took its pid
 // meanwhile is not attached (kNoSuchProcess).
 AttachOutcome attachProcess(pid_t pid, const std::string& agent, const std::string& options,
                             std::chrono::milliseconds timeout, TargetInfo* t, AttachRequest* r,

@@ -332,7 +332,7 @@ AttachOutcome attachAsTarget(const AttachRequest& req, AttachDeadline deadline) 
   const std::string pid = std::to_string(t.pid);
   const std::string root = t.root.empty() ? "/proc/" + pid + "/root" : t.root;
   const std::string dir = root + targetTmpdir(t.pid);
-  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, processStartTicks(t.pid), t.euid);
+  const std::string name = findSocket(dir, t.nspid != 0 ? t.nspid : t.pid, t.start_ticks, t.euid);
   if (::access(("/proc/" + pid).c_str(), F_OK) != 0) {
     out.status = kNoSuchProcess;
     out.line = "no process " + pid;

@@ -1157,7 +1157,7 @@ int recordPid(const RecordArgs& a) {
   AttachRequest req;
   TargetInfo t2;
   const AttachOutcome o =
-      attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req, interrupted, t.start_ticks);
+      attachProcess(t.target.pid, "", options, std::chrono::seconds(10), &t2, &req, interrupted, t.target.start_ticks);
   std::string attached;
   const bool loaded_already = o.status == kAlreadyLoaded;
   if (loaded_already) {

@@ -68,8 +68,7 @@ unsigned long long processStartTicks(pid_t pid) {
   return 0;
 }
 
-long long processAgeMs(pid_t pid) {
-  const unsigned long long start_ticks = processStartTicks(pid);
+long long processAgeMs(unsigned long long start_ticks) {
   std::ifstream up("/proc/uptime");
   double uptime_s = -1;
   if (!(up >> uptime_s) || start_ticks == 0) return -1;
@@ -156,8 +155,8 @@ AttachOutcome findTarget(pid_t pid, TargetInfo* out, unsigned long long born) {
       });
     }
     // After the pidfd: a pid taken between the two reads gives a start time unlike born.
-    t.start_ticks = processStartTicks(pid);
-    if (born != 0 && t.start_ticks != 0 && t.start_ticks != born)
+    t.target.start_ticks = processStartTicks(pid);
+    if (born != 0 && t.target.start_ticks != 0 && t.target.start_ticks != born)
       return fail(kNoSuchProcess, "no process " + std::to_string(pid) +
                                       ": the one first seen there exited, and its pid names another process now");
   }

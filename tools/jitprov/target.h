@@ -24,9 +24,6 @@ struct TargetInfo {
   pid_t tgid = 0;                    // Tgid: its process (not PID when PID is a thread)
   bool node_client_loaded = false;   // node: jitprov_node.node (the client addon) mapped
   bool node_client_started = false;  // node: and started (its threads run; a refused one stays mapped)
-  // Its start time (processStartTicks), read after its pidfd was taken: a process that
-  // took the pid of one seen before has a later one. 0 unknown.
-  unsigned long long start_ticks = 0;
   // pidfd_open(pid), taken before /proc is read (null where the kernel has none): a
   // signal sent through it (signalTarget) reaches this process, never a later one that
   // reuses its pid. Shared by the copies, closed with the last.
@@ -93,7 +90,8 @@ std::string describe(const TargetInfo& t);
 // PID's start time in clock ticks after boot (field 22 of /proc/PID/stat); 0 unknown.
 unsigned long long processStartTicks(pid_t pid);
 
-// Milliseconds since PID started (its start time against /proc/uptime); -1 when unknown.
-long long processAgeMs(pid_t pid);
+// Milliseconds since a process started at `start_ticks` (processStartTicks, against
+// /proc/uptime); -1 when unknown (start_ticks 0).
+long long processAgeMs(unsigned long long start_ticks);
 
 }  // namespace jitprov::cli
